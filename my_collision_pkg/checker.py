@@ -1,0 +1,461 @@
+"""Validity predicate, batch predicate and explain over a planning scene.
+
+One pipeline serves all three: compiled kernels compute link and shape poses
+and cull shape pairs whose oriented bounding boxes (grown by the pair's margin)
+cannot touch; only the survivors reach fcl. A pair is in collision when fcl
+finds a contact, when its signed distance is below the summed padding, or when
+one body lies wholly inside a closed mesh of the other (the solid-body test,
+which fcl's surface-only mesh check misses).
+
+Order: the predicate tests environment pairs first, then self pairs, and stops
+at the first collision; explain reports self contacts before environment ones.
+"""
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+
+import fcl
+import numpy as np
+import trimesh
+
+from .contacts import BodyType, Contact, ContactType, Explanation, NO_SUBSHAPE, Status, Verdict
+from .errors import CollisionPkgError, RequestError
+from .kernels import contains_probe, obb_candidates, shape_poses
+from .scene import CollisionWorld, PlanningScene
+from .transforms import invert_transform, transform_points
+
+DEFAULT_MAX_CONTACTS = 100
+DEFAULT_CONTACTS_PER_PAIR = 4
+MAX_BATCH_CONFIGURATIONS = 1_000_000
+_NAME_CACHE_SIZE = 64
+_BOOL_REQUEST = fcl.CollisionRequest()
+_DISTANCE_REQUEST = fcl.DistanceRequest(enable_nearest_points=True, enable_signed_distance=True)
+
+
+class _ThreadScratch(threading.local):
+    """Per-thread marks of which fcl objects already carry this check's pose."""
+
+    def __init__(self) -> None:
+        self.stamp: dict[int, list[int]] = {}
+        self.counter = 0
+
+
+class CollisionChecker:
+    """Checks configurations against a :class:`PlanningScene`.
+
+    Parameters
+    ----------
+    scene : PlanningScene
+    check_joint_limits : bool
+        Refuse configurations outside the joint limits (status OUT_OF_BOUNDS).
+    max_contacts : int
+        Default contact budget of :meth:`explain`.
+    contacts_per_pair : int
+        Most contacts kept for one pair of shapes.
+    """
+
+    def __init__(self, scene: PlanningScene, *, check_joint_limits: bool = True,
+                 max_contacts: int = DEFAULT_MAX_CONTACTS, contacts_per_pair: int = DEFAULT_CONTACTS_PER_PAIR) -> None:
+        if max_contacts < 1 or contacts_per_pair < 1:
+            raise ValueError("max_contacts and contacts_per_pair must be at least 1")
+        self._scene = scene
+        self.check_joint_limits = check_joint_limits
+        self.max_contacts = int(max_contacts)
+        self.contacts_per_pair = int(contacts_per_pair)
+        self._name_cache: OrderedDict[tuple[str, ...], np.ndarray] = OrderedDict()
+        self._name_lock = threading.Lock()
+        self._scratch = _ThreadScratch()
+
+    @property
+    def scene(self) -> PlanningScene:
+        return self._scene
+
+    # ----- request handling ---------------------------------------------
+    def _joint_indices(self, joint_names) -> np.ndarray:
+        key = tuple(joint_names)
+        cached = self._name_cache.get(key)
+        if cached is not None:
+            return cached
+        robot = self._scene.robot
+        if not key:
+            raise RequestError("the request names no joints")
+        seen: set[str] = set()
+        indices = []
+        for name in key:
+            if name in seen:
+                raise RequestError(f"joint '{name}' is named twice")
+            seen.add(name)
+            index = robot.active_index(name)
+            if index is None:
+                if not robot.has_joint(name):
+                    raise RequestError(f"unknown joint '{name}'")
+                joint = robot.joint(name)
+                if joint.mimic_of is not None:
+                    raise RequestError(f"joint '{name}' mimics '{joint.mimic_of}'; give '{joint.mimic_of}' instead")
+                raise RequestError(f"joint '{name}' is {joint.type}, not a variable")
+            indices.append(index)
+        result = np.array(indices, dtype=np.int64)
+        with self._name_lock:
+            self._name_cache[key] = result
+            while len(self._name_cache) > _NAME_CACHE_SIZE:
+                self._name_cache.popitem(last=False)
+        return result
+
+    def full_configurations(self, joint_names, positions) -> np.ndarray:
+        """Complete configurations (N, A) from named joint values (N, K) or (K,).
+
+        Joints not named keep the scene's current values.
+
+        Raises
+        ------
+        RequestError
+            Unknown, repeated or non-variable joint, length mismatch, NaN or infinity,
+            an empty request or a batch over the size limit.
+        """
+        indices = self._joint_indices(joint_names)
+        values = np.asarray(positions, dtype=float)
+        if values.ndim == 1:
+            if values.size % len(indices) != 0 or values.size == 0:
+                raise RequestError(f"{len(indices)} joint names but {values.size} positions")
+            values = values.reshape(-1, len(indices))
+        if values.ndim != 2 or values.shape[1] != len(indices):
+            raise RequestError(f"positions must have {len(indices)} columns, one per joint name")
+        if values.shape[0] > MAX_BATCH_CONFIGURATIONS:
+            raise RequestError(f"{values.shape[0]} configurations exceed the limit of {MAX_BATCH_CONFIGURATIONS}")
+        finite = np.isfinite(values)
+        if not finite.all():
+            row, col = np.argwhere(~finite)[0]
+            raise RequestError(f"joint '{joint_names[col]}' has non-finite position {values[row, col]}"
+                               + (f" in configuration {row}" if values.shape[0] > 1 else ""))
+        q = np.repeat(self._scene.current_positions[None, :], values.shape[0], axis=0)
+        q[:, indices] = values
+        return q
+
+    def _limits_message(self, q: np.ndarray) -> str | None:
+        if not self.check_joint_limits:
+            return None
+        robot = self._scene.robot
+        bad = robot.out_of_bounds(q)
+        if bad.size == 0:
+            return None
+        k = bad[0]
+        name = robot.active_joint_names[k]
+        return (f"joint '{name}' at {q[k]:.6g} is outside its limits "
+                f"[{robot.lower_limits[k]:.6g}, {robot.upper_limits[k]:.6g}]")
+
+    # ----- pipeline -----------------------------------------------------
+    def _candidates(self, world: CollisionWorld, q: np.ndarray, pairs: np.ndarray, margins: np.ndarray):
+        robot = world.robot
+        T_world_link = robot.link_transforms_batch(q)
+        T_world_shape = np.empty((q.shape[0], len(world.shapes), 4, 4))
+        shape_poses(T_world_link, world.shape_link, world.T_frame_shape, T_world_shape)
+        candidates = np.empty((q.shape[0], len(pairs)), dtype=np.bool_)
+        obb_candidates(T_world_shape, world.obb_center, world.obb_axes, world.obb_half, pairs, margins, candidates)
+        return T_world_link, T_world_shape, candidates
+
+    def _posed_objects(self, world: CollisionWorld):
+        objects = world.fcl_objects()
+        scratch = self._scratch
+        stamp = scratch.stamp.get(id(objects))
+        if stamp is None or len(stamp) != len(objects):
+            stamp = [-1] * len(objects)
+            scratch.stamp = {id(objects): stamp}
+        scratch.counter += 1
+        return objects, stamp, scratch.counter
+
+    @staticmethod
+    def _pose(world, objects, stamp, tick, T_world_shape_c, s):
+        if stamp[s] != tick and world.shape_link[s] >= 0:
+            T = T_world_shape_c[s]
+            objects[s].setTransform(fcl.Transform(T[:3, :3], T[:3, 3]))
+            stamp[s] = tick
+        return objects[s]
+
+    @staticmethod
+    def _contained(world: CollisionWorld, T_world_shape_c: np.ndarray, a: int, b: int) -> tuple[int, int] | None:
+        """(outer, inner) when one shape lies wholly inside a closed mesh of the other."""
+        for outer, inner in ((a, b), (b, a)):
+            geom = world.shapes[outer].geometry
+            if geom.is_closed_bvh and contains_probe(T_world_shape_c[outer], T_world_shape_c[inner],
+                                                     world.shapes[inner].geometry.probe_points_shape,
+                                                     geom.obb_center_shape, geom.obb_axes_shape,
+                                                     geom.obb_half_extents_m, geom.triangles_shape):
+                return outer, inner
+        return None
+
+    def _pair_collides(self, world, objects, stamp, tick, T_world_shape_c, a, b, margin) -> bool:
+        oa = self._pose(world, objects, stamp, tick, T_world_shape_c, a)
+        ob = self._pose(world, objects, stamp, tick, T_world_shape_c, b)
+        result = fcl.CollisionResult()
+        if fcl.collide(oa, ob, _BOOL_REQUEST, result):
+            return True
+        if margin > 0.0:
+            distance = fcl.distance(oa, ob, _DISTANCE_REQUEST, fcl.DistanceResult())
+            if distance < margin:
+                return True
+        if world.shapes[a].geometry.is_closed_bvh or world.shapes[b].geometry.is_closed_bvh:
+            return self._contained(world, T_world_shape_c, a, b) is not None
+        return False
+
+    # ----- predicate ----------------------------------------------------
+    def check(self, joint_names, positions, *, group_name: str = "", pad_environment_collisions: bool = True,
+              pad_self_collisions: bool = False) -> Verdict:
+        """Validity of one configuration, with a status and a one-line message.
+
+        Bad input gives ``Status.INVALID_REQUEST`` (never raises on it).
+        """
+        try:
+            world = self._scene.world
+            q = self.full_configurations(joint_names, positions)
+            if q.shape[0] != 1:
+                raise RequestError(f"{len(joint_names)} joint names but {q.size // q.shape[1] * len(joint_names)} "
+                                   "positions")
+            index, pairs, margins = world.pair_selection(group_name, pad_environment_collisions, pad_self_collisions)
+        except CollisionPkgError as exc:
+            return Verdict(False, Status.INVALID_REQUEST, str(exc))
+        limits = self._limits_message(q[0])
+        if limits is not None:
+            return Verdict(False, Status.OUT_OF_BOUNDS, limits)
+        hit = self._first_collision(world, q, pairs, margins)[0]
+        if hit < 0:
+            return Verdict(True, Status.VALID, "valid")
+        a, b = pairs[hit]
+        kind = "self-collision" if world.pair_is_self[index[hit]] else "environment collision"
+        return Verdict(False, Status.IN_COLLISION,
+                       f"{kind} between '{world.shapes[a].owner}' and '{world.shapes[b].owner}'")
+
+    def is_valid(self, joint_names, positions, **options) -> bool:
+        """True when the configuration is within limits and collision-free.
+
+        Raises
+        ------
+        RequestError
+            On a malformed request (see :meth:`full_configurations`) or an unknown group.
+        """
+        verdict = self.check(joint_names, positions, **options)
+        if verdict.status == Status.INVALID_REQUEST:
+            raise RequestError(verdict.message)
+        return verdict.valid
+
+    def _first_collision(self, world: CollisionWorld, q: np.ndarray, pairs: np.ndarray, margins: np.ndarray):
+        """Per configuration, the index (into ``pairs``) of the first colliding pair, or -1."""
+        _, T_world_shape, candidates = self._candidates(world, q, pairs, margins)
+        objects, stamp, _ = self._posed_objects(world)
+        first = np.full(q.shape[0], -1, dtype=np.int64)
+        rows, cols = np.nonzero(candidates)
+        if rows.size == 0:
+            return first
+        starts = np.searchsorted(rows, np.arange(q.shape[0] + 1))
+        for c in np.flatnonzero(starts[1:] > starts[:-1]):
+            self._scratch.counter += 1
+            tick = self._scratch.counter
+            T_c = T_world_shape[c]
+            for p in cols[starts[c]:starts[c + 1]]:
+                a, b = pairs[p]
+                if self._pair_collides(world, objects, stamp, tick, T_c, a, b, margins[p]):
+                    first[c] = p
+                    break
+        return first
+
+    def check_batch(self, joint_names, positions, *, group_name: str = "", pad_environment_collisions: bool = True,
+                    pad_self_collisions: bool = False) -> tuple[np.ndarray, Verdict]:
+        """Validity of N configurations given as (N, K) or flat row-major (N*K,).
+
+        Returns
+        -------
+        valid : (N,) bool array (empty on an invalid request)
+        summary : Verdict
+            INVALID_REQUEST with the fault, else VALID when all are valid, else the
+            status of the first refused configuration with a count.
+        """
+        try:
+            world = self._scene.world
+            q = self.full_configurations(joint_names, positions)
+            _, pairs, margins = world.pair_selection(group_name, pad_environment_collisions, pad_self_collisions)
+        except CollisionPkgError as exc:
+            return np.zeros(0, dtype=bool), Verdict(False, Status.INVALID_REQUEST, str(exc))
+        valid = np.ones(q.shape[0], dtype=bool)
+        status = np.full(q.shape[0], Status.VALID, dtype=np.int64)
+        if self.check_joint_limits:
+            robot = world.robot
+            out = np.any((q < robot.lower_limits) | (q > robot.upper_limits), axis=1)
+            valid &= ~out
+            status[out] = Status.OUT_OF_BOUNDS
+        inside = np.flatnonzero(valid)
+        if inside.size:
+            first = self._first_collision(world, q[inside], pairs, margins)
+            hit = inside[first >= 0]
+            valid[hit] = False
+            status[hit] = Status.IN_COLLISION
+        n_bad = int((~valid).sum())
+        if n_bad == 0:
+            return valid, Verdict(True, Status.VALID, f"all {len(valid)} configurations valid")
+        k = int(np.flatnonzero(~valid)[0])
+        return valid, Verdict(False, Status(int(status[k])),
+                              f"{n_bad} of {len(valid)} configurations invalid (first: index {k})")
+
+    # ----- explain ------------------------------------------------------
+    def explain(self, joint_names, positions, *, group_name: str = "", pad_environment_collisions: bool = True,
+                pad_self_collisions: bool = False, contact_distance: float = 0.0,
+                max_contacts: int | None = None) -> Explanation:
+        """Why a configuration is refused: status, message, colliding bodies and contacts.
+
+        ``valid`` is exactly the predicate's verdict on the same request. With
+        ``contact_distance > 0`` pairs closer than that are reported too (positive
+        distance) without making the configuration invalid. At most ``max_contacts``
+        contacts are returned; the verdict does not depend on the budget.
+        """
+        robot = self._scene.robot
+        try:
+            world = self._scene.world
+            q = self.full_configurations(joint_names, positions)
+            if q.shape[0] != 1:
+                raise RequestError(f"{len(joint_names)} joint names but more positions than that")
+            if not np.isfinite(contact_distance) or contact_distance < 0:
+                raise RequestError(f"contact_distance {contact_distance} m must be finite and >= 0")
+            index, pairs, margins = world.pair_selection(group_name, pad_environment_collisions, pad_self_collisions)
+        except CollisionPkgError as exc:
+            return Explanation(False, Status.INVALID_REQUEST, str(exc), joint_names=robot.active_joint_names,
+                               positions=self._scene.current_positions.copy())
+        budget = self.max_contacts if not max_contacts else int(max_contacts)
+        names = robot.active_joint_names
+        limits = self._limits_message(q[0])
+        if limits is not None:
+            return Explanation(False, Status.OUT_OF_BOUNDS, limits, joint_names=names, positions=q[0])
+        cull = np.maximum(margins, contact_distance)
+        T_world_links, T_world_shape, candidates = self._candidates(world, q, pairs, cull)
+        T_world_link = T_world_links[0]
+        objects, stamp, tick = self._posed_objects(world)
+        T_c = T_world_shape[0]
+        survivors = np.flatnonzero(candidates[0])
+        is_self = world.pair_is_self[index[survivors]]
+        order = np.concatenate([survivors[is_self], survivors[~is_self]])
+        colliding, near = [], []
+        refusing: list[tuple[int, Contact]] = []
+        spent = False
+        for p in order:
+            a, b = pairs[p]
+            found, contacts = self._pair_contacts(world, objects, stamp, tick, T_world_link, T_c, a, b, margins[p],
+                                                  contact_distance)
+            if found:
+                refusing.append((p, contacts[0]))
+                colliding.extend(contacts)
+            else:
+                near.extend(contacts)
+        all_contacts = colliding + near
+        if len(all_contacts) > budget:
+            all_contacts, spent = all_contacts[:budget], True
+        if not refusing:
+            return Explanation(True, Status.VALID, "valid", (), tuple(all_contacts), names, q[0], spent)
+        links: list[str] = []
+        for p, _ in refusing:
+            for s in pairs[p]:
+                if world.shapes[s].owner not in links:
+                    links.append(world.shapes[s].owner)
+        p, first = refusing[0]
+        message = self._collision_message(world, index[p], first, margins[p], pad_self_collisions,
+                                          pad_environment_collisions, len(refusing))
+        return Explanation(False, Status.IN_COLLISION, message, tuple(links), tuple(all_contacts), names, q[0], spent)
+
+    def _collision_message(self, world, pair_index, contact, margin, pad_self, pad_env, n_pairs) -> str:
+        self_pair = world.pair_is_self[pair_index]
+        kind = "self-collision" if self_pair else "environment collision"
+        a, b = contact.link_names
+        if contact.distance < 0:
+            what = f"penetration {contact.penetration_depth * 1000:.2f} mm"
+        else:
+            what = f"distance {contact.distance * 1000:.2f} mm"
+        padded = pad_self if self_pair else pad_env
+        hint = ""
+        if padded:
+            hint = f", padding {margin * 1000:.2f} mm applied"
+        others = f" (+{n_pairs - 1} more colliding pair{'s' if n_pairs > 2 else ''})" if n_pairs > 1 else ""
+        return f"{kind} between '{a}' and '{b}': {what}{hint}{others}"
+
+    def _pair_contacts(self, world, objects, stamp, tick, T_world_link, T_c, a, b, margin, contact_distance):
+        """(in collision, contacts) for one shape pair, contacts capped per pair."""
+        oa = self._pose(world, objects, stamp, tick, T_c, a)
+        ob = self._pose(world, objects, stamp, tick, T_c, b)
+        request = fcl.CollisionRequest(num_max_contacts=self.contacts_per_pair, enable_contact=True)
+        result = fcl.CollisionResult()
+        if fcl.collide(oa, ob, request, result):
+            contacts = [self._from_fcl_contact(world, T_world_link, a, b, c) for c in result.contacts]
+            contacts.sort(key=lambda c: c.distance)
+            return True, contacts
+        threshold = max(margin, contact_distance)
+        if threshold > 0.0:
+            dres = fcl.DistanceResult()
+            distance = fcl.distance(oa, ob, _DISTANCE_REQUEST, dres)
+            if distance < threshold:
+                contact = self._from_points(world, T_world_link, T_c, a, b, np.asarray(dres.nearest_points[0]),
+                                            np.asarray(dres.nearest_points[1]), distance, dres.b1, dres.b2)
+                if distance < margin:
+                    return True, [contact]
+                inside = self._contained(world, T_c, a, b) if (world.shapes[a].geometry.is_closed_bvh or
+                                                               world.shapes[b].geometry.is_closed_bvh) else None
+                if inside is None:
+                    return False, [contact]
+                return True, [self._containment_contact(world, T_world_link, T_c, a, b, inside)]
+        if world.shapes[a].geometry.is_closed_bvh or world.shapes[b].geometry.is_closed_bvh:
+            inside = self._contained(world, T_c, a, b)
+            if inside is not None:
+                return True, [self._containment_contact(world, T_world_link, T_c, a, b, inside)]
+        return False, []
+
+    def _from_fcl_contact(self, world, T_world_link, a, b, c) -> Contact:
+        normal = np.asarray(c.normal, dtype=float)
+        norm = np.linalg.norm(normal)
+        normal = normal / norm if norm > 0 else np.array([0.0, 0.0, 1.0])
+        depth = float(c.penetration_depth)
+        position = np.asarray(c.pos, dtype=float)
+        p0 = position + 0.5 * depth * normal
+        p1 = position - 0.5 * depth * normal
+        return self._make_contact(world, T_world_link, a, b, p0, p1, normal, -depth, c.b1, c.b2)
+
+    def _from_points(self, world, T_world_link, T_c, a, b, p0, p1, distance, b1, b2) -> Contact:
+        delta = p1 - p0
+        norm = np.linalg.norm(delta)
+        if norm > 1e-12:
+            normal = delta / norm
+        else:  # touching: fall back to the line between the shape origins
+            between = T_c[b][:3, 3] - T_c[a][:3, 3]
+            length = np.linalg.norm(between)
+            normal = between / length if length > 1e-12 else np.array([0.0, 0.0, 1.0])
+        # Keep the invariant exact: the second point is the first moved by distance * normal.
+        return self._make_contact(world, T_world_link, a, b, p0, p0 + distance * normal, normal, float(distance),
+                                  b1, b2)
+
+    def _containment_contact(self, world, T_world_link, T_c, a, b, inside) -> Contact:
+        """Contact for a body wholly inside a closed mesh: push it out through the nearest face."""
+        outer, inner = inside
+        T_world_outer = T_c[outer]
+        mesh_outer = world.shapes[outer].geometry.triangle_mesh()
+        inner_points_world = transform_points(T_c[inner], np.asarray(world.shapes[inner].geometry.triangle_mesh()
+                                                                      .vertices))
+        center_world = inner_points_world.mean(axis=0)
+        center_outer = transform_points(invert_transform(T_world_outer), center_world)
+        closest, _, triangle = trimesh.proximity.closest_point(mesh_outer, center_outer[None, :])
+        surface_world = transform_points(T_world_outer, closest[0])
+        out_dir = surface_world - center_world
+        norm = np.linalg.norm(out_dir)
+        out_dir = out_dir / norm if norm > 1e-12 else T_world_outer[:3, 2]
+        # Depth: how far the inner body must travel along out_dir to leave through that face.
+        depth = float(np.max((surface_world - inner_points_world) @ out_dir))
+        depth = max(depth, 0.0)
+        # normal points from body 0 to body 1 and separates them when body 1 moves along it
+        normal = out_dir if inner == b else -out_dir
+        p0 = surface_world if outer == a else surface_world - depth * out_dir
+        subshape = (int(triangle[0]), NO_SUBSHAPE) if outer == a else (NO_SUBSHAPE, int(triangle[0]))
+        return self._make_contact(world, T_world_link, a, b, p0, p0 - depth * normal, normal, -depth, *subshape)
+
+    def _make_contact(self, world, T_world_link, a, b, p0, p1, normal, distance, b1, b2) -> Contact:
+        sa, sb = world.shapes[a], world.shapes[b]
+        kind = ContactType.SELF if (sa.on_robot and sb.on_robot) else ContactType.ENVIRONMENT
+        local0 = transform_points(invert_transform(world.shape_owner_frame(a, T_world_link)), p0)
+        local1 = transform_points(invert_transform(world.shape_owner_frame(b, T_world_link)), p1)
+        sub0 = int(b1) if sa.geometry.is_bvh and b1 is not None and b1 >= 0 else NO_SUBSHAPE
+        sub1 = int(b2) if sb.geometry.is_bvh and b2 is not None and b2 >= 0 else NO_SUBSHAPE
+        return Contact(kind, (sa.owner, sb.owner), (BodyType(sa.body_type), BodyType(sb.body_type)),
+                       (sa.shape_id, sb.shape_id), (sub0, sub1), 0.5 * (p0 + p1), (p0, p1), (local0, local1),
+                       normal, float(distance), max(0.0, -float(distance)), False)

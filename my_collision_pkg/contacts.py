@@ -1,0 +1,89 @@
+"""What a check reports: contacts, verdicts and explanations (plain data).
+
+Conventions (those of hpp-fcl's ``Contact`` and Tesseract's ``ContactResult``):
+body 0 and body 1 are ordered (for environment contacts: the robot body, then
+the world object); ``normal`` is a unit vector from body 0 to body 1;
+``nearest_points[0]`` lies on body 0 and ``nearest_points[1]`` on body 1, with
+``nearest_points[1] - nearest_points[0] == distance * normal``; ``distance`` is
+signed, negative when the bodies penetrate, and then
+``penetration_depth == -distance``. Everything is in metres, in the planning
+frame unless the name says ``local`` (the body's own frame: link frame for a
+link, object frame for an object).
+"""
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+
+import numpy as np
+
+
+class ContactType(enum.IntEnum):
+    SELF = 0
+    ENVIRONMENT = 1
+
+
+class BodyType(enum.IntEnum):
+    ROBOT_LINK = 0
+    WORLD_OBJECT = 1
+    ROBOT_ATTACHED = 2
+
+
+class Status(enum.IntEnum):
+    """Outcome of a check (same values as the services' status constants)."""
+    VALID = 0
+    IN_COLLISION = 1
+    OUT_OF_BOUNDS = 2
+    INVALID_REQUEST = 3
+
+
+NO_SUBSHAPE = -1
+
+
+@dataclass(frozen=True)
+class Contact:
+    """One contact (or near miss) between two bodies."""
+    type: ContactType
+    link_names: tuple[str, str]
+    body_types: tuple[BodyType, BodyType]
+    shape_ids: tuple[int, int]
+    subshape_ids: tuple[int, int]
+    position: np.ndarray = field(repr=False)
+    nearest_points: tuple[np.ndarray, np.ndarray] = field(repr=False)
+    nearest_points_local: tuple[np.ndarray, np.ndarray] = field(repr=False)
+    normal: np.ndarray = field(repr=False)
+    distance: float
+    penetration_depth: float
+    single_contact_point: bool = False
+
+    @property
+    def in_penetration(self) -> bool:
+        return self.distance < 0.0
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """Answer of the validity predicate."""
+    valid: bool
+    status: Status
+    message: str
+
+
+@dataclass(frozen=True)
+class Explanation:
+    """Answer of :meth:`CollisionChecker.explain`.
+
+    ``valid`` equals the predicate's verdict on the same request. ``contacts``
+    lists self-contacts before environment contacts; near misses (positive
+    distance, reported when ``contact_distance > 0``) come after the contacts
+    that refused the configuration. ``positions`` is the full configuration
+    checked (every active joint, in the robot's order ``joint_names``).
+    """
+    valid: bool
+    status: Status
+    message: str
+    colliding_links: tuple[str, ...] = ()
+    contacts: tuple[Contact, ...] = ()
+    joint_names: tuple[str, ...] = ()
+    positions: np.ndarray = field(default_factory=lambda: np.zeros(0), repr=False)
+    contact_budget_spent: bool = False

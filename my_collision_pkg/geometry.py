@@ -1,0 +1,270 @@
+"""Collision shapes: mesh lookup and loading, fcl geometry, bounding volumes.
+
+A :class:`ShapeGeometry` is everything the checker needs about one shape in its
+own frame: the fcl geometry, an oriented bounding box for culling, probe points
+for the solid-body test, and (lazily) a triangle mesh for surfaces and pictures.
+Closed convex meshes become ``fcl.Convex`` (true GJK/EPA depth and normal);
+other meshes become BVH models, whose contacts carry the triangle index.
+"""
+from __future__ import annotations
+
+import os
+import threading
+from dataclasses import dataclass, field
+from urllib.parse import unquote, urlparse
+
+import fcl
+import numpy as np
+import trimesh
+
+from .errors import MeshError, ModelError
+from .robot_model import Box, Capsule, Cone, Cylinder, MeshRef, ShapeSpec, Sphere, TriangleMesh
+
+SPHERE_SUBDIVISIONS = 3      # icosphere used to draw spheres and build their surfaces
+ROUND_SECTIONS = 48          # facets around cylinders, capsules and cones
+MIN_DIMENSION_M = 0.0        # sizes must be strictly above this
+
+
+class MeshResolver:
+    """Turns mesh URIs into files.
+
+    ``package://name/rel`` is looked up through the ament index, then in each
+    search folder as ``folder/name/rel`` (or ``folder/rel`` when the folder itself
+    is the package). ``file://`` URIs and absolute paths are used as they are;
+    relative paths are taken from ``base_dir`` (the URDF's folder), else the
+    current folder.
+    """
+
+    def __init__(self, package_paths: tuple[str, ...] | list[str] = (), base_dir: str | None = None) -> None:
+        self._package_paths = tuple(os.path.expanduser(p) for p in package_paths)
+        self._base_dir = base_dir
+
+    @property
+    def package_paths(self) -> tuple[str, ...]:
+        return self._package_paths
+
+    def resolve(self, uri: str, owner: str) -> str:
+        """Path of an existing file for ``uri``.
+
+        Raises
+        ------
+        MeshError
+            If no file exists for the URI (the message lists where it looked).
+        """
+        tried: list[str] = []
+        if uri.startswith("package://"):
+            rest = uri[len("package://"):]
+            package, _, relative = rest.partition("/")
+            for root in self._package_roots(package):
+                candidate = os.path.join(root, relative)
+                tried.append(candidate)
+                if os.path.isfile(candidate):
+                    return candidate
+            if not tried:
+                raise MeshError(owner, uri, f"package '{package}' is not in the ament index nor in "
+                                            f"the search folders {list(self._package_paths)}")
+        elif uri.startswith("file://"):
+            path = unquote(urlparse(uri).path)
+            tried.append(path)
+            if os.path.isfile(path):
+                return path
+        else:
+            path = uri if os.path.isabs(uri) else os.path.join(self._base_dir or os.getcwd(), uri)
+            tried.append(path)
+            if os.path.isfile(path):
+                return path
+        raise MeshError(owner, uri, f"file not found (looked at {', '.join(tried)})")
+
+    def _package_roots(self, package: str) -> list[str]:
+        roots = []
+        try:
+            from ament_index_python.packages import PackageNotFoundError, get_package_share_directory
+            try:
+                roots.append(get_package_share_directory(package))
+            except (PackageNotFoundError, ValueError, LookupError, OSError):
+                pass
+        except ImportError:
+            pass
+        for folder in self._package_paths:
+            if os.path.isdir(os.path.join(folder, package)):
+                roots.append(os.path.join(folder, package))
+            if os.path.basename(os.path.normpath(folder)) == package:
+                roots.append(folder)
+        return roots
+
+
+_MESH_CACHE: dict[tuple[str, tuple[float, float, float]], trimesh.Trimesh] = {}
+_MESH_CACHE_LOCK = threading.Lock()
+
+
+def load_mesh_file(path: str, scale: tuple[float, float, float], owner: str, uri: str) -> trimesh.Trimesh:
+    """Read a mesh file (STL, OBJ, DAE, PLY, ...) as one triangle mesh, scaled.
+
+    Raises
+    ------
+    MeshError
+        If the file cannot be read or holds no triangles.
+    """
+    key = (os.path.realpath(path), tuple(scale))
+    with _MESH_CACHE_LOCK:
+        cached = _MESH_CACHE.get(key)
+    if cached is not None:
+        return cached
+    try:
+        mesh = trimesh.load(path, force="mesh")
+    except Exception as exc:  # trimesh raises many types for unreadable files
+        raise MeshError(owner, uri, f"cannot be read ({type(exc).__name__}: {exc})") from exc
+    if not isinstance(mesh, trimesh.Trimesh) or len(mesh.faces) == 0:
+        raise MeshError(owner, uri, "holds no triangles")
+    if not np.allclose(scale, 1.0):
+        mesh = mesh.copy()
+        mesh.apply_scale(np.asarray(scale, dtype=float))
+    mesh.merge_vertices()
+    with _MESH_CACHE_LOCK:
+        _MESH_CACHE[key] = mesh
+    return mesh
+
+
+@dataclass(frozen=True)
+class ShapeGeometry:
+    """One collision shape in its own frame.
+
+    Attributes
+    ----------
+    spec : ShapeSpec
+        What the shape was built from.
+    fcl_geometry : fcl.CollisionGeometry
+    obb_center_shape : (3,) centre of the oriented bounding box, shape frame, metres.
+    obb_axes_shape : (3, 3) box axes as columns, shape frame.
+    obb_half_extents_m : (3,) half sizes along those axes.
+    probe_points_shape : (K, 3) one point inside (or on) each connected piece.
+    is_bvh : bool
+        Mesh checked as a triangle soup (subshape ids are triangle indices).
+    is_closed_bvh : bool
+        BVH mesh that encloses a volume: the solid-body test applies to it.
+    """
+    spec: ShapeSpec
+    fcl_geometry: object = field(compare=False, repr=False)
+    obb_center_shape: np.ndarray = field(compare=False, repr=False)
+    obb_axes_shape: np.ndarray = field(compare=False, repr=False)
+    obb_half_extents_m: np.ndarray = field(compare=False, repr=False)
+    probe_points_shape: np.ndarray = field(compare=False, repr=False)
+    is_bvh: bool = False
+    is_closed_bvh: bool = False
+    source_mesh: trimesh.Trimesh | None = field(default=None, compare=False, repr=False)
+
+    def triangle_mesh(self) -> trimesh.Trimesh:
+        """Triangle mesh of the shape in its own frame (primitives tessellated)."""
+        if self.source_mesh is not None:
+            return self.source_mesh
+        return primitive_mesh(self.spec)
+
+    triangles_shape: np.ndarray | None = field(default=None, compare=False, repr=False)
+
+
+def primitive_mesh(spec: ShapeSpec) -> trimesh.Trimesh:
+    """Tessellation of a primitive, centred on its frame like the fcl shape."""
+    if isinstance(spec, Box):
+        return trimesh.creation.box(extents=spec.size_m)
+    if isinstance(spec, Sphere):
+        return trimesh.creation.icosphere(subdivisions=SPHERE_SUBDIVISIONS, radius=spec.radius_m)
+    if isinstance(spec, Cylinder):
+        return trimesh.creation.cylinder(radius=spec.radius_m, height=spec.length_m, sections=ROUND_SECTIONS)
+    if isinstance(spec, Capsule):
+        return trimesh.creation.capsule(height=spec.length_m, radius=spec.radius_m, count=[ROUND_SECTIONS, ROUND_SECTIONS])
+    if isinstance(spec, Cone):
+        mesh = trimesh.creation.cone(radius=spec.radius_m, height=spec.length_m, sections=ROUND_SECTIONS)
+        mesh.apply_translation([0.0, 0.0, -spec.length_m / 2.0])
+        return mesh
+    raise TypeError(f"{type(spec).__name__} is not a primitive")
+
+
+def _check_sizes(owner: str, what: str, values) -> None:
+    arr = np.asarray(values, dtype=float)
+    if not np.all(np.isfinite(arr)) or np.any(arr <= MIN_DIMENSION_M):
+        raise ModelError(f"'{owner}': {what} {list(np.ravel(arr))} must be finite and positive")
+
+
+def _primitive(spec: ShapeSpec, owner: str) -> ShapeGeometry:
+    if isinstance(spec, Box):
+        _check_sizes(owner, "box size", spec.size_m)
+        geom, half = fcl.Box(*spec.size_m), np.asarray(spec.size_m, dtype=float) / 2.0
+    elif isinstance(spec, Sphere):
+        _check_sizes(owner, "sphere radius", [spec.radius_m])
+        geom, half = fcl.Sphere(spec.radius_m), np.full(3, spec.radius_m)
+    elif isinstance(spec, Cylinder):
+        _check_sizes(owner, "cylinder radius and length", [spec.radius_m, spec.length_m])
+        geom = fcl.Cylinder(spec.radius_m, spec.length_m)
+        half = np.array([spec.radius_m, spec.radius_m, spec.length_m / 2.0])
+    elif isinstance(spec, Capsule):
+        _check_sizes(owner, "capsule radius and length", [spec.radius_m, spec.length_m])
+        geom = fcl.Capsule(spec.radius_m, spec.length_m)
+        half = np.array([spec.radius_m, spec.radius_m, spec.length_m / 2.0 + spec.radius_m])
+    elif isinstance(spec, Cone):
+        _check_sizes(owner, "cone radius and length", [spec.radius_m, spec.length_m])
+        geom = fcl.Cone(spec.radius_m, spec.length_m)
+        half = np.array([spec.radius_m, spec.radius_m, spec.length_m / 2.0])
+    else:
+        raise TypeError(type(spec).__name__)
+    return ShapeGeometry(spec, geom, np.zeros(3), np.eye(3), half, np.zeros((1, 3)))
+
+
+def _mesh_geometry(spec: ShapeSpec, mesh: trimesh.Trimesh, owner: str, uri: str) -> ShapeGeometry:
+    vertices = np.array(mesh.vertices, dtype=float)      # plain arrays: trimesh's tracked ones are slow
+    faces = np.array(mesh.faces, dtype=np.int64)
+    if not np.all(np.isfinite(vertices)):
+        raise MeshError(owner, uri, "has non-finite vertices")
+    closed = bool(mesh.is_watertight)
+    convex = closed and bool(mesh.is_convex)
+    if convex:
+        hull_faces = np.hstack([np.full((len(faces), 1), 3, dtype=np.int64), faces]).ravel()
+        geom = fcl.Convex(vertices, len(faces), hull_faces)
+    else:
+        geom = fcl.BVHModel()
+        geom.beginModel(len(vertices), len(faces))
+        geom.addSubModel(vertices, faces)
+        geom.endModel()
+    lo, hi = vertices.min(axis=0), vertices.max(axis=0)
+    center, half = (lo + hi) / 2.0, np.maximum((hi - lo) / 2.0, 1e-9)
+    axes = np.eye(3)
+    try:
+        T_obb = mesh.bounding_box_oriented.primitive.transform
+        extents = mesh.bounding_box_oriented.primitive.extents
+        if np.prod(extents) < np.prod(2.0 * half):
+            center, axes, half = T_obb[:3, 3].copy(), T_obb[:3, :3].copy(), np.maximum(extents / 2.0, 1e-9)
+    except Exception:  # degenerate (flat) meshes: keep the axis-aligned box
+        pass
+    labels = trimesh.graph.connected_component_labels(mesh.face_adjacency, node_count=len(faces))
+    _, first_face = np.unique(labels, return_index=True)
+    probes = np.ascontiguousarray(vertices[faces[first_face, 0]])
+    triangles = np.ascontiguousarray(vertices[faces]) if closed and not convex else None
+    return ShapeGeometry(spec, geom, np.ascontiguousarray(center), np.ascontiguousarray(axes),
+                         np.ascontiguousarray(half), probes, is_bvh=not convex, is_closed_bvh=closed and not convex,
+                         source_mesh=mesh, triangles_shape=triangles)
+
+
+def build_shape(spec: ShapeSpec, owner: str, resolver: MeshResolver) -> ShapeGeometry:
+    """fcl geometry and bounding volumes for one shape.
+
+    Raises
+    ------
+    MeshError
+        If a mesh cannot be found or read (names ``owner`` and the URI).
+    ModelError
+        If a primitive has a non-positive or non-finite size.
+    """
+    if isinstance(spec, MeshRef):
+        _check_sizes(owner, "mesh scale", [abs(s) for s in spec.scale])
+        path = resolver.resolve(spec.uri, owner)
+        return _mesh_geometry(spec, load_mesh_file(path, spec.scale, owner, spec.uri), owner, spec.uri)
+    if isinstance(spec, TriangleMesh):
+        vertices = np.asarray(spec.vertices_m, dtype=float)
+        triangles = np.asarray(spec.triangles, dtype=np.int64)
+        if vertices.ndim != 2 or vertices.shape[1] != 3 or triangles.ndim != 2 or triangles.shape[1] != 3 \
+                or len(triangles) == 0:
+            raise MeshError(owner, "<inline mesh>", "needs vertices (V, 3) and at least one triangle (T, 3)")
+        if triangles.min() < 0 or triangles.max() >= len(vertices):
+            raise MeshError(owner, "<inline mesh>", "a triangle indexes a vertex that does not exist")
+        mesh = trimesh.Trimesh(vertices, triangles, process=True)
+        return _mesh_geometry(spec, mesh, owner, "<inline mesh>")
+    return _primitive(spec, owner)

@@ -1,0 +1,163 @@
+"""Semantic robot description (SRDF): planning groups, disabled collision pairs.
+
+A group is known by name; its *links* (what a group-restricted check looks at)
+are, as in MoveIt, every link moved by the group's joints: the child link of
+each joint and everything below it, plus listed links and their subtrees.
+Entries that name links or joints the URDF lacks are skipped and reported in
+:attr:`SemanticModel.warnings` (MoveIt warns and goes on the same way).
+"""
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass, field
+
+from .errors import ModelError, RequestError
+from .robot_model import RobotModel
+
+
+@dataclass(frozen=True)
+class GroupDefinition:
+    name: str
+    joints: tuple[str, ...] = ()
+    links: tuple[str, ...] = ()
+    chains: tuple[tuple[str, str], ...] = ()
+    subgroups: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class SemanticModel:
+    """What an SRDF says about one robot."""
+    groups: dict[str, GroupDefinition] = field(default_factory=dict)
+    disabled_pairs: frozenset[frozenset[str]] = frozenset()
+    group_states: dict[str, tuple[str, dict[str, float]]] = field(default_factory=dict)
+    warnings: tuple[str, ...] = ()
+
+    def group_links(self, robot: RobotModel, group: str) -> frozenset[str]:
+        """Links moved by a group.
+
+        Raises
+        ------
+        RequestError
+            If the SRDF defines no such group.
+        """
+        if group not in self.groups:
+            known = ", ".join(sorted(self.groups)) or "none"
+            raise RequestError(f"unknown group '{group}' (known groups: {known})")
+        links: set[str] = set()
+        self._collect(robot, group, links, ())
+        return frozenset(links)
+
+    def _collect(self, robot: RobotModel, group: str, links: set[str], seen: tuple[str, ...]) -> None:
+        if group in seen:
+            raise ModelError(f"SRDF group '{group}' contains itself")
+        definition = self.groups[group]
+        for joint in definition.joints:
+            links.update(robot.subtree_links(robot.joint(joint).child))
+        for link in definition.links:
+            links.update(robot.subtree_links(link))
+        for base, tip in definition.chains:
+            links.update(robot.subtree_links(_chain_links(robot, base, tip)[0]))
+        for sub in definition.subgroups:
+            if sub not in self.groups:
+                raise ModelError(f"SRDF group '{group}' names unknown subgroup '{sub}'")
+            self._collect(robot, sub, links, seen + (group,))
+
+
+def _chain_links(robot: RobotModel, base: str, tip: str) -> list[str]:
+    """Links from just below ``base`` down to ``tip``."""
+    path, cur = [], tip
+    while cur is not None and cur != base:
+        path.append(cur)
+        cur = robot.parent_link(cur)
+    if cur != base:
+        raise ModelError(f"SRDF chain: '{tip}' is not below '{base}'")
+    return list(reversed(path)) or [tip]
+
+
+def parse_srdf(xml: str, robot: RobotModel) -> SemanticModel:
+    """Read SRDF XML for ``robot``.
+
+    Raises
+    ------
+    ModelError
+        If the XML is malformed or an element lacks a required attribute.
+    """
+    try:
+        root = ET.fromstring(xml)
+    except ET.ParseError as exc:
+        raise ModelError(f"SRDF is not well-formed XML: {exc}") from exc
+    if root.tag != "robot":
+        raise ModelError(f"SRDF root element is <{root.tag}>, expected <robot>")
+    warnings: list[str] = []
+
+    def attr(element: ET.Element, name: str, where: str) -> str:
+        value = element.get(name)
+        if not value:
+            raise ModelError(f"SRDF <{element.tag}> in {where} lacks the attribute '{name}'")
+        return value
+
+    groups: dict[str, GroupDefinition] = {}
+    for g in root.findall("group"):
+        name = attr(g, "name", "<robot>")
+        joints, links, chains, subgroups = [], [], [], []
+        for member in g:
+            where = f"group '{name}'"
+            if member.tag == "joint":
+                j = attr(member, "name", where)
+                if robot.has_joint(j):
+                    joints.append(j)
+                else:
+                    warnings.append(f"group '{name}': unknown joint '{j}' skipped")
+            elif member.tag == "link":
+                ln = attr(member, "name", where)
+                if robot.has_link(ln):
+                    links.append(ln)
+                else:
+                    warnings.append(f"group '{name}': unknown link '{ln}' skipped")
+            elif member.tag == "chain":
+                base, tip = attr(member, "base_link", where), attr(member, "tip_link", where)
+                if robot.has_link(base) and robot.has_link(tip):
+                    _chain_links(robot, base, tip)
+                    chains.append((base, tip))
+                else:
+                    warnings.append(f"group '{name}': chain {base} -> {tip} names an unknown link, skipped")
+            elif member.tag == "group":
+                subgroups.append(attr(member, "name", where))
+        groups[name] = GroupDefinition(name, tuple(joints), tuple(links), tuple(chains), tuple(subgroups))
+    for name, definition in groups.items():
+        for sub in definition.subgroups:
+            if sub not in groups:
+                raise ModelError(f"SRDF group '{name}' names unknown subgroup '{sub}'")
+
+    disabled: set[frozenset[str]] = set()
+    for d in root.findall("disable_collisions"):
+        a, b = attr(d, "link1", "<disable_collisions>"), attr(d, "link2", "<disable_collisions>")
+        if robot.has_link(a) and robot.has_link(b):
+            disabled.add(frozenset((a, b)))
+        else:
+            warnings.append(f"disable_collisions {a} / {b} names an unknown link, skipped")
+
+    states: dict[str, tuple[str, dict[str, float]]] = {}
+    for s in root.findall("group_state"):
+        name, group = attr(s, "name", "<robot>"), attr(s, "group", "<group_state>")
+        values = {}
+        for j in s.findall("joint"):
+            try:
+                values[attr(j, "name", f"group_state '{name}'")] = float(j.get("value", "nan").split()[0])
+            except ValueError as exc:
+                raise ModelError(f"SRDF group_state '{name}': joint value is not a number") from exc
+        states[name] = (group, values)
+    return SemanticModel(groups, frozenset(disabled), states, tuple(warnings))
+
+
+def parse_srdf_file(path: str, robot: RobotModel) -> SemanticModel:
+    """Read an SRDF file; see :func:`parse_srdf`."""
+    try:
+        with open(path, encoding="utf-8") as stream:
+            xml = stream.read()
+    except OSError as exc:
+        raise ModelError(f"cannot read SRDF file '{path}': {exc.strerror}") from exc
+    try:
+        return parse_srdf(xml, robot)
+    except ModelError as exc:
+        raise ModelError(f"SRDF file '{path}': {exc}") from exc
