@@ -132,6 +132,19 @@ class CollisionChecker:
         q[:, indices] = values
         return q
 
+    def single_configuration(self, joint_names, positions) -> np.ndarray:
+        """The complete configuration (1, A) for one named configuration (K,).
+
+        Raises
+        ------
+        RequestError
+            As :meth:`full_configurations`, or when the positions are not exactly one per name.
+        """
+        values = np.asarray(positions, dtype=float)
+        if values.ndim != 1 or len(values) != len(joint_names):
+            raise RequestError(f"{len(joint_names)} joint names but {values.size} positions")
+        return self.full_configurations(joint_names, values)
+
     def _limits_message(self, q: np.ndarray) -> str | None:
         if not self.check_joint_limits:
             return None
@@ -207,10 +220,7 @@ class CollisionChecker:
         """
         try:
             world = self._scene.world
-            q = self.full_configurations(joint_names, positions)
-            if q.shape[0] != 1:
-                raise RequestError(f"{len(joint_names)} joint names but {q.size // q.shape[1] * len(joint_names)} "
-                                   "positions")
+            q = self.single_configuration(joint_names, positions)
             index, pairs, margins = world.pair_selection(group_name, pad_environment_collisions, pad_self_collisions)
         except CollisionPkgError as exc:
             return Verdict(False, Status.INVALID_REQUEST, str(exc))
@@ -309,9 +319,7 @@ class CollisionChecker:
         robot = self._scene.robot
         try:
             world = self._scene.world
-            q = self.full_configurations(joint_names, positions)
-            if q.shape[0] != 1:
-                raise RequestError(f"{len(joint_names)} joint names but more positions than that")
+            q = self.single_configuration(joint_names, positions)
             if not np.isfinite(contact_distance) or contact_distance < 0:
                 raise RequestError(f"contact_distance {contact_distance} m must be finite and >= 0")
             index, pairs, margins = world.pair_selection(group_name, pad_environment_collisions, pad_self_collisions)
