@@ -1,0 +1,240 @@
+"""World and attached objects, atomic updates, mesh lookup, solid bodies, threads."""
+import threading
+
+import fcl
+import manifold3d
+import numpy as np
+import pytest
+import trimesh
+from conftest import SLIDER_URDF, assert_contact_invariants
+
+from my_collision_pkg.checker import CollisionChecker
+from my_collision_pkg.contacts import BodyType, ContactType, Status
+from my_collision_pkg.errors import MeshError, ModelError, SceneError
+from my_collision_pkg.geometry import MeshResolver
+from my_collision_pkg.robot_model import Box, Capsule, Cone, Cylinder, MeshRef, RobotModel, Sphere, TriangleMesh
+from my_collision_pkg.scene import (AddObject, ClearObjects, MoveObject, ObjectShape, PlanningScene, RemoveObject,
+                                    SceneObject)
+from my_collision_pkg.transforms import make_transform
+
+
+def obj(oid, spec, center=(0, 0, 0), link=None, touch=()):
+    return SceneObject(oid, (ObjectShape(spec),), make_transform(None, center), link, tuple(touch))
+
+
+@pytest.fixture
+def scene():
+    return PlanningScene(RobotModel.from_urdf_string(SLIDER_URDF), allow_adjacent=False)
+
+
+def test_add_move_remove_clear(scene):
+    checker = CollisionChecker(scene)
+    scene.apply([AddObject(obj("crate", Box((0.2, 0.2, 0.2)), (0.5, 0, 0)))])
+    assert not checker.check(["slide_x"], [0.5]).valid
+    scene.apply([MoveObject("crate", make_transform(None, [-1.0, 0, 0]))])
+    assert checker.check(["slide_x"], [0.5]).valid
+    assert not checker.check(["slide_x"], [-1.0]).valid
+    scene.apply([RemoveObject("crate")])
+    assert checker.check(["slide_x"], [-1.0]).valid
+    scene.apply([AddObject(obj("a", Sphere(0.05), (1, 1, 1))), AddObject(obj("b", Sphere(0.05), (2, 2, 2)))])
+    scene.apply([ClearObjects()])
+    assert scene.world.objects == {}
+
+
+@pytest.mark.parametrize("spec", [Box((0.1, 0.1, 0.1)), Sphere(0.05), Cylinder(0.05, 0.2), Capsule(0.05, 0.2),
+                                  Cone(0.05, 0.2)])
+def test_every_primitive_collides_where_it_stands(scene, spec):
+    scene.apply([AddObject(obj("thing", spec, (0.7, 0, 0)))])
+    checker = CollisionChecker(scene)
+    assert not checker.check(["slide_x"], [0.7]).valid
+    assert checker.check(["slide_x"], [1.2]).valid
+
+
+def test_failed_batch_changes_nothing(scene):
+    scene.apply([AddObject(obj("keep", Sphere(0.1), (0.5, 0, 0)))])
+    before = scene.world
+    with pytest.raises(SceneError, match="'ghost'"):
+        scene.apply([AddObject(obj("new", Sphere(0.1), (1, 0, 0))), RemoveObject("ghost")])
+    assert scene.world is before and set(scene.world.objects) == {"keep"}
+
+
+@pytest.mark.parametrize("bad, fragment", [
+    (obj("neg", Box((0.1, -0.1, 0.1))), "must be finite and positive"),
+    (obj("nan", Sphere(float("nan"))), "must be finite and positive"),
+    (obj("base", Sphere(0.1)), "name of a robot link"),
+    (SceneObject("empty", ()), "has no shapes"),
+    (obj("lost", Sphere(0.1), link="no_such_link"), "unknown link 'no_such_link'"),
+    (obj("toucher", Sphere(0.1), link="ball", touch=["nowhere"]), "unknown touch link 'nowhere'"),
+    (SceneObject("skew", (ObjectShape(Sphere(0.1)),), np.diag([2.0, 1.0, 1.0, 1.0])), "not orthonormal"),
+])
+def test_invalid_objects_are_refused_and_named(scene, bad, fragment):
+    with pytest.raises(SceneError) as info:
+        scene.apply([AddObject(bad)])
+    assert fragment in str(info.value) and bad.id in str(info.value)
+    assert scene.world.objects == {}
+
+
+def test_move_and_remove_unknown_objects_name_them(scene):
+    with pytest.raises(SceneError, match="cannot move object 'x'"):
+        scene.apply([MoveObject("x", np.eye(4))])
+    with pytest.raises(SceneError, match="cannot remove object 'y'"):
+        scene.apply([RemoveObject("y")])
+
+
+def test_attached_object_moves_with_its_link_and_may_touch_touch_links(scene):
+    # a rod on the ball (link frame), reaching 0.3 m along -x: it hits the base sphere near x = 0.3
+    rod = obj("rod", Box((0.3, 0.02, 0.02)), (-0.2, 0, 0), link="ball")
+    scene.apply([AddObject(rod)])
+    checker = CollisionChecker(scene)
+    e = checker.explain(["slide_x"], [0.35])
+    assert not e.valid
+    (c,) = [c for c in e.contacts if "rod" in c.link_names]
+    assert c.type == ContactType.SELF
+    assert set(zip(c.link_names, c.body_types)) == {("base", BodyType.ROBOT_LINK), ("rod", BodyType.ROBOT_ATTACHED)}
+    assert_contact_invariants(c)
+    assert checker.check(["slide_x"], [0.6]).valid          # moved away with the ball
+    scene.apply([AddObject(SceneObject("rod", rod.shapes, rod.T_frame_object, "ball", ("base",)))])
+    assert checker.check(["slide_x"], [0.35]).valid         # base is now a touch link
+
+
+def test_attached_object_against_world_object_is_an_environment_contact(scene):
+    scene.apply([AddObject(obj("cup", Sphere(0.05), (0.0, 0.0, 0.2), link="ball")),
+                 AddObject(obj("shelf", Box((0.2, 0.2, 0.02)), (1.0, 0.0, 0.25)))])
+    e = CollisionChecker(scene).explain(["slide_x"], [1.0])
+    (c,) = e.contacts
+    assert c.type == ContactType.ENVIRONMENT and c.link_names == ("cup", "shelf")
+    assert c.penetration_depth == pytest.approx(0.01, abs=1e-9)   # cup top at 0.25, shelf from 0.24
+
+
+def test_missing_mesh_names_link_and_uri(tmp_path):
+    urdf = SLIDER_URDF.replace('<sphere radius="0.1"/></geometry></collision>\n  </link>\n  <link name="carriage"/>',
+                               '<mesh filename="package://nopkg/meshes/gone.stl"/></geometry></collision>\n'
+                               '  </link>\n  <link name="carriage"/>', 1)
+    with pytest.raises(MeshError) as info:
+        PlanningScene(RobotModel.from_urdf_string(urdf), resolver=MeshResolver([str(tmp_path)]))
+    assert info.value.owner == "base" and info.value.uri == "package://nopkg/meshes/gone.stl"
+    assert "'base'" in str(info.value)
+
+
+def test_unreadable_mesh_names_link_and_uri(tmp_path):
+    bad = tmp_path / "broken.stl"
+    bad.write_bytes(b"this is not a mesh")
+    urdf = f"""<robot name="m"><link name="hull"><collision><geometry><mesh filename="file://{bad}"/>
+        </geometry></collision></link></robot>"""
+    with pytest.raises(MeshError, match="hull"):
+        PlanningScene(RobotModel.from_urdf_string(urdf))
+
+
+def test_mesh_lookup_by_package_search_folder_and_relative_path(tmp_path):
+    pkg = tmp_path / "mypkg" / "meshes"
+    pkg.mkdir(parents=True)
+    trimesh.creation.box(extents=(0.2, 0.2, 0.2)).export(pkg / "cube.stl")
+    resolver = MeshResolver([str(tmp_path)], base_dir=str(tmp_path / "mypkg"))
+    assert resolver.resolve("package://mypkg/meshes/cube.stl", "l") == str(pkg / "cube.stl")
+    assert resolver.resolve("meshes/cube.stl", "l") == str(pkg / "cube.stl")
+    assert resolver.resolve(f"file://{pkg / 'cube.stl'}", "l") == str(pkg / "cube.stl")
+    assert resolver.resolve(str(pkg / "cube.stl"), "l") == str(pkg / "cube.stl")
+
+
+def test_convex_mesh_gives_true_depth(tmp_path):
+    path = tmp_path / "cube.stl"
+    trimesh.creation.box(extents=(0.2, 0.2, 0.2)).export(path)
+    scene = PlanningScene(RobotModel.from_urdf_string(SLIDER_URDF), allow_adjacent=False)
+    scene.apply([AddObject(obj("cube", MeshRef(str(path)), (0.5, 0.0, 0.0)))])
+    assert not scene.world.shapes[-1].geometry.is_bvh       # closed and convex: checked as a convex solid
+    e = CollisionChecker(scene).explain(["slide_x"], [0.33])  # ball spans [0.23, 0.43], cube from 0.4
+    (c,) = [c for c in e.contacts if c.link_names == ("ball", "cube")]
+    # EPA on a convex mesh converges to its own tolerance, not to machine precision
+    assert c.penetration_depth == pytest.approx(0.03, abs=1e-5)
+    np.testing.assert_allclose(c.normal, [1, 0, 0], atol=1e-5)
+    assert_contact_invariants(c)
+
+
+def _l_shaped_mesh():
+    """A closed, non-convex L: an arm x in [-0.5, 0.5], y and z in [-0.25, 0.25], and a leg
+    x in [0, 0.5] rising to z = 0.75."""
+    arm = manifold3d.Manifold.cube([1.0, 0.5, 0.5]).translate([-0.5, -0.25, -0.25])
+    leg = manifold3d.Manifold.cube([0.5, 0.5, 1.0]).translate([0.0, -0.25, -0.25])
+    m = (arm + leg).to_mesh()
+    return trimesh.Trimesh(np.asarray(m.vert_properties)[:, :3], np.asarray(m.tri_verts))
+
+
+def test_robot_body_wholly_inside_a_closed_world_mesh_collides():
+    mesh = _l_shaped_mesh()
+    assert mesh.is_watertight and not mesh.is_convex
+    scene = PlanningScene(RobotModel.from_urdf_string(SLIDER_URDF), allow_adjacent=False)
+    scene.apply([AddObject(SceneObject("hull", (ObjectShape(TriangleMesh(mesh.vertices, mesh.faces)),),
+                                       make_transform(None, [2.0, 0, 0])))])
+    world = scene.world
+    hull = world.shapes[-1]
+    ball = next(s for s in world.shapes if s.owner == "ball")
+    assert hull.geometry.is_closed_bvh
+    # ball (r = 0.1) centred at x = 1.75: 0.15 m clear of every face of the L's arm.
+    # Plain fcl on the same geometry says "free".
+    o1 = fcl.CollisionObject(ball.geometry.fcl_geometry, fcl.Transform(np.eye(3), [1.75, 0.0, 0.0]))
+    o2 = fcl.CollisionObject(hull.geometry.fcl_geometry, fcl.Transform(np.eye(3), [2.0, 0.0, 0.0]))
+    assert not fcl.collide(o1, o2, fcl.CollisionRequest(), fcl.CollisionResult())
+    checker = CollisionChecker(scene)
+    v = checker.check(["slide_x"], [1.75])
+    assert not v.valid and v.status == Status.IN_COLLISION and "'ball' and 'hull'" in v.message
+    e = checker.explain(["slide_x"], [1.75])
+    assert not e.valid
+    (c,) = [c for c in e.contacts if c.link_names == ("ball", "hull")]
+    # leaving through the nearest face (0.25 m away) takes 0.25 + radius
+    assert c.penetration_depth == pytest.approx(0.35, abs=2e-3)
+    assert_contact_invariants(c)
+    assert checker.check(["slide_x"], [1.0]).valid
+    np.testing.assert_array_equal(checker.check_batch(["slide_x"], [[1.75], [1.0]])[0], [False, True])
+
+
+def test_world_body_wholly_inside_a_closed_link_mesh_collides(tmp_path):
+    path = tmp_path / "ell.stl"
+    _l_shaped_mesh().export(path)
+    urdf = SLIDER_URDF.replace('<box size="0.2 0.2 0.2"/>', f'<mesh filename="{path}"/>')
+    scene = PlanningScene(RobotModel.from_urdf_string(urdf), allow_adjacent=False)
+    scene.apply([AddObject(obj("pebble", Box((0.04, 0.04, 0.04)), (-0.25, 0.0, 1.0)))])
+    checker = CollisionChecker(scene)
+    e = checker.explain(["slide_x", "slide_y"], [1.0, 0.0])
+    assert not e.valid and e.colliding_links == ("block", "pebble")
+    assert_contact_invariants(e.contacts[0])
+    assert checker.check(["slide_x", "slide_y"], [1.0, 1.0]).valid
+
+
+def test_concurrent_checks_see_old_or_new_world_never_a_mix(scene):
+    checker = CollisionChecker(scene)
+    left = obj("left", Sphere(0.15), (-0.5, 0, 0))
+    right = obj("right", Sphere(0.15), (0.5, 0, 0))
+    # ball at x=0.5 collides with 'right' only; with 'left' only at x=-0.5: query both positions
+    scene.apply([AddObject(left)])
+    stop = threading.Event()
+    seen, errors = set(), []
+
+    def worker():
+        while not stop.is_set():
+            e = checker.explain(["slide_x"], [0.0], contact_distance=0.6)
+            ids = frozenset(n for c in e.contacts for n in c.link_names if n in ("left", "right"))
+            if len(ids) != 1:
+                errors.append(ids)
+            seen.add(ids)
+
+    threads = [threading.Thread(target=worker) for _ in range(3)]
+    for t in threads:
+        t.start()
+    for k in range(200):
+        if k % 2 == 0:
+            scene.apply([RemoveObject("left"), AddObject(right)])
+        else:
+            scene.apply([RemoveObject("right"), AddObject(left)])
+    stop.set()
+    for t in threads:
+        t.join()
+    assert not errors
+    assert seen == {frozenset({"left"}), frozenset({"right"})}
+
+
+def test_padding_must_be_valid():
+    robot = RobotModel.from_urdf_string(SLIDER_URDF)
+    with pytest.raises(ModelError, match="default padding"):
+        PlanningScene(robot, default_padding_m=-0.1)
+    with pytest.raises(ModelError, match="unknown link 'zz'"):
+        PlanningScene(robot, link_padding_m={"zz": 0.1})
