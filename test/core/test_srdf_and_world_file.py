@@ -1,0 +1,132 @@
+"""SRDF groups and disabled pairs; world YAML files."""
+import numpy as np
+import pytest
+from conftest import SLIDER_URDF
+
+from my_collision_pkg.checker import CollisionChecker
+from my_collision_pkg.errors import ModelError, RequestError, WorldFileError
+from my_collision_pkg.robot_model import Box, Cylinder, MeshRef, RobotModel, Sphere
+from my_collision_pkg.scene import PlanningScene
+from my_collision_pkg.srdf import parse_srdf, parse_srdf_file
+from my_collision_pkg.world_file import load_world_file, parse_world
+
+SRDF = """<robot name="slider">
+  <group name="xs"><joint name="slide_x"/></group>
+  <group name="ys"><chain base_link="base" tip_link="block"/></group>
+  <group name="solo"><link name="ball"/></group>
+  <group name="both"><group name="xs"/><group name="ys"/></group>
+  <group name="partial"><joint name="slide_x"/><joint name="ghost_joint"/></group>
+  <group_state name="home" group="both"><joint name="slide_x" value="0.5"/><joint name="slide_y" value="0"/></group_state>
+  <disable_collisions link1="base" link2="ball" reason="Never"/>
+  <disable_collisions link1="base" link2="ghost" reason="Never"/>
+</robot>"""
+
+
+@pytest.fixture
+def robot():
+    return RobotModel.from_urdf_string(SLIDER_URDF)
+
+
+def test_group_members_of_every_kind(robot):
+    sem = parse_srdf(SRDF, robot)
+    assert sem.group_links(robot, "xs") == {"carriage", "ball"}
+    assert sem.group_links(robot, "ys") == {"block"}
+    assert sem.group_links(robot, "solo") == {"ball"}
+    assert sem.group_links(robot, "both") == {"carriage", "ball", "block"}
+    assert sem.group_states["home"] == ("both", {"slide_x": 0.5, "slide_y": 0.0})
+
+
+def test_unknown_names_are_skipped_with_warnings(robot):
+    sem = parse_srdf(SRDF, robot)
+    assert any("ghost_joint" in w for w in sem.warnings)
+    assert any("ghost" in w and "disable_collisions" in w for w in sem.warnings)
+    assert sem.disabled_pairs == {frozenset(("base", "ball"))}
+    with pytest.raises(RequestError, match="unknown group 'nope'"):
+        sem.group_links(robot, "nope")
+
+
+def test_disabled_pairs_are_allowed(robot):
+    sem = parse_srdf(SRDF, robot)
+    checker = CollisionChecker(PlanningScene(robot, sem, allow_adjacent=False))
+    assert checker.check(["slide_x"], [0.0]).valid                # base / ball disabled
+
+
+@pytest.mark.parametrize("xml, fragment", [
+    ("<robot><group name='g'>", "not well-formed"),
+    ("<robot><group><joint name='slide_x'/></group></robot>", "lacks the attribute 'name'"),
+    ("<robot><disable_collisions link1='base'/></robot>", "'link2'"),
+    ("<robot><group name='g'><group name='h'/></group></robot>", "unknown subgroup 'h'"),
+    ("<robot><group name='g'><chain base_link='block' tip_link='ball'/></group></robot>", "not below"),
+])
+def test_malformed_srdf_gives_specific_error(robot, xml, fragment):
+    with pytest.raises(ModelError) as info:
+        parse_srdf(xml, robot)
+    assert fragment in str(info.value)
+
+
+def test_missing_srdf_file_names_it(robot, tmp_path):
+    with pytest.raises(ModelError, match="absent.srdf"):
+        parse_srdf_file(str(tmp_path / "absent.srdf"), robot)
+
+
+WORLD = """
+frame_id: base
+objects:
+  - id: table
+    pose: {position: [0.5, 0, -0.3], rpy: [0, 0, 1.5707963267948966]}
+    shapes:
+      - {type: box, size: [1, 2, 0.1]}
+      - {type: cylinder, radius: 0.05, length: 0.6, pose: {position: [0, 0, -0.3]}}
+  - id: part
+    shapes: [{type: mesh, uri: meshes/part.stl, scale: [2, 2, 2]}]
+  - id: grasped
+    attached_to: ball
+    touch_links: [base]
+    pose: {position: [0, 0, 0.1], orientation: [0, 0, 0, 1]}
+    shapes: [{type: sphere, radius: 0.02}]
+"""
+
+
+def test_world_file_round_trip(tmp_path):
+    updates = parse_world(WORLD, "base", base_dir=str(tmp_path))
+    objects = {u.object.id: u.object for u in updates}
+    table = objects["table"]
+    assert isinstance(table.shapes[0].spec, Box) and isinstance(table.shapes[1].spec, Cylinder)
+    np.testing.assert_allclose(table.T_frame_object[:3, 3], [0.5, 0, -0.3])
+    np.testing.assert_allclose(table.T_frame_object[:3, :3] @ [1, 0, 0], [0, 1, 0], atol=1e-12)
+    assert objects["part"].shapes[0].spec == MeshRef(str(tmp_path / "meshes/part.stl"), (2.0, 2.0, 2.0))
+    grasped = objects["grasped"]
+    assert grasped.link == "ball" and grasped.touch_links == ("base",)
+    assert isinstance(grasped.shapes[0].spec, Sphere)
+
+
+@pytest.mark.parametrize("text, fragment", [
+    ("objects: [", "not valid YAML"),
+    ("- 1", "must be a mapping"),
+    ("frame_id: elsewhere\nobjects: []", "not the planning frame"),
+    ("objects: [{id: a}]", "object 'a' needs a non-empty 'shapes'"),
+    ("objects: [{shapes: []}]", "object 0 must be a mapping with an 'id'"),
+    ("objects: [{id: a, shapes: [{type: box, size: [1, -1, 1]}]}]", "must be positive"),
+    ("objects: [{id: a, shapes: [{type: blob}]}]", "unknown type 'blob'"),
+    ("objects: [{id: a, shapes: [{type: sphere}]}]", "lacks 'radius'"),
+    ("objects: [{id: a, shapes: [{type: sphere, radius: .nan}]}]", "finite and positive"),
+    ("objects: [{id: a, shapes: [{type: sphere, radius: 1}]}, {id: a, shapes: [{type: sphere, radius: 1}]}]",
+     "appears twice"),
+    ("objects: [{id: a, pose: {position: [0, 0]}, shapes: [{type: sphere, radius: 1}]}]", "3 numbers"),
+    ("objects: [{id: a, pose: {orientation: [0, 0, 0, 0]}, shapes: [{type: sphere, radius: 1}]}]",
+     "not a valid quaternion"),
+    ("objects: [{id: a, colour: red, shapes: [{type: sphere, radius: 1}]}]", "unknown key"),
+])
+def test_malformed_world_files_name_the_fault(text, fragment):
+    with pytest.raises(WorldFileError) as info:
+        parse_world(text, "base")
+    assert fragment in str(info.value)
+
+
+def test_world_file_errors_name_the_file(tmp_path):
+    path = tmp_path / "w.yaml"
+    path.write_text("objects: [{id: a}]")
+    with pytest.raises(WorldFileError, match="w.yaml"):
+        load_world_file(str(path), "base")
+    with pytest.raises(WorldFileError, match="missing.yaml"):
+        load_world_file(str(tmp_path / "missing.yaml"), "base")
