@@ -375,9 +375,7 @@ class CollisionChecker:
         else:
             what = f"distance {contact.distance * 1000:.2f} mm"
         padded = pad_self if self_pair else pad_env
-        hint = ""
-        if padded:
-            hint = f", padding {margin * 1000:.2f} mm applied"
+        hint = f", padding {margin * 1000:.2f} mm applied" if padded and margin > 0 else ""
         others = f" (+{n_pairs - 1} more colliding pair{'s' if n_pairs > 2 else ''})" if n_pairs > 1 else ""
         return f"{kind} between '{a}' and '{b}': {what}{hint}{others}"
 

@@ -1,0 +1,116 @@
+"""A small Python client of the collision_validator services.
+
+It spins its own node in one long-lived executor thread and waits on futures
+with a timeout, which keeps a round trip near the transport's floor (building an
+executor per call, as ``spin_until_future_complete`` does, costs milliseconds).
+Never use it from inside a callback of the same executor.
+"""
+from __future__ import annotations
+
+import threading
+
+import rclpy
+from rclpy.context import Context
+from rclpy.executors import SingleThreadedExecutor
+
+from my_collision_pkg.srv import ApplyCollisionObjects, CheckValidity, CheckValidityBatch, ExplainCollision
+
+DEFAULT_TIMEOUT_S = 10.0
+
+
+class ServiceTimeout(RuntimeError):
+    """A service did not answer in time."""
+
+
+class ValidatorClient:
+    """Blocking calls to a running collision_validator.
+
+    Parameters
+    ----------
+    validator : str
+        Fully qualified node name of the validator (services are ``<validator>/<service>``).
+    context : rclpy Context, optional
+        An initialised context; by default a private one is made (and shut down by :meth:`close`).
+    """
+
+    def __init__(self, validator: str = "/collision_validator", *, context: Context | None = None,
+                 node_name: str = "collision_validator_client", timeout_s: float = DEFAULT_TIMEOUT_S) -> None:
+        self._own_context = context is None
+        if context is None:
+            context = Context()
+            rclpy.init(context=context)
+        self._context = context
+        self._timeout_s = timeout_s
+        self.node = rclpy.create_node(node_name, context=context)
+        self._clients = {
+            "check": self.node.create_client(CheckValidity, f"{validator}/check_validity"),
+            "batch": self.node.create_client(CheckValidityBatch, f"{validator}/check_validity_batch"),
+            "explain": self.node.create_client(ExplainCollision, f"{validator}/explain"),
+            "apply": self.node.create_client(ApplyCollisionObjects, f"{validator}/apply_collision_objects"),
+        }
+        self._executor = SingleThreadedExecutor(context=context)
+        self._executor.add_node(self.node)
+        self._thread = threading.Thread(target=self._spin, daemon=True)
+        self._thread.start()
+
+    def _spin(self) -> None:
+        try:
+            self._executor.spin()
+        except Exception:  # the context was shut down while spinning
+            pass
+
+    def wait_for_services(self, timeout_s: float = 30.0) -> None:
+        """Block until every service is available.
+
+        Raises
+        ------
+        ServiceTimeout
+        """
+        for name, client in self._clients.items():
+            if not client.wait_for_service(timeout_sec=timeout_s):
+                raise ServiceTimeout(f"service '{client.srv_name}' not available after {timeout_s} s")
+
+    def _call(self, which: str, request):
+        client = self._clients[which]
+        future = client.call_async(request)
+        done = threading.Event()
+        future.add_done_callback(lambda _: done.set())
+        if not done.wait(self._timeout_s):
+            client.remove_pending_request(future)
+            raise ServiceTimeout(f"service '{client.srv_name}' did not answer within {self._timeout_s} s")
+        return future.result()
+
+    def check(self, joint_names, positions, **fields) -> CheckValidity.Response:
+        request = CheckValidity.Request(joint_names=list(joint_names), positions=[float(v) for v in positions])
+        for key, value in fields.items():
+            setattr(request, key, value)
+        return self._call("check", request)
+
+    def check_batch(self, joint_names, positions_rows, **fields) -> CheckValidityBatch.Response:
+        flat = [float(v) for row in positions_rows for v in row]
+        request = CheckValidityBatch.Request(joint_names=list(joint_names), positions=flat)
+        for key, value in fields.items():
+            setattr(request, key, value)
+        return self._call("batch", request)
+
+    def explain(self, joint_names, positions, **fields) -> ExplainCollision.Response:
+        request = ExplainCollision.Request(joint_names=list(joint_names), positions=[float(v) for v in positions])
+        for key, value in fields.items():
+            setattr(request, key, value)
+        return self._call("explain", request)
+
+    def apply(self, objects) -> ApplyCollisionObjects.Response:
+        return self._call("apply", ApplyCollisionObjects.Request(objects=list(objects)))
+
+    def close(self) -> None:
+        self._executor.shutdown()
+        self.node.destroy_node()
+        if self._own_context:
+            rclpy.try_shutdown(context=self._context)
+        self._thread.join(timeout=5.0)
+
+    def __enter__(self) -> "ValidatorClient":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()

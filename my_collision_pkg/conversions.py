@@ -1,0 +1,204 @@
+"""The one place where core objects and ROS messages meet.
+
+Everything here is a pure function (no node, no I/O). Message constants and
+core enums share their values (see ``contacts.py`` and the ``.msg`` files).
+"""
+from __future__ import annotations
+
+import numpy as np
+from geometry_msgs.msg import Point, Pose, Vector3
+from sensor_msgs.msg import JointState
+from shape_msgs.msg import SolidPrimitive
+
+from my_collision_pkg.msg import CollisionObject as CollisionObjectMsg
+from my_collision_pkg.msg import Contact as ContactMsg
+from my_collision_pkg.msg import ContactReport
+from my_collision_pkg.msg import ContactSurface as ContactSurfaceMsg
+
+from .contacts import Contact, Explanation
+from .errors import SceneError
+from .robot_model import Box, Cone, Cylinder, RobotModel, Sphere, TriangleMesh
+from .scene import AddObject, ClearObjects, MoveObject, ObjectShape, RemoveObject, SceneObject, SceneUpdate
+from .transforms import make_transform, matrix_to_quaternion, quaternion_to_matrix
+
+
+# ----- geometry ------------------------------------------------------------------
+def point_msg(p) -> Point:
+    return Point(x=float(p[0]), y=float(p[1]), z=float(p[2]))
+
+
+def vector_msg(v) -> Vector3:
+    return Vector3(x=float(v[0]), y=float(v[1]), z=float(v[2]))
+
+
+def pose_to_transform(pose: Pose, what: str) -> np.ndarray:
+    """4x4 transform of a Pose; a zero quaternion (an unset Pose) is the identity.
+
+    Raises
+    ------
+    SceneError
+        For non-finite values.
+    """
+    p, q = pose.position, pose.orientation
+    position = np.array([p.x, p.y, p.z], dtype=float)
+    quat = np.array([q.x, q.y, q.z, q.w], dtype=float)
+    if not (np.all(np.isfinite(position)) and np.all(np.isfinite(quat))):
+        raise SceneError(f"{what} has non-finite values")
+    if np.linalg.norm(quat) < 1e-12:
+        quat = np.array([0.0, 0.0, 0.0, 1.0])
+    return make_transform(quaternion_to_matrix(quat), position)
+
+
+def transform_to_pose(T: np.ndarray) -> Pose:
+    pose = Pose()
+    pose.position = point_msg(T[:3, 3])
+    x, y, z, w = matrix_to_quaternion(T[:3, :3])
+    pose.orientation.x, pose.orientation.y, pose.orientation.z, pose.orientation.w = x, y, z, w
+    return pose
+
+
+# ----- joint states -------------------------------------------------------------
+def joint_state_msg(joint_names, positions, stamp=None) -> JointState:
+    msg = JointState()
+    if stamp is not None:
+        msg.header.stamp = stamp
+    msg.name = list(joint_names)
+    msg.position = [float(v) for v in positions]
+    return msg
+
+
+# ----- contacts -------------------------------------------------------------------
+def contact_to_msg(contact: Contact) -> ContactMsg:
+    msg = ContactMsg()
+    msg.type = int(contact.type)
+    msg.link_names = list(contact.link_names)
+    msg.body_types = [int(t) for t in contact.body_types]
+    msg.shape_ids = [int(s) for s in contact.shape_ids]
+    msg.subshape_ids = [int(s) for s in contact.subshape_ids]
+    msg.position = point_msg(contact.position)
+    msg.nearest_points = [point_msg(p) for p in contact.nearest_points]
+    msg.nearest_points_local = [point_msg(p) for p in contact.nearest_points_local]
+    msg.normal = vector_msg(contact.normal)
+    msg.distance = float(contact.distance)
+    msg.penetration_depth = float(contact.penetration_depth)
+    msg.single_contact_point = bool(contact.single_contact_point)
+    return msg
+
+
+def surface_to_msg(surface) -> ContactSurfaceMsg:
+    """A :class:`surfaces.ContactSurface` as a message."""
+    patch = surface.patch
+    msg = ContactSurfaceMsg()
+    msg.body_names = list(surface.body_names)
+    msg.shape_ids = [int(s) for s in surface.shape_ids]
+    msg.body_types = [int(t) for t in surface.body_types]
+    msg.centroid = point_msg(patch.centroid_world)
+    msg.force = vector_msg(patch.force_world_n)
+    msg.moment = vector_msg(patch.moment_world_nm)
+    msg.vertices = [point_msg(v) for v in patch.vertices_world]
+    msg.pressure = [float(p) for p in patch.pressure_pa]
+    msg.triangles = [int(i) for i in np.asarray(patch.triangles).ravel()]
+    msg.area = float(patch.area_m2)
+    return msg
+
+
+def fill_explain_response(response, explanation: Explanation, surfaces=(), stamp=None):
+    """Copy an explanation (and contact surfaces) into an ExplainCollision response."""
+    response.valid = bool(explanation.valid)
+    response.status = int(explanation.status)
+    response.message = explanation.message
+    response.colliding_links = list(explanation.colliding_links)
+    response.contacts = [contact_to_msg(c) for c in explanation.contacts]
+    response.surfaces = [surface_to_msg(s) for s in surfaces]
+    response.state = joint_state_msg(explanation.joint_names, explanation.positions, stamp)
+    return response
+
+
+def contact_report(explanation: Explanation, planning_frame: str, stamp, surfaces=()) -> ContactReport:
+    report = ContactReport()
+    report.header.frame_id = planning_frame
+    report.header.stamp = stamp
+    report.state = joint_state_msg(explanation.joint_names, explanation.positions, stamp)
+    report.valid = bool(explanation.valid)
+    report.contacts = [contact_to_msg(c) for c in explanation.contacts]
+    report.surfaces = [surface_to_msg(s) for s in surfaces]
+    return report
+
+
+# ----- collision objects ------------------------------------------------------------
+def _primitive_spec(primitive: SolidPrimitive, what: str):
+    dims = [float(d) for d in primitive.dimensions]
+    kinds = {SolidPrimitive.BOX: ("box", 3), SolidPrimitive.SPHERE: ("sphere", 1),
+             SolidPrimitive.CYLINDER: ("cylinder", 2), SolidPrimitive.CONE: ("cone", 2)}
+    if primitive.type not in kinds:
+        raise SceneError(f"{what} has unsupported primitive type {primitive.type} (box, sphere, cylinder, cone)")
+    name, count = kinds[primitive.type]
+    if len(dims) < count:
+        raise SceneError(f"{what} ({name}) needs {count} dimensions, got {len(dims)}")
+    if not all(np.isfinite(d) and d > 0 for d in dims[:count]):
+        raise SceneError(f"{what} ({name}) has dimensions {dims[:count]}; each must be finite and positive")
+    if primitive.type == SolidPrimitive.BOX:
+        return Box((dims[SolidPrimitive.BOX_X], dims[SolidPrimitive.BOX_Y], dims[SolidPrimitive.BOX_Z]))
+    if primitive.type == SolidPrimitive.SPHERE:
+        return Sphere(dims[SolidPrimitive.SPHERE_RADIUS])
+    if primitive.type == SolidPrimitive.CYLINDER:
+        return Cylinder(dims[SolidPrimitive.CYLINDER_RADIUS], dims[SolidPrimitive.CYLINDER_HEIGHT])
+    return Cone(dims[SolidPrimitive.CONE_RADIUS], dims[SolidPrimitive.CONE_HEIGHT])
+
+
+def _mesh_spec(mesh, what: str) -> TriangleMesh:
+    vertices = np.array([[v.x, v.y, v.z] for v in mesh.vertices], dtype=float).reshape(-1, 3)
+    triangles = np.array([list(t.vertex_indices) for t in mesh.triangles], dtype=np.int64).reshape(-1, 3)
+    if len(triangles) == 0 or not np.all(np.isfinite(vertices)):
+        raise SceneError(f"{what} needs finite vertices and at least one triangle")
+    if triangles.max() >= len(vertices):
+        raise SceneError(f"{what} has a triangle that indexes a vertex that does not exist")
+    return TriangleMesh(vertices, triangles)
+
+
+def collision_object_to_updates(msg: CollisionObjectMsg, robot: RobotModel) -> list[SceneUpdate]:
+    """Scene updates for one CollisionObject message (MoveIt's meaning of the fields).
+
+    ``header.frame_id`` empty or the planning frame: a world object; another robot
+    link: an object attached to that link (poses in the link frame). ADD replaces
+    an object of the same id; REMOVE with an empty id removes every world object.
+
+    Raises
+    ------
+    SceneError
+        Naming the object and the fault (unknown frame or operation, length
+        mismatches, bad sizes or poses).
+    """
+    oid = msg.id
+    name = f"object '{oid}'"
+    operation = msg.operation
+    if operation == CollisionObjectMsg.REMOVE:
+        return [RemoveObject(oid)] if oid else [ClearObjects()]
+    if not oid:
+        raise SceneError("a collision object needs a non-empty id")
+    frame = msg.header.frame_id
+    link = None
+    if frame not in ("", robot.root_link):
+        if not robot.has_link(frame):
+            raise SceneError(f"{name}: frame '{frame}' is neither the planning frame '{robot.root_link}' "
+                             "nor a robot link")
+        link = frame
+    T_frame_object = pose_to_transform(msg.pose, f"{name} pose")
+    if operation == CollisionObjectMsg.MOVE:
+        return [MoveObject(oid, T_frame_object)]
+    if operation != CollisionObjectMsg.ADD:
+        raise SceneError(f"{name}: unsupported operation {operation!r} (ADD=0, REMOVE=1, MOVE=3)")
+    if len(msg.primitives) != len(msg.primitive_poses):
+        raise SceneError(f"{name}: {len(msg.primitives)} primitives but {len(msg.primitive_poses)} primitive_poses")
+    if len(msg.meshes) != len(msg.mesh_poses):
+        raise SceneError(f"{name}: {len(msg.meshes)} meshes but {len(msg.mesh_poses)} mesh_poses")
+    shapes = []
+    for k, (primitive, pose) in enumerate(zip(msg.primitives, msg.primitive_poses)):
+        where = f"{name} primitive {k}"
+        shapes.append(ObjectShape(_primitive_spec(primitive, where), pose_to_transform(pose, f"{where} pose")))
+    for k, (mesh, pose) in enumerate(zip(msg.meshes, msg.mesh_poses)):
+        where = f"{name} mesh {k}"
+        shapes.append(ObjectShape(_mesh_spec(mesh, where), pose_to_transform(pose, f"{where} pose")))
+    if not shapes:
+        raise SceneError(f"{name} has no primitives and no meshes")
+    return [AddObject(SceneObject(oid, tuple(shapes), T_frame_object, link, tuple(msg.touch_links)))]

@@ -1,0 +1,278 @@
+"""The ``collision_validator`` node: a thin ROS 2 adapter over the collision core.
+
+Services (relative to the node): ``~/check_validity``, ``~/check_validity_batch``,
+``~/explain``, ``~/apply_collision_objects``. Topic: ``~/contacts``
+(ContactReport), published after every explain and, with
+``monitor_joint_states``, for the current state at ``monitor_rate_hz``.
+"""
+from __future__ import annotations
+
+import sys
+import threading
+
+import numpy as np
+import rclpy
+from rcl_interfaces.msg import FloatingPointRange, IntegerRange, ParameterDescriptor, ParameterType
+from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
+from rclpy.exceptions import ParameterException
+from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
+from rclpy.node import Node
+from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
+from sensor_msgs.msg import JointState
+
+from my_collision_pkg.msg import ContactReport
+from my_collision_pkg.srv import ApplyCollisionObjects, CheckValidity, CheckValidityBatch, ExplainCollision
+
+from . import conversions
+from .checker import DEFAULT_CONTACTS_PER_PAIR, DEFAULT_MAX_CONTACTS, CollisionChecker
+from .contacts import Status
+from .errors import CollisionPkgError
+from .models import load_scene
+from .surfaces_report import DEFAULT_STIFFNESS_PA_PER_M, explanation_surfaces
+
+NODE_NAME = "collision_validator"
+DEFAULT_MAX_BATCH = 100_000
+DEFAULT_MONITOR_RATE_HZ = 10.0
+# Reports are kept for late joiners (RViz started after the node) and sent reliably.
+REPORT_QOS = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
+                        durability=DurabilityPolicy.TRANSIENT_LOCAL, history=HistoryPolicy.KEEP_LAST)
+JOINT_STATES_QOS = QoSProfile(depth=10)
+
+
+class ConfigurationError(Exception):
+    """A parameter is missing or invalid: the node cannot start."""
+
+
+def _descriptor(description: str, *, type_: int | None = None, float_range=None, int_range=None,
+                dynamic: bool = False) -> ParameterDescriptor:
+    d = ParameterDescriptor(description=description, dynamic_typing=dynamic)
+    if type_ is not None:
+        d.type = type_
+    if float_range is not None:
+        d.floating_point_range = [FloatingPointRange(from_value=float_range[0], to_value=float_range[1], step=0.0)]
+    if int_range is not None:
+        d.integer_range = [IntegerRange(from_value=int_range[0], to_value=int_range[1], step=1)]
+    return d
+
+
+class CollisionValidatorNode(Node):
+    """Loads the planning scene from parameters and serves checks over it.
+
+    Raises
+    ------
+    ConfigurationError
+        If the robot model or world cannot be loaded (one line naming the fault).
+    """
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__(NODE_NAME, **kwargs)
+        self._declare_parameters()
+        p = self._read_parameters()
+        try:
+            self.scene = load_scene(urdf_xml=p["robot_description"] or None, urdf_path=p["urdf_path"] or None,
+                                    srdf_xml=p["robot_description_semantic"] or None,
+                                    srdf_path=p["srdf_path"] or None, world_path=p["scene_path"] or None,
+                                    package_paths=p["package_paths"], default_padding_m=p["default_padding"],
+                                    link_padding_m=p["link_padding"])
+            self.checker = CollisionChecker(self.scene, check_joint_limits=p["check_joint_limits"],
+                                            max_contacts=p["max_contacts"], contacts_per_pair=p["contacts_per_pair"])
+        except (CollisionPkgError, ValueError) as exc:
+            raise ConfigurationError(str(exc)) from exc
+        for warning in self.scene.semantic.warnings:
+            self.get_logger().warning(f"SRDF: {warning}")
+        self._max_batch = p["max_batch"]
+        self._stiffness = p["surface_stiffness"]
+        checks = ReentrantCallbackGroup()
+        self.create_service(CheckValidity, "~/check_validity", self._on_check, callback_group=checks)
+        self.create_service(CheckValidityBatch, "~/check_validity_batch", self._on_check_batch,
+                            callback_group=checks)
+        self.create_service(ExplainCollision, "~/explain", self._on_explain, callback_group=checks)
+        self.create_service(ApplyCollisionObjects, "~/apply_collision_objects", self._on_apply,
+                            callback_group=checks)
+        self._reports = self.create_publisher(ContactReport, "~/contacts", REPORT_QOS)
+        self._monitor_lock = threading.Lock()
+        self._monitor_dirty = False
+        if p["monitor_joint_states"]:
+            monitor = MutuallyExclusiveCallbackGroup()
+            self.create_subscription(JointState, "/joint_states", self._on_joint_states, JOINT_STATES_QOS,
+                                     callback_group=monitor)
+            self.create_timer(1.0 / p["monitor_rate_hz"], self._on_monitor_timer, callback_group=monitor)
+        robot = self.scene.robot
+        self.get_logger().info(
+            f"robot '{robot.name}': {len(robot.active_joint_names)} joints, {len(self.scene.world.shapes)} shapes, "
+            f"{len(self.scene.world.pairs)} checked pairs, {len(self.scene.world.objects)} objects; "
+            f"planning frame '{self.scene.planning_frame}'")
+
+    # ----- parameters ---------------------------------------------------------
+    def _declare_parameters(self) -> None:
+        s, d = ParameterType.PARAMETER_STRING, ParameterType.PARAMETER_STRING_ARRAY
+        self.declare_parameter("robot_description", "", _descriptor("URDF XML (or give urdf_path)", type_=s))
+        self.declare_parameter("urdf_path", "", _descriptor("URDF file (used when robot_description is empty)",
+                                                            type_=s))
+        self.declare_parameter("robot_description_semantic", "", _descriptor("SRDF XML (or give srdf_path)",
+                                                                             type_=s))
+        self.declare_parameter("srdf_path", "", _descriptor("SRDF file (optional)", type_=s))
+        self.declare_parameter("scene_path", "", _descriptor("world YAML loaded at start-up (optional)", type_=s))
+        self.declare_parameter("default_padding", 0.0, _descriptor(
+            "padding of every robot link, metres", float_range=(0.0, 1.0), dynamic=True))
+        self.declare_parameter("link_padding_names", [""], _descriptor(
+            "links with their own padding (pairs with link_padding_values)", type_=d))
+        self.declare_parameter("link_padding_values", [0.0], _descriptor(
+            "padding of each link in link_padding_names, metres", dynamic=True))
+        self.declare_parameter("max_contacts", DEFAULT_MAX_CONTACTS, _descriptor(
+            "contact budget of explain when a request gives 0", int_range=(1, 100_000), dynamic=True))
+        self.declare_parameter("contacts_per_pair", DEFAULT_CONTACTS_PER_PAIR, _descriptor(
+            "most contacts kept per pair of shapes", int_range=(1, 1000), dynamic=True))
+        self.declare_parameter("check_joint_limits", True, _descriptor("refuse configurations outside joint limits"))
+        self.declare_parameter("package_paths", [""], _descriptor(
+            "extra folders searched for package:// meshes (each holding package folders)", type_=d))
+        self.declare_parameter("monitor_joint_states", False, _descriptor(
+            "follow /joint_states and publish contacts of the current state"))
+        self.declare_parameter("monitor_rate_hz", DEFAULT_MONITOR_RATE_HZ, _descriptor(
+            "most reports per second for the monitored state", float_range=(0.01, 1000.0), dynamic=True))
+        self.declare_parameter("max_batch", DEFAULT_MAX_BATCH, _descriptor(
+            "most configurations in one batch request", int_range=(1, 10_000_000), dynamic=True))
+        self.declare_parameter("surface_stiffness", DEFAULT_STIFFNESS_PA_PER_M, _descriptor(
+            "contact-surface pressure per metre of overlap, Pa/m", float_range=(1e-9, 1e15), dynamic=True))
+
+    def _number(self, name: str, kind: type, low: float, high: float):
+        value = self.get_parameter(name).value
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise ConfigurationError(f"parameter '{name}' must be a number, got {value!r}")
+        if kind is int and float(value) != int(value):
+            raise ConfigurationError(f"parameter '{name}' must be a whole number, got {value!r}")
+        value = kind(value)
+        if not (low <= value <= high):
+            raise ConfigurationError(f"parameter '{name}' = {value} is outside [{low}, {high}]")
+        return value
+
+    def _strings(self, name: str) -> list[str]:
+        return [v for v in (self.get_parameter(name).value or []) if v]
+
+    def _read_parameters(self) -> dict:
+        p = {name: self.get_parameter(name).value for name in (
+            "robot_description", "urdf_path", "robot_description_semantic", "srdf_path", "scene_path",
+            "check_joint_limits", "monitor_joint_states")}
+        if not p["robot_description"] and not p["urdf_path"]:
+            raise ConfigurationError("no robot model: set robot_description (URDF XML) or urdf_path")
+        p["default_padding"] = self._number("default_padding", float, 0.0, 1.0)
+        p["max_contacts"] = self._number("max_contacts", int, 1, 100_000)
+        p["contacts_per_pair"] = self._number("contacts_per_pair", int, 1, 1000)
+        p["monitor_rate_hz"] = self._number("monitor_rate_hz", float, 0.01, 1000.0)
+        p["max_batch"] = self._number("max_batch", int, 1, 10_000_000)
+        p["surface_stiffness"] = self._number("surface_stiffness", float, 1e-9, 1e15)
+        p["package_paths"] = self._strings("package_paths")
+        names = self._strings("link_padding_names")
+        values = self.get_parameter("link_padding_values").value or []
+        values = [v for v in values] if names else []
+        if len(names) != len(values):
+            raise ConfigurationError(f"link_padding_names has {len(names)} entries but link_padding_values "
+                                     f"has {len(values)}")
+        try:
+            p["link_padding"] = {n: float(v) for n, v in zip(names, values)}
+        except (TypeError, ValueError) as exc:
+            raise ConfigurationError("link_padding_values must be numbers") from exc
+        return p
+
+    # ----- services ------------------------------------------------------------
+    def _on_check(self, request: CheckValidity.Request, response: CheckValidity.Response):
+        verdict = self.checker.check(request.joint_names, np.asarray(request.positions, dtype=float),
+                                     group_name=request.group_name,
+                                     pad_environment_collisions=request.pad_environment_collisions,
+                                     pad_self_collisions=request.pad_self_collisions)
+        response.valid, response.status, response.message = verdict.valid, int(verdict.status), verdict.message
+        return response
+
+    def _on_check_batch(self, request: CheckValidityBatch.Request, response: CheckValidityBatch.Response):
+        positions = np.asarray(request.positions, dtype=float)
+        width = max(len(request.joint_names), 1)
+        if positions.size // width > self._max_batch:
+            response.valid, response.status = [], int(Status.INVALID_REQUEST)
+            response.message = (f"{positions.size // width} configurations exceed max_batch = {self._max_batch}")
+            return response
+        valid, verdict = self.checker.check_batch(request.joint_names, positions, group_name=request.group_name,
+                                                  pad_environment_collisions=request.pad_environment_collisions,
+                                                  pad_self_collisions=request.pad_self_collisions)
+        response.valid = valid.tolist()
+        response.status, response.message = int(verdict.status), verdict.message
+        return response
+
+    def _on_explain(self, request: ExplainCollision.Request, response: ExplainCollision.Response):
+        explanation = self.checker.explain(
+            request.joint_names, np.asarray(request.positions, dtype=float), group_name=request.group_name,
+            pad_environment_collisions=request.pad_environment_collisions,
+            pad_self_collisions=request.pad_self_collisions, contact_distance=request.contact_distance,
+            max_contacts=request.max_contacts or None)
+        surfaces = ()
+        if request.compute_surfaces and explanation.contacts:
+            surfaces = explanation_surfaces(self.scene.world, explanation, self._stiffness)
+        stamp = self.get_clock().now().to_msg()
+        conversions.fill_explain_response(response, explanation, surfaces, stamp)
+        if explanation.status != Status.INVALID_REQUEST:
+            self._reports.publish(conversions.contact_report(explanation, self.scene.planning_frame, stamp,
+                                                             surfaces))
+        return response
+
+    def _on_apply(self, request: ApplyCollisionObjects.Request, response: ApplyCollisionObjects.Response):
+        try:
+            updates = []
+            for msg in request.objects:
+                updates.extend(conversions.collision_object_to_updates(msg, self.scene.robot))
+            self.scene.apply(updates)
+        except CollisionPkgError as exc:
+            response.success, response.message = False, f"scene unchanged: {exc}"
+            return response
+        response.success = True
+        response.message = f"applied {len(request.objects)} object update(s); {len(self.scene.world.objects)} objects"
+        return response
+
+    # ----- joint state monitoring ------------------------------------------------
+    def _on_joint_states(self, msg: JointState) -> None:
+        robot = self.scene.robot
+        names, values = [], []
+        for name, value in zip(msg.name, msg.position):
+            if robot.active_index(name) is not None:
+                names.append(name)
+                values.append(value)
+        try:
+            self.scene.set_current_positions(names, values)
+        except CollisionPkgError as exc:
+            self.get_logger().warning(f"/joint_states ignored: {exc}", throttle_duration_sec=5.0)
+            return
+        with self._monitor_lock:
+            self._monitor_dirty = True
+
+    def _on_monitor_timer(self) -> None:
+        with self._monitor_lock:
+            if not self._monitor_dirty:
+                return
+            self._monitor_dirty = False
+        robot = self.scene.robot
+        explanation = self.checker.explain(robot.active_joint_names, self.scene.current_positions)
+        stamp = self.get_clock().now().to_msg()
+        self._reports.publish(conversions.contact_report(explanation, self.scene.planning_frame, stamp))
+
+
+def main(args=None) -> int:
+    rclpy.init(args=args)
+    try:
+        node = CollisionValidatorNode()
+    except (ConfigurationError, ParameterException) as exc:
+        print(f"{NODE_NAME}: cannot start: {exc}", file=sys.stderr)
+        rclpy.try_shutdown()
+        return 1
+    executor = MultiThreadedExecutor()
+    executor.add_node(node)
+    try:
+        executor.spin()
+    except (KeyboardInterrupt, ExternalShutdownException):
+        pass
+    finally:
+        executor.shutdown()
+        node.destroy_node()
+        rclpy.try_shutdown()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
