@@ -3,15 +3,18 @@
 A contact surface explains *how much* two bodies overlap, in the manner of Drake's hydroelastic
 contact surfaces (``lcmt_hydroelastic_contact_surface_for_viz``), but for ordinary rigid meshes:
 
-1. The intersection volume of the two bodies is computed with manifold3d (a robust boolean).
-2. It is cut by the contact plane, which passes through a given point (the caller passes the
-   midpoint of the two witness points) perpendicular to the contact normal. The cut is a set of
-   polygons (possibly with holes), triangulated by manifold3d.
-3. The pressure at every vertex of that triangulation is the thickness of the intersection volume
-   along the normal line through the vertex (the total length of the line inside the volume,
-   found by manifold3d's watertight ray cast), times a stiffness in Pa/m.
-4. The triangulation is refined where linear interpolation of the pressure is poor, so that the
-   integrals below (of the piecewise-linear pressure over the triangles) converge.
+1. The intersection volume of the two bodies is computed with manifold3d (a robust boolean),
+   in a frame whose z axis is the contact normal and whose origin is on the contact plane.
+2. manifold3d slices it by the contact plane (z = 0), which passes through a given point (the
+   caller passes the midpoint of the two witness points). The cut is a set of polygons, possibly
+   with holes; manifold3d clips them to the cells of a coarse grid and triangulates each cell.
+3. The pressure at every vertex is the thickness of the intersection volume along the normal
+   line through the vertex (the total length of the line inside the volume), times a stiffness
+   in Pa/m. No library measures that for many points at once, so it is done here: an exact,
+   vectorised line/triangle test against the intersection mesh, watertight at shared edges,
+   which agrees with manifold3d's own ``ray_cast`` to rounding (the tests check it).
+4. The triangulation is refined (longest-edge bisection) where linear interpolation of the
+   pressure misses its integral, until the estimated error is small, within a bounded budget.
 5. Force, pressure-weighted centroid and moment follow from exact integrals of the linearly
    interpolated pressure over each triangle.
 
@@ -44,9 +47,17 @@ __all__ = [
 #: How far ``normal_world`` may be from unit length before it is rejected as a caller bug.
 NORMAL_UNIT_TOLERANCE = 1e-6
 
-#: An edge is split when linear interpolation along it misses the thickness at its midpoint by
-#: more than this fraction of the largest thickness sampled on the patch.
-REFINE_RELATIVE_TOLERANCE = 1e-3
+#: Refinement stops when the estimated error of the integrated thickness (hence of the force)
+#: is below this fraction of it.
+REFINE_RELATIVE_TOLERANCE = 2e-3
+
+#: Each refinement pass splits the edges with the largest estimated errors that together hold
+#: this fraction of the total estimated error.
+REFINE_MARKED_FRACTION = 0.5
+
+#: The cross-section is first cut into square cells, this many along its longer side, and each
+#: cell triangulated: this bounds the size of the first triangles.
+INITIAL_GRID_CELLS = 8
 
 #: Edges longer than this fraction of the patch's bounding-box diagonal are always split, so no
 #: triangle is so large that a bump of the thickness field can hide inside it unsampled.
@@ -57,20 +68,28 @@ MAX_EDGE_FRACTION = 1.0 / 8.0
 MIN_EDGE_FRACTION = 1.0 / 256.0
 
 #: At most this many refinement passes (each pass splits every marked edge once).
-MAX_REFINE_PASSES = 10
+MAX_REFINE_PASSES = 24
 
 #: Refinement stops before a pass that would make the patch exceed this many vertices.
 MAX_PATCH_VERTICES = 4000
 
-#: Boundary vertices are sampled this fraction of the patch scale inside the patch, so that the
-#: thickness there is the limit from inside (a ray grazing a wall parallel to the normal is
+#: Boundary vertices are sampled this fraction of the patch size inside the patch, so that the
+#: thickness there is the limit from inside (a line grazing a wall parallel to the normal is
 #: otherwise ambiguous). It is well above the float32 rounding of manifold3d's cross-sections
 #: (relative 6e-8) and far below any feature that matters.
 BOUNDARY_NUDGE_FRACTION = 1e-6
 
-#: The rays that measure the thickness start and end this fraction of the intersection's
-#: extent along the normal beyond its bounding box.
-RAY_MARGIN_FRACTION = 0.1
+#: The grid that finds which triangles of the intersection lie over a point has this many times
+#: the square root of their number cells per side (cells a few times smaller than a typical
+#: triangle keep the candidate pairs per point few), and at most ``_MAX_GRID_CELLS_PER_SIDE``.
+_GRID_CELLS_PER_TRIANGLE_ROOT = 3.0
+_MAX_GRID_CELLS_PER_SIDE = 64
+#: Grid cells are grown by this fraction of their size when triangles are binned, so rounding
+#: can never drop a triangle from a cell it touches.
+_GRID_MARGIN_FRACTION = 1e-6
+
+#: Below this length, the sum of two unit boundary normals at a vertex means a spike.
+_SPIKE_TOLERANCE = 1e-9
 
 #: Edge (i, j), i < j, is keyed i * _EDGE_KEY_BASE + j (vertex counts stay far below it).
 _EDGE_KEY_BASE = np.int64(1) << np.int64(31)
@@ -101,10 +120,10 @@ class SurfacePatch:
         volume along the normal line through the vertex (the limit from inside the patch for
         vertices on its boundary). Interpolated linearly inside each triangle.
     outlines : tuple of np.ndarray
-        One int64 array of vertex indices per boundary loop (outer boundaries counter-clockwise,
-        holes clockwise, seen from the tip of the normal). Each loop is closed explicitly: its last
-        index repeats its first, so it can be drawn directly as a LINE_STRIP. Vertices inserted on
-        boundary edges by refinement are collinear with the loop and are not listed.
+        One int64 array of vertex indices per boundary loop, through every boundary vertex (outer
+        boundaries counter-clockwise, holes clockwise, seen from the tip of the normal). Each loop
+        is closed explicitly: its last index repeats its first, so it can be drawn directly as a
+        LINE_STRIP.
     area_m2 : float
         Total area of the triangles, square metres.
     centroid_world : np.ndarray
@@ -180,32 +199,25 @@ def compute_contact_surface(
     if overlap.is_empty() or overlap.volume() <= 0.0:
         return None
 
-    polygons_plane = [
-        np.asarray(loop, dtype=np.float64) for loop in overlap.slice(0.0).to_polygons() if len(loop) >= 3
-    ]
-    if not polygons_plane:
+    section = overlap.slice(0.0)
+    if section.is_empty():
         return None
-    points_plane = np.concatenate(polygons_plane)
-    triangles = np.asarray(manifold3d.triangulate(polygons_plane), dtype=np.int64).reshape(-1, 3)
-    if len(triangles) == 0 or _triangle_areas(points_plane, triangles).sum() <= 0.0:
+    points_plane, triangles = _triangulate_on_grid(section)
+    if len(triangles) == 0:
         return None
 
-    loop_starts = np.cumsum([0] + [len(loop) for loop in polygons_plane])
-    outlines = tuple(
-        np.append(np.arange(start, stop, dtype=np.int64), np.int64(start))
-        for start, stop in zip(loop_starts[:-1], loop_starts[1:])
+    patch_diagonal_m = float(np.linalg.norm(np.ptp(points_plane, axis=0)))
+    # The nudge must beat the rounding of the section's coordinates, which grows with their size.
+    nudge_m = BOUNDARY_NUDGE_FRACTION * max(patch_diagonal_m, float(np.abs(points_plane).max()))
+    region_plane = np.array(
+        [points_plane.min(axis=0) - 2.0 * nudge_m, points_plane.max(axis=0) + 2.0 * nudge_m]
     )
-
-    patch_scale_m = float(
-        max(np.linalg.norm(np.ptp(points_plane, axis=0)), np.abs(points_plane).max())
-    )
-    sampler = _ThicknessSampler(overlap, nudge_m=BOUNDARY_NUDGE_FRACTION * patch_scale_m)
-    inward = _loop_inward_directions(polygons_plane)
-    thickness_m = sampler.sample(points_plane, inward)
-
+    sampler = _ThicknessSampler(overlap, region_plane, nudge_m)
+    thickness_m = sampler.sample(points_plane, _boundary_inward_directions(points_plane, triangles))
     points_plane, triangles, thickness_m = _refine(
-        points_plane, triangles, thickness_m, sampler, patch_scale_m
+        points_plane, triangles, thickness_m, sampler, patch_diagonal_m
     )
+    outlines = _boundary_loops(_EdgeTable(points_plane, triangles))
     return _assemble_patch(
         points_plane,
         triangles,
@@ -327,23 +339,140 @@ def _manifold_from_arrays(vertices: np.ndarray, faces_u64: np.ndarray) -> manifo
 
 
 class _ThicknessSampler:
-    """Measure the thickness of a solid along vertical lines (the normal lines of the plane frame).
+    """Measure the thickness of a closed solid along vertical lines (the plane frame's normal lines).
+
+    Along a vertical line, a crossing of an upward-facing triangle leaves the solid and a crossing
+    of a downward-facing one enters it, so the length of the line inside the solid is the sum of
+    the exit heights minus the sum of the entry heights, however many times the line crosses it.
+    Each triangle therefore adds ``+z`` or ``-z`` (its height above the point) to every point
+    whose vertical line pierces it, i.e. every point of its projection onto the plane; vertical
+    triangles project to segments and add nothing.
+
+    A point exactly on a projected edge or vertex is decided as if it were moved by the
+    infinitesimal offset ``(-eps**2, eps)``: every edge test is evaluated on the edge's
+    lexicographically ordered endpoints, so triangles that share an edge agree bit for bit, and a
+    line through an edge or vertex is counted once, the way manifold3d's watertight ray cast does.
+    Vectorised numpy over the candidate (point, triangle) pairs of a uniform grid.
 
     Parameters
     ----------
     solid_plane : manifold3d.Manifold
         The intersection volume, in the plane frame.
+    region_plane : np.ndarray
+        (2, 2) float, metres, plane frame: lower and upper corners of the box that contains every
+        point that will be sampled (points outside it are not supported).
     nudge_m : float
         How far boundary samples are moved inside the patch, metres.
     """
 
-    def __init__(self, solid_plane: manifold3d.Manifold, nudge_m: float) -> None:
-        box = np.asarray(solid_plane.bounding_box(), dtype=np.float64).reshape(2, 3)
-        margin_m = RAY_MARGIN_FRACTION * max(box[1, 2] - box[0, 2], nudge_m) + nudge_m
-        self._solid = solid_plane
-        self._z_low_m = float(box[0, 2] - margin_m)
-        self._z_high_m = float(box[1, 2] + margin_m)
+    def __init__(
+        self, solid_plane: manifold3d.Manifold, region_plane: np.ndarray, nudge_m: float
+    ) -> None:
+        mesh = solid_plane.to_mesh64()
+        vertices = np.asarray(mesh.vert_properties, dtype=np.float64)[:, :3]
+        faces = np.asarray(mesh.tri_verts, dtype=np.int64).reshape(-1, 3)
+        corners_xy = vertices[faces, :2]  # (F, 3, 2)
+        corners_z = vertices[faces, 2]  # (F, 3)
+        twice_area = _cross_2d(corners_xy[:, 1] - corners_xy[:, 0], corners_xy[:, 2] - corners_xy[:, 0])
+        upright = twice_area != 0.0
+        corners_xy, corners_z, twice_area = corners_xy[upright], corners_z[upright], twice_area[upright]
+        facing = np.sign(twice_area)  # +1 exit (faces up), -1 entry (faces down)
+
+        tails = corners_xy
+        heads = np.roll(corners_xy, -1, axis=1)
+        swap = (tails[..., 0] > heads[..., 0]) | (
+            (tails[..., 0] == heads[..., 0]) & (tails[..., 1] > heads[..., 1])
+        )
+        edge_start = np.where(swap[..., None], heads, tails)  # (F, 3, 2)
+        edge_vector = np.where(swap[..., None], tails, heads) - edge_start
+        # Per triangle: the start x, start y, vector x, vector y of its three ordered edges.
+        self._edges = np.ascontiguousarray(
+            np.concatenate(
+                [edge_start[..., 0], edge_start[..., 1], edge_vector[..., 0], edge_vector[..., 1]],
+                axis=1,
+            )
+        )  # (F, 12)
+        # The triangle's inside is on the left of its edges when it is counter-clockwise.
+        self._inside_left = (facing[:, None] * np.where(swap, -1.0, 1.0)) > 0.0  # (F, 3)
+        self._corner_0 = corners_xy[:, 0]
+        self._span_1 = corners_xy[:, 1] - corners_xy[:, 0]
+        self._span_2 = corners_xy[:, 2] - corners_xy[:, 0]
+        self._twice_area = twice_area
+        self._corners_z = corners_z
+        self._facing = facing
+        self._z_extent_m = float(np.ptp(vertices[:, 2])) if len(vertices) else 0.0
         self._nudge_m = nudge_m
+        self._build_grid(corners_xy, region_plane)
+
+    def _build_grid(self, corners_xy: np.ndarray, region_plane: np.ndarray) -> None:
+        """Bin the projected triangles into a uniform grid over the region that will be sampled.
+
+        A triangle is listed in the cells its projection overlaps, row by row (the x-extent of
+        the triangle within each row's band, grown by a rounding margin), not in every cell of
+        its bounding box: the projected triangles of curved links are long slivers whose boxes
+        cover many cells they miss.
+        """
+        self._grid_origin = region_plane[0]
+        extent = np.maximum(region_plane[1] - region_plane[0], np.finfo(float).tiny)
+        cells_per_side = int(
+            np.clip(
+                np.ceil(_GRID_CELLS_PER_TRIANGLE_ROOT * np.sqrt(len(corners_xy))),
+                1,
+                _MAX_GRID_CELLS_PER_SIDE,
+            )
+        )
+        self._cell_size = extent / cells_per_side
+        self._cells_per_side = cells_per_side
+        margin = _GRID_MARGIN_FRACTION * float(self._cell_size.max())
+
+        # Every (triangle, row) pair of the rows the triangle's y-extent spans.
+        first_row = self._cell_of(corners_xy.min(axis=1) - margin)[:, 1]
+        last_row = self._cell_of(corners_xy.max(axis=1) + margin)[:, 1]
+        row_count = last_row - first_row + 1
+        triangle = np.repeat(np.arange(len(corners_xy)), row_count)
+        row = first_row[triangle] + (
+            np.arange(int(row_count.sum())) - np.repeat(np.cumsum(row_count) - row_count, row_count)
+        )
+        band_low = self._grid_origin[1] + row * self._cell_size[1] - margin
+        band_high = band_low + self._cell_size[1] + 2.0 * margin
+
+        # The x-extent of the triangle within the band: the union of its edges clipped to it.
+        tails = corners_xy[triangle]  # (R, 3, 2)
+        vectors = np.roll(tails, -1, axis=1) - tails
+        flat = vectors[..., 1] == 0.0
+        safe_dy = np.where(flat, 1.0, vectors[..., 1])
+        to_low = (band_low[:, None] - tails[..., 1]) / safe_dy
+        to_high = (band_high[:, None] - tails[..., 1]) / safe_dy
+        enter = np.where(flat, 0.0, np.maximum(np.minimum(to_low, to_high), 0.0))
+        leave = np.where(flat, 1.0, np.minimum(np.maximum(to_low, to_high), 1.0))
+        in_band = np.where(
+            flat,
+            (tails[..., 1] >= band_low[:, None]) & (tails[..., 1] <= band_high[:, None]),
+            enter <= leave,
+        )
+        x_enter = tails[..., 0] + enter * vectors[..., 0]
+        x_leave = tails[..., 0] + leave * vectors[..., 0]
+        x_low = np.where(in_band, np.minimum(x_enter, x_leave), np.inf).min(axis=1)
+        x_high = np.where(in_band, np.maximum(x_enter, x_leave), -np.inf).max(axis=1)
+        touches = x_low <= x_high
+        triangle, row = triangle[touches], row[touches]
+        first_column = self._cell_of(np.column_stack([x_low[touches] - margin, band_low[touches]]))[:, 0]
+        last_column = self._cell_of(np.column_stack([x_high[touches] + margin, band_low[touches]]))[:, 0]
+
+        column_count = last_column - first_column + 1
+        cell_triangle = np.repeat(triangle, column_count)
+        column = np.repeat(first_column, column_count) + (
+            np.arange(int(column_count.sum()))
+            - np.repeat(np.cumsum(column_count) - column_count, column_count)
+        )
+        cell = np.repeat(row, column_count) * cells_per_side + column
+        order = np.argsort(cell, kind="stable")
+        self._triangles_by_cell = cell_triangle[order]
+        self._cell_bounds = np.searchsorted(cell[order], np.arange(cells_per_side**2 + 1))
+
+    def _cell_of(self, points: np.ndarray) -> np.ndarray:
+        index = np.floor((points - self._grid_origin) / self._cell_size).astype(np.int64)
+        return np.clip(index, 0, self._cells_per_side - 1)
 
     def sample(self, points_plane: np.ndarray, inward: np.ndarray) -> np.ndarray:
         """Return the thickness (N,) in metres along the vertical line through each point.
@@ -353,25 +482,46 @@ class _ThicknessSampler:
         points_plane : np.ndarray
             (N, 2) float, metres, plane frame.
         inward : np.ndarray
-            (N, 2) float: unit inward direction for boundary points, zero for interior points.
+            (N, 2) float: unit inward direction for boundary points (sampled ``nudge_m`` inside,
+            so that a line grazing a wall of the solid counts as inside), zero for interior points.
         """
         positions = points_plane + self._nudge_m * inward
-        thickness = np.empty(len(positions))
-        ray_cast = self._solid.ray_cast
-        z_low, z_high = self._z_low_m, self._z_high_m
-        for index, (x_m, y_m) in enumerate(positions.tolist()):
-            # Along the ray a hit on an upward-facing triangle leaves the solid and one on a
-            # downward-facing triangle enters it, so the length inside is the sum of exit
-            # heights minus the sum of entry heights, however many times the line crosses.
-            length_m = 0.0
-            for hit in ray_cast((x_m, y_m, z_low), (x_m, y_m, z_high)):
-                normal_z = hit.normal[2]
-                if normal_z > 0.0:
-                    length_m += hit.position[2]
-                elif normal_z < 0.0:
-                    length_m -= hit.position[2]
-            thickness[index] = length_m
-        return thickness
+        if len(self._facing) == 0 or len(positions) == 0:
+            return np.zeros(len(positions))
+        cell_xy = self._cell_of(positions)
+        cell = cell_xy[:, 1] * self._cells_per_side + cell_xy[:, 0]
+        begin = self._cell_bounds[cell]
+        count = self._cell_bounds[cell + 1] - begin
+        point = np.repeat(np.arange(len(positions)), count)
+        slot = np.repeat(begin - (np.cumsum(count) - count), count) + np.arange(int(count.sum()))
+        triangle = self._triangles_by_cell[slot]
+
+        edges = np.take(self._edges, triangle, axis=0)
+        pair_positions = np.take(positions, point, axis=0)
+        side = edges[:, 6:9] * (pair_positions[:, 1:2] - edges[:, 3:6]) - edges[:, 9:12] * (
+            pair_positions[:, 0:1] - edges[:, 0:3]
+        )  # (P, 3): which side of each ordered edge the point is on
+        agrees = (side >= 0.0) == np.take(self._inside_left, triangle, axis=0)
+        inside = agrees[:, 0] & agrees[:, 1] & agrees[:, 2]
+        point, triangle = point[inside], triangle[inside]
+
+        # Height of the triangle above the point, from barycentric weights (clipped, so a
+        # near-vertical sliver cannot produce a height outside its own corners).
+        relative = positions[point] - self._corner_0[triangle]
+        weight_1 = np.clip(_cross_2d(relative, self._span_2[triangle]) / self._twice_area[triangle], 0.0, 1.0)
+        weight_2 = np.clip(_cross_2d(self._span_1[triangle], relative) / self._twice_area[triangle], 0.0, 1.0)
+        corners_z = self._corners_z[triangle]
+        height = corners_z[:, 0] + weight_1 * (corners_z[:, 1] - corners_z[:, 0]) + weight_2 * (
+            corners_z[:, 2] - corners_z[:, 0]
+        )
+        height = np.clip(height, corners_z.min(axis=1), corners_z.max(axis=1))
+        thickness = np.bincount(point, weights=self._facing[triangle] * height, minlength=len(positions))
+        return np.clip(thickness, 0.0, self._z_extent_m)
+
+
+def _cross_2d(first: np.ndarray, second: np.ndarray) -> np.ndarray:
+    """z component of the cross product of 2-vectors (..., 2) x (..., 2)."""
+    return first[..., 0] * second[..., 1] - first[..., 1] * second[..., 0]
 
 
 def _unit_rows(vectors: np.ndarray) -> np.ndarray:
@@ -383,22 +533,115 @@ def _left_normals(directions: np.ndarray) -> np.ndarray:
     return np.column_stack([-directions[:, 1], directions[:, 0]])
 
 
-def _loop_inward_directions(polygons_plane: list[np.ndarray]) -> np.ndarray:
-    """Unit inward directions (N, 2) at the vertices of the cross-section loops.
+def _boundary_inward_directions(points_plane: np.ndarray, triangles: np.ndarray) -> np.ndarray:
+    """Unit inward directions (V, 2) at the boundary vertices of a triangulation, zero inside.
 
-    manifold3d winds outer loops counter-clockwise and holes clockwise, so the inside is on the
-    left of every loop edge; the inward direction bisects the left normals of the two edges.
+    Triangles are counter-clockwise, so the inside is on the left of every boundary edge as it
+    is wound; at a vertex the inward direction bisects the left normals of its boundary edges.
     """
-    directions = []
-    for loop in polygons_plane:
-        edge_out = _unit_rows(np.roll(loop, -1, axis=0) - loop)
-        edge_in = np.roll(edge_out, 1, axis=0)
-        bisector = _left_normals(edge_in) + _left_normals(edge_out)
-        # At a spike (the loop turns back on itself) the bisector vanishes: go back along it.
-        spike = np.linalg.norm(bisector, axis=1) < 1e-9
-        bisector[spike] = edge_out[spike] - edge_in[spike]
-        directions.append(_unit_rows(bisector))
-    return np.concatenate(directions)
+    edges = _EdgeTable(points_plane, triangles)
+    boundary = edges.uses == 1
+    tails, heads = edges.directed[boundary, 0], edges.directed[boundary, 1]
+    directions = _unit_rows(points_plane[heads] - points_plane[tails])
+    bisector = np.zeros_like(points_plane)
+    np.add.at(bisector, tails, _left_normals(directions))
+    np.add.at(bisector, heads, _left_normals(directions))
+    # At a spike (the boundary turns back on itself) the normals cancel: point into the spike.
+    along = np.zeros_like(points_plane)
+    np.add.at(along, tails, directions)
+    np.add.at(along, heads, -directions)
+    spike = np.linalg.norm(bisector, axis=1) < _SPIKE_TOLERANCE
+    bisector[spike] = along[spike]
+    return _unit_rows(bisector)
+
+
+def _boundary_loops(edges: _EdgeTable) -> tuple[np.ndarray, ...]:
+    """Chain the boundary edges into closed loops of vertex indices (last index = first)."""
+    boundary = np.flatnonzero(edges.uses == 1)
+    tails = edges.directed[boundary, 0].tolist()
+    heads = edges.directed[boundary, 1].tolist()
+    leaving: dict[int, list[int]] = {}
+    for edge, tail in enumerate(tails):
+        leaving.setdefault(tail, []).append(edge)
+    used = [False] * len(tails)
+    loops = []
+    for first_edge in range(len(tails)):
+        if used[first_edge]:
+            continue
+        loop = [tails[first_edge]]
+        edge = first_edge
+        while True:
+            used[edge] = True
+            vertex = heads[edge]
+            loop.append(vertex)
+            if vertex == loop[0]:
+                break
+            unused = [candidate for candidate in leaving.get(vertex, ()) if not used[candidate]]
+            if not unused:  # cannot happen on a valid triangulation; close the strip anyway
+                loop.append(loop[0])
+                break
+            edge = unused[0]
+        loops.append(np.asarray(loop, dtype=np.int64))
+    return tuple(loops)
+
+
+# ---------------------------------------------------------------------------------------------
+# Triangulation
+
+
+def _triangulate_on_grid(section: manifold3d.CrossSection) -> tuple[np.ndarray, np.ndarray]:
+    """Triangulate a cross-section cell by cell over a square grid, with manifold3d.
+
+    Triangulating the whole polygon at once gives fans of needles across it (a disc cut from a
+    fine sphere has hundreds of outline vertices and no inner ones), which no amount of edge
+    bisection makes well shaped. Cutting the section by the cells of a grid first
+    (``INITIAL_GRID_CELLS`` along its longer side) bounds every triangle by the cell size; the
+    cells' triangulations share the points where they meet, so merging equal points gives one
+    conforming triangulation.
+
+    Returns
+    -------
+    points_plane : np.ndarray
+        (V, 2) float, metres, plane frame.
+    triangles : np.ndarray
+        (T, 3) int64, counter-clockwise.
+    """
+    bounds = np.asarray(section.bounds(), dtype=np.float64)  # min x, min y, max x, max y
+    lower, upper = bounds[:2], bounds[2:]
+    cell_size_m = float(np.max(upper - lower)) / INITIAL_GRID_CELLS
+    if not cell_size_m > 0.0:
+        return np.empty((0, 2)), np.empty((0, 3), dtype=np.int64)
+    cell_counts = np.maximum(np.ceil((upper - lower) / cell_size_m).astype(int), 1)
+    xs = lower[0] + cell_size_m * np.arange(cell_counts[0] + 1)
+    ys = lower[1] + cell_size_m * np.arange(cell_counts[1] + 1)
+    xs[-1], ys[-1] = max(xs[-1], upper[0]), max(ys[-1], upper[1])
+
+    pieces_points = []
+    pieces_triangles = []
+    point_count = 0
+    for x_low, x_high in zip(xs[:-1], xs[1:]):
+        for y_low, y_high in zip(ys[:-1], ys[1:]):
+            cell = manifold3d.CrossSection(
+                [np.array([[x_low, y_low], [x_high, y_low], [x_high, y_high], [x_low, y_high]])]
+            )
+            piece = section ^ cell
+            if piece.is_empty():
+                continue
+            loops = [np.asarray(loop, dtype=np.float64) for loop in piece.to_polygons()]
+            piece_triangles = np.asarray(manifold3d.triangulate(loops), dtype=np.int64)
+            pieces_points.append(np.concatenate(loops))
+            pieces_triangles.append(piece_triangles.reshape(-1, 3) + point_count)
+            point_count += len(pieces_points[-1])
+    if not pieces_points:
+        return np.empty((0, 2)), np.empty((0, 3), dtype=np.int64)
+
+    points_plane, merged = np.unique(np.concatenate(pieces_points), axis=0, return_inverse=True)
+    triangles = merged.ravel()[np.concatenate(pieces_triangles)]
+    triangles = triangles[_triangle_areas(points_plane, triangles) > 0.0]
+    used = np.unique(triangles)
+    renumber = np.full(len(points_plane), -1, dtype=np.int64)
+    renumber[used] = np.arange(len(used))
+    return points_plane[used], renumber[triangles]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -406,9 +649,11 @@ def _loop_inward_directions(polygons_plane: list[np.ndarray]) -> np.ndarray:
 
 
 def _triangle_areas(points: np.ndarray, triangles: np.ndarray) -> np.ndarray:
-    edge_ab = points[triangles[:, 1]] - points[triangles[:, 0]]
-    edge_ac = points[triangles[:, 2]] - points[triangles[:, 0]]
-    return 0.5 * (edge_ab[:, 0] * edge_ac[:, 1] - edge_ab[:, 1] * edge_ac[:, 0])
+    """Signed areas (T,) of 2-D triangles, positive when counter-clockwise."""
+    return 0.5 * _cross_2d(
+        points[triangles[:, 1]] - points[triangles[:, 0]],
+        points[triangles[:, 2]] - points[triangles[:, 0]],
+    )
 
 
 def _refine(
@@ -416,159 +661,190 @@ def _refine(
     triangles: np.ndarray,
     thickness_m: np.ndarray,
     sampler: _ThicknessSampler,
-    patch_scale_m: float,
+    patch_diagonal_m: float,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Split edges until linear interpolation matches the thickness at every edge midpoint.
+    """Refine the triangulation until the integral of the interpolated thickness converges.
 
-    An edge is split when the thickness sampled at its midpoint differs from the mean of its end
-    values by more than ``REFINE_RELATIVE_TOLERANCE`` times the largest thickness seen, or when it
-    is longer than ``MAX_EDGE_FRACTION`` of the patch scale; never when it is shorter than
-    ``MIN_EDGE_FRACTION`` of it. Triangles are split conformingly: a triangle with a marked edge
-    also has its longest edge marked, one with two marked edges has all three; three marks give
-    four similar triangles, one mark (the longest edge) bisects the triangle. Samples at edge
-    midpoints are cached by edge, so every pass casts rays only for edges it has not seen.
+    Every pass samples the thickness at the midpoint of each edge it has not seen. Over a
+    triangle, the rule ``area / 3 * sum of the edge-midpoint values`` is exact for quadratic
+    fields while linear interpolation gives ``area / 3 * sum of the edge means``, so the
+    difference, shared among the edges, estimates where and by how much the linear interpolation
+    misses the integral. A pass ends the refinement when the estimated total error is below
+    ``REFINE_RELATIVE_TOLERANCE`` of the integral and no edge is longer than
+    ``MAX_EDGE_FRACTION`` of the patch diagonal. Otherwise it splits the edges with the largest
+    estimated errors that together hold ``REFINE_MARKED_FRACTION`` of it (never edges shorter
+    than ``MIN_EDGE_FRACTION`` of the patch diagonal), and every over-long edge. It also stops
+    after ``MAX_REFINE_PASSES`` passes or before exceeding ``MAX_PATCH_VERTICES`` vertices.
 
-    Returns the refined points (V, 2), triangles (T, 3) and thickness (V,).
+    Splitting is longest-edge bisection, which keeps it conforming and the triangle shapes
+    bounded: a triangle with any split edge also has its longest edge split, and is cut from the
+    midpoint of that edge to the opposite corner and to the midpoints of its other split edges.
+
+    Returns the refined points (V, 2), triangles (T, 3) and thickness (V,) in the plane frame.
     """
-    min_edge_m = MIN_EDGE_FRACTION * patch_scale_m
-    max_edge_m = MAX_EDGE_FRACTION * patch_scale_m
+    min_edge_m = MIN_EDGE_FRACTION * patch_diagonal_m
+    max_edge_m = MAX_EDGE_FRACTION * patch_diagonal_m
     cached_keys = np.empty(0, dtype=np.int64)
     cached_thickness = np.empty(0)
-    largest_thickness_m = float(thickness_m.max(initial=0.0))
 
     for _ in range(MAX_REFINE_PASSES):
-        corner_pairs = np.stack(
-            [triangles[:, [0, 1]], triangles[:, [1, 2]], triangles[:, [2, 0]]], axis=1
-        )  # (T, 3, 2): edge k runs from corner k to corner k+1, interior on its left
-        low = corner_pairs.min(axis=2)
-        high = corner_pairs.max(axis=2)
-        keys, first_use, edge_of_triangle, uses = np.unique(
-            (low * _EDGE_KEY_BASE + high).ravel(),
-            return_index=True,
-            return_inverse=True,
-            return_counts=True,
-        )
-        edge_of_triangle = edge_of_triangle.reshape(-1, 3)
-        directed = corner_pairs.reshape(-1, 2)[first_use]  # (E, 2) as wound in a triangle
-        starts = points_plane[directed[:, 0]]
-        ends = points_plane[directed[:, 1]]
-        lengths = np.linalg.norm(ends - starts, axis=1)
-        midpoints = 0.5 * (starts + ends)
-
-        # Thickness at the midpoint of every edge long enough to split, from the cache or by
-        # new rays; short edges are sampled only if the closure below marks them.
-        midpoint_thickness, sampled = _lookup(cached_keys, cached_thickness, keys)
-        wanted = ~sampled & (lengths > min_edge_m)
+        edges = _EdgeTable(points_plane, triangles)
+        midpoint_thickness, sampled = _lookup(cached_keys, cached_thickness, edges.keys)
+        wanted = ~sampled & (edges.lengths > min_edge_m)
         if np.any(wanted):
             midpoint_thickness[wanted] = sampler.sample(
-                midpoints[wanted], _edge_inward(starts[wanted], ends[wanted], uses[wanted])
+                edges.midpoints[wanted], edges.inward(wanted)
             )
             sampled |= wanted
-            largest_thickness_m = max(largest_thickness_m, float(midpoint_thickness[wanted].max()))
 
-        interpolation_error = np.abs(
-            midpoint_thickness - 0.5 * (thickness_m[directed[:, 0]] + thickness_m[directed[:, 1]])
+        areas_m2 = _triangle_areas(points_plane, triangles)
+        integral_m3 = float(np.sum(areas_m2 * thickness_m[triangles].mean(axis=1)))
+        edge_mean = 0.5 * (thickness_m[edges.directed[:, 0]] + thickness_m[edges.directed[:, 1]])
+        adjacent_area_m2 = np.bincount(
+            edges.of_triangle.ravel(), weights=np.repeat(areas_m2, 3), minlength=len(edges.keys)
         )
-        marked = sampled & (lengths > min_edge_m) & (
-            (interpolation_error > REFINE_RELATIVE_TOLERANCE * largest_thickness_m)
-            | (lengths > max_edge_m)
+        error_m3 = np.where(
+            sampled, np.abs(midpoint_thickness - edge_mean) * adjacent_area_m2 / 3.0, 0.0
         )
-        if not np.any(marked):
+        error_m3[edges.lengths <= min_edge_m] = 0.0
+        too_long = edges.lengths > max_edge_m
+        total_error_m3 = float(error_m3.sum())
+        converged = total_error_m3 <= REFINE_RELATIVE_TOLERANCE * integral_m3
+        if converged and not np.any(too_long):
             break
-        marked = _close_marks(marked, edge_of_triangle, lengths)
+
+        marked = too_long.copy()
+        if not converged:
+            by_error = np.argsort(error_m3)[::-1]
+            share = np.cumsum(error_m3[by_error])
+            count = int(np.searchsorted(share, REFINE_MARKED_FRACTION * total_error_m3)) + 1
+            marked[by_error[:count]] = True
+        marked = _close_marks(marked, edges.of_triangle, edges.lengths)
         if len(points_plane) + int(marked.sum()) > MAX_PATCH_VERTICES:
             break
         missing = marked & ~sampled
         if np.any(missing):
             midpoint_thickness[missing] = sampler.sample(
-                midpoints[missing], _edge_inward(starts[missing], ends[missing], uses[missing])
+                edges.midpoints[missing], edges.inward(missing)
             )
             sampled |= missing
-        fresh = sampled & ~np.isin(keys, cached_keys)
-        order = np.argsort(np.concatenate([cached_keys, keys[fresh]]))
-        cached_keys = np.concatenate([cached_keys, keys[fresh]])[order]
+        fresh = sampled & ~np.isin(edges.keys, cached_keys)
+        order = np.argsort(np.concatenate([cached_keys, edges.keys[fresh]]))
+        cached_keys = np.concatenate([cached_keys, edges.keys[fresh]])[order]
         cached_thickness = np.concatenate([cached_thickness, midpoint_thickness[fresh]])[order]
 
-        new_vertex_of_edge = np.full(len(keys), -1, dtype=np.int64)
+        new_vertex_of_edge = np.full(len(edges.keys), -1, dtype=np.int64)
         new_vertex_of_edge[marked] = len(points_plane) + np.arange(int(marked.sum()))
-        points_plane = np.concatenate([points_plane, midpoints[marked]])
+        points_plane = np.concatenate([points_plane, edges.midpoints[marked]])
         thickness_m = np.concatenate([thickness_m, midpoint_thickness[marked]])
-        triangles = _split_triangles(triangles, edge_of_triangle, new_vertex_of_edge, marked)
+        triangles = _bisect_triangles(triangles, edges, new_vertex_of_edge, marked)
 
     return points_plane, triangles, thickness_m
+
+
+class _EdgeTable:
+    """The unique edges of a triangulation (E of them) and how triangles use them.
+
+    Attributes
+    ----------
+    keys : np.ndarray
+        (E,) int64 sorted keys ``low * _EDGE_KEY_BASE + high`` of the vertex pairs.
+    of_triangle : np.ndarray
+        (T, 3) int64: edge ``k`` of a triangle runs from its corner ``k`` to corner ``k + 1``.
+    uses : np.ndarray
+        (E,) how many triangles use the edge: 1 on the boundary, 2 inside.
+    directed : np.ndarray
+        (E, 2) the vertex pair as wound in one triangle that uses it (inside on its left).
+    lengths, midpoints : np.ndarray
+        (E,) metres and (E, 2) metres, plane frame.
+    """
+
+    def __init__(self, points_plane: np.ndarray, triangles: np.ndarray) -> None:
+        corner_pairs = np.stack(
+            [triangles[:, [0, 1]], triangles[:, [1, 2]], triangles[:, [2, 0]]], axis=1
+        ).reshape(-1, 2)
+        low = corner_pairs.min(axis=1)
+        high = corner_pairs.max(axis=1)
+        self.keys, first_use, of_triangle, self.uses = np.unique(
+            low * _EDGE_KEY_BASE + high, return_index=True, return_inverse=True, return_counts=True
+        )
+        self.of_triangle = of_triangle.reshape(-1, 3)
+        self.directed = corner_pairs[first_use]
+        self._starts = points_plane[self.directed[:, 0]]
+        self._ends = points_plane[self.directed[:, 1]]
+        self.lengths = np.linalg.norm(self._ends - self._starts, axis=1)
+        self.midpoints = 0.5 * (self._starts + self._ends)
+
+    def inward(self, selected: np.ndarray) -> np.ndarray:
+        """Unit inward directions at the selected edges' midpoints: zero inside the patch, the
+        left normal of the edge on its boundary (the inside is on the left of a wound edge)."""
+        inward = _unit_rows(_left_normals(self._ends[selected] - self._starts[selected]))
+        inward[self.uses[selected] != 1] = 0.0
+        return inward
 
 
 def _lookup(
     cached_keys: np.ndarray, cached_thickness: np.ndarray, keys: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Return the cached midpoint thickness (E,) for sorted edge keys, and which were cached."""
-    position = np.minimum(np.searchsorted(cached_keys, keys), max(len(cached_keys) - 1, 0))
+    """Return the cached midpoint thickness (E,) for edge keys, and which were cached."""
     found = np.zeros(len(keys), dtype=bool)
-    if len(cached_keys):
-        found = cached_keys[position] == keys
     thickness = np.zeros(len(keys))
-    thickness[found] = cached_thickness[position[found]]
+    if len(cached_keys):
+        position = np.minimum(np.searchsorted(cached_keys, keys), len(cached_keys) - 1)
+        found = cached_keys[position] == keys
+        thickness[found] = cached_thickness[position[found]]
     return thickness, found
 
 
-def _edge_inward(starts: np.ndarray, ends: np.ndarray, uses: np.ndarray) -> np.ndarray:
-    """Unit inward directions (E, 2) at edge midpoints: the edge's left normal on the boundary
-    (an edge used by one triangle, wound with the inside on its left), zero inside."""
-    inward = _unit_rows(_left_normals(ends - starts))
-    inward[uses != 1] = 0.0
-    return inward
-
-
 def _close_marks(marked: np.ndarray, edge_of_triangle: np.ndarray, lengths: np.ndarray) -> np.ndarray:
-    """Extend edge marks until every triangle has none, only its longest, or all three."""
+    """Extend edge marks until every triangle with a marked edge has its longest edge marked."""
     marked = marked.copy()
     longest_local = np.argmax(lengths[edge_of_triangle], axis=1)
     longest_edge = edge_of_triangle[np.arange(len(edge_of_triangle)), longest_local]
     while True:
-        marks = marked[edge_of_triangle]
-        count = marks.sum(axis=1)
-        before = int(marked.sum())
-        marked[longest_edge[count > 0]] = True
-        marked[edge_of_triangle[count >= 2].ravel()] = True
-        if int(marked.sum()) == before:
+        needs = marked[edge_of_triangle].any(axis=1) & ~marked[longest_edge]
+        if not np.any(needs):
             return marked
+        marked[longest_edge[needs]] = True
 
 
-def _split_triangles(
+def _bisect_triangles(
     triangles: np.ndarray,
-    edge_of_triangle: np.ndarray,
+    edges: _EdgeTable,
     new_vertex_of_edge: np.ndarray,
     marked: np.ndarray,
 ) -> np.ndarray:
-    """Split triangles whose edges are marked (closed marks: zero, one or three per triangle)."""
-    marks = marked[edge_of_triangle]
-    count = marks.sum(axis=1)
-    keep = triangles[count == 0]
+    """Split every triangle with marked edges (its longest edge among them) by bisection.
 
-    red = count == 3
-    corner_a, corner_b, corner_c = triangles[red].T
-    mid_ab, mid_bc, mid_ca = new_vertex_of_edge[edge_of_triangle[red]].T
-    red_children = np.concatenate(
-        [
-            np.column_stack([corner_a, mid_ab, mid_ca]),
-            np.column_stack([mid_ab, corner_b, mid_bc]),
-            np.column_stack([mid_ca, mid_bc, corner_c]),
-            np.column_stack([mid_ab, mid_bc, mid_ca]),
-        ]
-    )
+    With corners rotated to (a, b, c) so that ab is the longest edge and m its midpoint, the
+    triangle becomes (a, m, c) and (m, b, c); then (a, m, c) is cut from m to the midpoint of ca
+    if ca is marked, and (m, b, c) from m to the midpoint of bc if bc is marked. Winding is kept.
+    """
+    lengths = edges.lengths[edges.of_triangle]
+    rotation = np.argmax(lengths, axis=1)[:, None] + np.arange(3)[None, :]
+    rows = np.arange(len(triangles))[:, None]
+    corners = triangles[rows, rotation % 3]  # (T, 3): a, b, c
+    sides = edges.of_triangle[rows, rotation % 3]  # (T, 3): ab, bc, ca
+    split = marked[sides]
+    keep = triangles[~split[:, 0]]
 
-    green = count == 1
-    local = np.argmax(marks[green], axis=1)  # the marked edge runs from corner local to local+1
-    rows = np.arange(int(green.sum()))
-    green_triangles = triangles[green]
-    first = green_triangles[rows, local]
-    second = green_triangles[rows, (local + 1) % 3]
-    opposite = green_triangles[rows, (local + 2) % 3]
-    middle = new_vertex_of_edge[edge_of_triangle[green][rows, local]]
-    green_children = np.concatenate(
-        [np.column_stack([first, middle, opposite]), np.column_stack([middle, second, opposite])]
-    )
-    return np.concatenate([keep, red_children, green_children]).astype(np.int64)
+    cut = split[:, 0]
+    a, b, c = corners[cut].T
+    m = new_vertex_of_edge[sides[cut, 0]]
+    n_bc = new_vertex_of_edge[sides[cut, 1]]
+    k_ca = new_vertex_of_edge[sides[cut, 2]]
+    left_cut = split[cut, 2]
+    right_cut = split[cut, 1]
+    children = [
+        keep,
+        np.column_stack([a, m, c])[~left_cut],
+        np.column_stack([a, m, k_ca])[left_cut],
+        np.column_stack([k_ca, m, c])[left_cut],
+        np.column_stack([m, b, c])[~right_cut],
+        np.column_stack([m, b, n_bc])[right_cut],
+        np.column_stack([m, n_bc, c])[right_cut],
+    ]
+    return np.concatenate(children).astype(np.int64)
 
 
 # ---------------------------------------------------------------------------------------------
