@@ -25,7 +25,7 @@ N_RANDOM_CONFIGURATIONS = 2000
 CONTINUOUS_RANGE_RAD = np.pi      # continuous joints are drawn in [-pi, pi]
 
 
-def random_configurations(lower: np.ndarray, upper: np.ndarray, n: int, seed: int) -> np.ndarray:
+def sample_configurations(lower: np.ndarray, upper: np.ndarray, n: int, seed: int) -> np.ndarray:
     """(n, A) configurations drawn uniformly within the limits (continuous joints in [-pi, pi])."""
     lo = np.where(np.isfinite(lower), lower, -CONTINUOUS_RANGE_RAD)
     hi = np.where(np.isfinite(upper), upper, CONTINUOUS_RANGE_RAD)
@@ -180,6 +180,12 @@ def panda_peer(panda_scene, panda_files) -> CoalPeer:
 
 
 @pytest.fixture(scope="session")
+def random_configurations():
+    """:func:`sample_configurations` (lower, upper, n, seed) -> (n, A) within the limits."""
+    return sample_configurations
+
+
+@pytest.fixture(scope="session")
 def coal_peer_factory():
     """:func:`build_coal_peer`, for tests that build a peer for their own scene."""
     return build_coal_peer
@@ -189,4 +195,4 @@ def coal_peer_factory():
 def panda_configurations(panda_scene) -> np.ndarray:
     """The fixed random Panda set: (2000, 8) configurations within the limits."""
     robot = panda_scene.robot
-    return random_configurations(robot.lower_limits, robot.upper_limits, N_RANDOM_CONFIGURATIONS, RANDOM_SEED)
+    return sample_configurations(robot.lower_limits, robot.upper_limits, N_RANDOM_CONFIGURATIONS, RANDOM_SEED)
