@@ -83,7 +83,8 @@ setup: check-tools
 
 # colcon build with the build, install and log bases outside the tree. With
 # --symlink-install the installed Python modules are links to the sources: edits show
-# at once; a new module appears at the next build (every target below builds first).
+# at once; a new module appears at the next build (every target below builds first),
+# and the link of a deleted one is removed then (find -xtype l: dangling links).
 # A workspace built against another venv is wiped first: its CMake cache names that venv.
 # colcon warns that the venv in AMENT_PREFIX_PATH has no local_setup.* files: harmless.
 build: setup
@@ -98,7 +99,8 @@ build: setup
 	cd '$(WS)' && \
 	AMENT_PREFIX_PATH='$(VENV)' CMAKE_PREFIX_PATH='$(VENV)' PATH='$(VENV)/bin':"$$PATH" \
 	  '$(VENV)/bin/colcon' build --base-paths '$(REPO)' --merge-install --symlink-install \
-	    --cmake-args -DPython3_EXECUTABLE='$(VENV)/bin/python'
+	    --cmake-args -DPython3_EXECUTABLE='$(VENV)/bin/python'; \
+	find '$(WS)/install' -xtype l -delete
 	@$(call link,.ws,$(WS))
 
 # pytest exits 5 when it collected no test; that is a failure here, not a pass.
