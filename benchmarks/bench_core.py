@@ -1,0 +1,254 @@
+"""Speed of the validity predicate, side by side with pinocchio + coal and pybullet.
+
+Run:  python benchmarks/bench_core.py [--rounds 3] [--configurations 2000]
+
+One run, one machine, one random Panda set (2000 configurations within the
+limits, the seed of test/robots/conftest.py). Measured, in microseconds per
+configuration:
+
+- ours, single: ``CollisionChecker.check`` called once per configuration;
+- ours, batch: ``CollisionChecker.check_batch`` on 1000 configurations per call;
+- pinocchio + coal: ``computeCollisions(model, data, geometry_model, geometry_data, q,
+  stop_at_first_collision=True)`` on exactly our shape pairs (a predicate stops at the
+  first collision); it includes pinocchio's kinematics and placement updates;
+- pybullet (when importable): the Panda URDF in a DIRECT client with self-collision
+  on, the link pairs we do not check switched off with ``setCollisionFilterPair``;
+  per configuration: one ``resetJointStatesMultiDof`` for every joint (nine separate
+  ``resetJointState`` calls cost ~75 us here, more than the rest together),
+  ``performCollisionDetection`` and ``getContactPoints`` of the robot with itself, a
+  contact with distance <= 0 meaning collision. (pybullet checks each link mesh as its convex hull, so its
+  verdicts are those of a coarser model; it is here for speed only.)
+- explain on the configurations we refuse, ``contact_distance = 0``: milliseconds per
+  call, median and max.
+
+The measurements are repeated in rounds, the order of the engines rotating from one
+round to the next so that machine noise falls on every side alike; the figures are
+the medians over the rounds. Ratios are to pinocchio + coal.
+"""
+from __future__ import annotations
+
+import argparse
+import gc
+import os
+import platform
+import statistics
+import time
+
+import numpy as np
+
+from my_collision_pkg.checker import CollisionChecker
+from my_collision_pkg.models import example_robot_data_share, load_scene, panda_paths
+
+RANDOM_SEED = 20_260_611          # same set as test/robots/conftest.py
+N_CONFIGURATIONS = 2000
+BATCH_SIZE = 1000
+ROUNDS = 3
+TARGET_SINGLE_RATIO = 1.0
+TARGET_BATCH_RATIO = 0.5
+TARGET_EXPLAIN_MS = 3.0
+US_PER_S = 1e6
+MS_PER_S = 1e3
+
+
+def panda_configurations(robot, n: int, seed: int) -> np.ndarray:
+    """(n, A) configurations uniform within the joint limits (the Panda has no continuous joint)."""
+    return np.random.default_rng(seed).uniform(robot.lower_limits, robot.upper_limits,
+                                               size=(n, len(robot.active_joint_names)))
+
+
+# ----- the engines -------------------------------------------------------------------
+class Ours:
+    name = "ours, single check"
+
+    def __init__(self, checker: CollisionChecker) -> None:
+        self.checker = checker
+        self.names = checker.scene.robot.active_joint_names
+
+    def run(self, Q: np.ndarray) -> np.ndarray:
+        check, names = self.checker.check, self.names
+        return np.array([check(names, q).valid for q in Q])
+
+
+class OursBatch(Ours):
+    name = f"ours, batch of {BATCH_SIZE}"
+
+    def run(self, Q: np.ndarray) -> np.ndarray:
+        return np.concatenate([self.checker.check_batch(self.names, Q[i:i + BATCH_SIZE])[0]
+                               for i in range(0, len(Q), BATCH_SIZE)])
+
+
+class PinocchioCoal:
+    """pinocchio + coal on exactly the shape pairs our scene checks."""
+    name = "pinocchio + coal"
+
+    def __init__(self, scene, urdf_path: str) -> None:
+        import pinocchio as pin
+        self.pin = pin
+        model, gmodel = pin.buildModelsFromUrdf(urdf_path, [example_robot_data_share()],
+                                                geometry_types=pin.GeometryType.COLLISION)
+        per_link: dict[str, list[int]] = {}
+        for k, obj in enumerate(gmodel.geometryObjects):
+            per_link.setdefault(model.frames[obj.parentFrame].name, []).append(k)
+        world = scene.world
+        index = [per_link[s.owner][s.shape_id] for s in world.shapes]   # same link, same <collision> index
+        for a, b in world.pairs:
+            gmodel.addCollisionPair(pin.CollisionPair(index[a], index[b]))
+        self.model, self.data = model, model.createData()
+        self.gmodel, self.gdata = gmodel, pin.GeometryData(gmodel)
+        movable = {n: i for i, n in enumerate(scene.robot.movable_joint_names)}
+        self.robot = scene.robot
+        self.q_index = np.array([model.joints[j].idx_q for j in range(1, model.njoints)])
+        self.source = np.array([movable[model.names[j]] for j in range(1, model.njoints)])
+        assert all(model.joints[j].nq == 1 for j in range(1, model.njoints))
+
+    def configurations(self, Q: np.ndarray) -> np.ndarray:
+        """pinocchio q (N, nq): mimic joints (the second finger) follow their leaders."""
+        values = self.robot.movable_values(Q)
+        out = np.zeros((len(Q), self.model.nq))
+        out[:, self.q_index] = values[:, self.source]
+        return out
+
+    def run(self, Q_pin: np.ndarray) -> np.ndarray:
+        collide = self.pin.computeCollisions
+        m, d, gm, gd = self.model, self.data, self.gmodel, self.gdata
+        return np.array([not collide(m, d, gm, gd, q, True) for q in Q_pin])
+
+
+class PyBullet:
+    name = "pybullet"
+
+    def __init__(self, scene, urdf_path: str) -> None:
+        import pybullet
+        self.p = pybullet
+        self.client = pybullet.connect(pybullet.DIRECT)
+        flags = pybullet.URDF_USE_SELF_COLLISION | pybullet.URDF_USE_SELF_COLLISION_INCLUDE_PARENT
+        self.body = pybullet.loadURDF(urdf_path, useFixedBase=True, flags=flags, physicsClientId=self.client)
+        link_of = {pybullet.getBodyInfo(self.body, physicsClientId=self.client)[0].decode(): -1}
+        joint_of = {}
+        for j in range(pybullet.getNumJoints(self.body, physicsClientId=self.client)):
+            info = pybullet.getJointInfo(self.body, j, physicsClientId=self.client)
+            link_of[info[12].decode()] = j
+            joint_of[info[1].decode()] = j
+        world = scene.world
+        checked = {frozenset((world.shapes[a].owner, world.shapes[b].owner)) for a, b in world.pairs}
+        with_geometry = sorted({s.owner for s in world.shapes})
+        for i, a in enumerate(with_geometry):
+            for b in with_geometry[i + 1:]:
+                pybullet.setCollisionFilterPair(self.body, self.body, link_of[a], link_of[b],
+                                                int(frozenset((a, b)) in checked), physicsClientId=self.client)
+        movable = scene.robot.movable_joint_names
+        self.robot = scene.robot
+        self.joints = [joint_of[n] for n in movable]
+
+    def run(self, Q: np.ndarray) -> np.ndarray:
+        p, body, client, joints = self.p, self.body, self.client, self.joints
+        values = self.robot.movable_values(Q)
+        out = np.empty(len(Q), dtype=bool)
+        for k, row in enumerate(values):
+            p.resetJointStatesMultiDof(body, joints, [[v] for v in row], physicsClientId=client)
+            p.performCollisionDetection(physicsClientId=client)
+            contacts = p.getContactPoints(body, body, physicsClientId=client)
+            out[k] = not any(c[8] <= 0.0 for c in contacts)
+        return out
+
+    def close(self) -> None:
+        self.p.disconnect(physicsClientId=self.client)
+
+
+# ----- measuring ---------------------------------------------------------------------
+def timed(run, data) -> tuple[float, np.ndarray]:
+    gc.collect()
+    start = time.perf_counter()
+    result = run(data)
+    return time.perf_counter() - start, result
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=ROUNDS)
+    parser.add_argument("--configurations", type=int, default=N_CONFIGURATIONS)
+    args = parser.parse_args()
+
+    urdf, srdf = panda_paths()
+    scene = load_scene(urdf_path=urdf, srdf_path=srdf)
+    checker = CollisionChecker(scene, check_joint_limits=True)
+    Q = panda_configurations(scene.robot, args.configurations, RANDOM_SEED)
+    names = scene.robot.active_joint_names
+
+    coal_engine = PinocchioCoal(scene, urdf)
+    Q_pin = coal_engine.configurations(Q)
+    engines: list[tuple[object, np.ndarray]] = [(Ours(checker), Q), (OursBatch(checker), Q), (coal_engine, Q_pin)]
+    try:
+        engines.append((PyBullet(scene, urdf), Q))
+        pybullet_note = "resetJointStatesMultiDof, performCollisionDetection, getContactPoints"
+    except ImportError:
+        pybullet_note = "not importable, skipped"
+
+    for engine, data in engines:          # warm-up: compiled kernels, caches, first contacts
+        engine.run(data[:50])
+
+    seconds: dict[str, list[float]] = {e.name: [] for e, _ in engines}
+    verdicts: dict[str, np.ndarray] = {}
+    explain_ms: list[float] = []
+    explain_slow: dict[int, float] = {}
+    refused = None
+    for r in range(args.rounds):
+        order = engines[r % len(engines):] + engines[:r % len(engines)]
+        for engine, data in order:
+            elapsed, valid = timed(engine.run, data)
+            seconds[engine.name].append(elapsed)
+            verdicts[engine.name] = valid
+        refused = np.flatnonzero(~verdicts[Ours.name])
+        for k in refused:
+            start = time.perf_counter()
+            explanation = checker.explain(names, Q[k], contact_distance=0.0)
+            explain_ms.append((time.perf_counter() - start) * MS_PER_S)
+            assert not explanation.valid
+            if explain_ms[-1] >= TARGET_EXPLAIN_MS:
+                explain_slow[int(k)] = max(explain_slow.get(int(k), 0.0), explain_ms[-1])
+
+    n = len(Q)
+    us = {name: statistics.median(values) / n * US_PER_S for name, values in seconds.items()}
+    reference = us[PinocchioCoal.name]
+    print(f"Panda (example-robot-data), {n} random configurations within the limits, seed {RANDOM_SEED}; "
+          f"{len(scene.world.pairs)} shape pairs; {args.rounds} rounds, medians")
+    print(f"machine: {platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}")
+    print(f"refused: ours {int((~verdicts[Ours.name]).sum())}, pinocchio+coal "
+          f"{int((~verdicts[PinocchioCoal.name]).sum())}; verdicts equal on "
+          f"{int((verdicts[Ours.name] == verdicts[PinocchioCoal.name]).sum())}/{n}; "
+          f"single == batch on {int((verdicts[Ours.name] == verdicts[OursBatch.name]).sum())}/{n}")
+    if PyBullet.name in verdicts:
+        print(f"pybullet ({pybullet_note}, convex hulls of the link meshes): refuses "
+              f"{int((~verdicts[PyBullet.name]).sum())}, equal to coal on "
+              f"{int((verdicts[PyBullet.name] == verdicts[PinocchioCoal.name]).sum())}/{n}")
+    else:
+        print(f"pybullet: {pybullet_note}")
+    print()
+    print(f"{'engine':<26}{'us/config':>12}{'ratio to coal':>16}{'target':>12}   rounds (us/config)")
+    targets = {Ours.name: f"<= {TARGET_SINGLE_RATIO:.1f}", OursBatch.name: f"<= {TARGET_BATCH_RATIO:.1f}"}
+    for name, value in us.items():
+        rounds = ", ".join(f"{s / n * US_PER_S:.1f}" for s in seconds[name])
+        print(f"{name:<26}{value:>12.1f}{value / reference:>16.2f}{targets.get(name, ''):>12}   {rounds}")
+    print()
+    if explain_ms:
+        print(f"explain on the refused configurations (contact_distance 0), target < {TARGET_EXPLAIN_MS} ms: "
+              f"median {statistics.median(explain_ms):.2f} ms, max {max(explain_ms):.2f} ms over "
+              f"{len(explain_ms)} calls ({len(refused)} configurations x {args.rounds} rounds)")
+        if explain_slow:
+            slow = ", ".join(f"#{k} {ms:.1f} ms" for k, ms in sorted(explain_slow.items(), key=lambda kv: -kv[1]))
+            print(f"  at or over the target (worst of the rounds): {slow}")
+    print()
+    single_ok = us[Ours.name] / reference <= TARGET_SINGLE_RATIO
+    batch_ok = us[OursBatch.name] / reference <= TARGET_BATCH_RATIO
+    explain_ok = bool(explain_ms) and statistics.median(explain_ms) < TARGET_EXPLAIN_MS
+    explain_max_ok = bool(explain_ms) and max(explain_ms) < TARGET_EXPLAIN_MS
+    print(f"targets: single ratio {us[Ours.name] / reference:.2f} {'met' if single_ok else 'MISSED'}; "
+          f"batch ratio {us[OursBatch.name] / reference:.2f} {'met' if batch_ok else 'MISSED'}; "
+          f"explain median {'met' if explain_ok else 'MISSED'}, max {'met' if explain_max_ok else 'MISSED'}")
+    for engine, _ in engines:
+        if hasattr(engine, "close"):
+            engine.close()
+
+
+if __name__ == "__main__":
+    main()
