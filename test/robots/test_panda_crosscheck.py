@@ -22,6 +22,7 @@ import os
 from dataclasses import dataclass, field
 
 import numpy as np
+import pinocchio as pin
 import pytest
 import trimesh
 
@@ -158,7 +159,6 @@ def test_pairs_are_the_same_on_both_sides(crosscheck):
 
 
 def test_kinematics_match_pinocchio(panda_scene, panda_peer, panda_configurations):
-    import pinocchio as pin
     robot, peer = panda_scene.robot, panda_peer
     for q in panda_configurations[:N_KINEMATICS_SAMPLES]:
         pin.framesForwardKinematics(peer.model, peer.data, peer.pin_configuration(robot, q))
