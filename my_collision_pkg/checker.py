@@ -362,8 +362,9 @@ class CollisionChecker:
                 if world.shapes[s].owner not in links:
                     links.append(world.shapes[s].owner)
         p, first = refusing[0]
+        body_pairs = {frozenset(world.shapes[s].owner for s in pairs[k]) for k, _ in refusing}
         message = self._collision_message(world, index[p], first, margins[p], pad_self_collisions,
-                                          pad_environment_collisions, len(refusing))
+                                          pad_environment_collisions, len(body_pairs))
         return Explanation(False, Status.IN_COLLISION, message, tuple(links), tuple(all_contacts), names, q[0], spent)
 
     def _collision_message(self, world, pair_index, contact, margin, pad_self, pad_env, n_pairs) -> str:
@@ -376,7 +377,7 @@ class CollisionChecker:
             what = f"distance {contact.distance * 1000:.2f} mm"
         padded = pad_self if self_pair else pad_env
         hint = f", padding {margin * 1000:.2f} mm applied" if padded and margin > 0 else ""
-        others = f" (+{n_pairs - 1} more colliding pair{'s' if n_pairs > 2 else ''})" if n_pairs > 1 else ""
+        others = f" (+{n_pairs - 1} more colliding body pair{'s' if n_pairs > 2 else ''})" if n_pairs > 1 else ""
         return f"{kind} between '{a}' and '{b}': {what}{hint}{others}"
 
     def _pair_contacts(self, world, objects, stamp, tick, T_world_link, T_c, a, b, margin, contact_distance):

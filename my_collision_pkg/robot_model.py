@@ -9,6 +9,7 @@ a planning scene for a mobile base places the robot root, it does not move it.
 """
 from __future__ import annotations
 
+import dataclasses
 import threading
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
@@ -168,8 +169,9 @@ class RobotModel:
     """
 
     def __init__(self, name: str, root_link: str, link_names: list[str], joints: list[Joint],
-                 collision_elements: list[CollisionElement]) -> None:
+                 collision_elements: list[CollisionElement], warnings: tuple[str, ...] = ()) -> None:
         self._name = name
+        self._warnings = tuple(warnings)
         self._root_link = root_link
         self._link_names = tuple(link_names)
         self._link_index = {n: i for i, n in enumerate(self._link_names)}
@@ -252,6 +254,14 @@ class RobotModel:
                 offset = float(j.mimic.offset) if j.mimic.offset is not None else 0.0
             joints.append(Joint(j.name, jtype, j.parent, j.child, _origin_transform(j.origin), axis,
                                 lower, upper, mimic_of, mult, offset))
+        # A mimic joint whose leader does not exist (or cannot move) moves on its own, as in MoveIt.
+        warnings = []
+        movable_names = {j.name for j in joints if j.type in MOVABLE_TYPES}
+        for k, j in enumerate(joints):
+            if j.mimic_of is not None and j.mimic_of not in movable_names:
+                warnings.append(f"mimic joint '{j.name}' follows unknown or fixed joint '{j.mimic_of}'; "
+                                "it is treated as an independent joint")
+                joints[k] = dataclasses.replace(j, mimic_of=None, mimic_multiplier=1.0, mimic_offset=0.0)
         roots = [n for n in link_set if n not in children]
         if len(roots) != 1:
             raise ModelError(f"URDF must have exactly one root link, found {roots}")
@@ -282,7 +292,7 @@ class RobotModel:
                     raise ModelError(f"link '{link.name}': <collision> {shape_id} has no geometry")
                 elements.append(CollisionElement(link.name, shape_id, _origin_transform(col.origin),
                                                  _shape_from_urdf(col.geometry, link.name)))
-        return cls(robot.name or DEFAULT_ROBOT_NAME, roots[0], order, ordered_joints, elements)
+        return cls(robot.name or DEFAULT_ROBOT_NAME, roots[0], order, ordered_joints, elements, tuple(warnings))
 
     def _compile(self) -> None:
         """Precompute the arrays forward kinematics runs on."""
@@ -341,6 +351,11 @@ class RobotModel:
         self._link_parent_of = {c: self._joint_by_child[c].parent for c in self._link_names[1:]}
 
     # ----- read-only properties ----------------------------------------
+    @property
+    def warnings(self) -> tuple[str, ...]:
+        """What was tolerated while reading the URDF (e.g. a mimic of an unknown joint)."""
+        return self._warnings
+
     @property
     def name(self) -> str:
         return self._name

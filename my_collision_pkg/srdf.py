@@ -56,22 +56,28 @@ class SemanticModel:
         for link in definition.links:
             links.update(robot.subtree_links(link))
         for base, tip in definition.chains:
-            links.update(robot.subtree_links(_chain_links(robot, base, tip)[0]))
-        for sub in definition.subgroups:
-            if sub not in self.groups:
-                raise ModelError(f"SRDF group '{group}' names unknown subgroup '{sub}'")
+            for link in _chain_links(robot, base, tip):
+                links.update(robot.subtree_links(link))
+        for sub in definition.subgroups:     # parse_srdf dropped groups with unknown subgroups
             self._collect(robot, sub, links, seen + (group,))
 
 
-def _chain_links(robot: RobotModel, base: str, tip: str) -> list[str]:
-    """Links from just below ``base`` down to ``tip``."""
-    path, cur = [], tip
-    while cur is not None and cur != base:
-        path.append(cur)
+def _ancestors(robot: RobotModel, link: str) -> list[str]:
+    """The link, its parent, ... up to the root."""
+    out, cur = [], link
+    while cur is not None:
+        out.append(cur)
         cur = robot.parent_link(cur)
-    if cur != base:
-        raise ModelError(f"SRDF chain: '{tip}' is not below '{base}'")
-    return list(reversed(path)) or [tip]
+    return out
+
+
+def _chain_links(robot: RobotModel, base: str, tip: str) -> list[str]:
+    """Links moved by the joints of a chain: the path from ``base`` to ``tip``
+    without their common ancestor (``base`` itself when it is above ``tip``)."""
+    up_from_tip, up_from_base = _ancestors(robot, tip), _ancestors(robot, base)
+    common = next(link for link in up_from_tip if link in set(up_from_base))
+    below_common = up_from_tip[:up_from_tip.index(common)] + up_from_base[:up_from_base.index(common)]
+    return below_common or [tip]
 
 
 def parse_srdf(xml: str, robot: RobotModel) -> SemanticModel:
@@ -117,17 +123,23 @@ def parse_srdf(xml: str, robot: RobotModel) -> SemanticModel:
             elif member.tag == "chain":
                 base, tip = attr(member, "base_link", where), attr(member, "tip_link", where)
                 if robot.has_link(base) and robot.has_link(tip):
-                    _chain_links(robot, base, tip)
                     chains.append((base, tip))
                 else:
                     warnings.append(f"group '{name}': chain {base} -> {tip} names an unknown link, skipped")
             elif member.tag == "group":
                 subgroups.append(attr(member, "name", where))
         groups[name] = GroupDefinition(name, tuple(joints), tuple(links), tuple(chains), tuple(subgroups))
-    for name, definition in groups.items():
-        for sub in definition.subgroups:
-            if sub not in groups:
-                raise ModelError(f"SRDF group '{name}' names unknown subgroup '{sub}'")
+    # A group naming a subgroup that does not exist is dropped, as MoveIt does (repeat:
+    # dropping one group can orphan another that includes it).
+    dropped = True
+    while dropped:
+        dropped = False
+        for name, definition in list(groups.items()):
+            missing = [sub for sub in definition.subgroups if sub not in groups]
+            if missing:
+                warnings.append(f"group '{name}' names unknown subgroup(s) {missing}, group skipped")
+                del groups[name]
+                dropped = True
 
     disabled: set[frozenset[str]] = set()
     for d in root.findall("disable_collisions"):
@@ -139,7 +151,11 @@ def parse_srdf(xml: str, robot: RobotModel) -> SemanticModel:
 
     states: dict[str, tuple[str, dict[str, float]]] = {}
     for s in root.findall("group_state"):
-        name, group = attr(s, "name", "<robot>"), attr(s, "group", "<group_state>")
+        name = attr(s, "name", "<robot>")
+        group = s.get("group")
+        if not group:
+            warnings.append(f"group_state '{name}' names no group, skipped")
+            continue
         values = {}
         for j in s.findall("joint"):
             try:

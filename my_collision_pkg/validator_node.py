@@ -78,6 +78,8 @@ class CollisionValidatorNode(Node):
                                             max_contacts=p["max_contacts"], contacts_per_pair=p["contacts_per_pair"])
         except (CollisionPkgError, ValueError) as exc:
             raise ConfigurationError(str(exc)) from exc
+        for warning in self.scene.robot.warnings:
+            self.get_logger().warning(f"URDF: {warning}")
         for warning in self.scene.semantic.warnings:
             self.get_logger().warning(f"SRDF: {warning}")
         self._max_batch = p["max_batch"]

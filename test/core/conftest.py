@@ -1,39 +1,10 @@
-"""Small inline robots whose collision answers are known exactly."""
-import numpy as np
+"""Fixtures of the core tests (robots from core_scenes)."""
 import pytest
+from core_scenes import SLIDER_URDF
 
 from my_collision_pkg.checker import CollisionChecker
 from my_collision_pkg.robot_model import RobotModel
 from my_collision_pkg.scene import PlanningScene
-
-# A prismatic slider carrying a sphere (r = 0.1 m) along x, over a fixed base
-# link holding a sphere (r = 0.1 m) at the origin, and a second arm whose box
-# can be moved along y. All geometry is primitive, so depths are exact.
-SLIDER_URDF = """
-<robot name="slider">
-  <link name="base">
-    <collision><geometry><sphere radius="0.1"/></geometry></collision>
-  </link>
-  <link name="carriage"/>
-  <link name="ball">
-    <collision><geometry><sphere radius="0.1"/></geometry></collision>
-  </link>
-  <link name="block">
-    <collision><origin xyz="0 0 0"/><geometry><box size="0.2 0.2 0.2"/></geometry></collision>
-  </link>
-  <joint name="slide_x" type="prismatic">
-    <parent link="base"/><child link="carriage"/><axis xyz="1 0 0"/>
-    <limit lower="-2" upper="2" effort="1" velocity="1"/>
-  </joint>
-  <joint name="fix_ball" type="fixed">
-    <parent link="carriage"/><child link="ball"/><origin xyz="0 0 0"/>
-  </joint>
-  <joint name="slide_y" type="prismatic">
-    <parent link="base"/><child link="block"/><axis xyz="0 1 0"/><origin xyz="0 0 1"/>
-    <limit lower="-2" upper="2" effort="1" velocity="1"/>
-  </joint>
-</robot>
-"""
 
 
 @pytest.fixture
@@ -50,11 +21,3 @@ def slider_scene(slider_robot):
 @pytest.fixture
 def slider_checker(slider_scene):
     return CollisionChecker(slider_scene)
-
-
-def assert_contact_invariants(contact, atol=1e-9):
-    p0, p1 = contact.nearest_points
-    np.testing.assert_allclose(p1 - p0, contact.distance * contact.normal, atol=atol)
-    np.testing.assert_allclose(np.linalg.norm(contact.normal), 1.0, atol=1e-9)
-    np.testing.assert_allclose(contact.position, 0.5 * (p0 + p1), atol=atol)
-    assert contact.penetration_depth == pytest.approx(max(0.0, -contact.distance))

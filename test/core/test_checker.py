@@ -1,7 +1,7 @@
 """Predicate and explain on primitive scenes with exact answers."""
 import numpy as np
 import pytest
-from conftest import SLIDER_URDF, assert_contact_invariants
+from core_scenes import SLIDER_URDF, assert_contact_invariants
 
 from my_collision_pkg.checker import CollisionChecker
 from my_collision_pkg.contacts import BodyType, ContactType, Status
@@ -169,7 +169,7 @@ def test_contact_budget_bounds_contacts_but_not_the_verdict():
     checker = CollisionChecker(scene, max_contacts=2)
     e = checker.explain(["slide_x"], [0.1])
     assert not e.valid and len(e.contacts) == 2 and e.contact_budget_spent
-    assert "more colliding pair" in e.message
+    assert "+3 more colliding body pairs" in e.message
     assert len(checker.explain(["slide_x"], [0.1], max_contacts=50).contacts) > 2
 
 

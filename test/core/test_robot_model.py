@@ -134,9 +134,6 @@ def test_tolerates_elements_urdf_parser_py_rejects():
      "<child link='zz'/></joint></robot>", "unknown link 'zz'"),
     ("<robot name='r'><link name='a'/><link name='b'/><joint name='j' type='revolute'><parent link='a'/>"
      "<child link='b'/><limit lower='1' upper='-1' effort='1' velocity='1'/></joint></robot>", "lower limit"),
-    ("<robot name='r'><link name='a'/><link name='b'/><joint name='j' type='revolute'><parent link='a'/>"
-     "<child link='b'/><limit lower='-1' upper='1' effort='1' velocity='1'/><mimic joint='ghost'/></joint>"
-     "</robot>", "unknown or fixed joint 'ghost'"),
     ("<robot name='r'><link name='a'/><link name='b'/><link name='c'/>"
      "<joint name='j1' type='revolute'><parent link='a'/><child link='b'/>"
      "<limit lower='-1' upper='1' effort='1' velocity='1'/><mimic joint='j2'/></joint>"
@@ -150,6 +147,15 @@ def test_malformed_urdf_gives_specific_error(xml, fragment):
     with pytest.raises(ModelError, match=None) as info:
         RobotModel.from_urdf_string(xml)
     assert fragment in str(info.value)
+
+
+def test_mimic_of_an_unknown_joint_moves_on_its_own_with_a_warning():
+    robot = RobotModel.from_urdf_string(
+        "<robot name='r'><link name='a'/><link name='b'/><joint name='j' type='revolute'><parent link='a'/>"
+        "<child link='b'/><limit lower='-1' upper='1' effort='1' velocity='1'/><mimic joint='ghost'/></joint>"
+        "</robot>")
+    assert robot.active_joint_names == ("j",)
+    assert any("'ghost'" in w for w in robot.warnings)
 
 
 def test_missing_urdf_file_names_the_file(tmp_path):

@@ -1,12 +1,13 @@
 """World and attached objects, atomic updates, mesh lookup, solid bodies, threads."""
 import threading
+import time
 
 import fcl
 import manifold3d
 import numpy as np
 import pytest
 import trimesh
-from conftest import SLIDER_URDF, assert_contact_invariants
+from core_scenes import SLIDER_URDF, assert_contact_invariants
 
 from my_collision_pkg.checker import CollisionChecker
 from my_collision_pkg.contacts import BodyType, ContactType, Status
@@ -16,6 +17,9 @@ from my_collision_pkg.robot_model import Box, Capsule, Cone, Cylinder, MeshRef, 
 from my_collision_pkg.scene import (AddObject, ClearObjects, MoveObject, ObjectShape, PlanningScene, RemoveObject,
                                     SceneObject)
 from my_collision_pkg.transforms import make_transform
+
+
+SWAP_PAUSE_S = 0.002
 
 
 def obj(oid, spec, center=(0, 0, 0), link=None, touch=()):
@@ -225,6 +229,7 @@ def test_concurrent_checks_see_old_or_new_world_never_a_mix(scene):
             scene.apply([RemoveObject("left"), AddObject(right)])
         else:
             scene.apply([RemoveObject("right"), AddObject(left)])
+        time.sleep(SWAP_PAUSE_S)       # let the checking threads run between swaps
     stop.set()
     for t in threads:
         t.join()

@@ -10,11 +10,13 @@ Tolerances, and why:
   volumes are checked to lie between the analytic values for those two balls: a bracket, not a
   guessed tolerance.
 * Forces are integrals of the linearly interpolated pressure over the refined triangulation. The
-  refinement stops when its own error estimate is below ``REFINE_RELATIVE_TOLERANCE`` (2e-3) of
+  refinement stops when its own error estimate is below ``REFINE_RELATIVE_TOLERANCE`` (3e-3) of
   the integral. The estimate (edge-midpoint rule, exact for quadratic fields) is of the right
-  size, not a bound, so tests allow five times it: 1 %. For convex overlaps the thickness is
-  concave, linear interpolation only underestimates, and the force must also never exceed
-  ``stiffness * volume``; that side is checked to rounding.
+  size but not a bound: on the shapes below the true error is 0.4 to 1.0 times it (0.12 % to
+  0.3 %). The tests allow 1 %, the accuracy issue 4 asks of the sphere case, three times the
+  target. For convex overlaps the thickness is concave, linear interpolation only
+  underestimates, and the force must also never exceed ``stiffness * volume``; that side is
+  checked to rounding.
 """
 
 from __future__ import annotations
@@ -40,7 +42,8 @@ from my_collision_pkg.surfaces import (
 
 STIFFNESS_PA_PER_M = 2.0e6
 EXACT_RTOL = 1e-6
-REFINED_RTOL = 5.0 * REFINE_RELATIVE_TOLERANCE
+REFINED_RTOL = 0.01
+assert REFINED_RTOL >= 3.0 * REFINE_RELATIVE_TOLERANCE
 ON_PLANE_ATOL_M = 1e-9
 PANDA_COLLISION_MESHES = (
     pathlib.Path(sysconfig.get_paths()["purelib"])

@@ -9,7 +9,7 @@ import threading
 import numpy as np
 import pytest
 import rclpy
-from conftest import ARM, FREE, INTO_TABLE, NodeProcess, executable, panda_params, ros_args
+from node_processes import ARM, FREE, INTO_TABLE, NodeProcess, executable, panda_params, ros_args
 from geometry_msgs.msg import Pose
 from rclpy.context import Context
 from rclpy.executors import SingleThreadedExecutor
