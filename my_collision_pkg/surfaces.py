@@ -20,6 +20,14 @@ contact surfaces (``lcmt_hydroelastic_contact_surface_for_viz``), but for ordina
 
 Everything here is plain numpy/trimesh/manifold3d: no rclpy, no message types.
 
+Precision
+---------
+Areas, forces and the rest are computed in double precision, but the outline comes from
+manifold3d's cross-sections, which slice in single precision and keep coordinates on a 1e-8 m
+grid: outline vertices are within about 1e-8 m (plus 6e-8 of their distance from the plane
+point) of the true section. Pressures are exact at the vertices (up to rounding); the force
+and centroid carry the refinement error, about ``REFINE_RELATIVE_TOLERANCE`` of the force.
+
 Conventions
 -----------
 ``normal_world`` points from body 0 towards body 1 (the direction in which body 1 must move to
@@ -49,11 +57,11 @@ NORMAL_UNIT_TOLERANCE = 1e-6
 
 #: Refinement stops when the estimated error of the integrated thickness (hence of the force)
 #: is below this fraction of it.
-REFINE_RELATIVE_TOLERANCE = 2e-3
+REFINE_RELATIVE_TOLERANCE = 3e-3
 
 #: Each refinement pass splits the edges with the largest estimated errors that together hold
 #: this fraction of the total estimated error.
-REFINE_MARKED_FRACTION = 0.5
+REFINE_MARKED_FRACTION = 0.8
 
 #: The cross-section is first cut into square cells, this many along its longer side, and each
 #: cell triangulated: this bounds the size of the first triangles.
@@ -68,21 +76,26 @@ MAX_EDGE_FRACTION = 1.0 / 8.0
 MIN_EDGE_FRACTION = 1.0 / 256.0
 
 #: At most this many refinement passes (each pass splits every marked edge once).
-MAX_REFINE_PASSES = 24
+MAX_REFINE_PASSES = 16
 
 #: Refinement stops before a pass that would make the patch exceed this many vertices.
 MAX_PATCH_VERTICES = 4000
 
-#: Boundary vertices are sampled this fraction of the patch size inside the patch, so that the
-#: thickness there is the limit from inside (a line grazing a wall parallel to the normal is
-#: otherwise ambiguous). It is well above the float32 rounding of manifold3d's cross-sections
-#: (relative 6e-8) and far below any feature that matters.
+#: Boundary vertices are sampled this fraction of the patch diagonal inside the patch, so that
+#: the thickness there is the limit from inside (a line grazing a wall parallel to the normal is
+#: otherwise ambiguous), and at least ``_ROUNDING_MARGIN`` times the rounding of the outline.
 BOUNDARY_NUDGE_FRACTION = 1e-6
+
+#: manifold3d slices in single precision (relative rounding 6e-8) and its cross-sections keep
+#: coordinates on a 1e-8 grid (Clipper2 at 8 decimals): the outline is that close to the truth.
+_SLICE_RELATIVE_ROUNDING = float(np.finfo(np.float32).eps)
+_SECTION_GRID_M = 1e-8
+_ROUNDING_MARGIN = 10.0
 
 #: The grid that finds which triangles of the intersection lie over a point has this many times
 #: the square root of their number cells per side (cells a few times smaller than a typical
 #: triangle keep the candidate pairs per point few), and at most ``_MAX_GRID_CELLS_PER_SIDE``.
-_GRID_CELLS_PER_TRIANGLE_ROOT = 3.0
+_GRID_CELLS_PER_TRIANGLE_ROOT = 2.0
 _MAX_GRID_CELLS_PER_SIDE = 64
 #: Grid cells are grown by this fraction of their size when triangles are binned, so rounding
 #: can never drop a triangle from a cell it touches.
@@ -207,8 +220,8 @@ def compute_contact_surface(
         return None
 
     patch_diagonal_m = float(np.linalg.norm(np.ptp(points_plane, axis=0)))
-    # The nudge must beat the rounding of the section's coordinates, which grows with their size.
-    nudge_m = BOUNDARY_NUDGE_FRACTION * max(patch_diagonal_m, float(np.abs(points_plane).max()))
+    outline_rounding_m = _SECTION_GRID_M + _SLICE_RELATIVE_ROUNDING * float(np.abs(points_plane).max())
+    nudge_m = max(BOUNDARY_NUDGE_FRACTION * patch_diagonal_m, _ROUNDING_MARGIN * outline_rounding_m)
     region_plane = np.array(
         [points_plane.min(axis=0) - 2.0 * nudge_m, points_plane.max(axis=0) + 2.0 * nudge_m]
     )
@@ -232,12 +245,18 @@ def compute_contact_surface(
 # Input validation and conversion
 
 
+def _finite_3_vector(value: np.ndarray, argument_name: str) -> np.ndarray:
+    try:
+        vector = np.asarray(value, dtype=np.float64)
+    except (TypeError, ValueError) as error:
+        raise ContactSurfaceError(f"{argument_name} must be a finite 3-vector, got {value!r}") from error
+    if vector.shape != (3,) or not np.all(np.isfinite(vector)):
+        raise ContactSurfaceError(f"{argument_name} must be a finite 3-vector, got {value!r}")
+    return vector
+
+
 def _validated_normal(normal_world: np.ndarray) -> np.ndarray:
-    normal = np.asarray(normal_world, dtype=np.float64)
-    if normal.shape != (3,) or not np.all(np.isfinite(normal)):
-        raise ContactSurfaceError(
-            f"normal_world must be a finite 3-vector, got {np.asarray(normal_world)!r}"
-        )
+    normal = _finite_3_vector(normal_world, "normal_world")
     length = float(np.linalg.norm(normal))
     if abs(length - 1.0) > NORMAL_UNIT_TOLERANCE:
         raise ContactSurfaceError(
@@ -248,12 +267,7 @@ def _validated_normal(normal_world: np.ndarray) -> np.ndarray:
 
 
 def _validated_point(plane_point_world: np.ndarray) -> np.ndarray:
-    point = np.asarray(plane_point_world, dtype=np.float64)
-    if point.shape != (3,) or not np.all(np.isfinite(point)):
-        raise ContactSurfaceError(
-            f"plane_point_world must be a finite 3-vector, got {np.asarray(plane_point_world)!r}"
-        )
-    return point
+    return _finite_3_vector(plane_point_world, "plane_point_world")
 
 
 def _validated_stiffness(stiffness_pa_per_m: float) -> float:
@@ -728,10 +742,10 @@ def _refine(
                 edges.midpoints[missing], edges.inward(missing)
             )
             sampled |= missing
-        fresh = sampled & ~np.isin(edges.keys, cached_keys)
-        order = np.argsort(np.concatenate([cached_keys, edges.keys[fresh]]))
-        cached_keys = np.concatenate([cached_keys, edges.keys[fresh]])[order]
-        cached_thickness = np.concatenate([cached_thickness, midpoint_thickness[fresh]])[order]
+        # Edges that are not split live on into the next pass with their samples (the keys of
+        # an edge table are sorted, so the kept ones are too).
+        kept = sampled & ~marked
+        cached_keys, cached_thickness = edges.keys[kept], midpoint_thickness[kept]
 
         new_vertex_of_edge = np.full(len(edges.keys), -1, dtype=np.int64)
         new_vertex_of_edge[marked] = len(points_plane) + np.arange(int(marked.sum()))

@@ -12,8 +12,8 @@ Tolerances, and why:
 * Forces are integrals of the linearly interpolated pressure over the refined triangulation. The
   refinement stops when its own error estimate is below ``REFINE_RELATIVE_TOLERANCE`` (3e-3) of
   the integral. The estimate (edge-midpoint rule, exact for quadratic fields) is of the right
-  size but not a bound: on the shapes below the true error is 0.4 to 1.0 times it (0.12 % to
-  0.3 %). The tests allow 1 %, the accuracy issue 4 asks of the sphere case, three times the
+  size but not a bound: on the shapes below the true error is 0.4 to 1.1 times it (0.12 % to
+  0.34 %). The tests allow 1 %, the accuracy issue 4 asks of the sphere case, three times the
   target. For convex overlaps the thickness is concave, linear interpolation only
   underestimates, and the force must also never exceed ``stiffness * volume``; that side is
   checked to rounding.
@@ -22,6 +22,7 @@ Tolerances, and why:
 from __future__ import annotations
 
 import dataclasses
+import os
 import pathlib
 import subprocess
 import sys
@@ -213,6 +214,44 @@ def test_rectangle_vertices_lie_in_the_overlap_rectangle():
     assert np.all(xy >= lower - 1e-8) and np.all(xy <= upper + 1e-8)
     for corner in [lower, upper, [lower[0], upper[1]], [upper[0], lower[1]]]:
         assert np.min(np.linalg.norm(xy - corner, axis=1)) < 1e-8
+
+
+def test_a_small_overlap_keeps_its_outline_to_the_rounding_of_the_section():
+    # 10 um deep, 10 mm x 0.1 mm across; the section is rounded to about 1e-8 m.
+    body_0 = box((0.2, 0.2, 0.2))
+    body_1 = box((0.2, 0.2, 0.2), centre_m=(0.19, 0.1999, 0.2 - 1e-5))
+    point, normal = np.array([0.095, 0.1, 0.1 - 5e-6]), np.array([0.0, 0.0, 1.0])
+    patch = compute_contact_surface(body_0, body_1, point, normal, STIFFNESS_PA_PER_M)
+    assert_well_formed(patch, point, normal)
+    perimeter_m, area_m2 = 2 * (0.01 + 1e-4), 0.01 * 1e-4
+    rounding_m = 1e-8 + 6e-8 * 0.005
+    assert abs(patch.area_m2 - area_m2) <= perimeter_m * rounding_m
+    np.testing.assert_allclose(patch.pressure_pa, STIFFNESS_PA_PER_M * 1e-5, rtol=1e-6)
+
+
+def test_far_from_the_origin_nothing_is_lost():
+    offset = np.array([120.0, -75.0, 30.0])
+    body_0 = box((0.2, 0.2, 0.2), centre_m=offset)
+    body_1 = box((0.2, 0.2, 0.2), centre_m=offset + (0.05, 0.03, 0.17))
+    point, normal = offset + (0.0, 0.0, 0.085), np.array([0.0, 0.0, 1.0])
+    patch = compute_contact_surface(body_0, body_1, point, normal, STIFFNESS_PA_PER_M)
+    assert_well_formed(patch, point, normal)
+    assert patch.area_m2 == pytest.approx(0.15 * 0.17, rel=EXACT_RTOL)
+    np.testing.assert_allclose(patch.pressure_pa, STIFFNESS_PA_PER_M * 0.03, rtol=EXACT_RTOL)
+
+
+def test_rotated_boxes_with_the_normal_along_a_face_normal_are_exact():
+    rotation = random_rotation(np.random.default_rng(3))
+    body_0 = box((0.2, 0.2, 0.2), rotation=rotation)
+    body_1 = box((0.2, 0.2, 0.2), rotation=rotation, centre_m=rotation @ (0.05, 0.03, 0.17))
+    point, normal = rotation @ (0.0, 0.0, 0.085), rotation @ (0.0, 0.0, 1.0)
+    patch = compute_contact_surface(body_0, body_1, point, normal, STIFFNESS_PA_PER_M)
+    assert_well_formed(patch, point, normal)
+    assert patch.area_m2 == pytest.approx(0.15 * 0.17, rel=EXACT_RTOL)
+    np.testing.assert_allclose(patch.pressure_pa, STIFFNESS_PA_PER_M * 0.03, rtol=EXACT_RTOL)
+    assert -patch.force_world_n @ normal == pytest.approx(
+        STIFFNESS_PA_PER_M * 0.15 * 0.17 * 0.03, rel=EXACT_RTOL
+    )
 
 
 def test_swapping_the_bodies_reverses_the_force():
@@ -532,13 +571,20 @@ def test_the_patch_is_immutable():
 
 
 def test_the_module_imports_no_ros():
+    import my_collision_pkg
+
     code = (
         "import sys, my_collision_pkg.surfaces\n"
         "bad = [m for m in sys.modules if m.split('.')[0] in ('rclpy', 'geometry_msgs', "
-        "'visualization_msgs', 'my_collision_pkg.msg')]\n"
+        "'visualization_msgs') or m.startswith('my_collision_pkg.msg')]\n"
         "assert not bad, bad\n"
     )
-    subprocess.run([sys.executable, "-c", code], check=True)
+    package_parent = str(pathlib.Path(my_collision_pkg.__file__).resolve().parent.parent)
+    environment = dict(os.environ)
+    environment["PYTHONPATH"] = os.pathsep.join(
+        [package_parent] + [p for p in environment.get("PYTHONPATH", "").split(os.pathsep) if p]
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, env=environment)
 
 
 # ---------------------------------------------------------------------------------------------
