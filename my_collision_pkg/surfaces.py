@@ -408,11 +408,26 @@ class _ThicknessSampler:
         )  # (F, 12)
         # The triangle's inside is on the left of its edges when it is counter-clockwise.
         self._inside_left = (facing[:, None] * np.where(swap, -1.0, 1.0)) > 0.0  # (F, 3)
-        self._corner_0 = corners_xy[:, 0]
-        self._span_1 = corners_xy[:, 1] - corners_xy[:, 0]
-        self._span_2 = corners_xy[:, 2] - corners_xy[:, 0]
-        self._twice_area = twice_area
-        self._corners_z = corners_z
+        # Per triangle: a corner (x, y, z), the slopes dz/dx and dz/dy of its plane, its lowest
+        # and highest z (heights are clipped to them, so a near-vertical sliver cannot produce a
+        # height outside its own corners), and +1 or -1 for the side it faces.
+        span_1 = corners_xy[:, 1] - corners_xy[:, 0]
+        span_2 = corners_xy[:, 2] - corners_xy[:, 0]
+        rise_1 = corners_z[:, 1] - corners_z[:, 0]
+        rise_2 = corners_z[:, 2] - corners_z[:, 0]
+        self._planes = np.ascontiguousarray(
+            np.column_stack(
+                [
+                    corners_xy[:, 0],
+                    corners_z[:, 0],
+                    (rise_1 * span_2[:, 1] - rise_2 * span_1[:, 1]) / twice_area,
+                    (rise_2 * span_1[:, 0] - rise_1 * span_2[:, 0]) / twice_area,
+                    corners_z.min(axis=1),
+                    corners_z.max(axis=1),
+                    facing,
+                ]
+            )
+        )  # (F, 8)
         self._facing = facing
         self._z_extent_m = float(np.ptp(vertices[:, 2])) if len(vertices) else 0.0
         self._nudge_m = nudge_m
@@ -517,19 +532,12 @@ class _ThicknessSampler:
         )  # (P, 3): which side of each ordered edge the point is on
         agrees = (side >= 0.0) == np.take(self._inside_left, triangle, axis=0)
         inside = agrees[:, 0] & agrees[:, 1] & agrees[:, 2]
-        point, triangle = point[inside], triangle[inside]
-
-        # Height of the triangle above the point, from barycentric weights (clipped, so a
-        # near-vertical sliver cannot produce a height outside its own corners).
-        relative = positions[point] - self._corner_0[triangle]
-        weight_1 = np.clip(_cross_2d(relative, self._span_2[triangle]) / self._twice_area[triangle], 0.0, 1.0)
-        weight_2 = np.clip(_cross_2d(self._span_1[triangle], relative) / self._twice_area[triangle], 0.0, 1.0)
-        corners_z = self._corners_z[triangle]
-        height = corners_z[:, 0] + weight_1 * (corners_z[:, 1] - corners_z[:, 0]) + weight_2 * (
-            corners_z[:, 2] - corners_z[:, 0]
-        )
-        height = np.clip(height, corners_z.min(axis=1), corners_z.max(axis=1))
-        thickness = np.bincount(point, weights=self._facing[triangle] * height, minlength=len(positions))
+        point = point[inside]
+        plane = np.take(self._planes, triangle[inside], axis=0)
+        offset = pair_positions[inside] - plane[:, 0:2]
+        height = plane[:, 2] + plane[:, 3] * offset[:, 0] + plane[:, 4] * offset[:, 1]
+        height = np.minimum(np.maximum(height, plane[:, 5]), plane[:, 6])
+        thickness = np.bincount(point, weights=plane[:, 7] * height, minlength=len(positions))
         return np.clip(thickness, 0.0, self._z_extent_m)
 
 
