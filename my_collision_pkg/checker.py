@@ -17,11 +17,10 @@ from collections import OrderedDict
 
 import fcl
 import numpy as np
-import trimesh
 
 from .contacts import BodyType, Contact, ContactType, Explanation, NO_SUBSHAPE, Status, Verdict
 from .errors import CollisionPkgError, RequestError
-from .kernels import contains_probe, obb_candidates, shape_poses
+from .kernels import closest_point_on_triangles, contains_probe, obb_candidates, shape_poses
 from .scene import CollisionWorld, PlanningScene
 from .transforms import invert_transform, transform_points
 
@@ -333,9 +332,8 @@ class CollisionChecker:
             return Explanation(False, Status.OUT_OF_BOUNDS, limits, joint_names=names, positions=q[0])
         cull = np.maximum(margins, contact_distance)
         T_world_links, T_world_shape, candidates = self._candidates(world, q, pairs, cull)
-        T_world_link = T_world_links[0]
         objects, stamp, tick = self._posed_objects(world)
-        T_c = T_world_shape[0]
+        build = _ContactBuilder(world, T_world_links[0], T_world_shape[0])
         survivors = np.flatnonzero(candidates[0])
         is_self = world.pair_is_self[index[survivors]]
         order = np.concatenate([survivors[is_self], survivors[~is_self]])
@@ -344,8 +342,7 @@ class CollisionChecker:
         spent = False
         for p in order:
             a, b = pairs[p]
-            found, contacts = self._pair_contacts(world, objects, stamp, tick, T_world_link, T_c, a, b, margins[p],
-                                                  contact_distance)
+            found, contacts = self._pair_contacts(build, objects, stamp, tick, a, b, margins[p], contact_distance)
             if found:
                 refusing.append((p, contacts[0]))
                 colliding.extend(contacts)
@@ -380,89 +377,103 @@ class CollisionChecker:
         others = f" (+{n_pairs - 1} more colliding body pair{'s' if n_pairs > 2 else ''})" if n_pairs > 1 else ""
         return f"{kind} between '{a}' and '{b}': {what}{hint}{others}"
 
-    def _pair_contacts(self, world, objects, stamp, tick, T_world_link, T_c, a, b, margin, contact_distance):
+    def _pair_contacts(self, build: "_ContactBuilder", objects, stamp, tick, a, b, margin, contact_distance):
         """(in collision, contacts) for one shape pair, contacts capped per pair."""
+        world, T_c = build.world, build.T_world_shape
         oa = self._pose(world, objects, stamp, tick, T_c, a)
         ob = self._pose(world, objects, stamp, tick, T_c, b)
         request = fcl.CollisionRequest(num_max_contacts=self.contacts_per_pair, enable_contact=True)
         result = fcl.CollisionResult()
         if fcl.collide(oa, ob, request, result):
-            contacts = [self._from_fcl_contact(world, T_world_link, a, b, c) for c in result.contacts]
+            contacts = [build.from_fcl(a, b, c) for c in result.contacts]
             contacts.sort(key=lambda c: c.distance)
             return True, contacts
+        solid = world.shapes[a].geometry.is_closed_bvh or world.shapes[b].geometry.is_closed_bvh
+        inside = self._contained(world, T_c, a, b) if solid else None
+        if inside is not None:
+            return True, [build.containment(a, b, inside)]
         threshold = max(margin, contact_distance)
         if threshold > 0.0:
             dres = fcl.DistanceResult()
             distance = fcl.distance(oa, ob, _DISTANCE_REQUEST, dres)
             if distance < threshold:
-                contact = self._from_points(world, T_world_link, T_c, a, b, np.asarray(dres.nearest_points[0]),
+                contact = build.from_points(a, b, np.asarray(dres.nearest_points[0]),
                                             np.asarray(dres.nearest_points[1]), distance, dres.b1, dres.b2)
-                if distance < margin:
-                    return True, [contact]
-                inside = self._contained(world, T_c, a, b) if (world.shapes[a].geometry.is_closed_bvh or
-                                                               world.shapes[b].geometry.is_closed_bvh) else None
-                if inside is None:
-                    return False, [contact]
-                return True, [self._containment_contact(world, T_world_link, T_c, a, b, inside)]
-        if world.shapes[a].geometry.is_closed_bvh or world.shapes[b].geometry.is_closed_bvh:
-            inside = self._contained(world, T_c, a, b)
-            if inside is not None:
-                return True, [self._containment_contact(world, T_world_link, T_c, a, b, inside)]
+                return distance < margin, [contact]
         return False, []
 
-    def _from_fcl_contact(self, world, T_world_link, a, b, c) -> Contact:
+
+class _ContactBuilder:
+    """Turns fcl results for one posed configuration into :class:`Contact` objects."""
+
+    def __init__(self, world: CollisionWorld, T_world_link: np.ndarray, T_world_shape: np.ndarray) -> None:
+        self.world = world
+        self.T_world_link = T_world_link
+        self.T_world_shape = T_world_shape
+        self._owner_from_world: dict[int, np.ndarray] = {}
+
+    def _to_owner(self, shape: int, point_world: np.ndarray) -> np.ndarray:
+        T = self._owner_from_world.get(shape)
+        if T is None:
+            T = self._owner_from_world[shape] = invert_transform(self.world.shape_owner_frame(shape,
+                                                                                               self.T_world_link))
+        return transform_points(T, point_world)
+
+    def from_fcl(self, a, b, c) -> Contact:
         normal = np.asarray(c.normal, dtype=float)
         norm = np.linalg.norm(normal)
         normal = normal / norm if norm > 0 else np.array([0.0, 0.0, 1.0])
         depth = float(c.penetration_depth)
         position = np.asarray(c.pos, dtype=float)
         p0 = position + 0.5 * depth * normal
-        p1 = position - 0.5 * depth * normal
-        return self._make_contact(world, T_world_link, a, b, p0, p1, normal, -depth, c.b1, c.b2)
+        return self.make(a, b, p0, normal, -depth, c.b1, c.b2)
 
-    def _from_points(self, world, T_world_link, T_c, a, b, p0, p1, distance, b1, b2) -> Contact:
+    def from_points(self, a, b, p0, p1, distance, b1, b2) -> Contact:
         delta = p1 - p0
         norm = np.linalg.norm(delta)
         if norm > 1e-12:
             normal = delta / norm
         else:  # touching: fall back to the line between the shape origins
-            between = T_c[b][:3, 3] - T_c[a][:3, 3]
+            between = self.T_world_shape[b][:3, 3] - self.T_world_shape[a][:3, 3]
             length = np.linalg.norm(between)
             normal = between / length if length > 1e-12 else np.array([0.0, 0.0, 1.0])
-        # Keep the invariant exact: the second point is the first moved by distance * normal.
-        return self._make_contact(world, T_world_link, a, b, p0, p0 + distance * normal, normal, float(distance),
-                                  b1, b2)
+        return self.make(a, b, p0, normal, float(distance), b1, b2)
 
-    def _containment_contact(self, world, T_world_link, T_c, a, b, inside) -> Contact:
+    def containment(self, a, b, inside) -> Contact:
         """Contact for a body wholly inside a closed mesh: push it out through the nearest face."""
         outer, inner = inside
+        world, T_c = self.world, self.T_world_shape
         T_world_outer = T_c[outer]
-        mesh_outer = world.shapes[outer].geometry.triangle_mesh()
         inner_points_world = transform_points(T_c[inner], np.asarray(world.shapes[inner].geometry.triangle_mesh()
                                                                       .vertices))
         center_world = inner_points_world.mean(axis=0)
         center_outer = transform_points(invert_transform(T_world_outer), center_world)
-        closest, _, triangle = trimesh.proximity.closest_point(mesh_outer, center_outer[None, :])
-        surface_world = transform_points(T_world_outer, closest[0])
+        closest, triangle = closest_point_on_triangles(center_outer, world.shapes[outer].geometry.triangles_shape)
+        surface_world = transform_points(T_world_outer, closest)
         out_dir = surface_world - center_world
         norm = np.linalg.norm(out_dir)
         out_dir = out_dir / norm if norm > 1e-12 else T_world_outer[:3, 2]
         # Depth: how far the inner body must travel along out_dir to leave through that face.
-        depth = float(np.max((surface_world - inner_points_world) @ out_dir))
-        depth = max(depth, 0.0)
+        depth = max(float(np.max((surface_world - inner_points_world) @ out_dir)), 0.0)
         # normal points from body 0 to body 1 and separates them when body 1 moves along it
         normal = out_dir if inner == b else -out_dir
         p0 = surface_world if outer == a else surface_world - depth * out_dir
-        subshape = (int(triangle[0]), NO_SUBSHAPE) if outer == a else (NO_SUBSHAPE, int(triangle[0]))
-        return self._make_contact(world, T_world_link, a, b, p0, p0 - depth * normal, normal, -depth, *subshape)
+        subshape = (int(triangle), NO_SUBSHAPE) if outer == a else (NO_SUBSHAPE, int(triangle))
+        return self.make(a, b, p0, normal, -depth, *subshape)
 
-    def _make_contact(self, world, T_world_link, a, b, p0, p1, normal, distance, b1, b2) -> Contact:
+    def make(self, a, b, p0, normal, distance, b1, b2) -> Contact:
+        """A contact from the point on body 0, the normal and the signed distance.
+
+        The point on body 1 is ``p0 + distance * normal``, so the documented
+        invariant holds exactly.
+        """
+        world = self.world
         sa, sb = world.shapes[a], world.shapes[b]
+        p1 = p0 + distance * normal
         kind = ContactType.SELF if (sa.on_robot and sb.on_robot) else ContactType.ENVIRONMENT
-        local0 = transform_points(invert_transform(world.shape_owner_frame(a, T_world_link)), p0)
-        local1 = transform_points(invert_transform(world.shape_owner_frame(b, T_world_link)), p1)
         sub0 = int(b1) if sa.geometry.is_bvh and b1 is not None and b1 >= 0 else NO_SUBSHAPE
         sub1 = int(b2) if sb.geometry.is_bvh and b2 is not None and b2 >= 0 else NO_SUBSHAPE
         return Contact(kind, (sa.owner, sb.owner), (BodyType(sa.body_type), BodyType(sb.body_type)),
-                       (sa.shape_id, sb.shape_id), (sub0, sub1), 0.5 * (p0 + p1), (p0, p1), (local0, local1),
-                       normal, float(distance), max(0.0, -float(distance)), False)
+                       (sa.shape_id, sb.shape_id), (sub0, sub1), 0.5 * (p0 + p1), (p0, p1),
+                       (self._to_owner(a, p0), self._to_owner(b, p1)), normal, float(distance),
+                       max(0.0, -float(distance)), False)

@@ -154,12 +154,16 @@ class ShapeGeometry:
     source_mesh: trimesh.Trimesh | None = field(default=None, compare=False, repr=False)
 
     def triangle_mesh(self) -> trimesh.Trimesh:
-        """Triangle mesh of the shape in its own frame (primitives tessellated)."""
+        """Triangle mesh of the shape in its own frame (primitives tessellated once, on first use)."""
         if self.source_mesh is not None:
             return self.source_mesh
-        return primitive_mesh(self.spec)
+        cached = self._tessellation.get("mesh")
+        if cached is None:
+            cached = self._tessellation.setdefault("mesh", primitive_mesh(self.spec))
+        return cached
 
     triangles_shape: np.ndarray | None = field(default=None, compare=False, repr=False)
+    _tessellation: dict = field(default_factory=dict, compare=False, repr=False)
 
 
 def primitive_mesh(spec: ShapeSpec) -> trimesh.Trimesh:

@@ -246,3 +246,55 @@ def winding_number(point, triangles):
             + (bx * cx + by * cy + bz * cz) * la + (cx * ax + cy * ay + cz * az) * lb
         total += 2.0 * np.arctan2(det, den)
     return total / (4.0 * np.pi)
+
+
+@njit(cache=True)
+def closest_point_on_triangles(point, triangles):
+    """Nearest point (3,) to ``point`` on a set of triangles (T, 3, 3), and its triangle index.
+
+    Per triangle: the Voronoi-region walk of Ericson, Real-Time Collision Detection, 5.1.5.
+    """
+    best = np.empty(3)
+    candidate = np.empty(3)
+    best_d2 = np.inf
+    best_t = -1
+    for t in range(triangles.shape[0]):
+        a, b, c = triangles[t, 0], triangles[t, 1], triangles[t, 2]
+        ab = b - a
+        ac = c - a
+        ap = point - a
+        d1 = ab @ ap
+        d2 = ac @ ap
+        if d1 <= 0.0 and d2 <= 0.0:
+            candidate[:] = a
+        else:
+            bp = point - b
+            d3 = ab @ bp
+            d4 = ac @ bp
+            cp = point - c
+            d5 = ab @ cp
+            d6 = ac @ cp
+            vc = d1 * d4 - d3 * d2
+            vb = d5 * d2 - d1 * d6
+            va = d3 * d6 - d5 * d4
+            if d3 >= 0.0 and d4 <= d3:
+                candidate[:] = b
+            elif vc <= 0.0 and d1 >= 0.0 and d3 <= 0.0:
+                candidate[:] = a + (d1 / (d1 - d3)) * ab
+            elif d6 >= 0.0 and d5 <= d6:
+                candidate[:] = c
+            elif vb <= 0.0 and d2 >= 0.0 and d6 <= 0.0:
+                candidate[:] = a + (d2 / (d2 - d6)) * ac
+            elif va <= 0.0 and (d4 - d3) >= 0.0 and (d5 - d6) >= 0.0:
+                w = (d4 - d3) / ((d4 - d3) + (d5 - d6))
+                candidate[:] = b + w * (c - b)
+            else:
+                denom = 1.0 / (va + vb + vc)
+                candidate[:] = a + ab * (vb * denom) + ac * (vc * denom)
+        diff = candidate - point
+        dist2 = diff @ diff
+        if dist2 < best_d2:
+            best_d2 = dist2
+            best[:] = candidate
+            best_t = t
+    return best, best_t
