@@ -20,7 +20,7 @@ import numpy as np
 
 from .contacts import BodyType, Contact, ContactType, Explanation, NO_SUBSHAPE, Status, Verdict
 from .errors import CollisionPkgError, RequestError
-from .kernels import closest_point_on_triangles, contains_probe, obb_candidates, shape_poses
+from .kernels import closest_point_on_triangles, contains_probe, obb_candidates, shape_poses, warm_up
 from .scene import CollisionWorld, PlanningScene
 from .transforms import invert_transform, transform_points
 
@@ -65,6 +65,7 @@ class CollisionChecker:
         self._name_cache: OrderedDict[tuple[str, ...], np.ndarray] = OrderedDict()
         self._name_lock = threading.Lock()
         self._scratch = _ThreadScratch()
+        warm_up()
 
     @property
     def scene(self) -> PlanningScene:

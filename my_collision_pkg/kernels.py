@@ -298,3 +298,19 @@ def closest_point_on_triangles(point, triangles):
             best[:] = candidate
             best_t = t
     return best, best_t
+
+
+def warm_up() -> None:
+    """Compile (or load from numba's cache) every kernel now, so that no request pays for it."""
+    T = np.eye(4)[None, None].copy()
+    forward_kinematics(np.zeros((1, 1)), np.ones((1, 1)), np.zeros(1), np.zeros(1, dtype=np.int64),
+                       np.array([[0.0, 0.0, 1.0]]), np.array([-1], dtype=np.int64), np.eye(4)[None].copy(),
+                       np.array([0], dtype=np.int64), T)
+    poses = np.empty((1, 2, 4, 4))
+    shape_poses(T, np.array([0, -1], dtype=np.int64), np.stack([np.eye(4), np.eye(4)]), poses)
+    out = np.empty((1, 1), dtype=np.bool_)
+    obb_candidates(poses, np.zeros((2, 3)), np.stack([np.eye(3), np.eye(3)]), np.ones((2, 3)),
+                   np.array([[0, 1]], dtype=np.int64), np.zeros(1), out)
+    triangles = np.array([[[0.0, 0.0, 0.0], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0]]])
+    contains_probe(np.eye(4), np.eye(4), np.zeros((1, 3)), np.zeros(3), np.eye(3), np.ones(3), triangles)
+    closest_point_on_triangles(np.zeros(3), triangles)
