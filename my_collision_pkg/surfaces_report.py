@@ -12,7 +12,7 @@ import numpy as np
 
 from .contacts import BodyType, Explanation
 from .scene import CollisionWorld
-from .surfaces import SurfacePatch, compute_contact_surface
+from .surfaces import ContactSurfaceError, SurfacePatch, compute_contact_surface
 
 # Pressure per metre of overlap. 1e6 Pa/m: a 1 mm overlap gives 1 kPa, the order
 # of a soft rubber pad; only the colours and the force arrows scale with it.
@@ -39,6 +39,8 @@ def explanation_surfaces(world: CollisionWorld, explanation: Explanation,
                          stiffness_pa_per_m: float = DEFAULT_STIFFNESS_PA_PER_M) -> tuple[ContactSurface, ...]:
     """One surface per penetrating pair of shapes of ``explanation`` (deepest contact's plane).
 
+    Pairs with an open mesh (no volume) get no surface.
+
     ``world`` must be the snapshot the explanation was computed on (the scene's
     current world when called right after explain).
     """
@@ -61,8 +63,12 @@ def explanation_surfaces(world: CollisionWorld, explanation: Explanation,
             T = entry.T_frame_shape if entry.link_index < 0 else T_world_link[entry.link_index] @ entry.T_frame_shape
             meshes.append(entry.geometry.triangle_mesh().copy().apply_transform(T))
         midpoint = 0.5 * (contact.nearest_points[0] + contact.nearest_points[1])
-        patch = compute_contact_surface(meshes[0], meshes[1], midpoint, np.asarray(contact.normal),
-                                        stiffness_pa_per_m)
+        try:
+            patch = compute_contact_surface(meshes[0], meshes[1], midpoint, np.asarray(contact.normal),
+                                            stiffness_pa_per_m)
+        except ContactSurfaceError:
+            # an open mesh bounds no volume: that pair has contacts but no surface
+            continue
         if patch is not None:
             surfaces.append(ContactSurface(names, shape_ids, contact.body_types, patch))
     return tuple(surfaces)
