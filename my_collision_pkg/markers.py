@@ -17,7 +17,7 @@ Added here, per pair namespace:
 - one TEXT_VIEW_FACING label with the pair and its deepest penetration in mm
   (or its smallest clearance, for a pair with near misses only);
 - every contact surface as a TRIANGLE_LIST coloured per vertex by pressure
-  (:func:`pressure_colormap`), plus its outline as LINE_STRIPs: the boundary
+  (:func:`pressure_colors.pressure_colormap`), plus its outline as LINE_STRIPs: the boundary
   edges of the triangulation (edges used by one triangle), chained into loops.
 
 Frames: every marker takes the report's header (frame and stamp); the report's
@@ -35,6 +35,8 @@ from geometry_msgs.msg import Point
 from std_msgs.msg import ColorRGBA
 from visualization_msgs.msg import Marker, MarkerArray
 
+from .pressure_colors import pressure_colormap, pressure_fractions
+
 # MoveIt's contact markers: radius 0.035 m, RGBA (1, 0, 0, 0.8), lifetime 60 s.
 MOVEIT_CONTACT_RADIUS_M = 0.035
 MOVEIT_CONTACT_RGBA = (1.0, 0.0, 0.0, 0.8)
@@ -47,18 +49,6 @@ PAIR_SEPARATOR = "="
 MM_PER_M = 1000.0
 NANOSECONDS_PER_SECOND = 1_000_000_000
 
-# Pressure colormap: equally spaced stops from low (dark blue) to high (dark red),
-# through cyan, green, yellow and orange (perceptually ordered, readable on RViz's
-# grey background).
-PRESSURE_COLOR_STOPS_RGB = np.array([
-    [0.19, 0.07, 0.55],
-    [0.12, 0.47, 0.95],
-    [0.10, 0.80, 0.75],
-    [0.45, 0.92, 0.25],
-    [0.98, 0.85, 0.15],
-    [0.98, 0.45, 0.10],
-    [0.70, 0.05, 0.05],
-])
 
 
 def _check_rgba(name: str, rgba) -> tuple[float, float, float, float]:
@@ -136,18 +126,6 @@ def arrow_length_m(penetration_depth_m: float, options: MarkerOptions) -> float:
     """Arrow length for a penetration depth: grows linearly with it, bounded."""
     raw = options.arrow_min_length_m + options.arrow_length_per_depth * max(0.0, float(penetration_depth_m))
     return float(min(max(raw, options.arrow_min_length_m), options.arrow_max_length_m))
-
-
-def pressure_colormap(fraction) -> np.ndarray:
-    """RGB (N, 3) in [0, 1] for pressure fractions (N,) (0: lowest, 1: highest; clipped).
-
-    Piecewise-linear through :data:`PRESSURE_COLOR_STOPS_RGB`; NaN counts as 0.
-    """
-    t = np.nan_to_num(np.asarray(fraction, dtype=float).ravel(), nan=0.0)
-    t = np.clip(t, 0.0, 1.0) * (len(PRESSURE_COLOR_STOPS_RGB) - 1)
-    low = np.minimum(np.floor(t).astype(int), len(PRESSURE_COLOR_STOPS_RGB) - 2)
-    w = (t - low)[:, None]
-    return (1.0 - w) * PRESSURE_COLOR_STOPS_RGB[low] + w * PRESSURE_COLOR_STOPS_RGB[low + 1]
 
 
 def boundary_loops(triangles) -> list[list[int]]:
@@ -321,8 +299,7 @@ def _add_surface(b: _Builder, ns: str, surface, pressure_top_pa: float, options:
     if len(triangles) == 0:
         return
     corners = triangles.reshape(-1)
-    fraction = pressure[corners] / pressure_top_pa if pressure_top_pa > 0 else np.zeros(len(corners))
-    rgb = pressure_colormap(fraction)
+    rgb = pressure_colormap(pressure_fractions(pressure[corners], pressure_top_pa))
     mesh = b.add(ns, Marker.TRIANGLE_LIST)
     mesh.scale.x = mesh.scale.y = mesh.scale.z = 1.0
     # RViz multiplies each vertex alpha by color.a, and blends only when a vertex alpha is < 1.

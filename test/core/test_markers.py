@@ -17,10 +17,10 @@ from my_collision_pkg.markers import (
     arrow_length_m,
     boundary_loops,
     pair_namespace,
-    pressure_colormap,
     report_to_marker_array,
 )
 from my_collision_pkg.msg import Contact, ContactReport, ContactSurface
+from my_collision_pkg.pressure_colors import pressure_colormap
 
 FRAME = "panda_link0"
 STAMP = Time(sec=12, nanosec=345)

@@ -1,0 +1,137 @@
+"""Headless PNG pictures of a checked Panda configuration (render.py)."""
+from __future__ import annotations
+
+import dataclasses
+import os
+
+import numpy as np
+import pytest
+from builtin_interfaces.msg import Time
+from matplotlib.image import imread
+
+from my_collision_pkg import render
+from my_collision_pkg.checker import CollisionChecker
+from my_collision_pkg.contacts import ContactType
+from my_collision_pkg.conversions import contact_report
+from my_collision_pkg.models import load_scene, panda_paths
+from my_collision_pkg.render import RenderedImage, render_report_png
+from my_collision_pkg.surfaces_report import explanation_surfaces
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+PANDA_WORLD = os.path.join(REPO, "config", "panda_world.yaml")
+ARM = [f"panda_joint{i}" for i in range(1, 8)]
+INTO_TABLE = [0.0, 1.5, 0.0, -0.5, 0.0, 1.571, 0.785]
+SIZE_PX = (640, 480)
+MIN_PNG_BYTES = 20_000
+WINDOW_PX = 3            # half-size of the pixel window compared around a contact
+RNG_SEED = 3
+
+
+@pytest.fixture(scope="module")
+def panda():
+    urdf, srdf = panda_paths()
+    scene = load_scene(urdf_path=urdf, srdf_path=srdf, world_path=PANDA_WORLD)
+    return scene, CollisionChecker(scene)
+
+
+@pytest.fixture(scope="module")
+def into_table(panda):
+    scene, checker = panda
+    explanation = checker.explain(ARM, INTO_TABLE)
+    assert not explanation.valid and explanation.contacts
+    return explanation, explanation_surfaces(scene.world, explanation)
+
+
+def window(image: np.ndarray, pixel) -> np.ndarray:
+    col, row = (int(round(v)) for v in pixel)
+    return image[max(row - WINDOW_PX, 0):row + WINDOW_PX + 1, max(col - WINDOW_PX, 0):col + WINDOW_PX + 1, :3]
+
+
+def test_png_is_written(tmp_path, panda, into_table):
+    scene, _ = panda
+    explanation, surfaces = into_table
+    path = tmp_path / "env.png"
+    image = render_report_png(str(path), scene.world, explanation, surfaces, size_px=SIZE_PX)
+    assert isinstance(image, RenderedImage) and image.path == str(path)
+    data = path.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    assert len(data) > MIN_PNG_BYTES
+    pixels = imread(str(path))
+    assert pixels.shape[:2] == (SIZE_PX[1], SIZE_PX[0])
+    assert image.contact_pixels.shape == (len(explanation.contacts), 2)
+    inside = (image.contact_pixels >= 0) & (image.contact_pixels < np.array(SIZE_PX))
+    assert inside.all(), "every contact is in the picture"
+
+
+def test_pixels_differ_where_the_contacts_are(tmp_path, panda, into_table):
+    scene, _ = panda
+    explanation, surfaces = into_table
+    with_contacts = render_report_png(str(tmp_path / "with.png"), scene.world, explanation, surfaces,
+                                      size_px=SIZE_PX)
+    without = render_report_png(str(tmp_path / "without.png"), scene.world,
+                                dataclasses.replace(explanation, contacts=()), (), size_px=SIZE_PX)
+    a, b = imread(with_contacts.path), imread(without.path)
+    for pixel in with_contacts.contact_pixels:
+        assert np.abs(window(a, pixel) - window(b, pixel)).max() > 0.3
+        r, g, _ = window(a, pixel).reshape(-1, 3).mean(axis=0)
+        assert r > 0.5 and g < 0.5 * r, "a red dot"
+    # the same scene elsewhere: the bottom-left corner holds no contact and no title
+    np.testing.assert_array_equal(a[-20:, :20], b[-20:, :20])
+
+
+def test_a_report_message_draws_like_the_explanation(tmp_path, panda, into_table):
+    scene, _ = panda
+    explanation, surfaces = into_table
+    message = contact_report(explanation, scene.planning_frame, Time(sec=1), surfaces)
+    from_core = render_report_png(str(tmp_path / "core.png"), scene.world, explanation, surfaces, size_px=SIZE_PX)
+    from_msg = render_report_png(str(tmp_path / "msg.png"), scene.world, message, size_px=SIZE_PX)
+    np.testing.assert_allclose(from_msg.contact_pixels, from_core.contact_pixels, atol=1e-6)
+    np.testing.assert_allclose(imread(from_msg.path), imread(from_core.path), atol=1.0 / 255)
+
+
+def test_title_names_the_deepest_pair_and_its_depth(panda, into_table):
+    explanation, _ = into_table
+    contacts = render._contacts(explanation)
+    deepest = min(explanation.contacts, key=lambda c: c.distance)
+    title = render._title(contacts)
+    assert title.startswith(f"{deepest.link_names[0]}={deepest.link_names[1]}: penetration ")
+    assert f"{deepest.penetration_depth * 1000:.1f} mm" in title
+    assert render._title([]) == "no collision"
+
+
+def test_self_collision_renders(tmp_path, panda):
+    scene, checker = panda
+    robot = scene.robot
+    rng = np.random.default_rng(RNG_SEED)
+    Q = rng.uniform(robot.lower_limits[:7], robot.upper_limits[:7], size=(2000, 7))
+    valid, _ = checker.check_batch(ARM, Q)
+    for q in Q[~valid]:
+        explanation = checker.explain(ARM, q)
+        if explanation.contacts and all(c.type == ContactType.SELF for c in explanation.contacts):
+            break
+    else:
+        pytest.fail("no self-collision among 2000 random configurations")
+    surfaces = explanation_surfaces(scene.world, explanation)
+    image = render_report_png(str(tmp_path / "self.png"), scene.world, explanation, surfaces,
+                              title="self-collision", view=(10.0, 30.0), size_px=SIZE_PX)
+    assert os.path.getsize(image.path) > MIN_PNG_BYTES
+
+
+def test_a_configuration_that_does_not_fit_the_robot_is_refused(tmp_path, panda, into_table):
+    scene, _ = panda
+    explanation, _ = into_table
+    short = dataclasses.replace(explanation, positions=np.zeros(3))
+    with pytest.raises(ValueError, match="3 positions"):
+        render_report_png(str(tmp_path / "x.png"), scene.world, short)
+
+
+def test_command_line(tmp_path, capsys):
+    out = tmp_path / "cli.png"
+    assert render.main(["--out", str(out), "--positions", *map(str, INTO_TABLE)]) == 0
+    assert out.stat().st_size > MIN_PNG_BYTES
+    printed = capsys.readouterr().out
+    assert "table" in printed and str(out) in printed
+    assert render.main(["--out", str(out), "--urdf", str(tmp_path / "missing.urdf"), "--positions", "0"]) == 1
+    with pytest.raises(SystemExit) as exit_info:
+        render.main(["--help"])
+    assert exit_info.value.code == 0
