@@ -59,14 +59,15 @@ class ValidatorClient:
         except Exception:  # the context was shut down while spinning
             pass
 
-    def wait_for_services(self, timeout_s: float = 30.0) -> None:
-        """Block until every service is available.
+    def wait_for_services(self, timeout_s: float = 30.0, services=("check", "batch", "explain", "apply")) -> None:
+        """Block until the services are available (by default all four).
 
         Raises
         ------
         ServiceTimeout
         """
-        for name, client in self._clients.items():
+        for name in services:
+            client = self._clients[name]
             if not client.wait_for_service(timeout_sec=timeout_s):
                 raise ServiceTimeout(f"service '{client.srv_name}' not available after {timeout_s} s")
 

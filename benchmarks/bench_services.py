@@ -1,0 +1,141 @@
+"""Service round trips of collision_validator against an empty service of the same shape.
+
+Prints, measured side by side in one run (calls alternate A, B, A, B ...):
+- check_validity round trip p50 and p99 on the Panda with the default world, a
+  free configuration (the predicate checks every pair);
+- the same for a server that answers CheckValidity without looking at the
+  request (the transport's floor), and the ratio (target <= 1.5 at p50);
+- check_validity_batch throughput with 1000 configurations per request
+  (target >= 20,000 configurations per second).
+
+Both servers run as their own processes with a multi-threaded executor; the
+client spins one executor in a background thread (my_collision_pkg.client).
+Run with ``make bench`` (or ``scripts/env.sh python benchmarks/bench_services.py``).
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import statistics
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+CALLS = 2000
+WARMUP_CALLS = 200
+BATCH_SIZE = 1000
+BATCH_REQUESTS = 30
+TARGET_RATIO_P50 = 1.5
+TARGET_BATCH_PER_S = 20_000
+FREE = [0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785]
+ARM = [f"panda_joint{i}" for i in range(1, 8)]
+PANDA_LOWER = np.array([-2.8973, -1.7628, -2.8973, -3.0718, -2.8973, -0.0175, -2.8973])
+PANDA_UPPER = np.array([2.8973, 1.7628, 2.8973, -0.0698, 2.8973, 3.7525, 2.8973])
+STARTUP_TIMEOUT_S = 60.0
+
+
+def floor_server() -> int:
+    """A CheckValidity server that does no work: the cost of the transport alone."""
+    import rclpy
+    from rclpy.callback_groups import ReentrantCallbackGroup
+    from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
+
+    from my_collision_pkg.srv import CheckValidity
+
+    def answer(request, response):
+        response.valid, response.status, response.message = True, CheckValidity.Response.VALID, "valid"
+        return response
+
+    rclpy.init()
+    node = rclpy.create_node("floor")
+    node.create_service(CheckValidity, "~/check_validity", answer, callback_group=ReentrantCallbackGroup())
+    executor = MultiThreadedExecutor()
+    executor.add_node(node)
+    try:
+        executor.spin()
+    except (KeyboardInterrupt, ExternalShutdownException):
+        pass
+    finally:
+        node.destroy_node()
+        rclpy.try_shutdown()
+    return 0
+
+
+def _percentile(values, q: float) -> float:
+    return float(np.percentile(np.asarray(values), q))
+
+
+def main() -> int:
+    from ament_index_python.packages import get_package_prefix, get_package_share_directory
+
+    from my_collision_pkg.client import ValidatorClient
+    from my_collision_pkg.models import panda_paths
+
+    urdf, srdf = panda_paths()
+    world = os.path.join(get_package_share_directory("my_collision_pkg"), "config", "panda_world.yaml")
+    exe = os.path.join(get_package_prefix("my_collision_pkg"), "lib", "my_collision_pkg", "collision_validator")
+    servers = [
+        subprocess.Popen([exe, "--ros-args", "-p", f"urdf_path:={urdf}", "-p", f"srdf_path:={srdf}",
+                          "-p", f"scene_path:={world}", "--log-level", "warn"]),
+        subprocess.Popen([sys.executable, os.path.abspath(__file__), "--floor-server"]),
+    ]
+    try:
+        ours = ValidatorClient("/collision_validator", node_name="bench_ours")
+        floor = ValidatorClient("/floor", node_name="bench_floor")
+        ours.wait_for_services(STARTUP_TIMEOUT_S)
+        floor.wait_for_services(STARTUP_TIMEOUT_S, services=("check",))
+        for _ in range(WARMUP_CALLS):
+            ours.check(ARM, FREE)
+            floor.check(ARM, FREE)
+        ours_ms, floor_ms = [], []
+        for _ in range(CALLS):
+            start = time.perf_counter()
+            answer = ours.check(ARM, FREE)
+            ours_ms.append((time.perf_counter() - start) * 1e3)
+            assert answer.valid, answer.message
+            start = time.perf_counter()
+            floor.check(ARM, FREE)
+            floor_ms.append((time.perf_counter() - start) * 1e3)
+        rng = np.random.default_rng(3)
+        batches = [rng.uniform(PANDA_LOWER, PANDA_UPPER, size=(BATCH_SIZE, len(ARM))) for _ in range(BATCH_REQUESTS)]
+        ours.check_batch(ARM, batches[0])
+        batch_s = []
+        for rows in batches:
+            start = time.perf_counter()
+            answer = ours.check_batch(ARM, rows)
+            batch_s.append(time.perf_counter() - start)
+            assert len(answer.valid) == BATCH_SIZE, answer.message
+        ours.close()
+        floor.close()
+    finally:
+        for server in servers:
+            server.send_signal(signal.SIGINT)
+        for server in servers:
+            try:
+                server.wait(10)
+            except subprocess.TimeoutExpired:
+                server.kill()
+    p50_ours, p50_floor = statistics.median(ours_ms), statistics.median(floor_ms)
+    p99_ours, p99_floor = _percentile(ours_ms, 99), _percentile(floor_ms, 99)
+    ratio = p50_ours / p50_floor
+    per_s = BATCH_SIZE / statistics.median(batch_s)
+    print(f"collision_validator services, Panda + default world, {CALLS} calls each, alternating; "
+          f"{os.cpu_count()} CPUs")
+    print(f"{'round trip':34s} {'p50 ms':>8s} {'p99 ms':>8s}")
+    print(f"{'check_validity (free, all pairs)':34s} {p50_ours:8.3f} {p99_ours:8.3f}")
+    print(f"{'empty CheckValidity server (floor)':34s} {p50_floor:8.3f} {p99_floor:8.3f}")
+    print(f"ratio to the floor at p50: {ratio:.2f} (target <= {TARGET_RATIO_P50}) "
+          f"{'met' if ratio <= TARGET_RATIO_P50 else 'MISSED'}; at p99: {p99_ours / p99_floor:.2f}")
+    print(f"check_validity_batch, {BATCH_SIZE} random configurations per request, {BATCH_REQUESTS} requests: "
+          f"median {statistics.median(batch_s) * 1e3:.1f} ms per request, {per_s:,.0f} configurations/s "
+          f"(target >= {TARGET_BATCH_PER_S:,}) {'met' if per_s >= TARGET_BATCH_PER_S else 'MISSED'}")
+    return 0
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--floor-server", action="store_true", help=argparse.SUPPRESS)
+    sys.exit(floor_server() if parser.parse_args().floor_server else main())
