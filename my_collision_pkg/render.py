@@ -18,7 +18,6 @@ Command line (the Panda with the default world unless told otherwise)::
 from __future__ import annotations
 
 import argparse
-import math
 import os
 import sys
 from dataclasses import dataclass
