@@ -8,8 +8,10 @@ surfaces as triangles coloured by pressure (:mod:`pressure_colors`, the same map
 as the RViz markers). Axes are equal, in metres, in the planning frame.
 
 It takes either core objects (an :class:`contacts.Explanation` and the
-:class:`surfaces_report.ContactSurface` tuple) or a ``ContactReport`` message
-(read by attribute names only: this module imports no ROS package).
+:class:`surfaces_report.ContactSurface` tuple) or a ``ContactReport`` message or
+``ExplainCollision`` response (read by attribute names only: this module imports
+no ROS package). :func:`render_explanation_pngs` draws several to a folder
+(``make demo``).
 
 Command line (the Panda with the default world unless told otherwise)::
 
@@ -192,7 +194,7 @@ def render_report_png(path: str, world, report, surfaces=None, *, title: str | N
     world : scene.CollisionWorld
         The snapshot the report was computed on (``PlanningScene.world``): robot
         and object geometry, in the planning frame.
-    report : contacts.Explanation or my_collision_pkg.msg.ContactReport
+    report : contacts.Explanation, or a ContactReport message or ExplainCollision response
         The configuration (``positions``, or ``state`` by joint name) and the contacts.
     surfaces : sequence, optional
         ``surfaces_report.ContactSurface`` objects or ContactSurface messages; by
@@ -211,7 +213,7 @@ def render_report_png(path: str, world, report, surfaces=None, *, title: str | N
     ValueError
         If the report's configuration does not fit the robot.
     """
-    if surfaces is None:
+    if surfaces is None:  # a message (ContactReport, ExplainCollision response) carries its own
         surfaces = getattr(report, "surfaces", ()) if hasattr(report, "state") else ()
     q = _configuration(world, report)
     contacts = _contacts(report)
@@ -267,6 +269,49 @@ def render_report_png(path: str, world, report, surfaces=None, *, title: str | N
         pixels = np.column_stack([display[:, 0], height - display[:, 1]])
     fig.savefig(path, dpi=DPI, format="png")
     return RenderedImage(str(path), width, height, pixels)
+
+
+def _file_stem(title: str) -> str:
+    """``"self-collision: elbow folded"`` -> ``"self-collision"`` (the part before a colon, safe characters)."""
+    head = title.split(":", 1)[0].strip().lower() or "report"
+    return "".join(ch if ch.isalnum() or ch in "-_" else "_" for ch in head)
+
+
+def render_explanation_pngs(pictures, folder: str, *, urdf_path: str | None = None, srdf_path: str | None = None,
+                            world_path: str | None = None, view: tuple[float, float] = DEFAULT_VIEW) -> list[str]:
+    """One PNG per ``(title, explanation)`` in ``folder`` (made if missing); returns the paths.
+
+    ``explanation`` is an ExplainCollision response, a ContactReport or a core
+    Explanation (core surfaces are then not drawn: pass them to
+    :func:`render_report_png`). The geometry comes from a scene loaded here: by
+    default the Panda from example-robot-data and the package's default world;
+    give the files the explanations were computed with when they differ. Files
+    are named after the part of each title before a colon; the picture's title is
+    the given one above the deepest colliding pair.
+
+    Raises
+    ------
+    CollisionPkgError
+        If the robot or world files cannot be loaded.
+    """
+    from .models import load_scene, panda_paths
+    if urdf_path is None:
+        urdf_path, default_srdf = panda_paths()
+        srdf_path = srdf_path or default_srdf
+        world_path = world_path or _default_world_file()
+    world = load_scene(urdf_path=urdf_path, srdf_path=srdf_path, world_path=world_path).world
+    os.makedirs(folder, exist_ok=True)
+    written, used = [], set()
+    for title, explanation in pictures:
+        stem = _file_stem(title)
+        name, k = stem, 2
+        while name in used:
+            name, k = f"{stem}_{k}", k + 1
+        used.add(name)
+        heading = f"{title}\n{_title(_contacts(explanation))}"
+        image = render_report_png(os.path.join(folder, f"{name}.png"), world, explanation, title=heading, view=view)
+        written.append(os.path.abspath(image.path))
+    return written
 
 
 # ----- command line ----------------------------------------------------------------------------

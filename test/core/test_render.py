@@ -12,9 +12,10 @@ from matplotlib.image import imread
 from my_collision_pkg import render
 from my_collision_pkg.checker import CollisionChecker
 from my_collision_pkg.contacts import ContactType
-from my_collision_pkg.conversions import contact_report
+from my_collision_pkg.conversions import contact_report, fill_explain_response
 from my_collision_pkg.models import load_scene, panda_paths
 from my_collision_pkg.render import RenderedImage, render_report_png
+from my_collision_pkg.srv import ExplainCollision
 from my_collision_pkg.surfaces_report import explanation_surfaces
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -135,3 +136,20 @@ def test_command_line(tmp_path, capsys):
     with pytest.raises(SystemExit) as exit_info:
         render.main(["--help"])
     assert exit_info.value.code == 0
+
+
+def test_explain_responses_to_a_folder(tmp_path, panda, into_table):
+    scene, _ = panda
+    explanation, surfaces = into_table
+    response = fill_explain_response(ExplainCollision.Response(), explanation, surfaces, Time(sec=1))
+    folder = tmp_path / "pictures"
+    paths = render.render_explanation_pngs(
+        [("environment collision: into the table", response), ("environment collision: again", response)],
+        str(folder), world_path=PANDA_WORLD)
+    assert [os.path.basename(p) for p in paths] == ["environment_collision.png", "environment_collision_2.png"]
+    assert all(os.path.getsize(p) > MIN_PNG_BYTES for p in paths)
+    # the response's own surfaces are drawn: the picture differs from one without them
+    bare = fill_explain_response(ExplainCollision.Response(), explanation, (), Time(sec=1))
+    [plain] = render.render_explanation_pngs([("environment collision: into the table", bare)],
+                                             str(tmp_path / "plain"), world_path=PANDA_WORLD)
+    assert not np.array_equal(imread(paths[0]), imread(plain))
