@@ -21,7 +21,7 @@ import numpy as np
 from .contacts import BodyType, Contact, ContactType, Explanation, NO_SUBSHAPE, Status, Verdict
 from .errors import CollisionPkgError, RequestError
 from .kernels import closest_point_on_triangles, contains_probe, obb_candidates, shape_poses, warm_up
-from .scene import CollisionWorld, PlanningScene
+from .scene import CollisionWorld, PairSelection, PlanningScene
 from .transforms import invert_transform, transform_points
 
 DEFAULT_MAX_CONTACTS = 100
@@ -178,12 +178,14 @@ class CollisionChecker:
         return objects, stamp, scratch.counter
 
     @staticmethod
-    def _pose(world, objects, stamp, tick, T_world_shape_c, s):
-        if stamp[s] != tick and world.shape_link[s] >= 0:
+    def _pose(world, objects, stamp, tick, T_world_shape_c, k):
+        """fcl object k (a shape, or a shape's variant), posed for this configuration."""
+        s = k % len(world.shapes)
+        if stamp[k] != tick and world.shape_link[s] >= 0:
             T = T_world_shape_c[s]
-            objects[s].setTransform(fcl.Transform(T[:3, :3], T[:3, 3]))
-            stamp[s] = tick
-        return objects[s]
+            objects[k].setTransform(fcl.Transform(T[:3, :3], T[:3, 3]))
+            stamp[k] = tick
+        return objects[k]
 
     @staticmethod
     def _contained(world: CollisionWorld, T_world_shape_c: np.ndarray, a: int, b: int) -> tuple[int, int] | None:
@@ -197,9 +199,9 @@ class CollisionChecker:
                 return outer, inner
         return None
 
-    def _pair_collides(self, world, objects, stamp, tick, T_world_shape_c, a, b, margin) -> bool:
-        oa = self._pose(world, objects, stamp, tick, T_world_shape_c, a)
-        ob = self._pose(world, objects, stamp, tick, T_world_shape_c, b)
+    def _pair_collides(self, world, objects, stamp, tick, T_world_shape_c, a, b, call, margin) -> bool:
+        oa = self._pose(world, objects, stamp, tick, T_world_shape_c, call[0])
+        ob = self._pose(world, objects, stamp, tick, T_world_shape_c, call[1])
         result = fcl.CollisionResult()
         if fcl.collide(oa, ob, _BOOL_REQUEST, result):
             return True
@@ -221,17 +223,17 @@ class CollisionChecker:
         try:
             world = self._scene.world
             q = self.single_configuration(joint_names, positions)
-            index, pairs, margins = world.pair_selection(group_name, pad_environment_collisions, pad_self_collisions)
+            selection = world.pair_selection(group_name, pad_environment_collisions, pad_self_collisions)
         except CollisionPkgError as exc:
             return Verdict(False, Status.INVALID_REQUEST, str(exc))
         limits = self._limits_message(q[0])
         if limits is not None:
             return Verdict(False, Status.OUT_OF_BOUNDS, limits)
-        hit = self._first_collision(world, q, pairs, margins)[0]
+        hit = self._first_collision(world, q, selection)[0]
         if hit < 0:
             return Verdict(True, Status.VALID, "valid")
-        a, b = pairs[hit]
-        kind = "self-collision" if world.pair_is_self[index[hit]] else "environment collision"
+        a, b = selection.pairs[hit]
+        kind = "self-collision" if world.pair_is_self[selection.index[hit]] else "environment collision"
         return Verdict(False, Status.IN_COLLISION,
                        f"{kind} between '{world.shapes[a].owner}' and '{world.shapes[b].owner}'")
 
@@ -248,8 +250,9 @@ class CollisionChecker:
             raise RequestError(verdict.message)
         return verdict.valid
 
-    def _first_collision(self, world: CollisionWorld, q: np.ndarray, pairs: np.ndarray, margins: np.ndarray):
-        """Per configuration, the index (into ``pairs``) of the first colliding pair, or -1."""
+    def _first_collision(self, world: CollisionWorld, q: np.ndarray, selection: PairSelection):
+        """Per configuration, the index (into ``selection.pairs``) of the first colliding pair, or -1."""
+        pairs, margins, calls = selection.pairs, selection.margins, selection.calls
         _, T_world_shape, candidates = self._candidates(world, q, pairs, margins)
         objects, stamp, _ = self._posed_objects(world)
         first = np.full(q.shape[0], -1, dtype=np.int64)
@@ -263,7 +266,7 @@ class CollisionChecker:
             T_c = T_world_shape[c]
             for p in cols[starts[c]:starts[c + 1]]:
                 a, b = pairs[p]
-                if self._pair_collides(world, objects, stamp, tick, T_c, a, b, margins[p]):
+                if self._pair_collides(world, objects, stamp, tick, T_c, a, b, calls[p], margins[p]):
                     first[c] = p
                     break
         return first
@@ -282,7 +285,7 @@ class CollisionChecker:
         try:
             world = self._scene.world
             q = self.full_configurations(joint_names, positions)
-            _, pairs, margins = world.pair_selection(group_name, pad_environment_collisions, pad_self_collisions)
+            selection = world.pair_selection(group_name, pad_environment_collisions, pad_self_collisions)
         except CollisionPkgError as exc:
             return np.zeros(0, dtype=bool), Verdict(False, Status.INVALID_REQUEST, str(exc))
         valid = np.ones(q.shape[0], dtype=bool)
@@ -294,7 +297,7 @@ class CollisionChecker:
             status[out] = Status.OUT_OF_BOUNDS
         inside = np.flatnonzero(valid)
         if inside.size:
-            first = self._first_collision(world, q[inside], pairs, margins)
+            first = self._first_collision(world, q[inside], selection)
             hit = inside[first >= 0]
             valid[hit] = False
             status[hit] = Status.IN_COLLISION
@@ -322,7 +325,7 @@ class CollisionChecker:
             q = self.single_configuration(joint_names, positions)
             if not np.isfinite(contact_distance) or contact_distance < 0:
                 raise RequestError(f"contact_distance {contact_distance} m must be finite and >= 0")
-            index, pairs, margins = world.pair_selection(group_name, pad_environment_collisions, pad_self_collisions)
+            selection = world.pair_selection(group_name, pad_environment_collisions, pad_self_collisions)
         except CollisionPkgError as exc:
             return Explanation(False, Status.INVALID_REQUEST, str(exc), joint_names=robot.active_joint_names,
                                positions=self._scene.current_positions.copy())
@@ -331,6 +334,7 @@ class CollisionChecker:
         limits = self._limits_message(q[0])
         if limits is not None:
             return Explanation(False, Status.OUT_OF_BOUNDS, limits, joint_names=names, positions=q[0])
+        index, pairs, margins = selection.index, selection.pairs, selection.margins
         cull = np.maximum(margins, contact_distance)
         T_world_links, T_world_shape, candidates = self._candidates(world, q, pairs, cull)
         objects, stamp, tick = self._posed_objects(world)
@@ -343,7 +347,8 @@ class CollisionChecker:
         spent = False
         for p in order:
             a, b = pairs[p]
-            found, contacts = self._pair_contacts(build, objects, stamp, tick, a, b, margins[p], contact_distance)
+            found, contacts = self._pair_contacts(build, objects, stamp, tick, a, b, selection.calls[p],
+                                                  selection.swapped[p], margins[p], contact_distance)
             if found:
                 refusing.append((p, contacts[0]))
                 colliding.extend(contacts)
@@ -378,15 +383,20 @@ class CollisionChecker:
         others = f" (+{n_pairs - 1} more colliding body pair{'s' if n_pairs > 2 else ''})" if n_pairs > 1 else ""
         return f"{kind} between '{a}' and '{b}': {what}{hint}{others}"
 
-    def _pair_contacts(self, build: "_ContactBuilder", objects, stamp, tick, a, b, margin, contact_distance):
-        """(in collision, contacts) for one shape pair, contacts capped per pair."""
+    def _pair_contacts(self, build: "_ContactBuilder", objects, stamp, tick, a, b, call, swapped, margin,
+                       contact_distance):
+        """(in collision, contacts) for one shape pair, contacts capped per pair.
+
+        fcl is called in ``call`` order; when that is body 1 first (``swapped``) its
+        normals, witness points and sub-shape ids are turned back to body 0 first.
+        """
         world, T_c = build.world, build.T_world_shape
-        oa = self._pose(world, objects, stamp, tick, T_c, a)
-        ob = self._pose(world, objects, stamp, tick, T_c, b)
+        oa = self._pose(world, objects, stamp, tick, T_c, call[0])
+        ob = self._pose(world, objects, stamp, tick, T_c, call[1])
         request = fcl.CollisionRequest(num_max_contacts=self.contacts_per_pair, enable_contact=True)
         result = fcl.CollisionResult()
         if fcl.collide(oa, ob, request, result):
-            contacts = [build.from_fcl(a, b, c) for c in result.contacts]
+            contacts = [build.from_fcl(a, b, c, swapped) for c in result.contacts]
             contacts.sort(key=lambda c: c.distance)
             return True, contacts
         solid = world.shapes[a].geometry.is_closed_bvh or world.shapes[b].geometry.is_closed_bvh
@@ -398,8 +408,11 @@ class CollisionChecker:
             dres = fcl.DistanceResult()
             distance = fcl.distance(oa, ob, _DISTANCE_REQUEST, dres)
             if distance < threshold:
-                contact = build.from_points(a, b, np.asarray(dres.nearest_points[0]),
-                                            np.asarray(dres.nearest_points[1]), distance, dres.b1, dres.b2)
+                points, subshapes = list(dres.nearest_points), [dres.b1, dres.b2]
+                if swapped:
+                    points.reverse()
+                    subshapes.reverse()
+                contact = build.from_points(a, b, np.asarray(points[0]), np.asarray(points[1]), distance, *subshapes)
                 return distance < margin, [contact]
         return False, []
 
@@ -420,14 +433,17 @@ class _ContactBuilder:
                                                                                                self.T_world_link))
         return transform_points(T, point_world)
 
-    def from_fcl(self, a, b, c) -> Contact:
+    def from_fcl(self, a, b, c, swapped: bool) -> Contact:
         normal = np.asarray(c.normal, dtype=float)
         norm = np.linalg.norm(normal)
         normal = normal / norm if norm > 0 else np.array([0.0, 0.0, 1.0])
+        b1, b2 = c.b1, c.b2
+        if swapped:
+            normal, b1, b2 = -normal, b2, b1
         depth = float(c.penetration_depth)
         position = np.asarray(c.pos, dtype=float)
         p0 = position + 0.5 * depth * normal
-        return self.make(a, b, p0, normal, -depth, c.b1, c.b2)
+        return self.make(a, b, p0, normal, -depth, b1, b2)
 
     def from_points(self, a, b, p0, p1, distance, b1, b2) -> Contact:
         delta = p1 - p0

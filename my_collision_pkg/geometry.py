@@ -152,6 +152,8 @@ class ShapeGeometry:
     is_bvh: bool = False
     is_closed_bvh: bool = False
     source_mesh: trimesh.Trimesh | None = field(default=None, compare=False, repr=False)
+    # fcl geometry to use against BVH meshes when the plain one is unreliable there
+    fcl_geometry_against_mesh: object = field(default=None, compare=False, repr=False)
 
     def triangle_mesh(self) -> trimesh.Trimesh:
         """Triangle mesh of the shape in its own frame (primitives tessellated once, on first use)."""
@@ -210,7 +212,11 @@ def _primitive(spec: ShapeSpec, owner: str) -> ShapeGeometry:
         half = np.array([spec.radius_m, spec.radius_m, spec.length_m / 2.0])
     else:
         raise TypeError(type(spec).__name__)
-    return ShapeGeometry(spec, geom, np.zeros(3), np.eye(3), half, np.zeros((1, 3)))
+    # fcl's dedicated sphere-triangle routines give negative depths and local-frame witness
+    # points here; an ellipsoid with three equal radii is the same solid through plain GJK/EPA.
+    against_mesh = fcl.Ellipsoid(spec.radius_m, spec.radius_m, spec.radius_m) if isinstance(spec, Sphere) else None
+    return ShapeGeometry(spec, geom, np.zeros(3), np.eye(3), half, np.zeros((1, 3)),
+                         fcl_geometry_against_mesh=against_mesh)
 
 
 def _mesh_geometry(spec: ShapeSpec, mesh: trimesh.Trimesh, owner: str, uri: str) -> ShapeGeometry:

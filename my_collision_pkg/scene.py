@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import fcl
 import numpy as np
@@ -19,6 +20,15 @@ from .errors import ModelError, RequestError, SceneError
 from .geometry import MeshResolver, ShapeGeometry, build_shape
 from .robot_model import RobotModel, ShapeSpec
 from .srdf import SemanticModel
+
+
+class PairSelection(NamedTuple):
+    """The shape pairs one request checks (environment pairs first)."""
+    index: np.ndarray        # (P,) indices into CollisionWorld.pairs
+    pairs: np.ndarray        # (P, 2) shape indices, body 0 then body 1
+    margins: np.ndarray      # (P,) padding that applies, metres
+    calls: np.ndarray        # (P, 2) fcl object indices in call order (see _fcl_call_order)
+    swapped: np.ndarray      # (P,) fcl is called body 1 first
 
 
 @dataclass(frozen=True)
@@ -191,13 +201,35 @@ class CollisionWorld:
         self.n_env_pairs = len(env)
         pairs = env + slf
         self.pairs = np.array(pairs, dtype=np.int64).reshape(-1, 2)
+        self.pair_calls, self.pair_swapped = self._fcl_call_order(pairs)
         self.pair_is_self = np.arange(len(pairs)) >= len(env)
         self.pair_padding_m = np.array([self.shapes[i].padding_m + self.shapes[j].padding_m for i, j in pairs],
                                        dtype=float)
 
+    def _fcl_call_order(self, pairs: list[tuple[int, int]]) -> tuple[np.ndarray, np.ndarray]:
+        """How fcl is called for each pair: object indices (P, 2) and whether they are swapped.
+
+        fcl answers a shape-versus-mesh query in mesh-first order whatever the order
+        of the call (normal, witness points and triangle ids all refer to the mesh as
+        the first object), so such pairs are always called mesh first and their results
+        swapped back. Index ``s`` is shape s's fcl object, ``S + s`` its variant for use
+        against meshes (see ShapeGeometry.fcl_geometry_against_mesh).
+        """
+        n = len(self.shapes)
+        calls, swapped = [], []
+        for a, b in pairs:
+            ga, gb = self.shapes[a].geometry, self.shapes[b].geometry
+            swap = gb.is_bvh and not ga.is_bvh
+            first, second = (b, a) if swap else (a, b)
+            if self.shapes[first].geometry.is_bvh and self.shapes[second].geometry.fcl_geometry_against_mesh is not None:
+                second += n
+            calls.append((first, second))
+            swapped.append(swap)
+        return np.array(calls, dtype=np.int64).reshape(-1, 2), np.array(swapped, dtype=bool)
+
     # ----- queries ------------------------------------------------------
-    def pair_selection(self, group: str, pad_environment: bool, pad_self: bool) -> tuple:
-        """(pair indices, pairs (P, 2), padding margins (P,)) for a request, cached.
+    def pair_selection(self, group: str, pad_environment: bool, pad_self: bool) -> "PairSelection":
+        """The pairs a request checks, with their padding margins and fcl call order (cached).
 
         With a group, only pairs with at least one body moved by the group are kept.
 
@@ -221,20 +253,25 @@ class CollisionWorld:
         index = np.flatnonzero(keep)
         pad = np.where(self.pair_is_self, pad_self, pad_environment)
         margins = np.ascontiguousarray(np.where(pad, self.pair_padding_m, 0.0)[index])
-        result = (index, np.ascontiguousarray(self.pairs[index]), margins)
+        result = PairSelection(index, np.ascontiguousarray(self.pairs[index]), margins, self.pair_calls[index],
+                               self.pair_swapped[index])
         with self._group_lock:
             self._group_cache[key] = result
         return result
 
     def fcl_objects(self) -> list:
-        """This thread's fcl objects for the shapes (world-fixed ones already posed)."""
+        """This thread's fcl objects: one per shape, then one per shape's variant against meshes
+        (None where it has none); world-fixed ones already posed."""
         objects = getattr(self._tls, "objects", None)
         if objects is None:
-            objects = []
+            plain, variants = [], []
             for e in self.shapes:
                 T = e.T_frame_shape if e.link_index < 0 else np.eye(4)
-                objects.append(fcl.CollisionObject(e.geometry.fcl_geometry, fcl.Transform(T[:3, :3], T[:3, 3])))
-            self._tls.objects = objects
+                pose = fcl.Transform(T[:3, :3], T[:3, 3])
+                plain.append(fcl.CollisionObject(e.geometry.fcl_geometry, pose))
+                variant = e.geometry.fcl_geometry_against_mesh
+                variants.append(None if variant is None else fcl.CollisionObject(variant, pose))
+            objects = self._tls.objects = plain + variants
         return objects
 
     def shape_owner_frame(self, shape_index: int, T_world_link: np.ndarray) -> np.ndarray:

@@ -243,3 +243,43 @@ def test_padding_must_be_valid():
         PlanningScene(robot, default_padding_m=-0.1)
     with pytest.raises(ModelError, match="unknown link 'zz'"):
         PlanningScene(robot, link_padding_m={"zz": 0.1})
+
+
+BODY_SIZE_M = 0.35          # no depth against one triangle exceeds the diagonal of the 0.2 m block
+
+
+@pytest.mark.parametrize("joint, value, normal", [
+    ("slide_x", 1.45, [1, 0, 0]),     # ball (sphere) 0.05 m into the L's end face at x = 1.5
+    ("slide_y", 0.70, [0, 1, 0]),     # block (box) 0.05 m into the L's side face at y = 0.75
+])
+def test_primitive_against_a_mesh_keeps_body_order(joint, value, normal):
+    """fcl answers shape-versus-mesh queries mesh first; contacts must still point from body 0 to 1."""
+    mesh = _l_shaped_mesh()
+    scene = PlanningScene(RobotModel.from_urdf_string(SLIDER_URDF), allow_adjacent=False)
+    hull_at = [2.0, 0.0, 0.0] if joint == "slide_x" else [0.0, 1.0, 1.0]
+    scene.apply([AddObject(SceneObject("hull", (ObjectShape(TriangleMesh(mesh.vertices, mesh.faces)),),
+                                       make_transform(None, hull_at)))])
+    checker = CollisionChecker(scene)
+    names, q = ["slide_x", "slide_y"], [value, 0.0] if joint == "slide_x" else [1.0, value]
+    if joint == "slide_y":
+        q[0] = -1.0                                # ball out of the way
+    e = checker.explain(names, q)
+    hull_contacts = [c for c in e.contacts if c.link_names[1] == "hull"]
+    assert hull_contacts and not e.valid
+    # a BVH mesh is checked triangle by triangle (as in fcl and coal): depth and normal are those
+    # of the body against one triangle, which may leave sideways, but they point from body 0 into body 1
+    for c in hull_contacts:
+        assert 0 < c.penetration_depth < BODY_SIZE_M
+        assert np.dot(c.normal, normal) > 0
+        assert c.subshape_ids[0] == -1 and c.subshape_ids[1] >= 0      # triangle index on the mesh side
+        assert_contact_invariants(c)
+    # a near miss 0.05 m short of the face: witness points on the right bodies, in the world frame
+    q_near = list(q)
+    q_near[0 if joint == "slide_x" else 1] = value - 0.1
+    e = checker.explain(names, q_near, contact_distance=0.2)
+    (c,) = [c for c in e.contacts if c.link_names[1] == "hull"]
+    assert c.distance == pytest.approx(0.05, abs=1e-5)
+    np.testing.assert_allclose(c.normal, normal, atol=1e-4)
+    face = np.dot(normal, [1.5, 0, 0]) if joint == "slide_x" else 0.75
+    assert np.dot(normal, c.nearest_points[1]) == pytest.approx(face, abs=1e-5)
+    assert_contact_invariants(c)
