@@ -113,7 +113,7 @@ def main(argv=None) -> int:
             print(f"[batch] {BATCH_SIZE} random configurations in one request: {sum(answer.valid)} valid, "
                   f"{elapsed * 1e3:.1f} ms round trip ({BATCH_SIZE / elapsed:,.0f} configurations/s)")
             print(f"    {answer.message}")
-            written = _render(pictures, args.output)
+            written = _render(pictures, args.output, args.world)
             for path in written:
                 print(f"picture: {path}")
     finally:
@@ -125,10 +125,11 @@ def main(argv=None) -> int:
     return 0
 
 
-def _render(pictures, folder: str) -> list[str]:
+def _render(pictures, folder: str, world_path: str) -> list[str]:
     """PNG pictures of the refused configurations (see my_collision_pkg.render)."""
     from my_collision_pkg.render import render_explanation_pngs
-    return render_explanation_pngs(pictures, folder)
+    urdf, srdf = panda_paths()
+    return render_explanation_pngs(pictures, folder, urdf_path=urdf, srdf_path=srdf, world_path=world_path)
 
 
 if __name__ == "__main__":

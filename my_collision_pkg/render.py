@@ -287,7 +287,8 @@ def render_explanation_pngs(pictures, folder: str, *, urdf_path: str | None = No
     default the Panda from example-robot-data and the package's default world;
     give the files the explanations were computed with when they differ. Files
     are named after the part of each title before a colon; the picture's title is
-    the given one above the deepest colliding pair.
+    the given one above the explanation's message (a report has none: then the
+    deepest colliding pair).
 
     Raises
     ------
@@ -308,7 +309,8 @@ def render_explanation_pngs(pictures, folder: str, *, urdf_path: str | None = No
         while name in used:
             name, k = f"{stem}_{k}", k + 1
         used.add(name)
-        heading = f"{title}\n{_title(_contacts(explanation))}"
+        # the explanation's own message where it has one, so picture and answer name the same pair
+        heading = f"{title}\n{getattr(explanation, 'message', '') or _title(_contacts(explanation))}"
         image = render_report_png(os.path.join(folder, f"{name}.png"), world, explanation, title=heading, view=view)
         written.append(os.path.abspath(image.path))
     return written
