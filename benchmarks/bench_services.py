@@ -41,27 +41,21 @@ def floor_server() -> int:
     """A CheckValidity server that does no work: the cost of the transport alone."""
     import rclpy
     from rclpy.callback_groups import ReentrantCallbackGroup
-    from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
+    from rclpy.executors import MultiThreadedExecutor
 
+    from my_collision_pkg.node_runtime import run_node
     from my_collision_pkg.srv import CheckValidity
 
     def answer(request, response):
         response.valid, response.status, response.message = True, CheckValidity.Response.VALID, "valid"
         return response
 
-    rclpy.init()
-    node = rclpy.create_node("floor")
-    node.create_service(CheckValidity, "~/check_validity", answer, callback_group=ReentrantCallbackGroup())
-    executor = MultiThreadedExecutor()
-    executor.add_node(node)
-    try:
-        executor.spin()
-    except (KeyboardInterrupt, ExternalShutdownException):
-        pass
-    finally:
-        node.destroy_node()
-        rclpy.try_shutdown()
-    return 0
+    def make_node():
+        node = rclpy.create_node("floor")
+        node.create_service(CheckValidity, "~/check_validity", answer, callback_group=ReentrantCallbackGroup())
+        return node
+
+    return run_node(make_node, "floor", MultiThreadedExecutor)
 
 
 def _percentile(values, q: float) -> float:

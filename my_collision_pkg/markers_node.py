@@ -11,10 +11,8 @@ from __future__ import annotations
 
 import sys
 
-import rclpy
 from rcl_interfaces.msg import FloatingPointRange, ParameterDescriptor, ParameterType
-from rclpy.exceptions import ParameterException
-from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
+from rclpy.executors import SingleThreadedExecutor
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import JointState
@@ -23,6 +21,7 @@ from visualization_msgs.msg import MarkerArray
 from my_collision_pkg.msg import ContactReport
 
 from .markers import MarkerOptions, report_to_marker_array
+from .node_runtime import ConfigurationError, number_parameter, run_node
 
 NODE_NAME = "contact_markers"
 DEFAULT_CONTACTS_TOPIC = "/collision_validator/contacts"
@@ -67,10 +66,6 @@ _SWITCHES = {
 }
 
 
-class ConfigurationError(Exception):
-    """A parameter is invalid: the node cannot start."""
-
-
 def _number_descriptor(description: str, low: float, high: float) -> ParameterDescriptor:
     # Dynamic typing so that ``:=0`` (an integer) is accepted; read_options converts.
     d = ParameterDescriptor(description=description, dynamic_typing=True)
@@ -111,15 +106,6 @@ class ContactMarkersNode(Node):
                                f"'{self._markers.topic_name}'")
 
     # ----- parameters ---------------------------------------------------------
-    def _number(self, name: str, low: float, high: float) -> float:
-        value = self.get_parameter(name).value
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise ConfigurationError(f"parameter '{name}' must be a number, got {value!r}")
-        value = float(value)
-        if not (low <= value <= high):
-            raise ConfigurationError(f"parameter '{name}' = {value} is outside [{low}, {high}]")
-        return value
-
     def _colour(self, name: str) -> tuple[float, float, float, float]:
         value = self.get_parameter(name).value
         if (not isinstance(value, (list, tuple)) or len(value) != 4
@@ -131,7 +117,8 @@ class ContactMarkersNode(Node):
         return rgba
 
     def _read_options(self) -> MarkerOptions:
-        values = {name: self._number(name, low, high) for name, (_, (low, high)) in _NUMBER_RANGES.items()}
+        values = {name: number_parameter(self, name, float, low, high)
+                  for name, (_, (low, high)) in _NUMBER_RANGES.items()}
         values.update({name: self._colour(name) for name in _COLOURS})
         values.update({name: bool(self.get_parameter(name).value) for name in _SWITCHES})
         try:
@@ -150,24 +137,7 @@ class ContactMarkersNode(Node):
 
 
 def main(args=None) -> int:
-    rclpy.init(args=args)
-    try:
-        node = ContactMarkersNode()
-    except (ConfigurationError, ParameterException) as exc:
-        print(f"{NODE_NAME}: cannot start: {exc}", file=sys.stderr)
-        rclpy.try_shutdown()
-        return 1
-    executor = SingleThreadedExecutor()
-    executor.add_node(node)
-    try:
-        executor.spin()
-    except (KeyboardInterrupt, ExternalShutdownException):
-        pass
-    finally:
-        executor.shutdown()
-        node.destroy_node()
-        rclpy.try_shutdown()
-    return 0
+    return run_node(ContactMarkersNode, NODE_NAME, SingleThreadedExecutor, args)
 
 
 if __name__ == "__main__":

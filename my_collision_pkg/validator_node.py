@@ -11,11 +11,9 @@ import sys
 import threading
 
 import numpy as np
-import rclpy
 from rcl_interfaces.msg import FloatingPointRange, IntegerRange, ParameterDescriptor, ParameterType
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
-from rclpy.exceptions import ParameterException
-from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
+from rclpy.executors import MultiThreadedExecutor
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import JointState
@@ -28,6 +26,7 @@ from .checker import DEFAULT_CONTACTS_PER_PAIR, DEFAULT_MAX_CONTACTS, CollisionC
 from .contacts import Status
 from .errors import CollisionPkgError
 from .models import load_scene
+from .node_runtime import ConfigurationError, number_parameter, run_node
 from .surfaces_report import DEFAULT_STIFFNESS_PA_PER_M, explanation_surfaces
 
 NODE_NAME = "collision_validator"
@@ -37,10 +36,6 @@ DEFAULT_MONITOR_RATE_HZ = 10.0
 REPORT_QOS = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
                         durability=DurabilityPolicy.TRANSIENT_LOCAL, history=HistoryPolicy.KEEP_LAST)
 JOINT_STATES_QOS = QoSProfile(depth=10)
-
-
-class ConfigurationError(Exception):
-    """A parameter is missing or invalid: the node cannot start."""
 
 
 def _descriptor(description: str, *, type_: int | None = None, float_range=None, int_range=None,
@@ -137,17 +132,6 @@ class CollisionValidatorNode(Node):
         self.declare_parameter("surface_stiffness", DEFAULT_STIFFNESS_PA_PER_M, _descriptor(
             "contact-surface pressure per metre of overlap, Pa/m", float_range=(1e-9, 1e15), dynamic=True))
 
-    def _number(self, name: str, kind: type, low: float, high: float):
-        value = self.get_parameter(name).value
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise ConfigurationError(f"parameter '{name}' must be a number, got {value!r}")
-        if kind is int and float(value) != int(value):
-            raise ConfigurationError(f"parameter '{name}' must be a whole number, got {value!r}")
-        value = kind(value)
-        if not (low <= value <= high):
-            raise ConfigurationError(f"parameter '{name}' = {value} is outside [{low}, {high}]")
-        return value
-
     def _strings(self, name: str) -> list[str]:
         return [v for v in (self.get_parameter(name).value or []) if v]
 
@@ -157,12 +141,12 @@ class CollisionValidatorNode(Node):
             "check_joint_limits", "monitor_joint_states")}
         if not p["robot_description"] and not p["urdf_path"]:
             raise ConfigurationError("no robot model: set robot_description (URDF XML) or urdf_path")
-        p["default_padding"] = self._number("default_padding", float, 0.0, 1.0)
-        p["max_contacts"] = self._number("max_contacts", int, 1, 100_000)
-        p["contacts_per_pair"] = self._number("contacts_per_pair", int, 1, 1000)
-        p["monitor_rate_hz"] = self._number("monitor_rate_hz", float, 0.01, 1000.0)
-        p["max_batch"] = self._number("max_batch", int, 1, 10_000_000)
-        p["surface_stiffness"] = self._number("surface_stiffness", float, 1e-9, 1e15)
+        p["default_padding"] = number_parameter(self, "default_padding", float, 0.0, 1.0)
+        p["max_contacts"] = number_parameter(self, "max_contacts", int, 1, 100_000)
+        p["contacts_per_pair"] = number_parameter(self, "contacts_per_pair", int, 1, 1000)
+        p["monitor_rate_hz"] = number_parameter(self, "monitor_rate_hz", float, 0.01, 1000.0)
+        p["max_batch"] = number_parameter(self, "max_batch", int, 1, 10_000_000)
+        p["surface_stiffness"] = number_parameter(self, "surface_stiffness", float, 1e-9, 1e15)
         p["package_paths"] = self._strings("package_paths")
         names = self._strings("link_padding_names")
         values = self.get_parameter("link_padding_values").value or []
@@ -256,24 +240,7 @@ class CollisionValidatorNode(Node):
 
 
 def main(args=None) -> int:
-    rclpy.init(args=args)
-    try:
-        node = CollisionValidatorNode()
-    except (ConfigurationError, ParameterException) as exc:
-        print(f"{NODE_NAME}: cannot start: {exc}", file=sys.stderr)
-        rclpy.try_shutdown()
-        return 1
-    executor = MultiThreadedExecutor()
-    executor.add_node(node)
-    try:
-        executor.spin()
-    except (KeyboardInterrupt, ExternalShutdownException):
-        pass
-    finally:
-        executor.shutdown()
-        node.destroy_node()
-        rclpy.try_shutdown()
-    return 0
+    return run_node(CollisionValidatorNode, NODE_NAME, MultiThreadedExecutor, args)
 
 
 if __name__ == "__main__":

@@ -4,6 +4,7 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
+import tempfile
 
 from ament_index_python.packages import get_package_prefix
 
@@ -22,21 +23,30 @@ def executable(name: str) -> str:
     return os.path.join(get_package_prefix("my_collision_pkg"), "lib", "my_collision_pkg", name)
 
 
-def ros_args(params: dict) -> list[str]:
+def ros_args(params: dict, remaps: dict | None = None) -> list[str]:
     args = ["--ros-args"]
     for key, value in params.items():
         args += ["-p", f"{key}:={value}"]
+    for key, value in (remaps or {}).items():
+        args += ["-r", f"{key}:={value}"]
     return args
 
 
 class NodeProcess:
-    """One node executable in its own process; stopped with SIGINT, then killed."""
+    """A node executable in its own process, output to a file (a pipe left unread could fill
+    and stall the node); stopped with SIGINT, then killed."""
 
-    def __init__(self, name: str, params: dict, extra_args: list[str] | None = None) -> None:
-        self.process = subprocess.Popen([executable(name)] + ros_args(params) + (extra_args or []),
-                                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    def __init__(self, name: str, params: dict, remaps: dict | None = None, *, log_path: str | None = None) -> None:
+        if log_path is None:
+            handle, log_path = tempfile.mkstemp(prefix=f"{name}_", suffix=".log")
+            os.close(handle)
+        self.log_path = log_path
+        with open(log_path, "w") as log:
+            self.process = subprocess.Popen([executable(name)] + ros_args(params, remaps), stdout=log,
+                                            stderr=subprocess.STDOUT)
 
     def stop(self) -> str:
+        """Stop the process (if running) and return its output."""
         if self.process.poll() is None:
             self.process.send_signal(signal.SIGINT)
             try:
@@ -44,7 +54,8 @@ class NodeProcess:
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait()
-        return self.process.stdout.read() if self.process.stdout else ""
+        with open(self.log_path) as log:
+            return log.read()
 
 
 def panda_params(**overrides) -> dict:

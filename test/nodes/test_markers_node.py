@@ -4,7 +4,6 @@ against the explanation. Also: start-up errors and the node's QoS."""
 from __future__ import annotations
 
 import os
-import signal
 import subprocess
 import threading
 import time
@@ -12,7 +11,6 @@ import time
 import numpy as np
 import pytest
 import rclpy
-from ament_index_python.packages import get_package_prefix
 from rclpy.context import Context
 from rclpy.executors import SingleThreadedExecutor
 from sensor_msgs.msg import JointState
@@ -23,53 +21,16 @@ from my_collision_pkg.markers import MarkerOptions, pair_namespace
 from my_collision_pkg.markers_node import CONTACTS_QOS, MARKERS_QOS, _COLOURS, _NUMBER_RANGES, _SWITCHES
 from my_collision_pkg.models import panda_paths
 from my_collision_pkg.validator_node import REPORT_QOS
+from node_processes import PANDA_WORLD, NodeProcess, executable, ros_args
 
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-PANDA_WORLD = os.path.join(REPO, "config", "panda_world.yaml")
 ARM = [f"panda_joint{i}" for i in range(1, 8)]
 INTO_TABLE = [0.0, 1.5, 0.0, -0.5, 0.0, 1.571, 0.785]   # panda_link5 and panda_link6 reach into the table
 STARTUP_TIMEOUT_S = 60.0
-STOP_TIMEOUT_S = 10.0
 MARKERS_TOPIC = "/contact_markers/markers"
 JOINT_STATES_TOPIC = "/contact_markers/joint_states"
 RECEIVE_TIMEOUT_S = 30.0
 EXPLAIN_RETRY_S = 2.0
 PLANNING_FRAME = "panda_link0"
-
-
-def executable(name: str) -> str:
-    return os.path.join(get_package_prefix("my_collision_pkg"), "lib", "my_collision_pkg", name)
-
-
-def ros_args(params: dict, remaps: dict | None = None) -> list[str]:
-    args = ["--ros-args"]
-    for key, value in params.items():
-        args += ["-p", f"{key}:={value}"]
-    for key, value in (remaps or {}).items():
-        args += ["-r", f"{key}:={value}"]
-    return args
-
-
-class NodeProcess:
-    """A node executable in its own process, output to a file; stopped with SIGINT, then killed."""
-
-    def __init__(self, name: str, params: dict, remaps: dict | None = None, *, log_path: str) -> None:
-        self.log_path = log_path
-        with open(log_path, "w") as log:
-            self.process = subprocess.Popen([executable(name)] + ros_args(params, remaps), stdout=log,
-                                            stderr=subprocess.STDOUT)
-
-    def stop(self) -> str:
-        """Stop the process (if running) and return its output."""
-        if self.process.poll() is None:
-            self.process.send_signal(signal.SIGINT)
-            try:
-                self.process.wait(STOP_TIMEOUT_S)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
-        with open(self.log_path) as log:
-            return log.read()
 
 
 class Listener:

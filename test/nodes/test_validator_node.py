@@ -261,7 +261,7 @@ def test_bad_parameters_end_start_up_with_one_line(params, fragment):
 def test_integer_padding_is_accepted_and_joint_states_are_monitored():
     # a second validator under its own name, so the module's validator does not answer
     node = NodeProcess("collision_validator", panda_params(default_padding="0", monitor_joint_states="true",
-                                                           monitor_rate_hz="20"), ["-r", "__node:=monitored"])
+                                                           monitor_rate_hz="20"), {"__node": "monitored"})
     context = Context()
     rclpy.init(context=context)
     ros = rclpy.create_node("joint_state_source", context=context)
