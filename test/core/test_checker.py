@@ -222,3 +222,25 @@ def test_batch_reports_counts_and_first_refusal(slider_checker):
 def test_negative_contact_distance_is_refused(slider_checker):
     e = slider_checker.explain(["slide_x"], [0.5], contact_distance=-1.0)
     assert e.status == Status.INVALID_REQUEST and "contact_distance" in e.message
+
+
+def test_joints_not_named_keep_the_scene_current_values(slider_scene, slider_checker):
+    # the block (slide_y) starts at 0; the ball collides with the base at slide_x = 0
+    assert not slider_checker.check(["slide_y"], [0.5]).valid          # slide_x current value: 0
+    slider_scene.set_current_positions(["slide_x"], [1.0])
+    assert slider_checker.check(["slide_y"], [0.5]).valid
+    e = slider_checker.explain(["slide_y"], [0.5])
+    assert e.joint_names == ("slide_x", "slide_y")
+    np.testing.assert_array_equal(e.positions, [1.0, 0.5])
+
+
+@pytest.mark.parametrize("names, values, fragment", [
+    (["slide_z"], [0.0], "'slide_z' is not an active joint"),
+    (["slide_x"], [float("nan")], "non-finite"),
+    (["slide_x"], [0.0, 1.0], "1 joint names but 2 positions"),
+])
+def test_bad_current_state_updates_change_nothing(slider_scene, names, values, fragment):
+    before = slider_scene.current_positions.copy()
+    with pytest.raises(RequestError, match=fragment):
+        slider_scene.set_current_positions(names, values)
+    np.testing.assert_array_equal(slider_scene.current_positions, before)
