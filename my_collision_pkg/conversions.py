@@ -19,7 +19,7 @@ from .contacts import Contact, Explanation
 from .errors import SceneError
 from .robot_model import Box, Cone, Cylinder, RobotModel, Sphere, TriangleMesh
 from .scene import AddObject, ClearObjects, MoveObject, ObjectShape, RemoveObject, SceneObject, SceneUpdate
-from .transforms import make_transform, matrix_to_quaternion, quaternion_to_matrix
+from .transforms import make_transform, quaternion_to_matrix
 
 
 # ----- geometry ------------------------------------------------------------------
@@ -47,14 +47,6 @@ def pose_to_transform(pose: Pose, what: str) -> np.ndarray:
     if np.linalg.norm(quat) < 1e-12:
         quat = np.array([0.0, 0.0, 0.0, 1.0])
     return make_transform(quaternion_to_matrix(quat), position)
-
-
-def transform_to_pose(T: np.ndarray) -> Pose:
-    pose = Pose()
-    pose.position = point_msg(T[:3, 3])
-    x, y, z, w = matrix_to_quaternion(T[:3, :3])
-    pose.orientation.x, pose.orientation.y, pose.orientation.z, pose.orientation.w = x, y, z, w
-    return pose
 
 
 # ----- joint states -------------------------------------------------------------

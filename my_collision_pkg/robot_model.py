@@ -423,9 +423,6 @@ class RobotModel:
     def parent_link(self, link: str) -> str | None:
         return self._link_parent_of.get(link)
 
-    def child_joints(self, link: str) -> list[Joint]:
-        return [j for j in self._joints if j.parent == link]
-
     def subtree_links(self, link: str) -> list[str]:
         """The link and every link below it."""
         out, stack = [], [link]
@@ -468,8 +465,3 @@ class RobotModel:
     def link_transforms(self, positions: np.ndarray) -> np.ndarray:
         """Poses (L, 4, 4) of every link in the planning frame for one configuration (A,)."""
         return self.link_transforms_batch(np.asarray(positions, dtype=float)[None, :])[0]
-
-    @property
-    def fk_arrays(self) -> tuple:
-        """The model as arrays for :func:`kernels.forward_kinematics` (after positions)."""
-        return self._fk_arrays

@@ -122,10 +122,6 @@ class AllowedCollisionMatrix:
         overrides[frozenset((a, b))] = allowed
         return AllowedCollisionMatrix(self._defaults, overrides)
 
-    @property
-    def default_pairs(self) -> frozenset[frozenset[str]]:
-        return self._defaults
-
 
 class CollisionWorld:
     """Immutable snapshot of everything a check needs. Build through PlanningScene."""
@@ -174,7 +170,6 @@ class CollisionWorld:
         self.obb_center = np.array([e.geometry.obb_center_shape for e in s], dtype=float).reshape(-1, 3)
         self.obb_axes = np.array([e.geometry.obb_axes_shape for e in s], dtype=float).reshape(-1, 3, 3)
         self.obb_half = np.array([e.geometry.obb_half_extents_m for e in s], dtype=float).reshape(-1, 3)
-        self.is_robot_shape = np.array([e.on_robot for e in s], dtype=bool)
 
     def _touch_allowed(self, a: ShapeEntry, b: ShapeEntry) -> bool:
         """Attached objects may touch their own link and their touch links."""
@@ -198,7 +193,6 @@ class CollisionWorld:
                 if self.acm.allowed(a.owner, b.owner) or self._touch_allowed(a, b):
                     continue
                 (slf if b.on_robot else env).append((i, j))
-        self.n_env_pairs = len(env)
         pairs = env + slf
         self.pairs = np.array(pairs, dtype=np.int64).reshape(-1, 2)
         self.pair_calls, self.pair_swapped = self._fcl_call_order(pairs)
