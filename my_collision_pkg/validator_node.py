@@ -1,9 +1,11 @@
 """The ``collision_validator`` node: a thin ROS 2 adapter over the collision core.
 
 Services (relative to the node): ``~/check_validity``, ``~/check_validity_batch``,
-``~/explain``, ``~/apply_collision_objects``. Topic: ``~/contacts``
+``~/explain``, ``~/apply_collision_objects``. Topics: ``~/contacts``
 (ContactReport), published after every explain and, with
-``monitor_joint_states``, for the current state at ``monitor_rate_hz``.
+``monitor_joint_states``, for the current state at ``monitor_rate_hz``;
+``~/scene_objects`` (MarkerArray), the world and attached objects, at start-up
+and after every change.
 """
 from __future__ import annotations
 
@@ -17,6 +19,7 @@ from rclpy.executors import MultiThreadedExecutor
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import JointState
+from visualization_msgs.msg import MarkerArray
 
 from my_collision_pkg.msg import ContactReport
 from my_collision_pkg.srv import ApplyCollisionObjects, CheckValidity, CheckValidityBatch, ExplainCollision
@@ -27,6 +30,7 @@ from .contacts import Status
 from .errors import CollisionPkgError
 from .models import load_scene
 from .node_runtime import ConfigurationError, number_parameter, run_node
+from .scene_markers import scene_objects_marker_array
 from .surfaces_report import DEFAULT_STIFFNESS_PA_PER_M, explanation_surfaces
 
 NODE_NAME = "collision_validator"
@@ -87,6 +91,8 @@ class CollisionValidatorNode(Node):
         self.create_service(ApplyCollisionObjects, "~/apply_collision_objects", self._on_apply,
                             callback_group=checks)
         self._reports = self.create_publisher(ContactReport, "~/contacts", REPORT_QOS)
+        self._scene_objects = self.create_publisher(MarkerArray, "~/scene_objects", REPORT_QOS)
+        self._publish_scene_objects()
         self._monitor_lock = threading.Lock()
         self._monitor_dirty = False
         if p["monitor_joint_states"]:
@@ -210,7 +216,12 @@ class CollisionValidatorNode(Node):
             return response
         response.success = True
         response.message = f"applied {len(request.objects)} object update(s); {len(self.scene.world.objects)} objects"
+        self._publish_scene_objects()
         return response
+
+    def _publish_scene_objects(self) -> None:
+        self._scene_objects.publish(scene_objects_marker_array(self.scene.world, self.scene.planning_frame,
+                                                               self.get_clock().now().to_msg()))
 
     # ----- joint state monitoring ------------------------------------------------
     def _on_joint_states(self, msg: JointState) -> None:

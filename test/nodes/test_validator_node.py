@@ -14,6 +14,7 @@ from geometry_msgs.msg import Pose
 from rclpy.context import Context
 from rclpy.executors import SingleThreadedExecutor
 from sensor_msgs.msg import JointState
+from visualization_msgs.msg import MarkerArray
 from shape_msgs.msg import SolidPrimitive
 
 from my_collision_pkg.client import ValidatorClient
@@ -290,3 +291,34 @@ def test_integer_padding_is_accepted_and_joint_states_are_monitored():
         rclpy.try_shutdown(context=context)
         output = node.stop()
     assert "Traceback" not in output
+
+
+def test_scene_objects_are_published_for_rviz(validator):
+    context = Context()
+    rclpy.init(context=context)
+    node = rclpy.create_node("scene_listener", context=context)
+    executor = SingleThreadedExecutor(context=context)
+    executor.add_node(node)
+    arrays = []
+    node.create_subscription(MarkerArray, "/collision_validator/scene_objects", arrays.append, REPORT_QOS)
+
+    def latest_namespaces(wanted, rounds=100):
+        for _ in range(rounds):
+            executor.spin_once(timeout_sec=0.1)
+            if arrays and wanted({m.ns for m in arrays[-1].markers}):
+                break
+        return {m.ns for m in arrays[-1].markers} if arrays else set()
+
+    try:
+        assert {"scene_objects/table", "scene_objects/post"} <= latest_namespaces(
+            lambda ns: "scene_objects/table" in ns)                    # sent at start-up, kept for late joiners
+        assert validator.apply([box_object("crate_for_rviz", (0.3, -0.5, 0.3), (0.1, 0.1, 0.1))]).success
+        assert "scene_objects/crate_for_rviz" in latest_namespaces(lambda ns: "scene_objects/crate_for_rviz" in ns)
+        assert validator.apply([box_object("crate_for_rviz", (0, 0, 0), (1, 1, 1),
+                                           operation=CollisionObject.REMOVE)]).success
+        assert "scene_objects/crate_for_rviz" not in latest_namespaces(
+            lambda ns: "scene_objects/crate_for_rviz" not in ns)
+    finally:
+        executor.shutdown()
+        node.destroy_node()
+        rclpy.try_shutdown(context=context)
