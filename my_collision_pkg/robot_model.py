@@ -111,14 +111,26 @@ def _origin_transform(origin) -> np.ndarray:
     return make_transform(rpy_to_matrix(*rpy), xyz)
 
 
-def _sanitize_urdf(xml: str) -> str:
-    """Drop elements that carry nothing for collision checking, name a nameless robot."""
+def robot_element(xml: str, what: str) -> ET.Element:
+    """The ``<robot>`` root element of URDF or SRDF text (``what`` names which, for errors).
+
+    Raises
+    ------
+    ModelError
+        If the text is not well-formed XML or its root is not ``<robot>``.
+    """
     try:
         root = ET.fromstring(xml)
     except ET.ParseError as exc:
-        raise ModelError(f"URDF is not well-formed XML: {exc}") from exc
+        raise ModelError(f"{what} is not well-formed XML: {exc}") from exc
     if root.tag != "robot":
-        raise ModelError(f"URDF root element is <{root.tag}>, expected <robot>")
+        raise ModelError(f"{what} root element is <{root.tag}>, expected <robot>")
+    return root
+
+
+def _sanitize_urdf(xml: str) -> str:
+    """Drop elements that carry nothing for collision checking, name a nameless robot."""
+    root = robot_element(xml, "URDF")
     for parent in root.iter():
         for child in list(parent):
             if child.tag in IGNORED_URDF_ELEMENTS:

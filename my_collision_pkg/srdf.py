@@ -12,7 +12,7 @@ import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 
 from .errors import ModelError, RequestError
-from .robot_model import RobotModel
+from .robot_model import RobotModel, robot_element
 
 
 @dataclass(frozen=True)
@@ -88,12 +88,7 @@ def parse_srdf(xml: str, robot: RobotModel) -> SemanticModel:
     ModelError
         If the XML is malformed or an element lacks a required attribute.
     """
-    try:
-        root = ET.fromstring(xml)
-    except ET.ParseError as exc:
-        raise ModelError(f"SRDF is not well-formed XML: {exc}") from exc
-    if root.tag != "robot":
-        raise ModelError(f"SRDF root element is <{root.tag}>, expected <robot>")
+    root = robot_element(xml, "SRDF")
     warnings: list[str] = []
 
     def attr(element: ET.Element, name: str, where: str) -> str:

@@ -2,11 +2,15 @@
 from __future__ import annotations
 
 import os
+from contextlib import contextmanager
 import signal
 import subprocess
 import tempfile
 
+import rclpy
 from ament_index_python.packages import get_package_prefix
+from rclpy.context import Context
+from rclpy.executors import SingleThreadedExecutor
 
 from my_collision_pkg.models import panda_paths
 
@@ -63,3 +67,24 @@ def panda_params(**overrides) -> dict:
     params = {"urdf_path": urdf, "srdf_path": srdf, "scene_path": PANDA_WORLD}
     params.update(overrides)
     return params
+
+
+@contextmanager
+def listener(name: str, msg_type, topic: str, qos):
+    """A node of its own context subscribed to ``topic``: yields (node, executor, received list).
+
+    The caller spins ``executor.spin_once`` while it waits; everything is torn down on exit.
+    """
+    context = Context()
+    rclpy.init(context=context)
+    node = rclpy.create_node(name, context=context)
+    executor = SingleThreadedExecutor(context=context)
+    executor.add_node(node)
+    received = []
+    node.create_subscription(msg_type, topic, received.append, qos)
+    try:
+        yield node, executor, received
+    finally:
+        executor.shutdown()
+        node.destroy_node()
+        rclpy.try_shutdown(context=context)

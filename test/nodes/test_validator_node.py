@@ -8,11 +8,8 @@ import threading
 
 import numpy as np
 import pytest
-import rclpy
-from node_processes import ARM, FREE, INTO_TABLE, NodeProcess, executable, panda_params, ros_args
+from node_processes import ARM, FREE, INTO_TABLE, NodeProcess, executable, listener, panda_params, ros_args
 from geometry_msgs.msg import Pose
-from rclpy.context import Context
-from rclpy.executors import SingleThreadedExecutor
 from sensor_msgs.msg import JointState
 from visualization_msgs.msg import MarkerArray
 from shape_msgs.msg import SolidPrimitive
@@ -88,14 +85,8 @@ def test_near_misses_with_contact_distance(validator):
 
 
 def test_explain_publishes_a_contact_report(validator):
-    context = Context()
-    rclpy.init(context=context)
-    node = rclpy.create_node("report_listener", context=context)
-    executor = SingleThreadedExecutor(context=context)
-    executor.add_node(node)
-    received = []
-    node.create_subscription(ContactReport, "/collision_validator/contacts", received.append, REPORT_QOS)
-    try:
+    with listener("report_listener", ContactReport, "/collision_validator/contacts", REPORT_QOS) as (_, executor,
+                                                                                                    received):
         for _ in range(50):                    # discovery, then the report of our own call
             validator.explain(ARM, INTO_TABLE)
             executor.spin_once(timeout_sec=0.1)
@@ -104,10 +95,6 @@ def test_explain_publishes_a_contact_report(validator):
         report = next(m for m in received if not m.valid)
         assert report.header.frame_id == "panda_link0"
         assert report.contacts and list(report.state.name)[:7] == ARM
-    finally:
-        executor.shutdown()
-        node.destroy_node()
-        rclpy.try_shutdown(context=context)
 
 
 def test_batch_matches_single_checks(validator):
@@ -263,62 +250,44 @@ def test_integer_padding_is_accepted_and_joint_states_are_monitored():
     # a second validator under its own name, so the module's validator does not answer
     node = NodeProcess("collision_validator", panda_params(default_padding="0", monitor_joint_states="true",
                                                            monitor_rate_hz="20"), {"__node": "monitored"})
-    context = Context()
-    rclpy.init(context=context)
-    ros = rclpy.create_node("joint_state_source", context=context)
-    executor = SingleThreadedExecutor(context=context)
-    executor.add_node(ros)
-    reports = []
-    ros.create_subscription(ContactReport, "/monitored/contacts", reports.append, REPORT_QOS)
-    publisher = ros.create_publisher(JointState, "/joint_states", 10)
     try:
-        with ValidatorClient("/monitored", node_name="monitor_client", context=context) as client:
-            client.wait_for_services(60)
-            state = JointState(name=ARM, position=INTO_TABLE)
-            for _ in range(100):
-                publisher.publish(state)
-                executor.spin_once(timeout_sec=0.1)
-                if any(not r.valid for r in reports):
-                    break
-            report = next(r for r in reports if not r.valid)
-            assert list(report.state.position[:7]) == pytest.approx(INTO_TABLE)
-            # the monitored state is the scene's current state: a request naming only joint 1 keeps the rest
-            partial = client.check(["panda_joint1"], [0.0])
-            assert not partial.valid and "table" in partial.message
+        with listener("joint_state_source", ContactReport, "/monitored/contacts", REPORT_QOS) as (ros, executor,
+                                                                                                 reports):
+            publisher = ros.create_publisher(JointState, "/joint_states", 10)
+            with ValidatorClient("/monitored", node_name="monitor_client", context=ros.context) as client:
+                client.wait_for_services(60)
+                state = JointState(name=ARM, position=INTO_TABLE)
+                for _ in range(100):
+                    publisher.publish(state)
+                    executor.spin_once(timeout_sec=0.1)
+                    if any(not r.valid for r in reports):
+                        break
+                report = next(r for r in reports if not r.valid)
+                assert list(report.state.position[:7]) == pytest.approx(INTO_TABLE)
+                # the monitored state is the scene's current state: a request naming only joint 1 keeps the rest
+                partial = client.check(["panda_joint1"], [0.0])
+                assert not partial.valid and "table" in partial.message
     finally:
-        executor.shutdown()
-        ros.destroy_node()
-        rclpy.try_shutdown(context=context)
         output = node.stop()
     assert "Traceback" not in output
 
 
 def test_scene_objects_are_published_for_rviz(validator):
-    context = Context()
-    rclpy.init(context=context)
-    node = rclpy.create_node("scene_listener", context=context)
-    executor = SingleThreadedExecutor(context=context)
-    executor.add_node(node)
-    arrays = []
-    node.create_subscription(MarkerArray, "/collision_validator/scene_objects", arrays.append, REPORT_QOS)
+    with listener("scene_listener", MarkerArray, "/collision_validator/scene_objects", REPORT_QOS) as (_, executor,
+                                                                                                     arrays):
+        def latest_namespaces(wanted, rounds=100):
+            for _ in range(rounds):
+                executor.spin_once(timeout_sec=0.1)
+                if arrays and wanted({m.ns for m in arrays[-1].markers}):
+                    break
+            return {m.ns for m in arrays[-1].markers} if arrays else set()
 
-    def latest_namespaces(wanted, rounds=100):
-        for _ in range(rounds):
-            executor.spin_once(timeout_sec=0.1)
-            if arrays and wanted({m.ns for m in arrays[-1].markers}):
-                break
-        return {m.ns for m in arrays[-1].markers} if arrays else set()
-
-    try:
+        # sent at start-up and kept for late joiners
         assert {"scene_objects/table", "scene_objects/post"} <= latest_namespaces(
-            lambda ns: "scene_objects/table" in ns)                    # sent at start-up, kept for late joiners
+            lambda ns: "scene_objects/table" in ns)
         assert validator.apply([box_object("crate_for_rviz", (0.3, -0.5, 0.3), (0.1, 0.1, 0.1))]).success
         assert "scene_objects/crate_for_rviz" in latest_namespaces(lambda ns: "scene_objects/crate_for_rviz" in ns)
         assert validator.apply([box_object("crate_for_rviz", (0, 0, 0), (1, 1, 1),
                                            operation=CollisionObject.REMOVE)]).success
         assert "scene_objects/crate_for_rviz" not in latest_namespaces(
             lambda ns: "scene_objects/crate_for_rviz" not in ns)
-    finally:
-        executor.shutdown()
-        node.destroy_node()
-        rclpy.try_shutdown(context=context)
