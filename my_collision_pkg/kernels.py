@@ -300,6 +300,42 @@ def closest_point_on_triangles(point, triangles):
     return best, best_t
 
 
+@njit(cache=True)
+def thickness_along_lines(positions, cells, cell_bounds, triangles_by_cell, edges, inside_left, planes, z_extent):
+    """Length inside a closed solid of the vertical line through each point (N, 2).
+
+    The solid's upright triangles are binned in a grid (``cells[n]`` is point n's cell,
+    ``triangles_by_cell[cell_bounds[c]:cell_bounds[c + 1]]`` the triangles of cell c).
+    ``edges`` (F, 12): start x, start y, vector x, vector y of each triangle's three
+    ordered edges; ``inside_left`` (F, 3): the inside is left of that edge; ``planes``
+    (F, 8): a corner x, y, z, slopes dz/dx and dz/dy, lowest and highest z, and +1
+    (exit, facing up) or -1 (entry). A pierced triangle adds its facing times its
+    height; the sum is clipped to [0, z_extent]. Same arithmetic, in the same order,
+    as the vectorised form it replaces in ``surfaces``.
+    """
+    n = positions.shape[0]
+    out = np.zeros(n)
+    for i in range(n):
+        px = positions[i, 0]
+        py = positions[i, 1]
+        c = cells[i]
+        total = 0.0
+        for slot in range(cell_bounds[c], cell_bounds[c + 1]):
+            t = triangles_by_cell[slot]
+            inside = True
+            for k in range(3):
+                side = edges[t, 6 + k] * (py - edges[t, 3 + k]) - edges[t, 9 + k] * (px - edges[t, k])
+                if (side >= 0.0) != inside_left[t, k]:
+                    inside = False
+                    break
+            if inside:
+                height = planes[t, 2] + planes[t, 3] * (px - planes[t, 0]) + planes[t, 4] * (py - planes[t, 1])
+                height = min(max(height, planes[t, 5]), planes[t, 6])
+                total += planes[t, 7] * height
+        out[i] = min(max(total, 0.0), z_extent)
+    return out
+
+
 def warm_up() -> None:
     """Compile (or load from numba's cache) every kernel now, so that no request pays for it."""
     T = np.eye(4)[None, None].copy()
@@ -314,3 +350,6 @@ def warm_up() -> None:
     triangles = np.array([[[0.0, 0.0, 0.0], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0]]])
     contains_probe(np.eye(4), np.eye(4), np.zeros((1, 3)), np.zeros(3), np.eye(3), np.ones(3), triangles)
     closest_point_on_triangles(np.zeros(3), triangles)
+    thickness_along_lines(np.zeros((1, 2)), np.zeros(1, dtype=np.int64), np.array([0, 0], dtype=np.int64),
+                          np.zeros(0, dtype=np.int64), np.zeros((1, 12)), np.zeros((1, 3), dtype=np.bool_),
+                          np.zeros((1, 8)), 1.0)

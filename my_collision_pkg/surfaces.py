@@ -45,6 +45,7 @@ import numpy as np
 import trimesh
 
 from my_collision_pkg.errors import CollisionPkgError
+from my_collision_pkg.kernels import thickness_along_lines
 
 __all__ = [
     "ContactSurfaceError",
@@ -519,26 +520,9 @@ class _ThicknessSampler:
             return np.zeros(len(positions))
         cell_xy = self._cell_of(positions)
         cell = cell_xy[:, 1] * self._cells_per_side + cell_xy[:, 0]
-        begin = self._cell_bounds[cell]
-        count = self._cell_bounds[cell + 1] - begin
-        point = np.repeat(np.arange(len(positions)), count)
-        slot = np.repeat(begin - (np.cumsum(count) - count), count) + np.arange(int(count.sum()))
-        triangle = self._triangles_by_cell[slot]
-
-        edges = np.take(self._edges, triangle, axis=0)
-        pair_positions = np.take(positions, point, axis=0)
-        side = edges[:, 6:9] * (pair_positions[:, 1:2] - edges[:, 3:6]) - edges[:, 9:12] * (
-            pair_positions[:, 0:1] - edges[:, 0:3]
-        )  # (P, 3): which side of each ordered edge the point is on
-        agrees = (side >= 0.0) == np.take(self._inside_left, triangle, axis=0)
-        inside = agrees[:, 0] & agrees[:, 1] & agrees[:, 2]
-        point = point[inside]
-        plane = np.take(self._planes, triangle[inside], axis=0)
-        offset = pair_positions[inside] - plane[:, 0:2]
-        height = plane[:, 2] + plane[:, 3] * offset[:, 0] + plane[:, 4] * offset[:, 1]
-        height = np.minimum(np.maximum(height, plane[:, 5]), plane[:, 6])
-        thickness = np.bincount(point, weights=plane[:, 7] * height, minlength=len(positions))
-        return np.clip(thickness, 0.0, self._z_extent_m)
+        return thickness_along_lines(np.ascontiguousarray(positions, dtype=np.float64), cell, self._cell_bounds,
+                                     self._triangles_by_cell, self._edges, self._inside_left, self._planes,
+                                     self._z_extent_m)
 
 
 def _cross_2d(first: np.ndarray, second: np.ndarray) -> np.ndarray:
