@@ -283,3 +283,16 @@ def test_primitive_against_a_mesh_keeps_body_order(joint, value, normal):
     face = np.dot(normal, [1.5, 0, 0]) if joint == "slide_x" else 0.75
     assert np.dot(normal, c.nearest_points[1]) == pytest.approx(face, abs=1e-5)
     assert_contact_invariants(c)
+
+
+@pytest.mark.parametrize("suffix", ["stl", "obj", "dae"])
+def test_mesh_formats_load_with_their_scale(tmp_path, suffix):
+    path = tmp_path / f"brick.{suffix}"
+    trimesh.creation.box(extents=(0.1, 0.2, 0.3)).export(path)
+    urdf = f"""<robot name="m"><link name="brick"><collision><geometry>
+        <mesh filename="file://{path}" scale="2 1 0.5"/></geometry></collision></link></robot>"""
+    scene = PlanningScene(RobotModel.from_urdf_string(urdf))
+    geometry = scene.world.shapes[0].geometry
+    lo, hi = geometry.triangle_mesh().bounds
+    np.testing.assert_allclose(hi - lo, [0.2, 0.2, 0.15], atol=1e-9)
+    assert not geometry.is_bvh            # a closed box is convex: checked as a convex solid

@@ -40,14 +40,15 @@ class NodeProcess:
     """A node executable in its own process, output to a file (a pipe left unread could fill
     and stall the node); stopped with SIGINT, then killed."""
 
-    def __init__(self, name: str, params: dict, remaps: dict | None = None, *, log_path: str | None = None) -> None:
+    def __init__(self, name: str, params: dict, remaps: dict | None = None, *, log_path: str | None = None,
+                 extra_args: list[str] | None = None) -> None:
         if log_path is None:
             handle, log_path = tempfile.mkstemp(prefix=f"{name}_", suffix=".log")
             os.close(handle)
         self.log_path = log_path
         with open(log_path, "w") as log:
-            self.process = subprocess.Popen([executable(name)] + ros_args(params, remaps), stdout=log,
-                                            stderr=subprocess.STDOUT)
+            self.process = subprocess.Popen([executable(name)] + ros_args(params, remaps) + (extra_args or []),
+                                            stdout=log, stderr=subprocess.STDOUT)
 
     def stop(self) -> str:
         """Stop the process (if running) and return its output."""

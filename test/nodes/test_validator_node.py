@@ -8,6 +8,7 @@ import threading
 
 import numpy as np
 import pytest
+import yaml
 from node_processes import ARM, FREE, INTO_TABLE, NodeProcess, executable, listener, panda_params, ros_args
 from geometry_msgs.msg import Pose
 from sensor_msgs.msg import JointState
@@ -291,3 +292,25 @@ def test_scene_objects_are_published_for_rviz(validator):
                                            operation=CollisionObject.REMOVE)]).success
         assert "scene_objects/crate_for_rviz" not in latest_namespaces(
             lambda ns: "scene_objects/crate_for_rviz" not in ns)
+
+
+def test_robot_description_parameters_take_urdf_and_srdf_text(tmp_path):
+    urdf = ("<robot name='pair'><link name='a'><collision><geometry><sphere radius='0.1'/></geometry>"
+            "</collision></link><link name='b'><collision><geometry><sphere radius='0.1'/></geometry></collision>"
+            "</link><joint name='slide' type='prismatic'><parent link='a'/><child link='b'/><axis xyz='1 0 0'/>"
+            "<limit lower='-1' upper='1' effort='1' velocity='1'/></joint></robot>")
+    srdf = "<robot name='pair'><group name='mover'><joint name='slide'/></group></robot>"
+    params = tmp_path / "params.yaml"
+    params.write_text(yaml.safe_dump({"described": {"ros__parameters": {
+        "robot_description": urdf, "robot_description_semantic": srdf}}}))
+    node = NodeProcess("collision_validator", {}, {"__node": "described"}, extra_args=["--params-file", str(params)])
+    try:
+        with ValidatorClient("/described", node_name="described_client") as client:
+            client.wait_for_services(60)
+            # adjacent links may touch by default
+            assert client.check(["slide"], [0.0]).valid
+            assert client.check(["slide"], [0.5], group_name="mover").valid
+            assert client.check(["slide"], [0.5], group_name="arm").status == INVALID
+    finally:
+        output = node.stop()
+    assert "Traceback" not in output
