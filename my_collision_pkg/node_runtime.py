@@ -1,13 +1,16 @@
 """What both node executables share: start-up errors, numeric parameters, the spin loop."""
 from __future__ import annotations
 
+import signal
 import sys
+import threading
 from collections.abc import Callable
 
 import rclpy
 from rclpy.exceptions import ParameterException
 from rclpy.executors import Executor, ExternalShutdownException
 from rclpy.node import Node
+from rclpy.signals import SignalHandlerOptions, install_signal_handlers
 
 
 class ConfigurationError(Exception):
@@ -41,8 +44,16 @@ def run_node(make_node: Callable[[], Node], name: str, make_executor: Callable[[
     """Init, build the node, spin until Ctrl-C or shutdown, clean up; the process's exit code.
 
     A bad configuration ends start-up with one line on stderr and exit code 1.
+    While the node is being built, SIGINT and SIGTERM only note that a stop was
+    asked: rclpy's own handlers would shut the context down under the half-built
+    node, and an interrupt raised inside a library callback can be swallowed and
+    lost. rclpy's handlers take over once the node and its executor exist; a stop
+    asked before that ends the process quietly, as one asked later does.
     """
-    rclpy.init(args=args)
+    stop_asked = threading.Event()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, lambda *_: stop_asked.set())
+    rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
     try:
         node = make_node()
     except (ConfigurationError, ParameterException) as exc:
@@ -51,8 +62,10 @@ def run_node(make_node: Callable[[], Node], name: str, make_executor: Callable[[
         return 1
     executor = make_executor()
     executor.add_node(node)
+    install_signal_handlers(SignalHandlerOptions.ALL)
     try:
-        executor.spin()
+        if not stop_asked.is_set():
+            executor.spin()
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
     finally:
