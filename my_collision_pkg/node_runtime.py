@@ -1,16 +1,20 @@
 """What both node executables share: start-up errors, numeric parameters, the spin loop."""
 from __future__ import annotations
 
-import signal
 import sys
-import threading
 from collections.abc import Callable
 
 import rclpy
 from rclpy.exceptions import ParameterException
 from rclpy.executors import Executor, ExternalShutdownException
 from rclpy.node import Node
-from rclpy.signals import SignalHandlerOptions, install_signal_handlers
+from rclpy.signals import SignalHandlerOptions
+
+from . import stop_request
+
+
+# How often the spin loop looks for a stop request, seconds (work is served at once).
+SPIN_PERIOD_S = 0.1
 
 
 class ConfigurationError(Exception):
@@ -41,18 +45,17 @@ def number_parameter(node: Node, name: str, kind: type, low: float, high: float)
 
 
 def run_node(make_node: Callable[[], Node], name: str, make_executor: Callable[[], Executor], args=None) -> int:
-    """Init, build the node, spin until Ctrl-C or shutdown, clean up; the process's exit code.
+    """Init, build the node, spin until Ctrl-C or SIGTERM, clean up; the process's exit code.
 
     A bad configuration ends start-up with one line on stderr and exit code 1.
-    While the node is being built, SIGINT and SIGTERM only note that a stop was
-    asked: rclpy's own handlers would shut the context down under the half-built
-    node, and an interrupt raised inside a library callback can be swallowed and
-    lost. rclpy's handlers take over once the node and its executor exist; a stop
-    asked before that ends the process quietly, as one asked later does.
+    SIGINT and SIGTERM only note that a stop was asked (see stop_request; the
+    entry scripts install that first); the spin loop looks every SPIN_PERIOD_S and
+    then stops in order: callbacks finish, the node is destroyed, the context shut
+    down. rclpy's own handlers would shut the context down at once, under a node
+    still being built or a callback still publishing (RCLError "context is
+    invalid").
     """
-    stop_asked = threading.Event()
-    for signum in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(signum, lambda *_: stop_asked.set())
+    stop_request.install()
     rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
     try:
         node = make_node()
@@ -62,11 +65,10 @@ def run_node(make_node: Callable[[], Node], name: str, make_executor: Callable[[
         return 1
     executor = make_executor()
     executor.add_node(node)
-    install_signal_handlers(SignalHandlerOptions.ALL)
     try:
-        if not stop_asked.is_set():
-            executor.spin()
-    except (KeyboardInterrupt, ExternalShutdownException):
+        while not stop_request.STOP_ASKED.is_set() and rclpy.ok():
+            executor.spin_once(timeout_sec=SPIN_PERIOD_S)
+    except ExternalShutdownException:
         pass
     finally:
         executor.shutdown()
