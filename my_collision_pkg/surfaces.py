@@ -242,6 +242,26 @@ def compute_contact_surface(
     )
 
 
+def overlap_extent_along(
+    mesh_0_world: trimesh.Trimesh, mesh_1_world: trimesh.Trimesh, normal_world: np.ndarray
+) -> tuple[float, float] | None:
+    """Lowest and highest value of ``normal_world . x`` over the two bodies' intersection volume.
+
+    Returns None when the bodies do not overlap. Same inputs and errors as
+    :func:`compute_contact_surface`.
+    """
+    normal_unit_world = _validated_normal(normal_world)
+    rotation_world_plane = _plane_axes_world(normal_unit_world)
+    origin_world = np.zeros(3)
+    solid_0 = _solid_in_plane_frame(mesh_0_world, "mesh_0_world", origin_world, rotation_world_plane)
+    solid_1 = _solid_in_plane_frame(mesh_1_world, "mesh_1_world", origin_world, rotation_world_plane)
+    overlap = manifold3d.Manifold.batch_boolean([solid_0, solid_1], manifold3d.OpType.Intersect)
+    if overlap.is_empty() or overlap.volume() <= 0.0:
+        return None
+    bounds = overlap.bounding_box()          # (x_min, y_min, z_min, x_max, y_max, z_max), z along the normal
+    return float(bounds[2]), float(bounds[5])
+
+
 # ---------------------------------------------------------------------------------------------
 # Input validation and conversion
 

@@ -12,7 +12,7 @@ import numpy as np
 
 from .contacts import BodyType, Explanation
 from .scene import CollisionWorld
-from .surfaces import ContactSurfaceError, SurfacePatch, compute_contact_surface
+from .surfaces import ContactSurfaceError, SurfacePatch, compute_contact_surface, overlap_extent_along
 
 # Pressure per metre of overlap. 1e6 Pa/m: a 1 mm overlap gives 1 kPa, the order
 # of a soft rubber pad; only the colours and the force arrows scale with it.
@@ -39,7 +39,9 @@ def explanation_surfaces(world: CollisionWorld, explanation: Explanation,
                          stiffness_pa_per_m: float = DEFAULT_STIFFNESS_PA_PER_M) -> tuple[ContactSurface, ...]:
     """One surface per penetrating pair of shapes of ``explanation`` (deepest contact's plane).
 
-    Pairs with an open mesh (no volume) get no surface.
+    When that plane misses the overlap (the witness points of a contact with a
+    mesh are those of one triangle), the plane halfway through the overlap along
+    the normal is used. Pairs with an open mesh (no volume) get no surface.
 
     ``world`` must be the snapshot the explanation was computed on (the scene's
     current world when called right after explain).
@@ -63,9 +65,16 @@ def explanation_surfaces(world: CollisionWorld, explanation: Explanation,
             T = entry.T_frame_shape if entry.link_index < 0 else T_world_link[entry.link_index] @ entry.T_frame_shape
             meshes.append(entry.geometry.triangle_mesh().copy().apply_transform(T))
         midpoint = 0.5 * (contact.nearest_points[0] + contact.nearest_points[1])
+        normal = np.asarray(contact.normal)
         try:
-            patch = compute_contact_surface(meshes[0], meshes[1], midpoint, np.asarray(contact.normal),
-                                            stiffness_pa_per_m)
+            patch = compute_contact_surface(meshes[0], meshes[1], midpoint, normal, stiffness_pa_per_m)
+            if patch is None:
+                # Witness points of a mesh contact are those of one triangle: their plane can
+                # miss the overlap. Then cut it halfway through the overlap along the normal.
+                extent = overlap_extent_along(meshes[0], meshes[1], normal)
+                if extent is not None:
+                    middle = midpoint + (0.5 * (extent[0] + extent[1]) - midpoint @ normal) * normal
+                    patch = compute_contact_surface(meshes[0], meshes[1], middle, normal, stiffness_pa_per_m)
         except ContactSurfaceError:
             # an open mesh bounds no volume: that pair has contacts but no surface
             continue

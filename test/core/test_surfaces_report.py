@@ -36,3 +36,32 @@ def test_no_penetration_no_surface():
     scene = PlanningScene(RobotModel.from_urdf_string(SLIDER_URDF), allow_adjacent=False)
     explanation = CollisionChecker(scene).explain(["slide_x"], [0.25], contact_distance=0.1)
     assert explanation.contacts and explanation_surfaces(scene.world, explanation) == ()
+
+
+def test_mesh_contact_whose_witness_plane_misses_the_overlap_still_gets_a_surface():
+    """Panda link2 against the hand (two BVH meshes): the triangle-level witness points put
+    the plane beside the overlap; the surface is then cut halfway through it."""
+    from my_collision_pkg.models import load_scene, panda_paths
+    from my_collision_pkg.surfaces import compute_contact_surface, overlap_extent_along
+
+    urdf, srdf = panda_paths()
+    scene = load_scene(urdf_path=urdf, srdf_path=srdf)
+    explanation = CollisionChecker(scene).explain([f"panda_joint{i}" for i in range(1, 8)],
+                                                  [0.0, -0.5, 0.0, -3.0, 0.0, 0.3, 0.785])
+    contact = min((c for c in explanation.contacts if c.link_names == ("panda_link2", "panda_hand")),
+                  key=lambda c: c.distance)
+    world = scene.world
+    T_world_link = world.robot.link_transforms(explanation.positions)
+    meshes = []
+    for owner in contact.link_names:
+        entry = next(e for e in world.shapes if e.owner == owner)
+        meshes.append(entry.geometry.triangle_mesh().copy().apply_transform(
+            T_world_link[entry.link_index] @ entry.T_frame_shape))
+    midpoint = 0.5 * (contact.nearest_points[0] + contact.nearest_points[1])
+    assert compute_contact_surface(meshes[0], meshes[1], midpoint, contact.normal, STIFFNESS_PA_PER_M) is None
+    low, high = overlap_extent_along(meshes[0], meshes[1], contact.normal)
+    (surface,) = [s for s in explanation_surfaces(world, explanation, STIFFNESS_PA_PER_M)
+                  if s.body_names == ("panda_link2", "panda_hand")]
+    heights = surface.patch.vertices_world @ contact.normal
+    np.testing.assert_allclose(heights, 0.5 * (low + high), atol=1e-9)
+    assert surface.patch.area_m2 > 0 and np.all(surface.patch.pressure_pa >= 0)
