@@ -20,7 +20,7 @@ import numpy as np
 
 from .contacts import BodyType, Contact, ContactType, Explanation, NO_SUBSHAPE, Status, Verdict
 from .errors import CollisionPkgError, RequestError
-from .kernels import closest_point_on_triangles, contains_probe, obb_candidates, shape_poses, warm_up
+from .kernels import closest_point_on_triangles, contains_probe, obb_candidates, warm_up
 from .scene import CollisionWorld, PairSelection, PlanningScene
 from .transforms import invert_transform, transform_points
 
@@ -161,8 +161,7 @@ class CollisionChecker:
     def _candidates(self, world: CollisionWorld, q: np.ndarray, pairs: np.ndarray, margins: np.ndarray):
         robot = world.robot
         T_world_link = robot.link_transforms_batch(q)
-        T_world_shape = np.empty((q.shape[0], len(world.shapes), 4, 4))
-        shape_poses(T_world_link, world.shape_link, world.T_frame_shape, T_world_shape)
+        T_world_shape = world.shape_transforms(T_world_link)
         candidates = np.empty((q.shape[0], len(pairs)), dtype=np.bool_)
         obb_candidates(T_world_shape, world.obb_center, world.obb_axes, world.obb_half, pairs, margins, candidates)
         return T_world_link, T_world_shape, candidates

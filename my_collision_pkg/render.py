@@ -131,15 +131,13 @@ def _surfaces(surfaces) -> list[_DrawnSurface]:
 
 def _posed_triangles(world, q: np.ndarray, bodies_in_contact: set[str]):
     """World-frame triangles (K, 3, 3) of robot, robot-in-contact and world shapes."""
-    T_world_link = world.robot.link_transforms(q)
+    T_world_shapes = world.shape_transforms(world.robot.link_transforms(q))
     groups: dict[str, list[np.ndarray]] = {"robot": [], "contact": [], "world": []}
-    for entry in world.shapes:
+    for entry, T_world_shape in zip(world.shapes, T_world_shapes):
         mesh = entry.geometry.triangle_mesh()
         if entry.link_index < 0:
-            T_world_shape = entry.T_frame_shape
             group = "world"
         else:
-            T_world_shape = T_world_link[entry.link_index] @ entry.T_frame_shape
             group = "contact" if entry.owner in bodies_in_contact else "robot"
         vertices = np.asarray(mesh.vertices, float) @ T_world_shape[:3, :3].T + T_world_shape[:3, 3]
         groups[group].append(vertices[np.asarray(mesh.faces, np.int64)])

@@ -18,6 +18,7 @@ import numpy as np
 from .contacts import BodyType
 from .errors import ModelError, RequestError, SceneError
 from .geometry import MeshResolver, ShapeGeometry, build_shape
+from .kernels import shape_poses
 from .robot_model import RobotModel, ShapeSpec
 from .srdf import SemanticModel
 
@@ -267,6 +268,24 @@ class CollisionWorld:
                 variants.append(None if variant is None else fcl.CollisionObject(variant, pose))
             objects = self._tls.objects = plain + variants
         return objects
+
+    def shape_transforms(self, T_world_link: np.ndarray) -> np.ndarray:
+        """Poses of every shape in the planning frame.
+
+        Parameters
+        ----------
+        T_world_link : (L, 4, 4) or (N, L, 4, 4) array
+            Link poses, as ``RobotModel.link_transforms`` (``_batch``) gives them.
+
+        Returns
+        -------
+        T_world_shape : (S, 4, 4) or (N, S, 4, 4) array, shapes in :attr:`shapes` order.
+        """
+        links = np.ascontiguousarray(T_world_link, dtype=float)
+        batch = links if links.ndim == 4 else links[None]
+        out = np.empty((batch.shape[0], len(self.shapes), 4, 4))
+        shape_poses(batch, self.shape_link, self.T_frame_shape, out)
+        return out if links.ndim == 4 else out[0]
 
     def shape_owner_frame(self, shape_index: int, T_world_link: np.ndarray) -> np.ndarray:
         """Pose (4, 4) of a shape owner's frame in the planning frame."""

@@ -55,15 +55,13 @@ def explanation_surfaces(world: CollisionWorld, explanation: Explanation,
             deepest[key] = contact
     if not deepest:
         return ()
-    T_world_link = world.robot.link_transforms(explanation.positions)
+    T_world_shape = world.shape_transforms(world.robot.link_transforms(explanation.positions))
     surfaces = []
     for (names, shape_ids), contact in deepest.items():
         meshes = []
         for owner, shape_id in zip(names, shape_ids):
             k = _shape_index(world, owner, shape_id)
-            entry = world.shapes[k]
-            T = entry.T_frame_shape if entry.link_index < 0 else T_world_link[entry.link_index] @ entry.T_frame_shape
-            meshes.append(entry.geometry.triangle_mesh().copy().apply_transform(T))
+            meshes.append(world.shapes[k].geometry.triangle_mesh().copy().apply_transform(T_world_shape[k]))
         midpoint = 0.5 * (contact.nearest_points[0] + contact.nearest_points[1])
         normal = np.asarray(contact.normal)
         try:
