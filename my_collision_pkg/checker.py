@@ -214,13 +214,15 @@ class CollisionChecker:
 
     # ----- predicate ----------------------------------------------------
     def check(self, joint_names, positions, *, group_name: str = "", pad_environment_collisions: bool = True,
-              pad_self_collisions: bool = False) -> Verdict:
+              pad_self_collisions: bool = False, world: CollisionWorld | None = None) -> Verdict:
         """Validity of one configuration, with a status and a one-line message.
 
-        Bad input gives ``Status.INVALID_REQUEST`` (never raises on it).
+        Bad input gives ``Status.INVALID_REQUEST`` (never raises on it). ``world`` is the
+        snapshot to check against (default: the scene's current one); a request made of
+        several steps (explain, then surfaces) passes one snapshot to all of them.
         """
         try:
-            world = self._scene.world
+            world = self._scene.world if world is None else world
             q = self.single_configuration(joint_names, positions)
             selection = world.pair_selection(group_name, pad_environment_collisions, pad_self_collisions)
         except CollisionPkgError as exc:
@@ -271,7 +273,7 @@ class CollisionChecker:
         return first
 
     def check_batch(self, joint_names, positions, *, group_name: str = "", pad_environment_collisions: bool = True,
-                    pad_self_collisions: bool = False) -> tuple[np.ndarray, Verdict]:
+                    pad_self_collisions: bool = False, world: CollisionWorld | None = None) -> tuple[np.ndarray, Verdict]:
         """Validity of N configurations given as (N, K) or flat row-major (N*K,).
 
         Returns
@@ -282,7 +284,7 @@ class CollisionChecker:
             status of the first refused configuration with a count.
         """
         try:
-            world = self._scene.world
+            world = self._scene.world if world is None else world
             q = self.full_configurations(joint_names, positions)
             selection = world.pair_selection(group_name, pad_environment_collisions, pad_self_collisions)
         except CollisionPkgError as exc:
@@ -310,7 +312,7 @@ class CollisionChecker:
     # ----- explain ------------------------------------------------------
     def explain(self, joint_names, positions, *, group_name: str = "", pad_environment_collisions: bool = True,
                 pad_self_collisions: bool = False, contact_distance: float = 0.0,
-                max_contacts: int | None = None) -> Explanation:
+                max_contacts: int | None = None, world: CollisionWorld | None = None) -> Explanation:
         """Why a configuration is refused: status, message, colliding bodies and contacts.
 
         ``valid`` is exactly the predicate's verdict on the same request. With
@@ -320,7 +322,7 @@ class CollisionChecker:
         """
         robot = self._scene.robot
         try:
-            world = self._scene.world
+            world = self._scene.world if world is None else world
             q = self.single_configuration(joint_names, positions)
             if not np.isfinite(contact_distance) or contact_distance < 0:
                 raise RequestError(f"contact_distance {contact_distance} m must be finite and >= 0")
