@@ -494,4 +494,6 @@ class _ContactBuilder:
         return Contact(kind, (sa.owner, sb.owner), (BodyType(sa.body_type), BodyType(sb.body_type)),
                        (sa.shape_id, sb.shape_id), (sub0, sub1), 0.5 * (p0 + p1), (p0, p1),
                        (self._to_owner(a, p0), self._to_owner(b, p1)), normal, float(distance),
-                       max(0.0, -float(distance)), False)
+                       max(0.0, -float(distance)), False,
+                       (np.array(world.shape_owner_frame(a, self.T_world_link)),
+                        np.array(world.shape_owner_frame(b, self.T_world_link))))
