@@ -1,0 +1,533 @@
+"""Motions and trajectories: is the joint-space straight line between two configurations free?
+
+A motion is ``q(t) = q0 + t (q1 - q0)`` for ``t`` in [0, 1]; a trajectory is a chain of
+such segments between waypoints, timed in seconds.
+
+Certified mode (conservative advancement; LaValle, *Planning Algorithms* 5.3.4;
+Schwarzer, Saha and Latombe 2002). For each shape pair the request checks, at a time
+``t`` we know a lower bound ``d(t)`` of the pair's signed distance
+(:func:`narrowphase.pair_distance_lower_bound`: bounding spheres, convex hulls, else the
+exact distance) and an upper bound ``V(t)`` of how fast the distance can change over
+``[t, 1]`` (metres per unit of ``t``). The distance is ``V``-Lipschitz there, so the pair
+stays farther apart than its padding ``m`` until ``t + (d - m) / V``: that is the next
+time the pair is evaluated (each pair keeps its own clock, so far pairs are skipped
+for long). A pair with ``d < m + tolerance_m`` counts as touching; every step is then
+at least ``tolerance_m / V``, so the search ends. The first touching time over all
+pairs is ``cc_time``: no collision (distance below the padding) can occur before it,
+however thin the obstacle or fast the motion; the price is that a pair passing within
+``tolerance_m`` of touching is reported as a contact.
+
+The speed bound. A point ``p`` of a shape on link ``L`` moves with velocity
+``sum_j dq_j * (a_j x (p - o_j))`` over revolute joints ``j`` above ``L`` (axis
+``a_j`` through ``o_j``, the joint's child frame origin) plus ``sum_j dq_j a_j`` over
+prismatic ones, with ``dq`` the joint deltas of the motion (mimic joints: multiplier
+times their leader's delta). So ``|dp/dt| <= sum_rev |dq_j| r_j + sum_prism |dq_j|``
+where ``r_j`` bounds the distance of any point of the shape from axis ``j`` over
+``[t, 1]``. We take ``r_j = dist(c, axis_j at t) + rho + (1 - t) D_j`` with ``c`` and
+``rho`` the centre and radius of the shape's bounding sphere at ``t`` and ``D_j`` a
+bound of how fast the shape moves *relative to joint j's frame* (only the joints below
+``j`` move it there; rotation about, or sliding along, axis ``j`` keeps the distance to
+the axis): ``D_j = sum_{k below j} |dq_k| R_k`` (+ ``|dq_k|`` for prismatic ``k``) with
+the configuration-independent lever ``R_k`` = the summed lengths of the fixed joint
+offsets from joint ``k`` down to ``L`` + the largest prismatic travel on that chain
+during the motion + the distance of the sphere centre from ``L``'s frame + ``rho``.
+Attached objects ride their link; world objects do not move. For a pair of robot
+bodies the joints above both bodies move them rigidly together and cannot change
+their distance, so they are left out. ``V`` is the sum of the two bodies' bounds.
+
+Discrete mode samples the motion with at most ``max_step`` (rad or m) between samples
+in every joint and checks the samples with the batch predicate, as MoveIt does: a
+thin obstacle can be jumped over.
+
+Trajectories: per body pair, the intervals ``[activation, deactivation)`` during which
+the pair touches. Entries are certified as above; exits are found by marching (a
+touching pair at distance ``d`` keeps touching for ``(m + tolerance_m - d) / V``) and
+bisection to ``EXIT_TIME_TOLERANCE`` of the segment; a gap shorter than the marching
+step may be merged into one interval.
+"""
+from __future__ import annotations
+
+import dataclasses
+import enum
+import math
+import weakref
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .contacts import CCType, Contact, NO_CC_TIME, Status
+from .errors import CollisionPkgError, RequestError
+from .kernels import PRISMATIC
+
+try:
+    from .narrowphase import pair_distance, pair_distance_lower_bound
+except ImportError:  # pragma: no cover - until narrowphase lands on this branch
+    pair_distance = pair_distance_lower_bound = None
+
+
+class MotionMode(enum.IntEnum):
+    """How a motion is checked (same values as the services' constants)."""
+    CERTIFIED = 0
+    DISCRETE = 1
+
+
+DEFAULT_TOUCH_TOLERANCE_M = 1e-4
+EXIT_TIME_TOLERANCE = 1e-4        # exit times of trajectory intervals, fraction of the segment
+NS_PER_S = 1_000_000_000
+_NEVER = math.inf
+
+
+@dataclass(frozen=True)
+class MotionResult:
+    """Answer of :meth:`CollisionChecker.check_motion`.
+
+    ``cc_time`` in [0, 1] is the first contact along the motion (-1 when none);
+    ``contacts`` are every pair touching there (within the tolerance, or
+    ``contact_distance``) with the ``cc_*`` fields filled; ``positions`` is the full
+    configuration (every active joint, order ``joint_names``) at ``cc_time``, or at the
+    start when the motion is valid.
+    """
+    valid: bool
+    status: Status
+    message: str
+    cc_time: float = NO_CC_TIME
+    contacts: tuple[Contact, ...] = ()
+    joint_names: tuple[str, ...] = ()
+    positions: np.ndarray = field(default_factory=lambda: np.zeros(0), repr=False)
+
+
+@dataclass(frozen=True)
+class TrajectoryResult:
+    """Answer of :meth:`CollisionChecker.check_trajectory`.
+
+    ``contact_lists`` holds one :class:`ContactList` per body pair that touches (times in
+    integer nanoseconds from the trajectory's start); ``first_contact`` is the first
+    contact state as a :class:`MotionResult` of its segment (``cc_time`` relative to it).
+    """
+    valid: bool
+    status: Status
+    message: str
+    first_invalid_time_s: float = -1.0
+    first_invalid_segment: int = -1
+    contact_lists: tuple = ()
+    first_contact: MotionResult | None = None
+
+
+# ----- kinematic tables for the speed bound ------------------------------------
+class _Kinematics:
+    """Per-robot tables: which movable joints lie above each link, fixed offsets, joint order."""
+
+    def __init__(self, robot) -> None:
+        (self.mimic_matrix, self.mimic_offset, kind, axis, link_parent, T_parent_origin,
+         link_joint) = robot.kinematic_arrays()
+        n_links, n_mov = len(link_parent), len(kind)
+        self.prismatic = kind == PRISMATIC
+        self.axis = np.asarray(axis, dtype=float).reshape(-1, 3)
+        self.child_link = np.zeros(n_mov, dtype=np.int64)
+        for k in range(n_links):
+            if link_joint[k] >= 0:
+                self.child_link[link_joint[k]] = k
+        self.chain = np.zeros((n_links, n_mov), dtype=bool)      # joint j moves link k
+        self.path_len = np.zeros(n_links)                        # summed fixed offsets from the root
+        for k in range(n_links):                                 # parents come first
+            p = link_parent[k]
+            if p >= 0:
+                self.chain[k] = self.chain[p]
+                self.path_len[k] = self.path_len[p] + np.linalg.norm(T_parent_origin[k][:3, 3])
+            if link_joint[k] >= 0:
+                self.chain[k, link_joint[k]] = True
+        # below[j, k]: joint k lies strictly below joint j
+        self.below = self.chain[self.child_link].T.copy() if n_mov else np.zeros((0, 0), dtype=bool)
+        np.fill_diagonal(self.below, False)
+
+
+_KINEMATICS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def _kinematics(robot) -> _Kinematics:
+    kin = _KINEMATICS.get(robot)
+    if kin is None:
+        kin = _KINEMATICS[robot] = _Kinematics(robot)
+    return kin
+
+
+def _shape_spheres(world) -> tuple[np.ndarray, np.ndarray]:
+    """Bounding sphere of each shape: centre in its frame (S, 3) and radius (S,)."""
+    centre = world.obb_center
+    radius = np.array([getattr(e.geometry, "bounding_radius_m", None) or float(np.linalg.norm(h))
+                       for e, h in zip(world.shapes, world.obb_half)])
+    return centre, radius
+
+
+# ----- one motion -----------------------------------------------------------------
+class _Sweep:
+    """One joint-linear motion against the pairs of one request: poses, speed and distance bounds."""
+
+    def __init__(self, world, selection, q0: np.ndarray, q1: np.ndarray, tolerance_m: float) -> None:
+        self.world, self.selection = world, selection
+        self.q0, self.dq = q0, q1 - q0
+        self.tol = tolerance_m
+        robot = world.robot
+        self.robot = robot
+        kin = self.kin = _kinematics(robot)
+        self.pairs = selection.pairs
+        self.margins = selection.margins
+        self.a, self.b = self.pairs[:, 0], self.pairs[:, 1]
+        self.centre_shape, self.radius = _shape_spheres(world)
+        link = world.shape_link
+        on_robot = link >= 0
+        A = np.zeros((len(world.shapes), len(kin.prismatic)), dtype=bool)
+        A[on_robot] = kin.chain[link[on_robot]]
+        dqm = kin.mimic_matrix @ self.dq
+        self.adq = np.abs(dqm)
+        v0 = kin.mimic_matrix @ q0 + kin.mimic_offset
+        v1 = kin.mimic_matrix @ q1 + kin.mimic_offset
+        travel = np.where(kin.prismatic, np.maximum(np.abs(v0), np.abs(v1)), 0.0)
+        prism_path = kin.chain.astype(float) @ travel                     # (L,)
+        # static lever of shape s about joint k: fixed offsets + travel below k + centre + radius
+        T_fs = world.T_frame_shape
+        centre_link = np.einsum("sij,sj->si", T_fs[:, :3, :3], self.centre_shape) + T_fs[:, :3, 3]
+        lk = np.where(on_robot, link, 0)
+        cl = kin.child_link
+        R_static = ((kin.path_len[lk][:, None] - kin.path_len[cl][None, :])
+                    + (prism_path[lk][:, None] - prism_path[cl][None, :])
+                    + np.linalg.norm(centre_link, axis=1)[:, None] + self.radius[:, None])
+        w = A * self.adq[None, :] * np.where(kin.prismatic[None, :], 1.0, R_static)
+        self.D_below = w @ kin.below.T.astype(float)                      # (S, M)
+        self.moved = np.any(A & (self.adq[None, :] > 0), axis=1)          # (S,)
+        common = A[self.a] & A[self.b]
+        self.W_a = (A[self.a] & ~common).astype(float)                    # (P, M)
+        self.W_b = (A[self.b] & ~common).astype(float)
+        self.static_pair = ~((self.W_a + self.W_b) @ self.adq > 0)        # nothing changes the distance
+
+    # ----- poses --------------------------------------------------------
+    def configurations(self, t: np.ndarray) -> np.ndarray:
+        return self.q0[None, :] + np.asarray(t, dtype=float)[:, None] * self.dq[None, :]
+
+    def poses(self, t: np.ndarray):
+        """Link poses (K, L, 4, 4) and shape poses (K, S, 4, 4) at times t (K,)."""
+        T_link = self.robot.link_transforms_batch(self.configurations(t))
+        return T_link, self.world.shape_transforms(T_link)
+
+    # ----- bounds -------------------------------------------------------
+    def _speed_terms(self, s: np.ndarray, t: np.ndarray, T_link: np.ndarray, T_shape: np.ndarray, rows):
+        """(K, M): per joint, |dq_j| times the lever of shape s[k] about joint j over [t, 1]."""
+        kin = self.kin
+        c = np.einsum("kij,kj->ki", T_shape[rows, s, :3, :3], self.centre_shape[s]) + T_shape[rows, s, :3, 3]
+        T_child = T_link[:, kin.child_link]                                # (K, M, 4, 4)
+        o = T_child[:, :, :3, 3]
+        ax = np.einsum("kmij,mj->kmi", T_child[:, :, :3, :3], kin.axis)
+        rel = c[:, None, :] - o
+        along = np.einsum("kmi,kmi->km", rel, ax)
+        dist_axis = np.sqrt(np.maximum(np.einsum("kmi,kmi->km", rel, rel) - along * along, 0.0))
+        lever = dist_axis + self.radius[s][:, None] + (1.0 - t)[:, None] * self.D_below[s]
+        return self.adq[None, :] * np.where(kin.prismatic[None, :], 1.0, lever)
+
+    def speeds(self, p: np.ndarray, t: np.ndarray, T_link: np.ndarray, T_shape: np.ndarray) -> np.ndarray:
+        """(K,) bound of |d distance / dt| of pairs p over [t, 1], metres per unit time."""
+        if not len(self.adq):
+            return np.zeros(len(p))
+        rows = np.arange(len(p))
+        va = (self.W_a[p] * self._speed_terms(self.a[p], t, T_link, T_shape, rows)).sum(axis=1)
+        vb = (self.W_b[p] * self._speed_terms(self.b[p], t, T_link, T_shape, rows)).sum(axis=1)
+        return va + vb
+
+    def lower_bounds(self, p: np.ndarray, t: np.ndarray, T_shape: np.ndarray, enough: np.ndarray) -> np.ndarray:
+        """(K,) lower bounds of the distances of pairs p at their times; exact where below ``enough``."""
+        a, b = self.a[p], self.b[p]
+        rows = np.arange(len(p))
+        ca = np.einsum("kij,kj->ki", T_shape[rows, a, :3, :3], self.centre_shape[a]) + T_shape[rows, a, :3, 3]
+        cb = np.einsum("kij,kj->ki", T_shape[rows, b, :3, :3], self.centre_shape[b]) + T_shape[rows, b, :3, 3]
+        d = np.linalg.norm(ca - cb, axis=1) - self.radius[a] - self.radius[b]
+        for k in np.flatnonzero(d < enough):
+            d[k] = pair_distance_lower_bound(self.world, T_shape[k], int(a[k]), int(b[k]), float(enough[k]))
+        return d
+
+    def exact(self, p: int, t: float):
+        """(PairDistance, T_link, T_shape) of pair p at time t."""
+        T_link, T_shape = self.poses(np.array([t]))
+        return pair_distance(self.world, T_shape[0], int(self.a[p]), int(self.b[p])), T_link[0], T_shape[0]
+
+    def touching_threshold(self, p) -> np.ndarray:
+        return self.margins[p] + self.tol
+
+    # ----- conservative advancement ------------------------------------
+    def first_touch(self, p: np.ndarray, t_start: np.ndarray, stop_at_first: bool):
+        """Per pair p[k], the first time >= t_start[k] at which it touches (inf when never).
+
+        With ``stop_at_first`` the search stops once no pair can touch before the earliest
+        touch found (later touches of other pairs are then not searched: inf).
+
+        Returns
+        -------
+        touch_t : (K,) times; speed : (K,) the speed bound at the touch (for TIME1).
+        """
+        p = np.asarray(p, dtype=np.int64)
+        t = np.asarray(t_start, dtype=float).copy()
+        touch = np.full(len(p), _NEVER)
+        speed = np.zeros(len(p))
+        active = np.ones(len(p), dtype=bool)
+        best = _NEVER
+        while True:
+            limit = min(1.0, best) if stop_at_first else 1.0
+            live = np.flatnonzero(active & (t <= limit))
+            if live.size == 0:
+                break
+            pk, tk = p[live], t[live]
+            T_link, T_shape = self.poses(tk)
+            V = self.speeds(pk, tk, T_link, T_shape)
+            margin = self.margins[pk]
+            enough = margin + V * (1.0 - tk) + self.tol
+            d = self.lower_bounds(pk, tk, T_shape, enough)
+            hit = d < margin + self.tol
+            if hit.any():
+                touch[live[hit]] = tk[hit]
+                speed[live[hit]] = V[hit]
+                active[live[hit]] = False
+                best = min(best, float(tk[hit].min()))
+            go = ~hit
+            with np.errstate(divide="ignore", invalid="ignore"):
+                step = np.where(V[go] > 0, (d[go] - margin[go]) / V[go], _NEVER)
+            t[live[go]] = tk[go] + step
+            active[live[go] & (t[live[go]] > 1.0)] = False
+            active[live[go][~np.isfinite(t[live[go]])]] = False
+        return touch, speed
+
+    def exit_time(self, p: int, t_enter: float):
+        """When pair p, touching at t_enter, stops touching (None: touches until t=1).
+
+        Returns (t_exit or None, (t, distance) of the deepest evaluation).
+        """
+        threshold = float(self.margins[p] + self.tol)
+        res, T_link, T_shape = self.exact(p, t_enter)
+        deepest = (t_enter, res.distance_m)
+        t, d = t_enter, res.distance_m
+        grow = EXIT_TIME_TOLERANCE
+        while True:
+            if t >= 1.0:
+                return None, deepest
+            V = float(self.speeds(np.array([p]), np.array([t]), T_link[None], T_shape[None])[0])
+            certain = (threshold - d) / V if V > 0 else _NEVER
+            h = max(certain, grow)
+            t_next = min(1.0, t + h)
+            res, T_link, T_shape = self.exact(p, t_next)
+            if res.distance_m < deepest[1]:
+                deepest = (t_next, res.distance_m)
+            if res.distance_m < threshold:
+                t, d = t_next, res.distance_m
+                grow = h * 2.0 if h <= grow else EXIT_TIME_TOLERANCE
+                continue
+            # touching at t (and surely until t + certain), apart at t_next: bisect
+            lo, hi = max(t, min(t + certain, t_next)), t_next
+            if lo >= hi:
+                lo = t
+            while hi - lo > EXIT_TIME_TOLERANCE:
+                mid = 0.5 * (lo + hi)
+                res_mid, _, _ = self.exact(p, mid)
+                if res_mid.distance_m < deepest[1]:
+                    deepest = (mid, res_mid.distance_m)
+                if res_mid.distance_m < threshold:
+                    lo = mid
+                else:
+                    hi = mid
+            return hi, deepest
+
+
+# ----- request handling ------------------------------------------------------------
+def _check_tolerance(tolerance_m: float) -> None:
+    if not np.isfinite(tolerance_m) or tolerance_m <= 0:
+        raise RequestError(f"tolerance_m {tolerance_m} m must be finite and > 0")
+
+
+def _check_mode(mode, max_step: float) -> MotionMode:
+    try:
+        mode = MotionMode(int(mode))
+    except ValueError as exc:
+        raise RequestError(f"unknown motion mode {mode} (CERTIFIED=0, DISCRETE=1)") from exc
+    if mode == MotionMode.DISCRETE and (not np.isfinite(max_step) or max_step <= 0):
+        raise RequestError(f"max_step {max_step} must be finite and > 0 in discrete mode")
+    return mode
+
+
+def _endpoint(checker, joint_names, values, what: str) -> np.ndarray:
+    try:
+        return checker.single_configuration(joint_names, values)[0]
+    except RequestError as exc:
+        raise RequestError(f"{what}: {exc}") from exc
+
+
+def _pair_kind(world, pair_index: int) -> str:
+    return "self-collision" if world.pair_is_self[pair_index] else "environment collision"
+
+
+def _owner_frames(world, T_link: np.ndarray, a: int, b: int):
+    return (np.array(world.shape_owner_frame(a, T_link)), np.array(world.shape_owner_frame(b, T_link)))
+
+
+def _with_cc(contact: Contact, sweep: _Sweep, a: int, b: int, t: float, cc_type: CCType,
+             T_link0: np.ndarray, T_link1: np.ndarray) -> Contact:
+    times, types = [], []
+    for s in (a, b):
+        moved = bool(sweep.moved[s])
+        times.append(float(t) if moved else NO_CC_TIME)
+        types.append(cc_type if moved else CCType.NONE)
+    return dataclasses.replace(contact, transforms=_owner_frames(sweep.world, T_link0, a, b),
+                               cc_time=tuple(times), cc_type=tuple(types),
+                               cc_transforms=_owner_frames(sweep.world, T_link1, a, b))
+
+
+def _cc_type(t: float, speed: float, tolerance_m: float) -> CCType:
+    if t <= 0.0:
+        return CCType.TIME0
+    if t >= 1.0 or (speed > 0 and (1.0 - t) * speed <= tolerance_m):
+        return CCType.TIME1
+    return CCType.BETWEEN
+
+
+def _shape_index(world) -> dict:
+    return {(e.owner, e.shape_id): s for s, e in enumerate(world.shapes)}
+
+
+def _contacts_at(checker, sweep: _Sweep, t: float, speed_at: dict, contact_distance: float,
+                 max_contacts: int | None):
+    """Contacts of every pair touching at t (penetrating: explain's contacts), cc fields filled."""
+    from .checker import _ContactBuilder
+    world, robot = sweep.world, sweep.robot
+    q = sweep.configurations(np.array([t]))[0]
+    T_link, T_shape = sweep.poses(np.array([t]))
+    T_link0, _ = sweep.poses(np.array([0.0]))
+    T_link1, _ = sweep.poses(np.array([1.0]))
+    every = np.arange(len(sweep.pairs))
+    threshold = sweep.margins + sweep.tol + contact_distance
+    T_rep = np.repeat(T_shape, len(every), axis=0) if len(every) else T_shape
+    lower = sweep.lower_bounds(every, np.full(len(every), t), T_rep, threshold) if len(every) else np.zeros(0)
+    near = every[lower < threshold]
+    explanation = checker.explain(robot.active_joint_names, q, group_name="", contact_distance=0.0,
+                                  max_contacts=max_contacts, world=world,
+                                  **sweep.request_flags)
+    by_shapes: dict[tuple[int, int], list[Contact]] = {}
+    index = _shape_index(world)
+    for c in explanation.contacts:
+        key = (index[(c.link_names[0], c.shape_ids[0])], index[(c.link_names[1], c.shape_ids[1])])
+        by_shapes.setdefault(key, []).append(c)
+    build = _ContactBuilder(world, T_link[0], T_shape[0])
+    out: list[tuple[float, Contact]] = []
+    for p in near:
+        a, b = int(sweep.a[p]), int(sweep.b[p])
+        res = pair_distance(world, T_shape[0], a, b)
+        if res.distance_m >= threshold[p]:
+            continue
+        kind = _cc_type(t, speed_at.get(int(p), 0.0), sweep.tol)
+        found = by_shapes.get((a, b)) if res.distance_m < 0 else None
+        if not found:
+            found = [build.make(a, b, res.p0_world, res.normal_world, res.distance_m, None, None)]
+        for c in found:
+            out.append((c.distance, _with_cc(c, sweep, a, b, t, kind, T_link0[0], T_link1[0])))
+    out.sort(key=lambda item: item[0])
+    contacts = [c for _, c in out]
+    budget = checker.max_contacts if not max_contacts else int(max_contacts)
+    return tuple(contacts[:budget]), q
+
+
+def _prepare(checker, joint_names, start, goal, group_name, pad_env, pad_self, world):
+    world = checker.scene.world if world is None else world
+    if len(start) != len(goal):
+        raise RequestError(f"start has {len(start)} positions but goal has {len(goal)}")
+    q0 = _endpoint(checker, joint_names, start, "start")
+    q1 = _endpoint(checker, joint_names, goal, "goal")
+    selection = world.pair_selection(group_name, pad_env, pad_self)
+    return world, selection, q0, q1
+
+
+def _limits_verdict(checker, q: np.ndarray, what: str) -> str | None:
+    message = checker._limits_message(q)
+    return None if message is None else f"{what}: {message}"
+
+
+def check_motion(checker, joint_names, start, goal, *, group_name: str = "", pad_environment_collisions: bool = True,
+                 pad_self_collisions: bool = False, mode=MotionMode.CERTIFIED, max_step: float = 0.0,
+                 contact_distance: float = 0.0, max_contacts: int | None = None,
+                 tolerance_m: float = DEFAULT_TOUCH_TOLERANCE_M, world=None) -> MotionResult:
+    """See :meth:`CollisionChecker.check_motion`."""
+    robot = checker.scene.robot
+    names = robot.active_joint_names
+    try:
+        start = np.asarray(start, dtype=float).ravel()
+        goal = np.asarray(goal, dtype=float).ravel()
+        mode = _check_mode(mode, max_step)
+        _check_tolerance(tolerance_m)
+        if not np.isfinite(contact_distance) or contact_distance < 0:
+            raise RequestError(f"contact_distance {contact_distance} m must be finite and >= 0")
+        world, selection, q0, q1 = _prepare(checker, joint_names, start, goal, group_name,
+                                            pad_environment_collisions, pad_self_collisions, world)
+    except (CollisionPkgError, TypeError, ValueError) as exc:
+        return MotionResult(False, Status.INVALID_REQUEST, str(exc), NO_CC_TIME, (), names,
+                            checker.scene.current_positions.copy())
+    for q, what in ((q0, "start"), (q1, "goal")):
+        message = _limits_verdict(checker, q, what)
+        if message is not None:
+            return MotionResult(False, Status.OUT_OF_BOUNDS, message, NO_CC_TIME, (), names, q.copy())
+    sweep = _Sweep(world, selection, q0, q1, tolerance_m)
+    sweep.request_flags = dict(pad_environment_collisions=pad_environment_collisions,
+                               pad_self_collisions=pad_self_collisions)
+    if mode == MotionMode.DISCRETE:
+        return _discrete(checker, sweep, max_step, contact_distance, max_contacts)
+    return _certified(checker, sweep, contact_distance, max_contacts)
+
+
+def _certified(checker, sweep: _Sweep, contact_distance: float, max_contacts) -> MotionResult:
+    names = sweep.robot.active_joint_names
+    every = np.arange(len(sweep.pairs))
+    touch, speed = sweep.first_touch(every, np.zeros(len(every)), stop_at_first=True)
+    if not np.isfinite(touch).any():
+        return MotionResult(True, Status.VALID, "valid", NO_CC_TIME, (), names, sweep.q0.copy())
+    t = float(touch.min())
+    speed_at = {int(p): float(speed[p]) for p in np.flatnonzero(touch == t)}
+    contacts, q = _contacts_at(checker, sweep, t, speed_at, contact_distance, max_contacts)
+    return MotionResult(False, Status.IN_COLLISION, _motion_message(sweep, int(np.flatnonzero(touch == t)[0]), t,
+                                                                    contacts), t, contacts, names, q)
+
+
+def _motion_message(sweep: _Sweep, p: int, t: float, contacts) -> str:
+    world = sweep.world
+    a, b = sweep.a[p], sweep.b[p]
+    kind = _pair_kind(world, int(sweep.selection.index[p]))
+    mine = [c for c in contacts if c.link_names == (world.shapes[a].owner, world.shapes[b].owner)]
+    what = ""
+    if mine:
+        d = mine[0].distance
+        what = f": penetration {-d * 1000:.3f} mm" if d < 0 else f": distance {d * 1000:.3f} mm"
+    pairs = {c.link_names for c in contacts}
+    more = f" (+{len(pairs) - 1} more touching body pair{'s' if len(pairs) > 2 else ''})" if len(pairs) > 1 else ""
+    return (f"{kind} between '{world.shapes[a].owner}' and '{world.shapes[b].owner}' at t={t:.6f} "
+            f"of the motion{what}{more}")
+
+
+def _discrete(checker, sweep: _Sweep, max_step: float, contact_distance: float, max_contacts) -> MotionResult:
+    names = sweep.robot.active_joint_names
+    largest = float(np.max(sweep.adq)) if len(sweep.adq) else 0.0
+    n = max(1, int(math.ceil(largest / max_step - 1e-12)))
+    times = np.linspace(0.0, 1.0, n + 1)
+    q = sweep.configurations(times)
+    first = checker._first_collision(sweep.world, q, sweep.selection)
+    hits = np.flatnonzero(first >= 0)
+    if hits.size == 0:
+        return MotionResult(True, Status.VALID, f"valid at all {n + 1} samples", NO_CC_TIME, (), names,
+                            sweep.q0.copy())
+    k = int(hits[0])
+    t = float(times[k])
+    kind = CCType.TIME0 if k == 0 else (CCType.TIME1 if k == n else CCType.BETWEEN)
+    explanation = checker.explain(names, q[k], contact_distance=contact_distance, max_contacts=max_contacts,
+                                  world=sweep.world, **sweep.request_flags)
+    T_link0, _ = sweep.poses(np.array([0.0]))
+    T_link1, _ = sweep.poses(np.array([1.0]))
+    index = _shape_index(sweep.world)
+    contacts = tuple(_with_cc(c, sweep, index[(c.link_names[0], c.shape_ids[0])],
+                              index[(c.link_names[1], c.shape_ids[1])], t, kind, T_link0[0], T_link1[0])
+                     for c in explanation.contacts)
+    p = int(first[k])
+    world = sweep.world
+    a, b = sweep.a[p], sweep.b[p]
+    message = (f"{_pair_kind(world, int(sweep.selection.index[p]))} between '{world.shapes[a].owner}' and "
+               f"'{world.shapes[b].owner}' at t={t:.6f} of the motion (sample {k} of {n + 1})")
+    return MotionResult(False, Status.IN_COLLISION, message, t, contacts, names, q[k].copy())
