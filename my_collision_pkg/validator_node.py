@@ -1,11 +1,13 @@
 """The ``collision_validator`` node: a thin ROS 2 adapter over the collision core.
 
 Services (relative to the node): ``~/check_validity``, ``~/check_validity_batch``,
-``~/explain``, ``~/apply_collision_objects``. Topics: ``~/contacts``
-(ContactReport), published after every explain and, with
+``~/explain``, ``~/apply_collision_objects``, ``~/check_motion``,
+``~/check_trajectory``. Topics: ``~/contacts`` (ContactReport), published after
+every explain, check_motion and check_trajectory (the first-contact state) and, with
 ``monitor_joint_states``, for the current state at ``monitor_rate_hz``;
 ``~/scene_objects`` (MarkerArray), the world and attached objects, at start-up
-and after every change.
+and after every change; ``~/contact_intervals`` (MarkerArray), the contact
+intervals of the last checked trajectory.
 """
 from __future__ import annotations
 
@@ -23,13 +25,16 @@ from visualization_msgs.msg import MarkerArray
 
 from my_collision_pkg.msg import ContactReport
 from my_collision_pkg.srv import ApplyCollisionObjects, CheckValidity, CheckValidityBatch, ExplainCollision
+from my_collision_pkg.srv import CheckMotion, CheckTrajectory
 
 from . import conversions
 from .checker import DEFAULT_CONTACTS_PER_PAIR, DEFAULT_MAX_CONTACTS, CollisionChecker
 from .contacts import Status
-from .errors import CollisionPkgError
+from .errors import CollisionPkgError, RequestError
 from .models import load_scene
 from .node_runtime import ConfigurationError, number_parameter, run_node
+from .interval_sweeps import interval_sweeps
+from .markers import contact_intervals_marker_array
 from .scene_markers import scene_objects_marker_array
 from .surfaces_report import DEFAULT_STIFFNESS_PA_PER_M, explanation_surfaces
 
@@ -90,6 +95,10 @@ class CollisionValidatorNode(Node):
         self.create_service(ExplainCollision, "~/explain", self._on_explain, callback_group=checks)
         self.create_service(ApplyCollisionObjects, "~/apply_collision_objects", self._on_apply,
                             callback_group=checks)
+        self.create_service(CheckMotion, "~/check_motion", self._on_check_motion, callback_group=checks)
+        self.create_service(CheckTrajectory, "~/check_trajectory", self._on_check_trajectory,
+                            callback_group=checks)
+        self._interval_markers = self.create_publisher(MarkerArray, "~/contact_intervals", REPORT_QOS)
         self._reports = self.create_publisher(ContactReport, "~/contacts", REPORT_QOS)
         self._scene_objects = self.create_publisher(MarkerArray, "~/scene_objects", REPORT_QOS)
         self._publish_scene_objects()
@@ -203,6 +212,39 @@ class CollisionValidatorNode(Node):
         if explanation.status != Status.INVALID_REQUEST:
             self._reports.publish(conversions.contact_report(explanation, self.scene.planning_frame, stamp,
                                                              surfaces))
+        return response
+
+    def _on_check_motion(self, request: CheckMotion.Request, response: CheckMotion.Response):
+        result = self.checker.check_motion(
+            request.joint_names, np.asarray(request.start, dtype=float), np.asarray(request.goal, dtype=float),
+            group_name=request.group_name, pad_environment_collisions=request.pad_environment_collisions,
+            pad_self_collisions=request.pad_self_collisions, mode=request.mode, max_step=request.max_step,
+            contact_distance=request.contact_distance, max_contacts=request.max_contacts or None)
+        stamp = self.get_clock().now().to_msg()
+        conversions.fill_check_motion_response(response, result, stamp)
+        if result.status != Status.INVALID_REQUEST:
+            self._reports.publish(conversions.motion_contact_report(result, self.scene.planning_frame, stamp))
+        return response
+
+    def _on_check_trajectory(self, request: CheckTrajectory.Request, response: CheckTrajectory.Response):
+        try:
+            joint_names, points, times_s = conversions.joint_trajectory_to_arrays(request.trajectory)
+        except RequestError as exc:
+            return conversions.fill_check_trajectory_response(response, conversions.invalid_trajectory_result(
+                str(exc)))
+        result = self.checker.check_trajectory(
+            joint_names, points, times_s, group_name=request.group_name,
+            pad_environment_collisions=request.pad_environment_collisions,
+            pad_self_collisions=request.pad_self_collisions, mode=request.mode, max_step=request.max_step,
+            stop_at_first_contact=request.stop_at_first_contact)
+        conversions.fill_check_trajectory_response(response, result)
+        if result.status != Status.INVALID_REQUEST:
+            stamp = self.get_clock().now().to_msg()
+            frame = self.scene.planning_frame
+            self._reports.publish(conversions.trajectory_contact_report(result, frame, stamp))
+            sweeps = interval_sweeps(self.checker, joint_names, points, times_s, result.contact_lists)
+            self._interval_markers.publish(contact_intervals_marker_array(response.contact_lists, frame, stamp,
+                                                                          sweeps))
         return response
 
     def _on_apply(self, request: ApplyCollisionObjects.Request, response: ApplyCollisionObjects.Response):
