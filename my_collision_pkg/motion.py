@@ -59,10 +59,9 @@ from .contacts import CCType, Contact, NO_CC_TIME, Status
 from .errors import CollisionPkgError, RequestError
 from .kernels import PRISMATIC
 
-try:
-    from .narrowphase import pair_distance, pair_distance_lower_bound
-except ImportError:  # pragma: no cover - until narrowphase lands on this branch
-    pair_distance = pair_distance_lower_bound = None
+import coal
+
+from .narrowphase import coal_transform, pair_distance
 
 
 class MotionMode(enum.IntEnum):
@@ -75,6 +74,16 @@ DEFAULT_TOUCH_TOLERANCE_M = 1e-4
 EXIT_TIME_TOLERANCE = 1e-4        # exit times of trajectory intervals, fraction of the segment
 NS_PER_S = 1_000_000_000
 _NEVER = math.inf
+# A convex-hull distance at least this far beyond the padding is used as the step's bound
+# as it is; closer hulls get the exact (mesh) distance, which gives longer steps.
+HULL_ACCEPT_M = 0.005
+_HULL_REQUEST = coal.DistanceRequest()
+
+
+def _hull_distance(hull_a, T_a: np.ndarray, hull_b, T_b: np.ndarray) -> float:
+    """Distance between two convex hulls (<= 0 when they overlap), metres."""
+    return float(coal.distance(hull_a, coal_transform(T_a), hull_b, coal_transform(T_b), _HULL_REQUEST,
+                               coal.DistanceResult()))
 
 
 @dataclass(frozen=True)
@@ -210,27 +219,33 @@ class _Sweep:
         return T_link, self.world.shape_transforms(T_link)
 
     # ----- bounds -------------------------------------------------------
-    def _speed_terms(self, s: np.ndarray, t: np.ndarray, T_link: np.ndarray, T_shape: np.ndarray, rows):
-        """(K, M): per joint, |dq_j| times the lever of shape s[k] about joint j over [t, 1]."""
+    def _speed_terms(self, s: np.ndarray, T_link: np.ndarray, T_shape: np.ndarray, rows):
+        """Per joint (K, M) for shape s[k]: the speed it gives now (|dq_j| times the lever
+        about joint j), and how fast that can grow per unit time (|dq_j| D_j)."""
         kin = self.kin
         c = np.einsum("kij,kj->ki", T_shape[rows, s, :3, :3], self.centre_shape[s]) + T_shape[rows, s, :3, 3]
         T_child = T_link[:, kin.child_link]                                # (K, M, 4, 4)
-        o = T_child[:, :, :3, 3]
-        ax = np.einsum("kmij,mj->kmi", T_child[:, :, :3, :3], kin.axis)
-        rel = c[:, None, :] - o
-        along = np.einsum("kmi,kmi->km", rel, ax)
+        rel = c[:, None, :] - T_child[:, :, :3, 3]
+        axis_world = np.einsum("kmij,mj->kmi", T_child[:, :, :3, :3], kin.axis)
+        along = np.einsum("kmi,kmi->km", rel, axis_world)
         dist_axis = np.sqrt(np.maximum(np.einsum("kmi,kmi->km", rel, rel) - along * along, 0.0))
-        lever = dist_axis + self.radius[s][:, None] + (1.0 - t)[:, None] * self.D_below[s]
-        return self.adq[None, :] * np.where(kin.prismatic[None, :], 1.0, lever)
+        lever = dist_axis + self.radius[s][:, None]
+        now = self.adq[None, :] * np.where(self.kin.prismatic[None, :], 1.0, lever)
+        growth = self.adq[None, :] * np.where(self.kin.prismatic[None, :], 0.0, self.D_below[s])
+        return now, growth
 
-    def speeds(self, p: np.ndarray, t: np.ndarray, T_link: np.ndarray, T_shape: np.ndarray) -> np.ndarray:
-        """(K,) bound of |d distance / dt| of pairs p over [t, 1], metres per unit time."""
+    def speeds(self, p: np.ndarray, T_link: np.ndarray, T_shape: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Speed bound of pairs p from their times t on: |d distance / dt| <= V0 + h V1 over [t, t + h].
+
+        Returns V0 (K,) in metres per unit time and V1 (K,) in metres per unit time squared.
+        """
         if not len(self.adq):
-            return np.zeros(len(p))
+            return np.zeros(len(p)), np.zeros(len(p))
         rows = np.arange(len(p))
-        va = (self.W_a[p] * self._speed_terms(self.a[p], t, T_link, T_shape, rows)).sum(axis=1)
-        vb = (self.W_b[p] * self._speed_terms(self.b[p], t, T_link, T_shape, rows)).sum(axis=1)
-        return va + vb
+        now_a, grow_a = self._speed_terms(self.a[p], T_link, T_shape, rows)
+        now_b, grow_b = self._speed_terms(self.b[p], T_link, T_shape, rows)
+        Wa, Wb = self.W_a[p], self.W_b[p]
+        return (Wa * now_a).sum(axis=1) + (Wb * now_b).sum(axis=1), (Wa * grow_a).sum(axis=1) + (Wb * grow_b).sum(axis=1)
 
     def lower_bounds(self, p: np.ndarray, t: np.ndarray, T_shape: np.ndarray, enough: np.ndarray) -> np.ndarray:
         """(K,) lower bounds of the distances of pairs p at their times; exact where below ``enough``."""
@@ -239,8 +254,17 @@ class _Sweep:
         ca = np.einsum("kij,kj->ki", T_shape[rows, a, :3, :3], self.centre_shape[a]) + T_shape[rows, a, :3, 3]
         cb = np.einsum("kij,kj->ki", T_shape[rows, b, :3, :3], self.centre_shape[b]) + T_shape[rows, b, :3, 3]
         d = np.linalg.norm(ca - cb, axis=1) - self.radius[a] - self.radius[b]
+        shapes = self.world.shapes
         for k in np.flatnonzero(d < enough):
-            d[k] = pair_distance_lower_bound(self.world, T_shape[k], int(a[k]), int(b[k]), float(enough[k]))
+            sa, sb = int(a[k]), int(b[k])
+            ga, gb = shapes[sa].geometry, shapes[sb].geometry
+            if (ga.is_bvh or gb.is_bvh) and ga.coal_hull is not None and gb.coal_hull is not None:
+                # a hull contains its mesh: the hull distance is a lower bound, 10-20x cheaper
+                hull = _hull_distance(ga.coal_hull, T_shape[k, sa], gb.coal_hull, T_shape[k, sb])
+                if hull >= min(float(enough[k]), float(self.margins[p[k]]) + HULL_ACCEPT_M):
+                    d[k] = hull
+                    continue
+            d[k] = pair_distance(self.world, T_shape[k], sa, sb).distance_m
         return d
 
     def exact(self, p: int, t: float):
@@ -275,22 +299,22 @@ class _Sweep:
                 break
             pk, tk = p[live], t[live]
             T_link, T_shape = self.poses(tk)
-            V = self.speeds(pk, tk, T_link, T_shape)
+            V0, V1 = self.speeds(pk, T_link, T_shape)
             margin = self.margins[pk]
-            enough = margin + V * (1.0 - tk) + self.tol
+            rest = 1.0 - tk
+            enough = margin + self.tol + rest * (V0 + rest * V1)
             d = self.lower_bounds(pk, tk, T_shape, enough)
             hit = d < margin + self.tol
             if hit.any():
                 touch[live[hit]] = tk[hit]
-                speed[live[hit]] = V[hit]
+                speed[live[hit]] = V0[hit]
                 active[live[hit]] = False
                 best = min(best, float(tk[hit].min()))
             go = ~hit
-            with np.errstate(divide="ignore", invalid="ignore"):
-                step = np.where(V[go] > 0, (d[go] - margin[go]) / V[go], _NEVER)
-            t[live[go]] = tk[go] + step
-            active[live[go] & (t[live[go]] > 1.0)] = False
-            active[live[go][~np.isfinite(t[live[go]])]] = False
+            step = _safe_step(d[go] - margin[go], V0[go], V1[go])
+            moving = live[go]
+            t[moving] = tk[go] + step
+            active[moving[t[moving] > 1.0]] = False
         return touch, speed
 
     def exit_time(self, p: int, t_enter: float):
@@ -306,8 +330,8 @@ class _Sweep:
         while True:
             if t >= 1.0:
                 return None, deepest
-            V = float(self.speeds(np.array([p]), np.array([t]), T_link[None], T_shape[None])[0])
-            certain = (threshold - d) / V if V > 0 else _NEVER
+            V0, V1 = self.speeds(np.array([p]), T_link[None], T_shape[None])
+            certain = float(_safe_step(np.array([threshold - d]), V0, V1)[0])
             h = max(certain, grow)
             t_next = min(1.0, t + h)
             res, T_link, T_shape = self.exact(p, t_next)
@@ -331,6 +355,13 @@ class _Sweep:
                 else:
                     hi = mid
             return hi, deepest
+
+
+def _safe_step(gap: np.ndarray, V0: np.ndarray, V1: np.ndarray) -> np.ndarray:
+    """Largest h with h V0 + h^2 V1 <= gap (the distance cannot close ``gap`` sooner); inf if nothing moves."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        h = 2.0 * gap / (V0 + np.sqrt(V0 * V0 + 4.0 * V1 * np.maximum(gap, 0.0)))
+    return np.where(V0 + V1 > 0, h, _NEVER)
 
 
 # ----- request handling ------------------------------------------------------------
@@ -402,7 +433,7 @@ def _contacts_at(checker, sweep: _Sweep, t: float, speed_at: dict, contact_dista
     T_rep = np.repeat(T_shape, len(every), axis=0) if len(every) else T_shape
     lower = sweep.lower_bounds(every, np.full(len(every), t), T_rep, threshold) if len(every) else np.zeros(0)
     near = every[lower < threshold]
-    explanation = checker.explain(robot.active_joint_names, q, group_name="", contact_distance=0.0,
+    explanation = checker.explain(robot.active_joint_names, q, contact_distance=0.0,
                                   max_contacts=max_contacts, world=world,
                                   **sweep.request_flags)
     by_shapes: dict[tuple[int, int], list[Contact]] = {}
@@ -468,7 +499,7 @@ def check_motion(checker, joint_names, start, goal, *, group_name: str = "", pad
         if message is not None:
             return MotionResult(False, Status.OUT_OF_BOUNDS, message, NO_CC_TIME, (), names, q.copy())
     sweep = _Sweep(world, selection, q0, q1, tolerance_m)
-    sweep.request_flags = dict(pad_environment_collisions=pad_environment_collisions,
+    sweep.request_flags = dict(group_name=group_name, pad_environment_collisions=pad_environment_collisions,
                                pad_self_collisions=pad_self_collisions)
     if mode == MotionMode.DISCRETE:
         return _discrete(checker, sweep, max_step, contact_distance, max_contacts)
