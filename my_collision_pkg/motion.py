@@ -72,7 +72,7 @@ class MotionMode(enum.IntEnum):
 
 DEFAULT_TOUCH_TOLERANCE_M = 1e-4
 EXIT_TIME_TOLERANCE = 1e-4        # exit times of trajectory intervals, fraction of the segment
-NS_PER_S = 1_000_000_000
+DEEPEST_SEARCH_STEPS = 20         # golden-section steps refining an interval's deepest contact
 _NEVER = math.inf
 # A convex-hull distance at least this far beyond the padding is used as the step's bound
 # as it is; closer hulls get the exact (mesh) distance, which gives longer steps.
@@ -311,7 +311,7 @@ class _Sweep:
                 active[live[hit]] = False
                 best = min(best, float(tk[hit].min()))
             go = ~hit
-            step = _safe_step(d[go] - margin[go], V0[go], V1[go])
+            step = _safe_step(d[go] - margin[go] - 0.5 * self.tol, V0[go], V1[go])
             moving = live[go]
             t[moving] = tk[go] + step
             active[moving[t[moving] > 1.0]] = False
@@ -320,41 +320,63 @@ class _Sweep:
     def exit_time(self, p: int, t_enter: float):
         """When pair p, touching at t_enter, stops touching (None: touches until t=1).
 
-        Returns (t_exit or None, (t, distance) of the deepest evaluation).
+        Returns (t_exit or None, (t, distance) of the deepest point found): the march's
+        samples, refined by a golden-section search around the deepest one.
         """
         threshold = float(self.margins[p] + self.tol)
         res, T_link, T_shape = self.exact(p, t_enter)
-        deepest = (t_enter, res.distance_m)
+        samples = [(t_enter, res.distance_m)]
         t, d = t_enter, res.distance_m
         grow = EXIT_TIME_TOLERANCE
-        while True:
-            if t >= 1.0:
-                return None, deepest
+        t_exit = None
+        while t < 1.0:
             V0, V1 = self.speeds(np.array([p]), T_link[None], T_shape[None])
             certain = float(_safe_step(np.array([threshold - d]), V0, V1)[0])
             h = max(certain, grow)
             t_next = min(1.0, t + h)
             res, T_link, T_shape = self.exact(p, t_next)
-            if res.distance_m < deepest[1]:
-                deepest = (t_next, res.distance_m)
+            samples.append((t_next, res.distance_m))
             if res.distance_m < threshold:
                 t, d = t_next, res.distance_m
                 grow = h * 2.0 if h <= grow else EXIT_TIME_TOLERANCE
                 continue
-            # touching at t (and surely until t + certain), apart at t_next: bisect
-            lo, hi = max(t, min(t + certain, t_next)), t_next
+            # touching on [t, t + certain), apart at t_next: bisect what is left
+            lo, hi = min(t + certain, t_next), t_next
             if lo >= hi:
-                lo = t
+                lo = t if certain <= 0 else hi
             while hi - lo > EXIT_TIME_TOLERANCE:
                 mid = 0.5 * (lo + hi)
-                res_mid, _, _ = self.exact(p, mid)
-                if res_mid.distance_m < deepest[1]:
-                    deepest = (mid, res_mid.distance_m)
-                if res_mid.distance_m < threshold:
+                d_mid = self.exact(p, mid)[0].distance_m
+                samples.append((mid, d_mid))
+                if d_mid < threshold:
                     lo = mid
                 else:
                     hi = mid
-            return hi, deepest
+            t_exit = hi
+            break
+        return t_exit, self._deepest(p, samples, t_exit if t_exit is not None else 1.0)
+
+    def _deepest(self, p: int, samples: list, t_end: float) -> tuple[float, float]:
+        """(t, distance) of the deepest sample, refined by golden-section search between its neighbours."""
+        samples.sort()
+        k = min(range(len(samples)), key=lambda i: samples[i][1])
+        best = samples[k]
+        lo = samples[k - 1][0] if k > 0 else samples[0][0]
+        hi = samples[k + 1][0] if k + 1 < len(samples) else min(t_end, 1.0)
+        ratio = (math.sqrt(5.0) - 1.0) / 2.0
+        for _ in range(DEEPEST_SEARCH_STEPS):
+            if hi - lo <= EXIT_TIME_TOLERANCE:
+                break
+            m1, m2 = hi - ratio * (hi - lo), lo + ratio * (hi - lo)
+            d1, d2 = self.exact(p, m1)[0].distance_m, self.exact(p, m2)[0].distance_m
+            for point in ((m1, d1), (m2, d2)):
+                if point[1] < best[1]:
+                    best = point
+            if d1 < d2:
+                hi = m2
+            else:
+                lo = m1
+        return best
 
 
 def _safe_step(gap: np.ndarray, V0: np.ndarray, V1: np.ndarray) -> np.ndarray:
