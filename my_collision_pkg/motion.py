@@ -53,15 +53,15 @@ import math
 import weakref
 from dataclasses import dataclass, field
 
+import coal
 import numpy as np
+from numba import njit
 
 from .contacts import CCType, Contact, NO_CC_TIME, Status
 from .errors import CollisionPkgError, RequestError
 from .kernels import PRISMATIC
 
-import coal
-
-from .narrowphase import coal_transform, pair_distance
+from .narrowphase import pair_distance
 
 
 class MotionMode(enum.IntEnum):
@@ -77,13 +77,7 @@ _NEVER = math.inf
 # A convex-hull distance at least this far beyond the padding is used as the step's bound
 # as it is; closer hulls get the exact (mesh) distance, which gives longer steps.
 HULL_ACCEPT_M = 0.005
-_HULL_REQUEST = coal.DistanceRequest()
-
-
-def _hull_distance(hull_a, T_a: np.ndarray, hull_b, T_b: np.ndarray) -> float:
-    """Distance between two convex hulls (<= 0 when they overlap), metres."""
-    return float(coal.distance(hull_a, coal_transform(T_a), hull_b, coal_transform(T_b), _HULL_REQUEST,
-                               coal.DistanceResult()))
+GJK_TOLERANCE_M = 1e-6
 
 
 @dataclass(frozen=True)
@@ -120,6 +114,45 @@ class TrajectoryResult:
     first_invalid_segment: int = -1
     contact_lists: tuple = ()
     first_contact: MotionResult | None = None
+
+
+@njit(cache=True)
+def _pair_speeds(T_link, T_shape, a, b, W_a, W_b, child_link, axis, prismatic, centre_shape, radius, adq,
+                 D_below, V0, V1):
+    """Fill V0, V1 (K,): for pair k, sum over the joints that change its distance (W) of
+    |dq_j| * (distance of the shape's bounding sphere from axis j + its radius) (V0) and
+    |dq_j| * D_below[s, j] (V1); prismatic joints add |dq_j| to V0 alone. Each body's sum
+    bounds its speed; the two together bound how fast the distance between them changes."""
+    n_pairs = a.shape[0]
+    n_joints = adq.shape[0]
+    for k in range(n_pairs):
+        v0 = 0.0
+        v1 = 0.0
+        for side in range(2):
+            s = a[k] if side == 0 else b[k]
+            T = T_shape[k, s]
+            cx = T[0, 0] * centre_shape[s, 0] + T[0, 1] * centre_shape[s, 1] + T[0, 2] * centre_shape[s, 2] + T[0, 3]
+            cy = T[1, 0] * centre_shape[s, 0] + T[1, 1] * centre_shape[s, 1] + T[1, 2] * centre_shape[s, 2] + T[1, 3]
+            cz = T[2, 0] * centre_shape[s, 0] + T[2, 1] * centre_shape[s, 1] + T[2, 2] * centre_shape[s, 2] + T[2, 3]
+            for j in range(n_joints):
+                w = W_a[k, j] if side == 0 else W_b[k, j]
+                if w == 0.0 or adq[j] == 0.0:
+                    continue
+                if prismatic[j]:
+                    v0 += adq[j]
+                    continue
+                J = T_link[k, child_link[j]]
+                ax = J[0, 0] * axis[j, 0] + J[0, 1] * axis[j, 1] + J[0, 2] * axis[j, 2]
+                ay = J[1, 0] * axis[j, 0] + J[1, 1] * axis[j, 1] + J[1, 2] * axis[j, 2]
+                az = J[2, 0] * axis[j, 0] + J[2, 1] * axis[j, 1] + J[2, 2] * axis[j, 2]
+                rx, ry, rz = cx - J[0, 3], cy - J[1, 3], cz - J[2, 3]
+                along = rx * ax + ry * ay + rz * az
+                off = rx * rx + ry * ry + rz * rz - along * along
+                dist_axis = np.sqrt(off) if off > 0.0 else 0.0
+                v0 += adq[j] * (dist_axis + radius[s])
+                v1 += adq[j] * D_below[s, j]
+        V0[k] = v0
+        V1[k] = v1
 
 
 # ----- kinematic tables for the speed bound ------------------------------------
@@ -176,6 +209,10 @@ class _Sweep:
         self.world, self.selection = world, selection
         self.q0, self.dq = q0, q1 - q0
         self.tol = tolerance_m
+        # GJK's precision stays well inside the half tolerance every step keeps in reserve
+        self.request = coal.DistanceRequest()
+        self.request.enable_signed_distance = True
+        self.request.gjk_tolerance = min(GJK_TOLERANCE_M, 0.1 * tolerance_m)
         robot = world.robot
         self.robot = robot
         kin = self.kin = _kinematics(robot)
@@ -219,52 +256,59 @@ class _Sweep:
         return T_link, self.world.shape_transforms(T_link)
 
     # ----- bounds -------------------------------------------------------
-    def _speed_terms(self, s: np.ndarray, T_link: np.ndarray, T_shape: np.ndarray, rows):
-        """Per joint (K, M) for shape s[k]: the speed it gives now (|dq_j| times the lever
-        about joint j), and how fast that can grow per unit time (|dq_j| D_j)."""
-        kin = self.kin
-        c = np.einsum("kij,kj->ki", T_shape[rows, s, :3, :3], self.centre_shape[s]) + T_shape[rows, s, :3, 3]
-        T_child = T_link[:, kin.child_link]                                # (K, M, 4, 4)
-        rel = c[:, None, :] - T_child[:, :, :3, 3]
-        axis_world = np.einsum("kmij,mj->kmi", T_child[:, :, :3, :3], kin.axis)
-        along = np.einsum("kmi,kmi->km", rel, axis_world)
-        dist_axis = np.sqrt(np.maximum(np.einsum("kmi,kmi->km", rel, rel) - along * along, 0.0))
-        lever = dist_axis + self.radius[s][:, None]
-        now = self.adq[None, :] * np.where(self.kin.prismatic[None, :], 1.0, lever)
-        growth = self.adq[None, :] * np.where(self.kin.prismatic[None, :], 0.0, self.D_below[s])
-        return now, growth
-
     def speeds(self, p: np.ndarray, T_link: np.ndarray, T_shape: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Speed bound of pairs p from their times t on: |d distance / dt| <= V0 + h V1 over [t, t + h].
 
-        Returns V0 (K,) in metres per unit time and V1 (K,) in metres per unit time squared.
+        ``T_link[k]``, ``T_shape[k]`` are the poses at pair k's time. Returns V0 (K,) in metres
+        per unit time and V1 (K,) in metres per unit time squared.
         """
-        if not len(self.adq):
-            return np.zeros(len(p)), np.zeros(len(p))
-        rows = np.arange(len(p))
-        now_a, grow_a = self._speed_terms(self.a[p], T_link, T_shape, rows)
-        now_b, grow_b = self._speed_terms(self.b[p], T_link, T_shape, rows)
-        Wa, Wb = self.W_a[p], self.W_b[p]
-        return (Wa * now_a).sum(axis=1) + (Wb * now_b).sum(axis=1), (Wa * grow_a).sum(axis=1) + (Wb * grow_b).sum(axis=1)
+        V0, V1 = np.zeros(len(p)), np.zeros(len(p))
+        if len(self.adq):
+            kin = self.kin
+            _pair_speeds(np.ascontiguousarray(T_link), np.ascontiguousarray(T_shape), self.a[p], self.b[p],
+                         np.ascontiguousarray(self.W_a[p]), np.ascontiguousarray(self.W_b[p]), kin.child_link,
+                         kin.axis, kin.prismatic, self.centre_shape, self.radius, self.adq, self.D_below, V0, V1)
+        return V0, V1
 
     def lower_bounds(self, p: np.ndarray, t: np.ndarray, T_shape: np.ndarray, enough: np.ndarray) -> np.ndarray:
-        """(K,) lower bounds of the distances of pairs p at their times; exact where below ``enough``."""
+        """(K,) lower bounds of the distances of pairs p at their times (shape poses T_shape[k]).
+
+        Bounding spheres first (vectorised); where they are below ``enough``: primitive and
+        convex pairs get coal's exact distance, mesh pairs their convex hulls' distance (a hull
+        contains its mesh) when the hulls are at least ``HULL_ACCEPT_M`` beyond the padding,
+        else the exact mesh distance (with the solid-body test when the hulls overlap).
+        """
         a, b = self.a[p], self.b[p]
         rows = np.arange(len(p))
-        ca = np.einsum("kij,kj->ki", T_shape[rows, a, :3, :3], self.centre_shape[a]) + T_shape[rows, a, :3, 3]
-        cb = np.einsum("kij,kj->ki", T_shape[rows, b, :3, :3], self.centre_shape[b]) + T_shape[rows, b, :3, 3]
+        Ra, Rb = T_shape[rows, a, :3, :3], T_shape[rows, b, :3, :3]
+        ta, tb = T_shape[rows, a, :3, 3], T_shape[rows, b, :3, 3]
+        ca = np.einsum("kij,kj->ki", Ra, self.centre_shape[a]) + ta
+        cb = np.einsum("kij,kj->ki", Rb, self.centre_shape[b]) + tb
         d = np.linalg.norm(ca - cb, axis=1) - self.radius[a] - self.radius[b]
-        shapes = self.world.shapes
-        for k in np.flatnonzero(d < enough):
+        need = np.flatnonzero(d < enough)
+        if need.size == 0:
+            return d
+        Ra, Rb = np.ascontiguousarray(Ra[need]), np.ascontiguousarray(Rb[need])
+        ta, tb = np.ascontiguousarray(ta[need]), np.ascontiguousarray(tb[need])
+        shapes, request = self.world.shapes, self.request
+        hull_enough = np.minimum(enough[need], self.margins[p[need]] + HULL_ACCEPT_M)
+        for i, k in enumerate(need):
             sa, sb = int(a[k]), int(b[k])
             ga, gb = shapes[sa].geometry, shapes[sb].geometry
-            if (ga.is_bvh or gb.is_bvh) and ga.coal_hull is not None and gb.coal_hull is not None:
-                # a hull contains its mesh: the hull distance is a lower bound, 10-20x cheaper
-                hull = _hull_distance(ga.coal_hull, T_shape[k, sa], gb.coal_hull, T_shape[k, sb])
-                if hull >= min(float(enough[k]), float(self.margins[p[k]]) + HULL_ACCEPT_M):
-                    d[k] = hull
-                    continue
-            d[k] = pair_distance(self.world, T_shape[k], sa, sb).distance_m
+            pose_a, pose_b = coal.Transform3s(Ra[i], ta[i]), coal.Transform3s(Rb[i], tb[i])
+            if not (ga.is_bvh or gb.is_bvh):
+                d[k] = coal.distance(ga.coal_geometry, pose_a, gb.coal_geometry, pose_b, request, coal.DistanceResult())
+                continue
+            if ga.coal_hull is None or gb.coal_hull is None:      # a flat mesh has no hull
+                d[k] = pair_distance(self.world, T_shape[k], sa, sb).distance_m
+                continue
+            hull = coal.distance(ga.coal_hull, pose_a, gb.coal_hull, pose_b, request, coal.DistanceResult())
+            if hull >= hull_enough[i]:
+                d[k] = hull
+            elif hull > 0.0:      # hulls apart, so the bodies are: the surfaces' distance is exact
+                d[k] = coal.distance(ga.coal_geometry, pose_a, gb.coal_geometry, pose_b, request, coal.DistanceResult())
+            else:
+                d[k] = pair_distance(self.world, T_shape[k], sa, sb).distance_m
         return d
 
     def exact(self, p: int, t: float):
