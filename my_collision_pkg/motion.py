@@ -59,7 +59,7 @@ from numba import njit
 
 from .contacts import CCType, Contact, NO_CC_TIME, Status
 from .errors import CollisionPkgError, RequestError
-from .kernels import PRISMATIC
+from .kernels import PRISMATIC, forward_kinematics
 
 from .narrowphase import pair_distance
 
@@ -78,6 +78,9 @@ _NEVER = math.inf
 # as it is; closer hulls get the exact (mesh) distance, which gives longer steps.
 HULL_ACCEPT_M = 0.005
 GJK_TOLERANCE_M = 1e-6
+# Bounding spheres this far beyond the padding give the step as they are (no narrow phase):
+# far pairs then take a few more, much cheaper, steps.
+SPHERE_ACCEPT_M = 0.05
 
 
 @dataclass(frozen=True)
@@ -155,6 +158,82 @@ def _pair_speeds(T_link, T_shape, a, b, W_a, W_b, child_link, axis, prismatic, c
         V1[k] = v1
 
 
+@njit(cache=True)
+def _shape_pose(T_link, shape_link, T_frame_shape, s, out):
+    """out (4, 4) = pose of shape s given the link poses of one configuration."""
+    k = shape_link[s]
+    for r in range(4):
+        for c in range(4):
+            if k < 0:
+                out[r, c] = T_frame_shape[s, r, c]
+            else:
+                acc = 0.0
+                for u in range(4):
+                    acc += T_link[k, r, u] * T_frame_shape[s, u, c]
+                out[r, c] = acc
+
+
+@njit(cache=True)
+def _evaluate(q0, dq, t, a, b, W_a, W_b, fk_mimic, fk_offset, fk_kind, fk_axis, fk_parent, fk_origin, fk_joint,
+              shape_link, T_frame_shape, child_link, axis, prismatic, centre_shape, radius, adq, D_below,
+              T_link, T_shape, R_a, t_a, R_b, t_b, sphere, V0, V1):
+    """One step for K pairs at their own times t (K,): link poses, the two shapes' poses
+    (full into T_shape (K, 2, 4, 4), rotation and translation split into R_*, t_*), the
+    bounding-sphere distance and the speed bounds V0, V1."""
+    n = t.shape[0]
+    positions = np.empty((n, q0.shape[0]))
+    for k in range(n):
+        for i in range(q0.shape[0]):
+            positions[k, i] = q0[i] + t[k] * dq[i]
+    forward_kinematics(positions, fk_mimic, fk_offset, fk_kind, fk_axis, fk_parent, fk_origin, fk_joint, T_link)
+    for k in range(n):
+        _shape_pose(T_link[k], shape_link, T_frame_shape, a[k], T_shape[k, 0])
+        _shape_pose(T_link[k], shape_link, T_frame_shape, b[k], T_shape[k, 1])
+        for r in range(3):
+            t_a[k, r] = T_shape[k, 0, r, 3]
+            t_b[k, r] = T_shape[k, 1, r, 3]
+            for c in range(3):
+                R_a[k, r, c] = T_shape[k, 0, r, c]
+                R_b[k, r, c] = T_shape[k, 1, r, c]
+        gap = 0.0
+        for r in range(3):
+            ca = t_a[k, r]
+            cb = t_b[k, r]
+            for c in range(3):
+                ca += R_a[k, r, c] * centre_shape[a[k], c]
+                cb += R_b[k, r, c] * centre_shape[b[k], c]
+            gap += (ca - cb) * (ca - cb)
+        sphere[k] = np.sqrt(gap) - radius[a[k]] - radius[b[k]]
+    for k in range(n):
+        v0 = 0.0
+        v1 = 0.0
+        for side in range(2):
+            s = a[k] if side == 0 else b[k]
+            T = T_shape[k, side]
+            cx = T[0, 0] * centre_shape[s, 0] + T[0, 1] * centre_shape[s, 1] + T[0, 2] * centre_shape[s, 2] + T[0, 3]
+            cy = T[1, 0] * centre_shape[s, 0] + T[1, 1] * centre_shape[s, 1] + T[1, 2] * centre_shape[s, 2] + T[1, 3]
+            cz = T[2, 0] * centre_shape[s, 0] + T[2, 1] * centre_shape[s, 1] + T[2, 2] * centre_shape[s, 2] + T[2, 3]
+            for j in range(adq.shape[0]):
+                w = W_a[k, j] if side == 0 else W_b[k, j]
+                if w == 0.0 or adq[j] == 0.0:
+                    continue
+                if prismatic[j]:
+                    v0 += adq[j]
+                    continue
+                J = T_link[k, child_link[j]]
+                ax = J[0, 0] * axis[j, 0] + J[0, 1] * axis[j, 1] + J[0, 2] * axis[j, 2]
+                ay = J[1, 0] * axis[j, 0] + J[1, 1] * axis[j, 1] + J[1, 2] * axis[j, 2]
+                az = J[2, 0] * axis[j, 0] + J[2, 1] * axis[j, 1] + J[2, 2] * axis[j, 2]
+                rx, ry, rz = cx - J[0, 3], cy - J[1, 3], cz - J[2, 3]
+                along = rx * ax + ry * ay + rz * az
+                off = rx * rx + ry * ry + rz * rz - along * along
+                dist_axis = np.sqrt(off) if off > 0.0 else 0.0
+                v0 += adq[j] * (dist_axis + radius[s])
+                v1 += adq[j] * D_below[s, j]
+        V0[k] = v0
+        V1[k] = v1
+
+
 # ----- kinematic tables for the speed bound ------------------------------------
 class _Kinematics:
     """Per-robot tables: which movable joints lie above each link, fixed offsets, joint order."""
@@ -209,6 +288,7 @@ class _Sweep:
         self.world, self.selection = world, selection
         self.q0, self.dq = q0, q1 - q0
         self.tol = tolerance_m
+        self.fk_arrays = world.robot.kinematic_arrays()
         # GJK's precision stays well inside the half tolerance every step keeps in reserve
         self.request = coal.DistanceRequest()
         self.request.enable_signed_distance = True
@@ -270,46 +350,52 @@ class _Sweep:
                          kin.axis, kin.prismatic, self.centre_shape, self.radius, self.adq, self.D_below, V0, V1)
         return V0, V1
 
-    def lower_bounds(self, p: np.ndarray, t: np.ndarray, T_shape: np.ndarray, enough: np.ndarray) -> np.ndarray:
-        """(K,) lower bounds of the distances of pairs p at their times (shape poses T_shape[k]).
+    def evaluate(self, p: np.ndarray, t: np.ndarray, slack: np.ndarray):
+        """Distance lower bounds d (K,) and speed bounds V0, V1 (K,) of pairs p at their times t.
 
-        Bounding spheres first (vectorised); where they are below ``enough``: primitive and
-        convex pairs get coal's exact distance, mesh pairs their convex hulls' distance (a hull
-        contains its mesh) when the hulls are at least ``HULL_ACCEPT_M`` beyond the padding,
-        else the exact mesh distance (with the solid-body test when the hulls overlap).
+        Bounding spheres first (compiled, with the speed bounds). Where a sphere is within
+        ``slack`` (K,) of the padding (it cannot end the pair's search) and closer than
+        ``SPHERE_ACCEPT_M``: primitive and convex pairs get coal's exact distance, mesh pairs
+        their convex hulls' distance (a hull contains its mesh) when the hulls are at least
+        ``HULL_ACCEPT_M`` beyond the padding, else the exact mesh distance (with the
+        solid-body test of :func:`narrowphase.pair_distance` when the hulls overlap).
         """
+        n = len(p)
         a, b = self.a[p], self.b[p]
-        rows = np.arange(len(p))
-        Ra, Rb = T_shape[rows, a, :3, :3], T_shape[rows, b, :3, :3]
-        ta, tb = T_shape[rows, a, :3, 3], T_shape[rows, b, :3, 3]
-        ca = np.einsum("kij,kj->ki", Ra, self.centre_shape[a]) + ta
-        cb = np.einsum("kij,kj->ki", Rb, self.centre_shape[b]) + tb
-        d = np.linalg.norm(ca - cb, axis=1) - self.radius[a] - self.radius[b]
-        need = np.flatnonzero(d < enough)
-        if need.size == 0:
-            return d
-        Ra, Rb = np.ascontiguousarray(Ra[need]), np.ascontiguousarray(Rb[need])
-        ta, tb = np.ascontiguousarray(ta[need]), np.ascontiguousarray(tb[need])
-        shapes, request = self.world.shapes, self.request
-        hull_enough = np.minimum(enough[need], self.margins[p[need]] + HULL_ACCEPT_M)
-        for i, k in enumerate(need):
+        T_link = np.empty((n, len(self.robot.link_names), 4, 4))
+        T_pair = np.empty((n, 2, 4, 4))
+        R_a, R_b = np.empty((n, 3, 3)), np.empty((n, 3, 3))
+        t_a, t_b = np.empty((n, 3)), np.empty((n, 3))
+        d, V0, V1 = np.empty(n), np.empty(n), np.empty(n)
+        kin, world = self.kin, self.world
+        _evaluate(self.q0, self.dq, np.ascontiguousarray(t, dtype=float), a, b, self.W_a[p], self.W_b[p],
+                  *self.fk_arrays, world.shape_link, world.T_frame_shape, kin.child_link, kin.axis, kin.prismatic,
+                  self.centre_shape, self.radius, self.adq, self.D_below, T_link, T_pair, R_a, t_a, R_b, t_b,
+                  d, V0, V1)
+        margin = self.margins[p]
+        rest = 1.0 - t
+        enough = margin + slack + rest * (V0 + rest * V1)
+        need = np.flatnonzero((d < enough) & (d < margin + SPHERE_ACCEPT_M))
+        shapes, request = world.shapes, self.request
+        hull_enough = np.minimum(enough, margin + HULL_ACCEPT_M)
+        for k in need:
             sa, sb = int(a[k]), int(b[k])
             ga, gb = shapes[sa].geometry, shapes[sb].geometry
-            pose_a, pose_b = coal.Transform3s(Ra[i], ta[i]), coal.Transform3s(Rb[i], tb[i])
+            pose_a, pose_b = coal.Transform3s(R_a[k], t_a[k]), coal.Transform3s(R_b[k], t_b[k])
             if not (ga.is_bvh or gb.is_bvh):
                 d[k] = coal.distance(ga.coal_geometry, pose_a, gb.coal_geometry, pose_b, request, coal.DistanceResult())
                 continue
-            if ga.coal_hull is None or gb.coal_hull is None:      # a flat mesh has no hull
-                d[k] = pair_distance(self.world, T_shape[k], sa, sb).distance_m
-                continue
-            hull = coal.distance(ga.coal_hull, pose_a, gb.coal_hull, pose_b, request, coal.DistanceResult())
-            if hull >= hull_enough[i]:
-                d[k] = hull
-            elif hull > 0.0:      # hulls apart, so the bodies are: the surfaces' distance is exact
-                d[k] = coal.distance(ga.coal_geometry, pose_a, gb.coal_geometry, pose_b, request, coal.DistanceResult())
-            else:
-                d[k] = pair_distance(self.world, T_shape[k], sa, sb).distance_m
-        return d
+            if ga.coal_hull is not None and gb.coal_hull is not None:
+                hull = coal.distance(ga.coal_hull, pose_a, gb.coal_hull, pose_b, request, coal.DistanceResult())
+                if hull >= hull_enough[k]:
+                    d[k] = hull
+                    continue
+                if hull > 0.0:       # hulls apart, so are the bodies: the surfaces' distance is exact
+                    d[k] = coal.distance(ga.coal_geometry, pose_a, gb.coal_geometry, pose_b, request,
+                                         coal.DistanceResult())
+                    continue
+            d[k] = pair_distance(world, world.shape_transforms(T_link[k]), sa, sb).distance_m
+        return d, V0, V1
 
     def exact(self, p: int, t: float):
         """(PairDistance, T_link, T_shape) of pair p at time t."""
@@ -342,12 +428,8 @@ class _Sweep:
             if live.size == 0:
                 break
             pk, tk = p[live], t[live]
-            T_link, T_shape = self.poses(tk)
-            V0, V1 = self.speeds(pk, T_link, T_shape)
+            d, V0, V1 = self.evaluate(pk, tk, np.full(len(pk), self.tol))
             margin = self.margins[pk]
-            rest = 1.0 - tk
-            enough = margin + self.tol + rest * (V0 + rest * V1)
-            d = self.lower_bounds(pk, tk, T_shape, enough)
             hit = d < margin + self.tol
             if hit.any():
                 touch[live[hit]] = tk[hit]
@@ -496,8 +578,9 @@ def _contacts_at(checker, sweep: _Sweep, t: float, speed_at: dict, contact_dista
     T_link1, _ = sweep.poses(np.array([1.0]))
     every = np.arange(len(sweep.pairs))
     threshold = sweep.margins + sweep.tol + contact_distance
-    T_rep = np.repeat(T_shape, len(every), axis=0) if len(every) else T_shape
-    lower = sweep.lower_bounds(every, np.full(len(every), t), T_rep, threshold) if len(every) else np.zeros(0)
+    T0 = T_shape[0]
+    centres = np.einsum("sij,sj->si", T0[:, :3, :3], sweep.centre_shape) + T0[:, :3, 3]
+    lower = np.linalg.norm(centres[sweep.a] - centres[sweep.b], axis=1) - sweep.radius[sweep.a] - sweep.radius[sweep.b]
     near = every[lower < threshold]
     explanation = checker.explain(robot.active_joint_names, q, contact_distance=0.0,
                                   max_contacts=max_contacts, world=world,
