@@ -5,45 +5,62 @@ such segments between waypoints, timed in seconds.
 
 Certified mode (conservative advancement; LaValle, *Planning Algorithms* 5.3.4;
 Schwarzer, Saha and Latombe 2002). For each shape pair the request checks, at a time
-``t`` we know a lower bound ``d(t)`` of the pair's signed distance
-(:func:`narrowphase.pair_distance_lower_bound`: bounding spheres, convex hulls, else the
-exact distance) and an upper bound ``V(t)`` of how fast the distance can change over
-``[t, 1]`` (metres per unit of ``t``). The distance is ``V``-Lipschitz there, so the pair
-stays farther apart than its padding ``m`` until ``t + (d - m) / V``: that is the next
-time the pair is evaluated (each pair keeps its own clock, so far pairs are skipped
-for long). A pair with ``d < m + tolerance_m`` counts as touching; every step is then
-at least ``tolerance_m / V``, so the search ends. The first touching time over all
-pairs is ``cc_time``: no collision (distance below the padding) can occur before it,
-however thin the obstacle or fast the motion; the price is that a pair passing within
-``tolerance_m`` of touching is reported as a contact.
+``t`` we know a lower bound ``d`` of the pair's signed distance and bounds ``V0``, ``V1``
+such that over ``[t, t + h]`` the distance changes at most at the rate ``V0 + h V1``
+(metres per unit of ``t``). The distance then drops by at most ``h V0 + h^2 V1`` over
+``h``, so the pair stays farther apart than its padding ``m`` plus ``tolerance_m / 2``
+for the ``h`` that solves ``h V0 + h^2 V1 = d - m - tolerance_m / 2``: the pair's next
+evaluation time (each pair keeps its own clock, so far pairs are skipped for long). A
+pair evaluated at ``d < m + tolerance_m`` counts as touching, so each step is at least
+the time to close ``tolerance_m / 2`` and the search ends. The first touching time
+over all pairs is ``cc_time``. Guarantee: no time at which a pair is closer than
+``m + tolerance_m / 2`` (so no collision, however thin the obstacle or fast the
+motion) lies before ``cc_time``; the price is that a pair passing within
+``tolerance_m`` of its padding may be reported as a contact. Coal computes distances
+to ``min(1e-6 m, tolerance_m / 10)``, inside that reserve.
+
+Distance lower bounds, cheapest first: bounding spheres (compiled, every pair every
+step); coal's exact distance for primitive and convex pairs; for meshes the distance of
+their convex hulls (a hull contains its mesh), then the exact mesh distance when the
+hulls come within ``HULL_ACCEPT_M``, and :func:`narrowphase.pair_distance` (with the
+solid-body test) when they overlap. Spheres farther than ``SPHERE_ACCEPT_M`` are used
+as they are.
 
 The speed bound. A point ``p`` of a shape on link ``L`` moves with velocity
 ``sum_j dq_j * (a_j x (p - o_j))`` over revolute joints ``j`` above ``L`` (axis
 ``a_j`` through ``o_j``, the joint's child frame origin) plus ``sum_j dq_j a_j`` over
 prismatic ones, with ``dq`` the joint deltas of the motion (mimic joints: multiplier
 times their leader's delta). So ``|dp/dt| <= sum_rev |dq_j| r_j + sum_prism |dq_j|``
-where ``r_j`` bounds the distance of any point of the shape from axis ``j`` over
-``[t, 1]``. We take ``r_j = dist(c, axis_j at t) + rho + (1 - t) D_j`` with ``c`` and
-``rho`` the centre and radius of the shape's bounding sphere at ``t`` and ``D_j`` a
-bound of how fast the shape moves *relative to joint j's frame* (only the joints below
-``j`` move it there; rotation about, or sliding along, axis ``j`` keeps the distance to
-the axis): ``D_j = sum_{k below j} |dq_k| R_k`` (+ ``|dq_k|`` for prismatic ``k``) with
-the configuration-independent lever ``R_k`` = the summed lengths of the fixed joint
+where ``r_j`` bounds the distance of any point of the shape from axis ``j`` over the
+step. We take ``r_j = dist(c, axis_j at t) + rho + h D_j`` with ``c`` and ``rho`` the
+centre and radius of the shape's bounding sphere at ``t`` and ``D_j`` a bound of how
+fast the shape moves *relative to joint j's frame* (only the joints below ``j`` move
+it there; rotation about, or sliding along, axis ``j`` keeps the distance to the
+axis): ``D_j = sum_{k below j} |dq_k| R_k`` (+ ``|dq_k|`` for prismatic ``k``) with the
+configuration-independent lever ``R_k`` = the summed lengths of the fixed joint
 offsets from joint ``k`` down to ``L`` + the largest prismatic travel on that chain
 during the motion + the distance of the sphere centre from ``L``'s frame + ``rho``.
-Attached objects ride their link; world objects do not move. For a pair of robot
-bodies the joints above both bodies move them rigidly together and cannot change
-their distance, so they are left out. ``V`` is the sum of the two bodies' bounds.
+Hence ``V0 = sum_rev |dq_j| (dist(c, axis_j) + rho) + sum_prism |dq_j|`` and
+``V1 = sum_rev |dq_j| D_j``. Attached objects ride their link; world objects do not
+move. For a pair of robot bodies the joints above both bodies move them rigidly
+together and cannot change their distance, so they are left out. The pair's bounds are
+the sums of its two bodies' bounds.
 
 Discrete mode samples the motion with at most ``max_step`` (rad or m) between samples
-in every joint and checks the samples with the batch predicate, as MoveIt does: a
-thin obstacle can be jumped over.
+in every joint (mimic joints included) and checks the samples with the batch
+predicate, as MoveIt does: a thin obstacle can be jumped over. No tolerance applies.
 
 Trajectories: per body pair, the intervals ``[activation, deactivation)`` during which
-the pair touches. Entries are certified as above; exits are found by marching (a
-touching pair at distance ``d`` keeps touching for ``(m + tolerance_m - d) / V``) and
-bisection to ``EXIT_TIME_TOLERANCE`` of the segment; a gap shorter than the marching
-step may be merged into one interval.
+the pair touches, in integer nanoseconds from the trajectory's start. Entries are
+certified as above; exits are found by marching (a touching pair keeps touching while
+its distance cannot have risen past ``m + tolerance_m``) and bisection to
+``EXIT_TIME_TOLERANCE`` of the segment; a gap shorter than the marching step may be
+merged into one interval. Shape pairs of one body pair, and intervals that meet at a
+waypoint, are merged. An interval still open at the trajectory's end is closed one
+nanosecond after it (the last instant is in contact). Each interval carries its
+deepest contact (the march's samples refined by a golden-section search), whose cc
+fields describe its own segment. With ``stop_at_first_contact`` the scan ends with the
+segment of the first contact, keeping only the pairs touching at that first time.
 """
 from __future__ import annotations
 
@@ -401,9 +418,6 @@ class _Sweep:
         """(PairDistance, T_link, T_shape) of pair p at time t."""
         T_link, T_shape = self.poses(np.array([t]))
         return pair_distance(self.world, T_shape[0], int(self.a[p]), int(self.b[p])), T_link[0], T_shape[0]
-
-    def touching_threshold(self, p) -> np.ndarray:
-        return self.margins[p] + self.tol
 
     # ----- conservative advancement ------------------------------------
     def first_touch(self, p: np.ndarray, t_start: np.ndarray, stop_at_first: bool):
@@ -881,8 +895,8 @@ def check_trajectory(checker, joint_names, points, times_s, *, group_name: str =
             break
     lists = _contact_lists(checker, world, spans, sweeps, float(times[-1]))
     if first is None:
-        return TrajectoryResult(True, Status.VALID, f"valid ({len(segments)} segment{'s' if len(segments) > 1 else ''})",
-                                -1.0, -1, lists, None)
+        plural = "s" if len(segments) > 1 else ""
+        return TrajectoryResult(True, Status.VALID, f"valid ({len(segments)} segment{plural})", -1.0, -1, lists, None)
     time_s, segment, result = first
     message = f"{result.message} (segment {segment}, {time_s:.6f} s into the trajectory)"
     return TrajectoryResult(False, Status.IN_COLLISION, message, float(time_s), int(segment), lists, result)
