@@ -830,13 +830,21 @@ def _contact_lists(checker, world, spans: dict, sweeps: list, end_s: float):
                     last.deepest = span.deepest
             else:
                 merged.append(_Span(span.start_s, span.end_s, span.open_end, span.deepest))
-        contact_list = ContactList(owners, body_types)
+        timed: list[list] = []          # [activation ns, deactivation ns, span], merged again after rounding
         for span in merged:
             activation = ns_from_seconds(span.start_s)
             deactivation = ns_from_seconds(span.end_s)
             if span.open_end and span.end_s >= end_s:
                 deactivation += 1                      # in contact through the trajectory's last instant
             deactivation = max(deactivation, activation + 1)
+            if timed and activation < timed[-1][1]:
+                timed[-1][1] = max(timed[-1][1], deactivation)
+                if span.deepest[0] < timed[-1][2].deepest[0]:
+                    timed[-1][2] = span
+            else:
+                timed.append([activation, deactivation, span])
+        contact_list = ContactList(owners, body_types)
+        for activation, deactivation, span in timed:
             _, segment, t_local, p = span.deepest
             contact = _interval_contact(checker, sweeps[segment], p, t_local)
             if not contact_list.add_contact_at(activation, deactivation, contact):
