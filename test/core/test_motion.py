@@ -342,3 +342,41 @@ def test_explain_fills_transforms(wall_checker):
     np.testing.assert_allclose(contact.transforms[0][:3, 3], [WALL_X_M, 0, 0])
     np.testing.assert_allclose(contact.transforms[1][:3, 3], [WALL_X_M + 0.0005, 0, 0])
     assert contact.cc_type == (CCType.NONE, CCType.NONE) and contact.cc_time == (-1.0, -1.0)
+
+
+def test_trajectory_intervals_cover_every_sampled_collision():
+    """Random arm trajectories among obstacles: every colliding sample (explain, 1/400 of a
+    segment apart) lies inside an interval of its body pair, and each interval starts touching."""
+    scene = load_scene(urdf_xml=ARM_URDF)
+    rng = np.random.default_rng(11)
+    for k in range(6):
+        r, a = rng.uniform(0.4, 0.7), rng.uniform(-math.pi, math.pi)
+        _world_object(scene, f"obstacle{k}", Sphere(0.08), _pose(r * math.cos(a), r * math.sin(a)))
+    checker = CollisionChecker(scene)
+    names = ["shoulder", "elbow"]
+    lower, upper = scene.robot.lower_limits, scene.robot.upper_limits
+    n_inside = 0
+    for _ in range(6):
+        points = rng.uniform(lower, upper, size=(3, 2))
+        times = np.array([0.0, 1.0, 2.5])
+        result = checker.check_trajectory(names, points, times, stop_at_first_contact=False)
+        lists = {tuple(cl.link_names): list(cl) for cl in result.contact_lists}
+        for entries in lists.values():
+            for interval in entries:
+                assert interval.activation_ns < interval.deactivation_ns
+        for seg in range(2):
+            for u in np.linspace(0.0, 1.0, 401):
+                q = points[seg] + u * (points[seg + 1] - points[seg])
+                explanation = checker.explain(names, q)
+                if explanation.valid:
+                    continue
+                t_ns = (times[seg] + u * (times[seg + 1] - times[seg])) * 1e9
+                for contact in explanation.contacts:
+                    entries = lists.get(contact.link_names, [])
+                    assert any(i.activation_ns - 1 <= t_ns < i.deactivation_ns + 1 for i in entries), \
+                        (contact.link_names, t_ns, [(i.activation_ns, i.deactivation_ns) for i in entries])
+                    n_inside += 1
+        if not result.valid:
+            assert result.first_invalid_time_s * 1e9 == pytest.approx(
+                min(i.activation_ns for entries in lists.values() for i in entries), abs=2)
+    assert n_inside > 50
