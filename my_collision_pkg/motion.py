@@ -341,7 +341,6 @@ class _Sweep:
         common = A[self.a] & A[self.b]
         self.W_a = (A[self.a] & ~common).astype(float)                    # (P, M)
         self.W_b = (A[self.b] & ~common).astype(float)
-        self.static_pair = ~((self.W_a + self.W_b) @ self.adq > 0)        # nothing changes the distance
 
     # ----- poses --------------------------------------------------------
     def configurations(self, t: np.ndarray) -> np.ndarray:
