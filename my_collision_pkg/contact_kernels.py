@@ -143,18 +143,20 @@ def _convex_depth(planes, p, surface):
 
 
 @njit(cache=True)
-def _mesh_depth(triangles, p, surface):
+def _mesh_depth(triangles, p, surface, triangle):
     if winding_number(p, triangles) <= INSIDE_WINDING:
         return OUTSIDE
-    closest, _ = closest_point_on_triangles(p, triangles)
+    closest, t = closest_point_on_triangles(p, triangles)
     surface[:] = closest
+    triangle[0] = t
     d = closest - p
     return np.sqrt(d @ d)
 
 
 @njit(cache=True)
-def point_depth(kind, params, planes, triangles, p, surface):
-    """Depth of p (3,) in a solid (its own frame) and the nearest surface point (filled)."""
+def point_depth(kind, params, planes, triangles, p, surface, triangle):
+    """Depth of p (3,) in a solid (its own frame); fills the nearest surface point and,
+    for a closed mesh, ``triangle[0]`` with its triangle index."""
     if kind == KIND_BOX:
         return _box_depth(params, p, surface)
     if kind == KIND_SPHERE:
@@ -167,19 +169,21 @@ def point_depth(kind, params, planes, triangles, p, surface):
         return _cone_depth(params[0], params[1], p, surface)
     if kind == KIND_CONVEX:
         return _convex_depth(planes, p, surface)
-    return _mesh_depth(triangles, p, surface)
+    return _mesh_depth(triangles, p, surface, triangle)
 
 
 @njit(cache=True)
 def points_depth(points_world, T_world_solid, kind, params, planes, triangles, box_center, box_axes, box_half,
-                 depth_out, surface_world_out):
+                 depth_out, surface_world_out, triangle_out):
     """Depth in a posed solid of points (N, 3) given in the planning frame.
 
     Points outside the solid's bounding box (centre, axes as columns, half
     extents; solid frame) are rejected before the exact test. Fills
-    ``depth_out`` (N,) and, for inside points, ``surface_world_out`` (N, 3).
+    ``depth_out`` (N,) and, for inside points, ``surface_world_out`` (N, 3) and
+    ``triangle_out`` (N,) (the nearest triangle of a mesh, else -1).
     Returns the number of inside points.
     """
+    triangle = np.empty(1, dtype=np.int64)
     p = np.empty(3)
     q = np.empty(3)
     surface = np.empty(3)
@@ -200,9 +204,12 @@ def points_depth(points_world, T_world_solid, kind, params, planes, triangles, b
                 break
         if not inside_box:
             depth_out[n] = OUTSIDE
+            triangle_out[n] = -1
             continue
-        d = point_depth(kind, params, planes, triangles, p, surface)
+        triangle[0] = -1
+        d = point_depth(kind, params, planes, triangles, p, surface, triangle)
         depth_out[n] = d
+        triangle_out[n] = triangle[0]
         if d >= 0.0:
             count += 1
             for r in range(3):
@@ -289,9 +296,10 @@ def warm_up() -> None:
     points = np.zeros((1, 3))
     depth = np.empty(1)
     surface = np.empty((1, 3))
+    triangle = np.empty(1, dtype=np.int64)
     out = np.empty(3)
     for kind in range(KIND_MESH + 1):
         points_depth(points, np.eye(4), kind, np.ones(3), planes, triangles, np.zeros(3), np.eye(3), np.ones(3),
-                     depth, surface)
+                     depth, surface, triangle)
         support_point(kind, np.ones(3), np.zeros((1, 3)), np.ones(3), out)
     label_components(2, np.array([[0, 1]], dtype=np.int64), np.array([True, True]))
