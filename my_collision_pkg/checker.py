@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
+from dataclasses import replace
 
 import fcl
 import numpy as np
@@ -410,6 +411,13 @@ class CollisionChecker:
         if not found and threshold <= 0.0:
             return False, []
         results = pair_contacts(world, T_c, a, b, self.contacts_per_pair if found else 1)
+        if found and not results[0].exact:
+            # penetrating meshes with no surface point inside the other body (an edge through
+            # an edge): fcl's contacts against single triangles, marked as such
+            contacts = self._fcl_contacts(build, objects, stamp, tick, a, b, call, swapped, margin,
+                                          contact_distance)[1]
+            if contacts:
+                return True, [replace(c, depth_is_fallback=True) for c in contacts]
         if not found:
             results = [r for r in results if r.distance_m < threshold]
         return found, [build.from_distance(a, b, r) for r in results]
