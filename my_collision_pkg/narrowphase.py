@@ -62,15 +62,23 @@ class PairDistance(NamedTuple):
     subshapes: tuple = (-1, -1)  # triangle of each body the witness point lies on (-1: none or not a mesh)
 
 
-def _request() -> coal.DistanceRequest:
+# EPA may fail to converge at the tight tolerance (coal then returns -DBL_MAX and points
+# at infinity: seen with a Panda finger box against a cylinder); retry looser, down to
+# coal's default. An answer beyond this size is such a failure.
+_RETRY_TOLERANCES_M = (1e-7, 1e-6)
+_SANE_DISTANCE_M = 1e6
+
+
+def _request(tolerance_gjk: float = GJK_TOLERANCE_M, tolerance_epa: float = EPA_TOLERANCE_M) -> coal.DistanceRequest:
     request = coal.DistanceRequest()
     request.enable_signed_distance = True
-    request.gjk_tolerance = GJK_TOLERANCE_M
-    request.epa_tolerance = EPA_TOLERANCE_M
+    request.gjk_tolerance = tolerance_gjk
+    request.epa_tolerance = tolerance_epa
     return request
 
 
 _REQUEST = _request()
+_RETRY_REQUESTS = tuple(_request(t, t) for t in _RETRY_TOLERANCES_M)
 
 
 def coal_transform(T_world_shape: np.ndarray) -> coal.Transform3s:
@@ -79,10 +87,15 @@ def coal_transform(T_world_shape: np.ndarray) -> coal.Transform3s:
 
 
 def _coal_distance(geom_a, T_a: np.ndarray, geom_b, T_b: np.ndarray):
-    result = coal.DistanceResult()
-    distance = coal.distance(geom_a, coal_transform(T_a), geom_b, coal_transform(T_b), _REQUEST, result)
-    return float(distance), np.array(result.getNearestPoint1()), np.array(result.getNearestPoint2()), \
-        np.array(result.normal)
+    pose_a, pose_b = coal_transform(T_a), coal_transform(T_b)
+    for request in (_REQUEST,) + _RETRY_REQUESTS:
+        result = coal.DistanceResult()
+        distance = float(coal.distance(geom_a, pose_a, geom_b, pose_b, request, result))
+        p0, p1 = np.array(result.getNearestPoint1()), np.array(result.getNearestPoint2())
+        if abs(distance) < _SANE_DISTANCE_M and np.all(np.abs(p0) < _SANE_DISTANCE_M) \
+                and np.all(np.abs(p1) < _SANE_DISTANCE_M):
+            break
+    return distance, p0, p1, np.array(result.normal)
 
 
 def _unit_normal(p0: np.ndarray, p1: np.ndarray, distance: float, hint: np.ndarray, T_a, T_b) -> np.ndarray:
