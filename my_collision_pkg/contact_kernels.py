@@ -143,7 +143,11 @@ def _convex_depth(planes, p, surface):
 
 
 @njit(cache=True)
-def _mesh_depth(triangles, p, surface, triangle):
+def _mesh_depth(hull_planes, triangles, p, surface, triangle):
+    """Closed mesh; ``hull_planes`` (H, 4) those of its convex hull (a point outside them is outside)."""
+    for f in range(hull_planes.shape[0]):
+        if hull_planes[f, 0] * p[0] + hull_planes[f, 1] * p[1] + hull_planes[f, 2] * p[2] > hull_planes[f, 3]:
+            return OUTSIDE
     if winding_number(p, triangles) <= INSIDE_WINDING:
         return OUTSIDE
     closest, t = closest_point_on_triangles(p, triangles)
@@ -169,7 +173,7 @@ def point_depth(kind, params, planes, triangles, p, surface, triangle):
         return _cone_depth(params[0], params[1], p, surface)
     if kind == KIND_CONVEX:
         return _convex_depth(planes, p, surface)
-    return _mesh_depth(triangles, p, surface, triangle)
+    return _mesh_depth(planes, triangles, p, surface, triangle)
 
 
 @njit(cache=True)

@@ -166,7 +166,8 @@ class ShapeGeometry:
     # the shape as a solid for the deepest-point contacts (contact_kernels.py): its kind
     # (KIND_*, -1 for an open mesh, which bounds no volume), sizes (box half extents;
     # radius and half length of cylinders, capsules, cones; sphere radius), face planes of
-    # a convex mesh (F, 4: outward unit normal, offset), and the surface points tested
+    # a convex mesh or of a closed mesh's convex hull (F, 4: outward unit normal, offset),
+    # and the surface points tested
     # inside the other body (vertices, or a primitive's tessellation) with their edges
     solid_kind: int = -1
     solid_params: np.ndarray = field(default_factory=lambda: np.zeros(3), compare=False, repr=False)
@@ -345,7 +346,15 @@ def _mesh_geometry(spec: ShapeSpec, mesh: trimesh.Trimesh, owner: str, uri: str)
             coal_hull = None
     radius = float(np.max(np.linalg.norm(vertices - center, axis=1)))
     kind = KIND_CONVEX if convex else (KIND_MESH if closed else -1)
-    planes = _face_planes(vertices, faces) if convex else np.zeros((0, 4))
+    planes = np.zeros((0, 4))
+    if convex:
+        planes = _face_planes(vertices, faces)
+    elif closed:        # the hull's planes: a quick "outside" before the winding number
+        try:
+            hull = mesh.convex_hull
+            planes = _face_planes(np.asarray(hull.vertices, dtype=float), np.asarray(hull.faces, dtype=np.int64))
+        except Exception:  # qhull refuses flat meshes: no quick test for them
+            planes = np.zeros((0, 4))
     return ShapeGeometry(spec, geom, np.ascontiguousarray(center), np.ascontiguousarray(axes),
                          np.ascontiguousarray(half), probes, is_bvh=not convex, is_closed_bvh=closed and not convex,
                          source_mesh=mesh, triangles_shape=triangles, coal_geometry=coal_geometry,
