@@ -56,7 +56,8 @@ def pose_to_transform(pose: Pose, what: str, warnings: list[str] | None = None) 
     with np.errstate(over="ignore"):
         norm = float(np.sqrt(np.sum(quat * quat)))
     if not np.isfinite(norm):
-        raise SceneError(f"{what} orientation {list(quat)} has a norm that is not finite; give a unit quaternion")
+        raise SceneError(f"{what} orientation {[float(v) for v in quat]} has a norm that is not finite; "
+                         "give a unit quaternion")
     if norm < 1e-12:
         quat = np.array([0.0, 0.0, 0.0, 1.0])
         if warnings is not None:

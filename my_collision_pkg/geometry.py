@@ -188,9 +188,10 @@ def primitive_mesh(spec: ShapeSpec) -> trimesh.Trimesh:
 def _check_sizes(owner: str, what: str, values) -> None:
     arr = np.asarray(values, dtype=float)
     if not np.all(np.isfinite(arr)) or np.any(arr <= MIN_DIMENSION_M):
-        raise ModelError(f"'{owner}': {what} {list(np.ravel(arr))} must be finite and positive")
+        raise ModelError(f"'{owner}': {what} {[float(v) for v in np.ravel(arr)]} must be finite and positive")
     if np.any(arr > MAX_COORDINATE_M):
-        raise ModelError(f"'{owner}': {what} {list(np.ravel(arr))} is beyond the bound of {MAX_COORDINATE_M:g} m")
+        raise ModelError(f"'{owner}': {what} {[float(v) for v in np.ravel(arr)]} is beyond the bound of "
+                         f"{MAX_COORDINATE_M:g} m")
 
 
 def _check_vertices(owner: str, uri: str, vertices: np.ndarray) -> None:

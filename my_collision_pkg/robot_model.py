@@ -115,9 +115,9 @@ def _finite_numbers(values, what: str, bound: float | None = None) -> np.ndarray
     except (TypeError, ValueError) as exc:
         raise ModelError(f"{what} {values!r} is not a list of numbers") from exc
     if not np.all(np.isfinite(arr)):
-        raise ModelError(f"{what} has non-finite values {list(np.ravel(arr))}")
+        raise ModelError(f"{what} has non-finite values {[float(v) for v in np.ravel(arr)]}")
     if bound is not None and np.any(np.abs(arr) > bound):
-        raise ModelError(f"{what} {list(np.ravel(arr))} is beyond the bound of {bound:g} m")
+        raise ModelError(f"{what} {[float(v) for v in np.ravel(arr)]} is beyond the bound of {bound:g} m")
     return arr
 
 

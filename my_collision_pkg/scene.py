@@ -560,8 +560,8 @@ def _check_transform(T, what: str) -> None:
     if T.shape != (4, 4) or not np.all(np.isfinite(T)):
         raise SceneError(f"{what} is not a finite 4x4 transform")
     if np.any(np.abs(T[:3, 3]) > MAX_COORDINATE_M):
-        raise SceneError(f"{what} has position {list(T[:3, 3])} beyond the bound of {MAX_COORDINATE_M:g} m "
-                         "in each coordinate")
+        raise SceneError(f"{what} has position {[float(v) for v in T[:3, 3]]} beyond the bound of "
+                         f"{MAX_COORDINATE_M:g} m in each coordinate")
     R = T[:3, :3]
     if not np.allclose(R @ R.T, np.eye(3), atol=1e-6) or np.linalg.det(R) <= 0:
         raise SceneError(f"{what} has a rotation that is not orthonormal")
