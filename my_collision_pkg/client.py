@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import threading
 
+import numpy as np
 import rclpy
 from rclpy.context import Context
 from rclpy.executors import SingleThreadedExecutor
@@ -96,7 +97,11 @@ class ValidatorClient:
         return self._call("check", request)
 
     def check_batch(self, joint_names, positions_rows, **fields) -> CheckValidityBatch.Response:
-        flat = [float(v) for row in positions_rows for v in row]
+        """Rows of positions (N, K): a list of rows or a numpy array (copied without a Python loop)."""
+        if isinstance(positions_rows, np.ndarray):
+            flat = np.ascontiguousarray(positions_rows, dtype=float).ravel()
+        else:
+            flat = [float(v) for row in positions_rows for v in row]
         request = CheckValidityBatch.Request(joint_names=list(joint_names), positions=flat)
         for key, value in fields.items():
             setattr(request, key, value)
