@@ -227,7 +227,8 @@ def collision_object_to_updates(msg: CollisionObjectMsg, robot: RobotModel,
     shapes = []
     for k, (primitive, pose) in enumerate(zip(msg.primitives, msg.primitive_poses)):
         where = f"{name} primitive {k}"
-        shapes.append(ObjectShape(_primitive_spec(primitive, where), pose_to_transform(pose, f"{where} pose", warnings)))
+        shapes.append(ObjectShape(_primitive_spec(primitive, where),
+                                  pose_to_transform(pose, f"{where} pose", warnings)))
     for k, (mesh, pose) in enumerate(zip(msg.meshes, msg.mesh_poses)):
         where = f"{name} mesh {k}"
         shapes.append(ObjectShape(_mesh_spec(mesh, where), pose_to_transform(pose, f"{where} pose", warnings)))

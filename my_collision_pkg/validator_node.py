@@ -6,6 +6,11 @@ Services (relative to the node): ``~/check_validity``, ``~/check_validity_batch`
 ``monitor_joint_states``, for the current state at ``monitor_rate_hz``;
 ``~/scene_objects`` (MarkerArray), the world and attached objects, at start-up
 and after every change.
+
+A new service is added with ``self._serve(SrvType, "~/name", self._on_name)``: the
+callback then runs under the node's CallbackGuard (no exception escapes; it answers
+INVALID_REQUEST / success = false) with the deep SERVICE_QOS, and should take
+``world = self.scene.world`` once and pass ``world=world`` to every core call.
 """
 from __future__ import annotations
 
