@@ -49,7 +49,7 @@ def parse_xacro_args(text: str) -> dict[str, str]:
     except ValueError as exc:
         raise ModelError(f"xacro arguments '{text}': {exc}") from exc
     mappings = {}
-    for word in words:
+    for word in filter(None, words):  # "''" (an empty word) is no argument
         name, sep, value = word.partition(":=")
         if not sep or not name:
             raise ModelError(f"xacro argument '{word}' is not of the form name:=value")

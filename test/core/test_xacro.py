@@ -149,6 +149,7 @@ def test_srdf_xacro_for_another_prefix_warns_of_every_unknown_name():
 
 @pytest.mark.parametrize("text, expected", [
     ("", {}),
+    ("''", {}),
     ("prefix:=r_", {"prefix": "r_"}),
     ("a:=1 b:=two", {"a": "1", "b": "two"}),
     ("name:='with space' empty:=", {"name": "with space", "empty": ""}),
