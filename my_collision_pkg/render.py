@@ -194,6 +194,8 @@ def render_report_png(path: str, world, report, surfaces=None, *, title: str | N
         and object geometry, in the planning frame.
     report : contacts.Explanation, or a ContactReport message or ExplainCollision response
         The configuration (``positions``, or ``state`` by joint name) and the contacts.
+        A motion's first-contact state works the same way: a ``motion.MotionResult``
+        (``positions``) or a CheckMotion response (``state``).
     surfaces : sequence, optional
         ``surfaces_report.ContactSurface`` objects or ContactSurface messages; by
         default a report message's own ``surfaces`` (none for an Explanation).
