@@ -72,7 +72,7 @@ class MotionMode(enum.IntEnum):
 
 DEFAULT_TOUCH_TOLERANCE_M = 1e-4
 EXIT_TIME_TOLERANCE = 1e-4        # exit times of trajectory intervals, fraction of the segment
-NS_PER_S = 1_000_000_000
+DEEPEST_SEARCH_STEPS = 20         # golden-section steps refining an interval's deepest contact
 _NEVER = math.inf
 # A convex-hull distance at least this far beyond the padding is used as the step's bound
 # as it is; closer hulls get the exact (mesh) distance, which gives longer steps.
@@ -311,7 +311,7 @@ class _Sweep:
                 active[live[hit]] = False
                 best = min(best, float(tk[hit].min()))
             go = ~hit
-            step = _safe_step(d[go] - margin[go], V0[go], V1[go])
+            step = _safe_step(d[go] - margin[go] - 0.5 * self.tol, V0[go], V1[go])
             moving = live[go]
             t[moving] = tk[go] + step
             active[moving[t[moving] > 1.0]] = False
@@ -320,41 +320,63 @@ class _Sweep:
     def exit_time(self, p: int, t_enter: float):
         """When pair p, touching at t_enter, stops touching (None: touches until t=1).
 
-        Returns (t_exit or None, (t, distance) of the deepest evaluation).
+        Returns (t_exit or None, (t, distance) of the deepest point found): the march's
+        samples, refined by a golden-section search around the deepest one.
         """
         threshold = float(self.margins[p] + self.tol)
         res, T_link, T_shape = self.exact(p, t_enter)
-        deepest = (t_enter, res.distance_m)
+        samples = [(t_enter, res.distance_m)]
         t, d = t_enter, res.distance_m
         grow = EXIT_TIME_TOLERANCE
-        while True:
-            if t >= 1.0:
-                return None, deepest
+        t_exit = None
+        while t < 1.0:
             V0, V1 = self.speeds(np.array([p]), T_link[None], T_shape[None])
             certain = float(_safe_step(np.array([threshold - d]), V0, V1)[0])
             h = max(certain, grow)
             t_next = min(1.0, t + h)
             res, T_link, T_shape = self.exact(p, t_next)
-            if res.distance_m < deepest[1]:
-                deepest = (t_next, res.distance_m)
+            samples.append((t_next, res.distance_m))
             if res.distance_m < threshold:
                 t, d = t_next, res.distance_m
                 grow = h * 2.0 if h <= grow else EXIT_TIME_TOLERANCE
                 continue
-            # touching at t (and surely until t + certain), apart at t_next: bisect
-            lo, hi = max(t, min(t + certain, t_next)), t_next
+            # touching on [t, t + certain), apart at t_next: bisect what is left
+            lo, hi = min(t + certain, t_next), t_next
             if lo >= hi:
-                lo = t
+                lo = t if certain <= 0 else hi
             while hi - lo > EXIT_TIME_TOLERANCE:
                 mid = 0.5 * (lo + hi)
-                res_mid, _, _ = self.exact(p, mid)
-                if res_mid.distance_m < deepest[1]:
-                    deepest = (mid, res_mid.distance_m)
-                if res_mid.distance_m < threshold:
+                d_mid = self.exact(p, mid)[0].distance_m
+                samples.append((mid, d_mid))
+                if d_mid < threshold:
                     lo = mid
                 else:
                     hi = mid
-            return hi, deepest
+            t_exit = hi
+            break
+        return t_exit, self._deepest(p, samples, t_exit if t_exit is not None else 1.0)
+
+    def _deepest(self, p: int, samples: list, t_end: float) -> tuple[float, float]:
+        """(t, distance) of the deepest sample, refined by golden-section search between its neighbours."""
+        samples.sort()
+        k = min(range(len(samples)), key=lambda i: samples[i][1])
+        best = samples[k]
+        lo = samples[k - 1][0] if k > 0 else samples[0][0]
+        hi = samples[k + 1][0] if k + 1 < len(samples) else min(t_end, 1.0)
+        ratio = (math.sqrt(5.0) - 1.0) / 2.0
+        for _ in range(DEEPEST_SEARCH_STEPS):
+            if hi - lo <= EXIT_TIME_TOLERANCE:
+                break
+            m1, m2 = hi - ratio * (hi - lo), lo + ratio * (hi - lo)
+            d1, d2 = self.exact(p, m1)[0].distance_m, self.exact(p, m2)[0].distance_m
+            for point in ((m1, d1), (m2, d2)):
+                if point[1] < best[1]:
+                    best = point
+            if d1 < d2:
+                hi = m2
+            else:
+                lo = m1
+        return best
 
 
 def _safe_step(gap: np.ndarray, V0: np.ndarray, V1: np.ndarray) -> np.ndarray:
@@ -443,11 +465,14 @@ def _contacts_at(checker, sweep: _Sweep, t: float, speed_at: dict, contact_dista
         by_shapes.setdefault(key, []).append(c)
     build = _ContactBuilder(world, T_link[0], T_shape[0])
     out: list[tuple[float, Contact]] = []
+    touching: list[int] = []
     for p in near:
         a, b = int(sweep.a[p]), int(sweep.b[p])
         res = pair_distance(world, T_shape[0], a, b)
         if res.distance_m >= threshold[p]:
             continue
+        if res.distance_m < sweep.margins[p] + sweep.tol:
+            touching.append(int(p))
         kind = _cc_type(t, speed_at.get(int(p), 0.0), sweep.tol)
         found = by_shapes.get((a, b)) if res.distance_m < 0 else None
         if not found:
@@ -457,7 +482,7 @@ def _contacts_at(checker, sweep: _Sweep, t: float, speed_at: dict, contact_dista
     out.sort(key=lambda item: item[0])
     contacts = [c for _, c in out]
     budget = checker.max_contacts if not max_contacts else int(max_contacts)
-    return tuple(contacts[:budget]), q
+    return tuple(contacts[:budget]), q, touching
 
 
 def _prepare(checker, joint_names, start, goal, group_name, pad_env, pad_self, world):
@@ -514,7 +539,7 @@ def _certified(checker, sweep: _Sweep, contact_distance: float, max_contacts) ->
         return MotionResult(True, Status.VALID, "valid", NO_CC_TIME, (), names, sweep.q0.copy())
     t = float(touch.min())
     speed_at = {int(p): float(speed[p]) for p in np.flatnonzero(touch == t)}
-    contacts, q = _contacts_at(checker, sweep, t, speed_at, contact_distance, max_contacts)
+    contacts, q, _ = _contacts_at(checker, sweep, t, speed_at, contact_distance, max_contacts)
     return MotionResult(False, Status.IN_COLLISION, _motion_message(sweep, int(np.flatnonzero(touch == t)[0]), t,
                                                                     contacts), t, contacts, names, q)
 
@@ -562,3 +587,205 @@ def _discrete(checker, sweep: _Sweep, max_step: float, contact_distance: float, 
     message = (f"{_pair_kind(world, int(sweep.selection.index[p]))} between '{world.shapes[a].owner}' and "
                f"'{world.shapes[b].owner}' at t={t:.6f} of the motion (sample {k} of {n + 1})")
     return MotionResult(False, Status.IN_COLLISION, message, t, contacts, names, q[k].copy())
+
+
+# ----- trajectories ---------------------------------------------------------------
+@dataclass
+class _Span:
+    """A contact interval of one shape pair, in seconds from the trajectory's start."""
+    start_s: float
+    end_s: float
+    open_end: bool               # still touching at the end of its segment
+    deepest: tuple               # (distance, segment, time in the segment, pair index)
+
+
+def _check_waypoints(checker, joint_names, points, times_s):
+    """Full configurations (N, A) and times (N,) of a trajectory; RequestError naming the fault."""
+    names = list(joint_names)
+    rows = list(points) if points is not None else []
+    if not rows:
+        raise RequestError("the trajectory has no waypoints")
+    for i, row in enumerate(rows):
+        n = np.asarray(row, dtype=float).size
+        if n != len(names):
+            raise RequestError(f"waypoint {i} has {n} positions, expected {len(names)} (one per joint name)")
+    times = np.asarray(times_s, dtype=float).ravel()
+    if times.size != len(rows):
+        raise RequestError(f"{len(rows)} waypoints but {times.size} times")
+    if not np.all(np.isfinite(times)):
+        i = int(np.flatnonzero(~np.isfinite(times))[0])
+        raise RequestError(f"waypoint {i} has non-finite time {times[i]} s")
+    if np.any(times < 0):
+        i = int(np.flatnonzero(times < 0)[0])
+        raise RequestError(f"waypoint {i} has negative time_from_start {times[i]} s")
+    if len(times) > 1 and np.all(times == 0):
+        times = np.arange(len(times), dtype=float)          # untimed: the waypoint index as seconds
+    for i in range(1, len(times)):
+        if times[i] <= times[i - 1]:
+            raise RequestError(f"waypoint {i} at {times[i]} s is not after waypoint {i - 1} at {times[i - 1]} s")
+    try:
+        Q = checker.full_configurations(names, np.array([np.asarray(r, dtype=float).ravel() for r in rows]))
+    except RequestError as exc:
+        raise RequestError(f"waypoints: {exc}") from exc
+    return Q, times
+
+
+def _segment_events(sweep: _Sweep, stop_at_first: bool):
+    """Touch intervals of shape pairs in one segment: (pair, entry, exit or None, deepest (t, d)).
+
+    With ``stop_at_first`` only the pairs touching at the segment's first contact time.
+    """
+    every = np.arange(len(sweep.pairs))
+    touch, speed = sweep.first_touch(every, np.zeros(len(every)), stop_at_first=stop_at_first)
+    if not np.isfinite(touch).any():
+        return [], _NEVER, {}
+    first = float(touch.min())
+    speed_at = {int(p): float(speed[p]) for p in np.flatnonzero(touch == first)}
+    events = []
+    pending, entries = every, touch
+    while True:
+        resume_p, resume_t = [], []
+        for k in np.flatnonzero(np.isfinite(entries)):
+            p, te = int(pending[k]), float(entries[k])
+            if stop_at_first and te > first:
+                continue
+            t_exit, deepest = sweep.exit_time(p, te)
+            events.append((p, te, t_exit, deepest))
+            if t_exit is not None and not stop_at_first:
+                resume_p.append(p)
+                resume_t.append(t_exit)
+        if not resume_p:
+            return events, first, speed_at
+        pending = np.array(resume_p, dtype=np.int64)
+        entries, _ = sweep.first_touch(pending, np.array(resume_t), stop_at_first=False)
+
+
+def _interval_contact(checker, sweep: _Sweep, p: int, t: float) -> Contact:
+    """The contact of pair p at time t of the sweep's segment, cc fields relative to the segment."""
+    from .checker import _ContactBuilder
+    res, T_link, T_shape = sweep.exact(p, t)
+    a, b = int(sweep.a[p]), int(sweep.b[p])
+    build = _ContactBuilder(sweep.world, T_link, T_shape)
+    contact = build.make(a, b, res.p0_world, res.normal_world, res.distance_m, None, None)
+    T_link0, _ = sweep.poses(np.array([0.0]))
+    T_link1, _ = sweep.poses(np.array([1.0]))
+    V0, _ = sweep.speeds(np.array([p]), T_link[None], T_shape[None])
+    return _with_cc(contact, sweep, a, b, t, _cc_type(t, float(V0[0]), sweep.tol), T_link0[0], T_link1[0])
+
+
+def _contact_lists(checker, world, spans: dict, sweeps: list, end_s: float):
+    """One ContactList per body pair from the shape pairs' spans (merged where they overlap or meet)."""
+    from .contact_list import ContactList, ns_from_seconds
+    lists = []
+    for (owners, body_types), items in spans.items():
+        items.sort(key=lambda x: x.start_s)
+        merged: list[_Span] = []
+        for span in items:
+            last = merged[-1] if merged else None
+            if last is not None and span.start_s <= last.end_s:
+                if span.end_s > last.end_s or (span.end_s == last.end_s and span.open_end):
+                    last.end_s, last.open_end = span.end_s, span.open_end
+                if span.deepest[0] < last.deepest[0]:
+                    last.deepest = span.deepest
+            else:
+                merged.append(_Span(span.start_s, span.end_s, span.open_end, span.deepest))
+        contact_list = ContactList(owners, body_types)
+        for span in merged:
+            activation = ns_from_seconds(span.start_s)
+            deactivation = ns_from_seconds(span.end_s)
+            if span.open_end and span.end_s >= end_s:
+                deactivation += 1                      # in contact through the trajectory's last instant
+            deactivation = max(deactivation, activation + 1)
+            _, segment, t_local, p = span.deepest
+            contact = _interval_contact(checker, sweeps[segment], p, t_local)
+            if not contact_list.add_contact_at(activation, deactivation, contact):
+                raise AssertionError(f"interval [{activation}, {deactivation}) ns of {owners} does not fit its list")
+        lists.append(contact_list)
+    return tuple(lists)
+
+
+def check_trajectory(checker, joint_names, points, times_s, *, group_name: str = "",
+                     pad_environment_collisions: bool = True, pad_self_collisions: bool = False,
+                     mode=MotionMode.CERTIFIED, max_step: float = 0.0, stop_at_first_contact: bool = True,
+                     tolerance_m: float = DEFAULT_TOUCH_TOLERANCE_M, world=None) -> TrajectoryResult:
+    """See :meth:`CollisionChecker.check_trajectory`."""
+    try:
+        mode = _check_mode(mode, max_step)
+        _check_tolerance(tolerance_m)
+        world = checker.scene.world if world is None else world
+        Q, times = _check_waypoints(checker, joint_names, points, times_s)
+        selection = world.pair_selection(group_name, pad_environment_collisions, pad_self_collisions)
+    except (CollisionPkgError, TypeError, ValueError) as exc:
+        return TrajectoryResult(False, Status.INVALID_REQUEST, str(exc))
+    for i, q in enumerate(Q):
+        message = _limits_verdict(checker, q, f"waypoint {i}")
+        if message is not None:
+            return TrajectoryResult(False, Status.OUT_OF_BOUNDS, message, float(times[i]), max(i - 1, 0))
+    flags = dict(group_name=group_name, pad_environment_collisions=pad_environment_collisions,
+                 pad_self_collisions=pad_self_collisions)
+    segments = [(Q[i], Q[i + 1], times[i], times[i + 1]) for i in range(len(Q) - 1)] or \
+        [(Q[0], Q[0], times[0], times[0])]
+    spans: dict = {}
+    sweeps: list[_Sweep] = []
+    first: tuple | None = None          # (time s, segment, MotionResult)
+    for i, (qa, qb, ta, tb) in enumerate(segments):
+        sweep = _Sweep(world, selection, qa, qb, tolerance_m)
+        sweep.request_flags = flags
+        sweeps.append(sweep)
+        if mode == MotionMode.DISCRETE:
+            found = _discrete_segment(checker, sweep, i, ta, tb, max_step, spans, stop_at_first_contact)
+            if found is not None and first is None:
+                first = found
+        else:
+            events, t_first, speed_at = _segment_events(sweep, stop_at_first_contact)
+            for p, te, tx, (t_deep, d_deep) in events:
+                a, b = int(sweep.a[p]), int(sweep.b[p])
+                key = ((world.shapes[a].owner, world.shapes[b].owner),
+                       (world.shapes[a].body_type, world.shapes[b].body_type))
+                spans.setdefault(key, []).append(_Span(ta + te * (tb - ta), ta + (tx if tx is not None else 1.0)
+                                                       * (tb - ta), tx is None, (d_deep, i, t_deep, p)))
+            if events and first is None:
+                contacts, q, _ = _contacts_at(checker, sweep, t_first, speed_at, 0.0, None)
+                p0 = min(speed_at)
+                result = MotionResult(False, Status.IN_COLLISION, _motion_message(sweep, p0, t_first, contacts),
+                                      t_first, contacts, sweep.robot.active_joint_names, q)
+                first = (ta + t_first * (tb - ta), i, result)
+        if first is not None and stop_at_first_contact:
+            break
+    lists = _contact_lists(checker, world, spans, sweeps, float(times[-1]))
+    if first is None:
+        return TrajectoryResult(True, Status.VALID, f"valid ({len(segments)} segment{'s' if len(segments) > 1 else ''})",
+                                -1.0, -1, lists, None)
+    time_s, segment, result = first
+    message = f"{result.message} (segment {segment}, {time_s:.6f} s into the trajectory)"
+    return TrajectoryResult(False, Status.IN_COLLISION, message, float(time_s), int(segment), lists, result)
+
+
+def _discrete_segment(checker, sweep: _Sweep, segment: int, ta: float, tb: float, max_step: float, spans: dict,
+                      stop: bool):
+    """Discrete sampling of one segment: spans per body pair from consecutive invalid samples."""
+    world = sweep.world
+    largest = float(np.max(sweep.adq)) if len(sweep.adq) else 0.0
+    n = max(1, int(math.ceil(largest / max_step - 1e-12)))
+    local = np.linspace(0.0, 1.0, n + 1)
+    q = sweep.configurations(local)
+    first_hit = checker._first_collision(world, q, sweep.selection)
+    bad = np.flatnonzero(first_hit >= 0)
+    if bad.size == 0:
+        return None
+    index = _shape_index(world)
+    names = sweep.robot.active_joint_names
+    for k in (bad[:1] if stop else bad):
+        explanation = checker.explain(names, q[k], world=world, **sweep.request_flags)
+        for c in explanation.contacts:
+            if c.distance >= 0 and explanation.valid:
+                continue
+            a, b = index[(c.link_names[0], c.shape_ids[0])], index[(c.link_names[1], c.shape_ids[1])]
+            p = int(np.flatnonzero((sweep.a == a) & (sweep.b == b))[0])
+            key = (c.link_names, c.body_types)
+            t_abs = ta + local[k] * (tb - ta)
+            t_next = ta + local[min(k + 1, n)] * (tb - ta)
+            spans.setdefault(key, []).append(_Span(t_abs, t_next if k < n else tb, k == n,
+                                                   (c.distance, segment, float(local[k]), p)))
+    result = _discrete(checker, sweep, max_step, 0.0, None)
+    return ta + result.cc_time * (tb - ta), segment, result
