@@ -424,7 +424,8 @@ class CollisionChecker:
     def check_motion(self, joint_names, start, goal, *, group_name: str = "", pad_environment_collisions: bool = True,
                      pad_self_collisions: bool = False, mode: MotionMode = MotionMode.CERTIFIED,
                      max_step: float = 0.0, contact_distance: float = 0.0, max_contacts: int | None = None,
-                     tolerance_m: float = DEFAULT_TOUCH_TOLERANCE_M, world: CollisionWorld | None = None) -> MotionResult:
+                     tolerance_m: float = DEFAULT_TOUCH_TOLERANCE_M,
+                     world: CollisionWorld | None = None) -> MotionResult:
         """Validity of the joint-space straight line from ``start`` to ``goal`` (a :class:`motion.MotionResult`).
 
         ``mode`` CERTIFIED (default) cannot skip a collision; DISCRETE samples at most

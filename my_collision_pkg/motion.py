@@ -5,45 +5,62 @@ such segments between waypoints, timed in seconds.
 
 Certified mode (conservative advancement; LaValle, *Planning Algorithms* 5.3.4;
 Schwarzer, Saha and Latombe 2002). For each shape pair the request checks, at a time
-``t`` we know a lower bound ``d(t)`` of the pair's signed distance
-(:func:`narrowphase.pair_distance_lower_bound`: bounding spheres, convex hulls, else the
-exact distance) and an upper bound ``V(t)`` of how fast the distance can change over
-``[t, 1]`` (metres per unit of ``t``). The distance is ``V``-Lipschitz there, so the pair
-stays farther apart than its padding ``m`` until ``t + (d - m) / V``: that is the next
-time the pair is evaluated (each pair keeps its own clock, so far pairs are skipped
-for long). A pair with ``d < m + tolerance_m`` counts as touching; every step is then
-at least ``tolerance_m / V``, so the search ends. The first touching time over all
-pairs is ``cc_time``: no collision (distance below the padding) can occur before it,
-however thin the obstacle or fast the motion; the price is that a pair passing within
-``tolerance_m`` of touching is reported as a contact.
+``t`` we know a lower bound ``d`` of the pair's signed distance and bounds ``V0``, ``V1``
+such that over ``[t, t + h]`` the distance changes at most at the rate ``V0 + h V1``
+(metres per unit of ``t``). The distance then drops by at most ``h V0 + h^2 V1`` over
+``h``, so the pair stays farther apart than its padding ``m`` plus ``tolerance_m / 2``
+for the ``h`` that solves ``h V0 + h^2 V1 = d - m - tolerance_m / 2``: the pair's next
+evaluation time (each pair keeps its own clock, so far pairs are skipped for long). A
+pair evaluated at ``d < m + tolerance_m`` counts as touching, so each step is at least
+the time to close ``tolerance_m / 2`` and the search ends. The first touching time
+over all pairs is ``cc_time``. Guarantee: no time at which a pair is closer than
+``m + tolerance_m / 2`` (so no collision, however thin the obstacle or fast the
+motion) lies before ``cc_time``; the price is that a pair passing within
+``tolerance_m`` of its padding may be reported as a contact. Coal computes distances
+to ``min(1e-6 m, tolerance_m / 10)``, inside that reserve.
+
+Distance lower bounds, cheapest first: bounding spheres (compiled, every pair every
+step); coal's exact distance for primitive and convex pairs; for meshes the distance of
+their convex hulls (a hull contains its mesh), then the exact mesh distance when the
+hulls come within ``HULL_ACCEPT_M``, and :func:`narrowphase.pair_distance` (with the
+solid-body test) when they overlap. Spheres farther than ``SPHERE_ACCEPT_M`` are used
+as they are.
 
 The speed bound. A point ``p`` of a shape on link ``L`` moves with velocity
 ``sum_j dq_j * (a_j x (p - o_j))`` over revolute joints ``j`` above ``L`` (axis
 ``a_j`` through ``o_j``, the joint's child frame origin) plus ``sum_j dq_j a_j`` over
 prismatic ones, with ``dq`` the joint deltas of the motion (mimic joints: multiplier
 times their leader's delta). So ``|dp/dt| <= sum_rev |dq_j| r_j + sum_prism |dq_j|``
-where ``r_j`` bounds the distance of any point of the shape from axis ``j`` over
-``[t, 1]``. We take ``r_j = dist(c, axis_j at t) + rho + (1 - t) D_j`` with ``c`` and
-``rho`` the centre and radius of the shape's bounding sphere at ``t`` and ``D_j`` a
-bound of how fast the shape moves *relative to joint j's frame* (only the joints below
-``j`` move it there; rotation about, or sliding along, axis ``j`` keeps the distance to
-the axis): ``D_j = sum_{k below j} |dq_k| R_k`` (+ ``|dq_k|`` for prismatic ``k``) with
-the configuration-independent lever ``R_k`` = the summed lengths of the fixed joint
+where ``r_j`` bounds the distance of any point of the shape from axis ``j`` over the
+step. We take ``r_j = dist(c, axis_j at t) + rho + h D_j`` with ``c`` and ``rho`` the
+centre and radius of the shape's bounding sphere at ``t`` and ``D_j`` a bound of how
+fast the shape moves *relative to joint j's frame* (only the joints below ``j`` move
+it there; rotation about, or sliding along, axis ``j`` keeps the distance to the
+axis): ``D_j = sum_{k below j} |dq_k| R_k`` (+ ``|dq_k|`` for prismatic ``k``) with the
+configuration-independent lever ``R_k`` = the summed lengths of the fixed joint
 offsets from joint ``k`` down to ``L`` + the largest prismatic travel on that chain
 during the motion + the distance of the sphere centre from ``L``'s frame + ``rho``.
-Attached objects ride their link; world objects do not move. For a pair of robot
-bodies the joints above both bodies move them rigidly together and cannot change
-their distance, so they are left out. ``V`` is the sum of the two bodies' bounds.
+Hence ``V0 = sum_rev |dq_j| (dist(c, axis_j) + rho) + sum_prism |dq_j|`` and
+``V1 = sum_rev |dq_j| D_j``. Attached objects ride their link; world objects do not
+move. For a pair of robot bodies the joints above both bodies move them rigidly
+together and cannot change their distance, so they are left out. The pair's bounds are
+the sums of its two bodies' bounds.
 
 Discrete mode samples the motion with at most ``max_step`` (rad or m) between samples
-in every joint and checks the samples with the batch predicate, as MoveIt does: a
-thin obstacle can be jumped over.
+in every joint (mimic joints included) and checks the samples with the batch
+predicate, as MoveIt does: a thin obstacle can be jumped over. No tolerance applies.
 
 Trajectories: per body pair, the intervals ``[activation, deactivation)`` during which
-the pair touches. Entries are certified as above; exits are found by marching (a
-touching pair at distance ``d`` keeps touching for ``(m + tolerance_m - d) / V``) and
-bisection to ``EXIT_TIME_TOLERANCE`` of the segment; a gap shorter than the marching
-step may be merged into one interval.
+the pair touches, in integer nanoseconds from the trajectory's start. Entries are
+certified as above; exits are found by marching (a touching pair keeps touching while
+its distance cannot have risen past ``m + tolerance_m``) and bisection to
+``EXIT_TIME_TOLERANCE`` of the segment; a gap shorter than the marching step may be
+merged into one interval. Shape pairs of one body pair, and intervals that meet at a
+waypoint, are merged. An interval still open at the trajectory's end is closed one
+nanosecond after it (the last instant is in contact). Each interval carries its
+deepest contact (the march's samples refined by a golden-section search), whose cc
+fields describe its own segment. With ``stop_at_first_contact`` the scan ends with the
+segment of the first contact, keeping only the pairs touching at that first time.
 """
 from __future__ import annotations
 
@@ -53,15 +70,15 @@ import math
 import weakref
 from dataclasses import dataclass, field
 
+import coal
 import numpy as np
+from numba import njit
 
 from .contacts import CCType, Contact, NO_CC_TIME, Status
 from .errors import CollisionPkgError, RequestError
-from .kernels import PRISMATIC
+from .kernels import PRISMATIC, forward_kinematics
 
-import coal
-
-from .narrowphase import coal_transform, pair_distance
+from .narrowphase import pair_distance
 
 
 class MotionMode(enum.IntEnum):
@@ -77,13 +94,10 @@ _NEVER = math.inf
 # A convex-hull distance at least this far beyond the padding is used as the step's bound
 # as it is; closer hulls get the exact (mesh) distance, which gives longer steps.
 HULL_ACCEPT_M = 0.005
-_HULL_REQUEST = coal.DistanceRequest()
-
-
-def _hull_distance(hull_a, T_a: np.ndarray, hull_b, T_b: np.ndarray) -> float:
-    """Distance between two convex hulls (<= 0 when they overlap), metres."""
-    return float(coal.distance(hull_a, coal_transform(T_a), hull_b, coal_transform(T_b), _HULL_REQUEST,
-                               coal.DistanceResult()))
+GJK_TOLERANCE_M = 1e-6
+# Bounding spheres this far beyond the padding give the step as they are (no narrow phase):
+# far pairs then take a few more, much cheaper, steps.
+SPHERE_ACCEPT_M = 0.05
 
 
 @dataclass(frozen=True)
@@ -120,6 +134,121 @@ class TrajectoryResult:
     first_invalid_segment: int = -1
     contact_lists: tuple = ()
     first_contact: MotionResult | None = None
+
+
+@njit(cache=True)
+def _pair_speeds(T_link, T_shape, a, b, W_a, W_b, child_link, axis, prismatic, centre_shape, radius, adq,
+                 D_below, V0, V1):
+    """Fill V0, V1 (K,): for pair k, sum over the joints that change its distance (W) of
+    |dq_j| * (distance of the shape's bounding sphere from axis j + its radius) (V0) and
+    |dq_j| * D_below[s, j] (V1); prismatic joints add |dq_j| to V0 alone. Each body's sum
+    bounds its speed; the two together bound how fast the distance between them changes."""
+    n_pairs = a.shape[0]
+    n_joints = adq.shape[0]
+    for k in range(n_pairs):
+        v0 = 0.0
+        v1 = 0.0
+        for side in range(2):
+            s = a[k] if side == 0 else b[k]
+            T = T_shape[k, s]
+            cx = T[0, 0] * centre_shape[s, 0] + T[0, 1] * centre_shape[s, 1] + T[0, 2] * centre_shape[s, 2] + T[0, 3]
+            cy = T[1, 0] * centre_shape[s, 0] + T[1, 1] * centre_shape[s, 1] + T[1, 2] * centre_shape[s, 2] + T[1, 3]
+            cz = T[2, 0] * centre_shape[s, 0] + T[2, 1] * centre_shape[s, 1] + T[2, 2] * centre_shape[s, 2] + T[2, 3]
+            for j in range(n_joints):
+                w = W_a[k, j] if side == 0 else W_b[k, j]
+                if w == 0.0 or adq[j] == 0.0:
+                    continue
+                if prismatic[j]:
+                    v0 += adq[j]
+                    continue
+                J = T_link[k, child_link[j]]
+                ax = J[0, 0] * axis[j, 0] + J[0, 1] * axis[j, 1] + J[0, 2] * axis[j, 2]
+                ay = J[1, 0] * axis[j, 0] + J[1, 1] * axis[j, 1] + J[1, 2] * axis[j, 2]
+                az = J[2, 0] * axis[j, 0] + J[2, 1] * axis[j, 1] + J[2, 2] * axis[j, 2]
+                rx, ry, rz = cx - J[0, 3], cy - J[1, 3], cz - J[2, 3]
+                along = rx * ax + ry * ay + rz * az
+                off = rx * rx + ry * ry + rz * rz - along * along
+                dist_axis = np.sqrt(off) if off > 0.0 else 0.0
+                v0 += adq[j] * (dist_axis + radius[s])
+                v1 += adq[j] * D_below[s, j]
+        V0[k] = v0
+        V1[k] = v1
+
+
+@njit(cache=True)
+def _shape_pose(T_link, shape_link, T_frame_shape, s, out):
+    """out (4, 4) = pose of shape s given the link poses of one configuration."""
+    k = shape_link[s]
+    for r in range(4):
+        for c in range(4):
+            if k < 0:
+                out[r, c] = T_frame_shape[s, r, c]
+            else:
+                acc = 0.0
+                for u in range(4):
+                    acc += T_link[k, r, u] * T_frame_shape[s, u, c]
+                out[r, c] = acc
+
+
+@njit(cache=True)
+def _evaluate(q0, dq, t, a, b, W_a, W_b, fk_mimic, fk_offset, fk_kind, fk_axis, fk_parent, fk_origin, fk_joint,
+              shape_link, T_frame_shape, child_link, axis, prismatic, centre_shape, radius, adq, D_below,
+              T_link, T_shape, R_a, t_a, R_b, t_b, sphere, V0, V1):
+    """One step for K pairs at their own times t (K,): link poses, the two shapes' poses
+    (full into T_shape (K, 2, 4, 4), rotation and translation split into R_*, t_*), the
+    bounding-sphere distance and the speed bounds V0, V1."""
+    n = t.shape[0]
+    positions = np.empty((n, q0.shape[0]))
+    for k in range(n):
+        for i in range(q0.shape[0]):
+            positions[k, i] = q0[i] + t[k] * dq[i]
+    forward_kinematics(positions, fk_mimic, fk_offset, fk_kind, fk_axis, fk_parent, fk_origin, fk_joint, T_link)
+    for k in range(n):
+        _shape_pose(T_link[k], shape_link, T_frame_shape, a[k], T_shape[k, 0])
+        _shape_pose(T_link[k], shape_link, T_frame_shape, b[k], T_shape[k, 1])
+        for r in range(3):
+            t_a[k, r] = T_shape[k, 0, r, 3]
+            t_b[k, r] = T_shape[k, 1, r, 3]
+            for c in range(3):
+                R_a[k, r, c] = T_shape[k, 0, r, c]
+                R_b[k, r, c] = T_shape[k, 1, r, c]
+        gap = 0.0
+        for r in range(3):
+            ca = t_a[k, r]
+            cb = t_b[k, r]
+            for c in range(3):
+                ca += R_a[k, r, c] * centre_shape[a[k], c]
+                cb += R_b[k, r, c] * centre_shape[b[k], c]
+            gap += (ca - cb) * (ca - cb)
+        sphere[k] = np.sqrt(gap) - radius[a[k]] - radius[b[k]]
+    for k in range(n):
+        v0 = 0.0
+        v1 = 0.0
+        for side in range(2):
+            s = a[k] if side == 0 else b[k]
+            T = T_shape[k, side]
+            cx = T[0, 0] * centre_shape[s, 0] + T[0, 1] * centre_shape[s, 1] + T[0, 2] * centre_shape[s, 2] + T[0, 3]
+            cy = T[1, 0] * centre_shape[s, 0] + T[1, 1] * centre_shape[s, 1] + T[1, 2] * centre_shape[s, 2] + T[1, 3]
+            cz = T[2, 0] * centre_shape[s, 0] + T[2, 1] * centre_shape[s, 1] + T[2, 2] * centre_shape[s, 2] + T[2, 3]
+            for j in range(adq.shape[0]):
+                w = W_a[k, j] if side == 0 else W_b[k, j]
+                if w == 0.0 or adq[j] == 0.0:
+                    continue
+                if prismatic[j]:
+                    v0 += adq[j]
+                    continue
+                J = T_link[k, child_link[j]]
+                ax = J[0, 0] * axis[j, 0] + J[0, 1] * axis[j, 1] + J[0, 2] * axis[j, 2]
+                ay = J[1, 0] * axis[j, 0] + J[1, 1] * axis[j, 1] + J[1, 2] * axis[j, 2]
+                az = J[2, 0] * axis[j, 0] + J[2, 1] * axis[j, 1] + J[2, 2] * axis[j, 2]
+                rx, ry, rz = cx - J[0, 3], cy - J[1, 3], cz - J[2, 3]
+                along = rx * ax + ry * ay + rz * az
+                off = rx * rx + ry * ry + rz * rz - along * along
+                dist_axis = np.sqrt(off) if off > 0.0 else 0.0
+                v0 += adq[j] * (dist_axis + radius[s])
+                v1 += adq[j] * D_below[s, j]
+        V0[k] = v0
+        V1[k] = v1
 
 
 # ----- kinematic tables for the speed bound ------------------------------------
@@ -176,6 +305,11 @@ class _Sweep:
         self.world, self.selection = world, selection
         self.q0, self.dq = q0, q1 - q0
         self.tol = tolerance_m
+        self.fk_arrays = world.robot.kinematic_arrays()
+        # GJK's precision stays well inside the half tolerance every step keeps in reserve
+        self.request = coal.DistanceRequest()
+        self.request.enable_signed_distance = True
+        self.request.gjk_tolerance = min(GJK_TOLERANCE_M, 0.1 * tolerance_m)
         robot = world.robot
         self.robot = robot
         kin = self.kin = _kinematics(robot)
@@ -219,61 +353,71 @@ class _Sweep:
         return T_link, self.world.shape_transforms(T_link)
 
     # ----- bounds -------------------------------------------------------
-    def _speed_terms(self, s: np.ndarray, T_link: np.ndarray, T_shape: np.ndarray, rows):
-        """Per joint (K, M) for shape s[k]: the speed it gives now (|dq_j| times the lever
-        about joint j), and how fast that can grow per unit time (|dq_j| D_j)."""
-        kin = self.kin
-        c = np.einsum("kij,kj->ki", T_shape[rows, s, :3, :3], self.centre_shape[s]) + T_shape[rows, s, :3, 3]
-        T_child = T_link[:, kin.child_link]                                # (K, M, 4, 4)
-        rel = c[:, None, :] - T_child[:, :, :3, 3]
-        axis_world = np.einsum("kmij,mj->kmi", T_child[:, :, :3, :3], kin.axis)
-        along = np.einsum("kmi,kmi->km", rel, axis_world)
-        dist_axis = np.sqrt(np.maximum(np.einsum("kmi,kmi->km", rel, rel) - along * along, 0.0))
-        lever = dist_axis + self.radius[s][:, None]
-        now = self.adq[None, :] * np.where(self.kin.prismatic[None, :], 1.0, lever)
-        growth = self.adq[None, :] * np.where(self.kin.prismatic[None, :], 0.0, self.D_below[s])
-        return now, growth
-
     def speeds(self, p: np.ndarray, T_link: np.ndarray, T_shape: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Speed bound of pairs p from their times t on: |d distance / dt| <= V0 + h V1 over [t, t + h].
 
-        Returns V0 (K,) in metres per unit time and V1 (K,) in metres per unit time squared.
+        ``T_link[k]``, ``T_shape[k]`` are the poses at pair k's time. Returns V0 (K,) in metres
+        per unit time and V1 (K,) in metres per unit time squared.
         """
-        if not len(self.adq):
-            return np.zeros(len(p)), np.zeros(len(p))
-        rows = np.arange(len(p))
-        now_a, grow_a = self._speed_terms(self.a[p], T_link, T_shape, rows)
-        now_b, grow_b = self._speed_terms(self.b[p], T_link, T_shape, rows)
-        Wa, Wb = self.W_a[p], self.W_b[p]
-        return (Wa * now_a).sum(axis=1) + (Wb * now_b).sum(axis=1), (Wa * grow_a).sum(axis=1) + (Wb * grow_b).sum(axis=1)
+        V0, V1 = np.zeros(len(p)), np.zeros(len(p))
+        if len(self.adq):
+            kin = self.kin
+            _pair_speeds(np.ascontiguousarray(T_link), np.ascontiguousarray(T_shape), self.a[p], self.b[p],
+                         np.ascontiguousarray(self.W_a[p]), np.ascontiguousarray(self.W_b[p]), kin.child_link,
+                         kin.axis, kin.prismatic, self.centre_shape, self.radius, self.adq, self.D_below, V0, V1)
+        return V0, V1
 
-    def lower_bounds(self, p: np.ndarray, t: np.ndarray, T_shape: np.ndarray, enough: np.ndarray) -> np.ndarray:
-        """(K,) lower bounds of the distances of pairs p at their times; exact where below ``enough``."""
+    def evaluate(self, p: np.ndarray, t: np.ndarray, slack: np.ndarray):
+        """Distance lower bounds d (K,) and speed bounds V0, V1 (K,) of pairs p at their times t.
+
+        Bounding spheres first (compiled, with the speed bounds). Where a sphere is within
+        ``slack`` (K,) of the padding (it cannot end the pair's search) and closer than
+        ``SPHERE_ACCEPT_M``: primitive and convex pairs get coal's exact distance, mesh pairs
+        their convex hulls' distance (a hull contains its mesh) when the hulls are at least
+        ``HULL_ACCEPT_M`` beyond the padding, else the exact mesh distance (with the
+        solid-body test of :func:`narrowphase.pair_distance` when the hulls overlap).
+        """
+        n = len(p)
         a, b = self.a[p], self.b[p]
-        rows = np.arange(len(p))
-        ca = np.einsum("kij,kj->ki", T_shape[rows, a, :3, :3], self.centre_shape[a]) + T_shape[rows, a, :3, 3]
-        cb = np.einsum("kij,kj->ki", T_shape[rows, b, :3, :3], self.centre_shape[b]) + T_shape[rows, b, :3, 3]
-        d = np.linalg.norm(ca - cb, axis=1) - self.radius[a] - self.radius[b]
-        shapes = self.world.shapes
-        for k in np.flatnonzero(d < enough):
+        T_link = np.empty((n, len(self.robot.link_names), 4, 4))
+        T_pair = np.empty((n, 2, 4, 4))
+        R_a, R_b = np.empty((n, 3, 3)), np.empty((n, 3, 3))
+        t_a, t_b = np.empty((n, 3)), np.empty((n, 3))
+        d, V0, V1 = np.empty(n), np.empty(n), np.empty(n)
+        kin, world = self.kin, self.world
+        _evaluate(self.q0, self.dq, np.ascontiguousarray(t, dtype=float), a, b, self.W_a[p], self.W_b[p],
+                  *self.fk_arrays, world.shape_link, world.T_frame_shape, kin.child_link, kin.axis, kin.prismatic,
+                  self.centre_shape, self.radius, self.adq, self.D_below, T_link, T_pair, R_a, t_a, R_b, t_b,
+                  d, V0, V1)
+        margin = self.margins[p]
+        rest = 1.0 - t
+        enough = margin + slack + rest * (V0 + rest * V1)
+        need = np.flatnonzero((d < enough) & (d < margin + SPHERE_ACCEPT_M))
+        shapes, request = world.shapes, self.request
+        hull_enough = np.minimum(enough, margin + HULL_ACCEPT_M)
+        for k in need:
             sa, sb = int(a[k]), int(b[k])
             ga, gb = shapes[sa].geometry, shapes[sb].geometry
-            if (ga.is_bvh or gb.is_bvh) and ga.coal_hull is not None and gb.coal_hull is not None:
-                # a hull contains its mesh: the hull distance is a lower bound, 10-20x cheaper
-                hull = _hull_distance(ga.coal_hull, T_shape[k, sa], gb.coal_hull, T_shape[k, sb])
-                if hull >= min(float(enough[k]), float(self.margins[p[k]]) + HULL_ACCEPT_M):
+            pose_a, pose_b = coal.Transform3s(R_a[k], t_a[k]), coal.Transform3s(R_b[k], t_b[k])
+            if not (ga.is_bvh or gb.is_bvh):
+                d[k] = coal.distance(ga.coal_geometry, pose_a, gb.coal_geometry, pose_b, request, coal.DistanceResult())
+                continue
+            if ga.coal_hull is not None and gb.coal_hull is not None:
+                hull = coal.distance(ga.coal_hull, pose_a, gb.coal_hull, pose_b, request, coal.DistanceResult())
+                if hull >= hull_enough[k]:
                     d[k] = hull
                     continue
-            d[k] = pair_distance(self.world, T_shape[k], sa, sb).distance_m
-        return d
+                if hull > 0.0:       # hulls apart, so are the bodies: the surfaces' distance is exact
+                    d[k] = coal.distance(ga.coal_geometry, pose_a, gb.coal_geometry, pose_b, request,
+                                         coal.DistanceResult())
+                    continue
+            d[k] = pair_distance(world, world.shape_transforms(T_link[k]), sa, sb).distance_m
+        return d, V0, V1
 
     def exact(self, p: int, t: float):
         """(PairDistance, T_link, T_shape) of pair p at time t."""
         T_link, T_shape = self.poses(np.array([t]))
         return pair_distance(self.world, T_shape[0], int(self.a[p]), int(self.b[p])), T_link[0], T_shape[0]
-
-    def touching_threshold(self, p) -> np.ndarray:
-        return self.margins[p] + self.tol
 
     # ----- conservative advancement ------------------------------------
     def first_touch(self, p: np.ndarray, t_start: np.ndarray, stop_at_first: bool):
@@ -298,12 +442,8 @@ class _Sweep:
             if live.size == 0:
                 break
             pk, tk = p[live], t[live]
-            T_link, T_shape = self.poses(tk)
-            V0, V1 = self.speeds(pk, T_link, T_shape)
+            d, V0, V1 = self.evaluate(pk, tk, np.full(len(pk), self.tol))
             margin = self.margins[pk]
-            rest = 1.0 - tk
-            enough = margin + self.tol + rest * (V0 + rest * V1)
-            d = self.lower_bounds(pk, tk, T_shape, enough)
             hit = d < margin + self.tol
             if hit.any():
                 touch[live[hit]] = tk[hit]
@@ -452,8 +592,9 @@ def _contacts_at(checker, sweep: _Sweep, t: float, speed_at: dict, contact_dista
     T_link1, _ = sweep.poses(np.array([1.0]))
     every = np.arange(len(sweep.pairs))
     threshold = sweep.margins + sweep.tol + contact_distance
-    T_rep = np.repeat(T_shape, len(every), axis=0) if len(every) else T_shape
-    lower = sweep.lower_bounds(every, np.full(len(every), t), T_rep, threshold) if len(every) else np.zeros(0)
+    T0 = T_shape[0]
+    centres = np.einsum("sij,sj->si", T0[:, :3, :3], sweep.centre_shape) + T0[:, :3, 3]
+    lower = np.linalg.norm(centres[sweep.a] - centres[sweep.b], axis=1) - sweep.radius[sweep.a] - sweep.radius[sweep.b]
     near = every[lower < threshold]
     explanation = checker.explain(robot.active_joint_names, q, contact_distance=0.0,
                                   max_contacts=max_contacts, world=world,
@@ -754,8 +895,8 @@ def check_trajectory(checker, joint_names, points, times_s, *, group_name: str =
             break
     lists = _contact_lists(checker, world, spans, sweeps, float(times[-1]))
     if first is None:
-        return TrajectoryResult(True, Status.VALID, f"valid ({len(segments)} segment{'s' if len(segments) > 1 else ''})",
-                                -1.0, -1, lists, None)
+        plural = "s" if len(segments) > 1 else ""
+        return TrajectoryResult(True, Status.VALID, f"valid ({len(segments)} segment{plural})", -1.0, -1, lists, None)
     time_s, segment, result = first
     message = f"{result.message} (segment {segment}, {time_s:.6f} s into the trajectory)"
     return TrajectoryResult(False, Status.IN_COLLISION, message, float(time_s), int(segment), lists, result)
