@@ -12,9 +12,9 @@ It takes either core objects (an :class:`contacts.Explanation` and the
 ``ExplainCollision`` response (read by attribute names only: this module imports
 no ROS package). A motion's first-contact state draws the same way, from a
 :class:`motion.MotionResult` or a ``CheckMotion`` response (anything with a
-``cc_time``): there the contacts are touches found to the motion check's
-tolerance (a distance up to ``MOTION_TOUCH_DISTANCE_M``), drawn as contacts, and
-the title gives ``cc_time``. :func:`render_explanation_pngs` draws several to a folder
+``cc_time``): there the closest contacts are touches found to the motion check's
+tolerance (a small positive distance), drawn as contacts, and the title gives
+``cc_time``. :func:`render_explanation_pngs` draws several to a folder
 (``make demo``).
 
 Command line (the Panda with the default world unless told otherwise)::
@@ -56,7 +56,7 @@ AXES_ZOOM = 1.0
 ZORDER_GEOMETRY, ZORDER_SURFACES, ZORDER_CONTACTS = 1, 10, 11
 BOUNDS_MARGIN = 0.05                    # fraction of the scene size added around it
 MM_PER_M = 1000.0
-# A motion's contacts at cc_time are touches within the check's tolerance (distance >= 0 possible).
+# A motion's contacts at cc_time within this of the closest one are touches (distance >= 0 possible).
 MOTION_TOUCH_DISTANCE_M = DEFAULT_TOUCH_TOLERANCE_M
 
 
@@ -123,13 +123,19 @@ def _is_motion(report) -> bool:
 
 
 def _contacts(report) -> list[_DrawnContact]:
-    touch_m = MOTION_TOUCH_DISTANCE_M if _is_motion(report) else 0.0
-    drawn = []
-    for c in report.contacts:
-        d = float(c.distance)
-        drawn.append(_DrawnContact(tuple(c.link_names), _xyz(c.position), _xyz(c.normal), d,
-                                   d < 0.0 or (touch_m > 0.0 and d <= touch_m)))
-    return drawn
+    """The contacts to draw; which are touches (red) and which near misses (yellow).
+
+    One configuration: a contact touches when it penetrates. A motion's first contact
+    (``cc_time`` >= 0): the check stops where the closest pair comes within its tolerance
+    (plus padding), so the closest contact and those within ``MOTION_TOUCH_DISTANCE_M`` of
+    it touch even at a small positive distance; farther ones are near misses.
+    """
+    distances = [float(c.distance) for c in report.contacts]
+    touch_m = 0.0
+    if distances and _is_motion(report) and float(report.cc_time) >= 0.0:
+        touch_m = max(min(distances), 0.0) + MOTION_TOUCH_DISTANCE_M
+    return [_DrawnContact(tuple(c.link_names), _xyz(c.position), _xyz(c.normal), d, d < 0.0 or d <= touch_m)
+            for c, d in zip(report.contacts, distances)]
 
 
 def _surfaces(surfaces) -> list[_DrawnSurface]:
