@@ -25,6 +25,8 @@ from .contact_kernels import KIND_CONVEX, KIND_SPHERE
 from .contact_kernels import warm_up as warm_up_contacts
 from .kernels import closest_point_on_triangles, contains_probe, obb_candidates, warm_up
 from .narrowphase import PairDistance, pair_contacts
+from . import motion
+from .motion import DEFAULT_TOUCH_TOLERANCE_M, MotionMode, MotionResult, TrajectoryResult
 from .scene import CollisionWorld, PairSelection, PlanningScene
 from .transforms import invert_transform, transform_points
 
@@ -487,6 +489,45 @@ class CollisionChecker:
         return False, []
 
 
+    # ----- motions (see motion.py) ----------------------------------------
+    def check_motion(self, joint_names, start, goal, *, group_name: str = "", pad_environment_collisions: bool = True,
+                     pad_self_collisions: bool = False, mode: MotionMode = MotionMode.CERTIFIED,
+                     max_step: float = 0.0, contact_distance: float = 0.0, max_contacts: int | None = None,
+                     tolerance_m: float = DEFAULT_TOUCH_TOLERANCE_M,
+                     world: CollisionWorld | None = None) -> MotionResult:
+        """Validity of the joint-space straight line from ``start`` to ``goal`` (a :class:`motion.MotionResult`).
+
+        ``mode`` CERTIFIED (default) cannot skip a collision; DISCRETE samples at most
+        ``max_step`` (rad or m) apart. Pairs closer than ``tolerance_m`` (default
+        ``motion.DEFAULT_TOUCH_TOLERANCE_M``) plus their padding count as touching.
+        Bad input gives ``Status.INVALID_REQUEST`` (never raises on it).
+        """
+        return motion.check_motion(self, joint_names, start, goal, group_name=group_name,
+                                   pad_environment_collisions=pad_environment_collisions,
+                                   pad_self_collisions=pad_self_collisions,
+                                   mode=mode, max_step=max_step,
+                                   contact_distance=contact_distance, max_contacts=max_contacts,
+                                   tolerance_m=tolerance_m, world=world)
+
+    def check_trajectory(self, joint_names, points, times_s, *, group_name: str = "",
+                         pad_environment_collisions: bool = True, pad_self_collisions: bool = False,
+                         mode: MotionMode = MotionMode.CERTIFIED, max_step: float = 0.0,
+                         stop_at_first_contact: bool = True, tolerance_m: float = DEFAULT_TOUCH_TOLERANCE_M,
+                         world: CollisionWorld | None = None) -> TrajectoryResult:
+        """Validity of a joint-linear trajectory through ``points`` (N, K) at ``times_s`` (N,)
+        (a :class:`motion.TrajectoryResult` with per body pair contact intervals).
+
+        All-zero times mean the waypoint index as seconds. Bad input gives
+        ``Status.INVALID_REQUEST`` (never raises on it).
+        """
+        return motion.check_trajectory(self, joint_names, points, times_s, group_name=group_name,
+                                       pad_environment_collisions=pad_environment_collisions,
+                                       pad_self_collisions=pad_self_collisions,
+                                       mode=mode,
+                                       max_step=max_step, stop_at_first_contact=stop_at_first_contact,
+                                       tolerance_m=tolerance_m, world=world)
+
+
 class _ContactBuilder:
     """Turns fcl results for one posed configuration into :class:`Contact` objects."""
 
@@ -570,7 +611,9 @@ class _ContactBuilder:
         return Contact(kind, (sa.owner, sb.owner), (BodyType(sa.body_type), BodyType(sb.body_type)),
                        (sa.shape_id, sb.shape_id), (sub0, sub1), 0.5 * (p0 + p1), (p0, p1),
                        (self._to_owner(a, p0), self._to_owner(b, p1)), normal, float(distance),
-                       max(0.0, -float(distance)), single, depth_is_fallback=fallback)
+                       max(0.0, -float(distance)), single, depth_is_fallback=fallback,
+                       transforms=(np.array(world.shape_owner_frame(a, self.T_world_link)),
+                                   np.array(world.shape_owner_frame(b, self.T_world_link))))
 
 
 def _single_contact_point(ga, gb) -> bool:

@@ -17,6 +17,7 @@ from rclpy.context import Context
 from rclpy.executors import SingleThreadedExecutor
 
 from my_collision_pkg.srv import ApplyCollisionObjects, CheckValidity, CheckValidityBatch, ExplainCollision
+from my_collision_pkg.srv import CheckMotion, CheckTrajectory
 
 from .node_runtime import SERVICE_QOS
 
@@ -56,6 +57,9 @@ class ValidatorClient:
             "explain": self.node.create_client(ExplainCollision, f"{validator}/explain", qos_profile=SERVICE_QOS),
             "apply": self.node.create_client(ApplyCollisionObjects, f"{validator}/apply_collision_objects",
                                              qos_profile=SERVICE_QOS),
+            "motion": self.node.create_client(CheckMotion, f"{validator}/check_motion", qos_profile=SERVICE_QOS),
+            "trajectory": self.node.create_client(CheckTrajectory, f"{validator}/check_trajectory",
+                                                  qos_profile=SERVICE_QOS),
         }
         self._executor = SingleThreadedExecutor(context=context)
         self._executor.add_node(self.node)
@@ -115,6 +119,21 @@ class ValidatorClient:
 
     def apply(self, objects) -> ApplyCollisionObjects.Response:
         return self._call("apply", ApplyCollisionObjects.Request(objects=list(objects)))
+
+    def check_motion(self, joint_names, start, goal, **fields) -> CheckMotion.Response:
+        """The straight joint-space motion ``start`` -> ``goal``; ``fields`` set other request fields (mode, ...)."""
+        request = CheckMotion.Request(joint_names=list(joint_names), start=[float(v) for v in start],
+                                      goal=[float(v) for v in goal])
+        for key, value in fields.items():
+            setattr(request, key, value)
+        return self._call("motion", request)
+
+    def check_trajectory(self, trajectory, **fields) -> CheckTrajectory.Response:
+        """A trajectory_msgs/JointTrajectory; ``fields`` set other request fields (mode, stop_at_first_contact, ...)."""
+        request = CheckTrajectory.Request(trajectory=trajectory)
+        for key, value in fields.items():
+            setattr(request, key, value)
+        return self._call("trajectory", request)
 
     def close(self) -> None:
         self._executor.shutdown()

@@ -37,7 +37,21 @@ class Status(enum.IntEnum):
     INVALID_REQUEST = 3
 
 
+class CCType(enum.IntEnum):
+    """When along a motion a body is in contact (Tesseract's ``ContinuousCollisionType``).
+
+    NONE: the body does not move in the motion (or no motion was checked); TIME0: in
+    contact at the motion's start; TIME1: only at its end; BETWEEN: first in contact
+    strictly inside the motion.
+    """
+    NONE = 0
+    TIME0 = 1
+    TIME1 = 2
+    BETWEEN = 3
+
+
 NO_SUBSHAPE = -1
+NO_CC_TIME = -1.0
 
 
 @dataclass(frozen=True)
@@ -58,6 +72,15 @@ class Contact:
     # the depth is not the deepest point's (no surface point of either body lies inside the
     # other, e.g. an edge through an edge): fcl's or coal's contact against one triangle
     depth_is_fallback: bool = False
+    # World pose (4, 4) of each body's frame (link frame; object frame) at the checked
+    # configuration, or at the motion's start for a motion check.
+    transforms: tuple[np.ndarray, np.ndarray] | None = field(default=None, repr=False)
+    # Motion checks only: per body, the time in [0, 1] of the first contact along the
+    # motion (-1 for a body the motion does not move), its kind, and the body's frame
+    # pose at the motion's end (interpolate with ``transforms`` to get the contact pose).
+    cc_time: tuple[float, float] = (NO_CC_TIME, NO_CC_TIME)
+    cc_type: tuple[CCType, CCType] = (CCType.NONE, CCType.NONE)
+    cc_transforms: tuple[np.ndarray, np.ndarray] | None = field(default=None, repr=False)
 
     @property
     def in_penetration(self) -> bool:

@@ -9,18 +9,23 @@ import numpy as np
 from geometry_msgs.msg import Point, Pose, Vector3
 from sensor_msgs.msg import JointState
 from shape_msgs.msg import SolidPrimitive
+from trajectory_msgs.msg import JointTrajectory
 
 from my_collision_pkg.msg import CollisionObject as CollisionObjectMsg
 from my_collision_pkg.msg import Contact as ContactMsg
+from my_collision_pkg.msg import ContactInterval as ContactIntervalMsg
+from my_collision_pkg.msg import ContactList as ContactListMsg
 from my_collision_pkg.msg import ContactReport
 from my_collision_pkg.msg import ContactSurface as ContactSurfaceMsg
 
-from .contacts import Contact, Explanation
-from .errors import SceneError
+from .contact_list import ContactInterval, ContactList, seconds_from_ns
+from .contacts import Contact, Explanation, Status
+from .errors import RequestError, SceneError
+from .motion import MotionResult, TrajectoryResult
 from .robot_model import Box, Cone, Cylinder, RobotModel, Sphere, TriangleMesh
 from .scene import (AddObject, ClearObjects, MoveObject, ObjectShape, RemoveObject, SceneObject, SceneUpdate,
                     check_unambiguous)
-from .transforms import make_transform, quaternion_to_matrix
+from .transforms import make_transform, matrix_to_quaternion, quaternion_to_matrix
 
 # A pose quaternion whose norm differs from 1 by more than this is normalised with a
 # warning in the answer (MoveIt warns likewise); closer ones are normalised silently.
@@ -94,6 +99,7 @@ def contact_to_msg(contact: Contact) -> ContactMsg:
     msg.distance = float(contact.distance)
     msg.penetration_depth = float(contact.penetration_depth)
     msg.single_contact_point = bool(contact.single_contact_point)
+    fill_contact_motion_fields(msg, contact)
     return msg
 
 
@@ -235,3 +241,140 @@ def collision_object_to_updates(msg: CollisionObjectMsg, robot: RobotModel,
     if not shapes:
         raise SceneError(f"{name} has no primitives and no meshes")
     return [AddObject(SceneObject(oid, tuple(shapes), T_frame_object, link, tuple(msg.touch_links)))]
+
+
+# ----- motions and trajectories ---------------------------------------------------------
+# (CheckMotion, CheckTrajectory, ContactList; core side in motion.py and contact_list.py)
+def transform_to_pose(T_world_frame: np.ndarray) -> Pose:
+    """A Pose of a 4x4 homogeneous transform (the frame's pose in the world)."""
+    T = np.asarray(T_world_frame, dtype=float)
+    q = matrix_to_quaternion(T[:3, :3])
+    pose = Pose()
+    pose.position = Point(x=float(T[0, 3]), y=float(T[1, 3]), z=float(T[2, 3]))
+    pose.orientation.x, pose.orientation.y, pose.orientation.z, pose.orientation.w = (float(v) for v in q)
+    return pose
+
+
+def fill_contact_motion_fields(msg: ContactMsg, contact: Contact) -> ContactMsg:
+    """Copy a contact's ``transforms`` and ``cc_*`` fields into its message (identity poses where unset)."""
+    if contact.transforms is not None:
+        msg.transforms = [transform_to_pose(T) for T in contact.transforms]
+    msg.cc_time = [float(t) for t in contact.cc_time]
+    msg.cc_type = [int(t) for t in contact.cc_type]
+    if contact.cc_transforms is not None:
+        msg.cc_transforms = [transform_to_pose(T) for T in contact.cc_transforms]
+    return msg
+
+
+def fill_check_motion_response(response, result: MotionResult, stamp=None):
+    """Copy a :class:`motion.MotionResult` into a CheckMotion response."""
+    response.valid = bool(result.valid)
+    response.status = int(result.status)
+    response.message = result.message
+    response.cc_time = float(result.cc_time)
+    response.contacts = [contact_to_msg(c) for c in result.contacts]
+    response.state = joint_state_msg(result.joint_names, result.positions, stamp)
+    return response
+
+
+def motion_contact_report(result: MotionResult, planning_frame: str, stamp) -> ContactReport:
+    """The ContactReport of a motion's first-contact state (the start when the motion is valid)."""
+    report = ContactReport()
+    report.header.frame_id = planning_frame
+    report.header.stamp = stamp
+    report.state = joint_state_msg(result.joint_names, result.positions, stamp)
+    report.valid = bool(result.valid)
+    report.contacts = [contact_to_msg(c) for c in result.contacts]
+    return report
+
+
+def trajectory_contact_report(result: TrajectoryResult, planning_frame: str, stamp) -> ContactReport:
+    """The ContactReport of a trajectory's first-contact state; without one, a valid report with no state."""
+    if result.first_contact is not None:
+        return motion_contact_report(result.first_contact, planning_frame, stamp)
+    report = ContactReport()
+    report.header.frame_id = planning_frame
+    report.header.stamp = stamp
+    report.valid = bool(result.valid)
+    return report
+
+
+def contact_interval_to_msg(interval: ContactInterval) -> ContactIntervalMsg:
+    """Integer nanoseconds become float seconds; an interval without a contact gets an empty Contact."""
+    msg = ContactIntervalMsg()
+    msg.activation_time = seconds_from_ns(interval.activation_ns)
+    msg.deactivation_time = seconds_from_ns(interval.deactivation_ns)
+    if interval.contact is not None:
+        msg.contact = contact_to_msg(interval.contact)
+    return msg
+
+
+def contact_list_to_msg(contact_list: ContactList) -> ContactListMsg:
+    msg = ContactListMsg()
+    msg.link_names = list(contact_list.link_names)
+    msg.body_types = [int(t) for t in contact_list.body_types]
+    msg.intervals = [contact_interval_to_msg(i) for i in contact_list]
+    return msg
+
+
+def fill_check_trajectory_response(response, result: TrajectoryResult):
+    """Copy a :class:`motion.TrajectoryResult` into a CheckTrajectory response."""
+    response.valid = bool(result.valid)
+    response.status = int(result.status)
+    response.message = result.message
+    response.first_invalid_time = float(result.first_invalid_time_s)
+    response.first_invalid_segment = int(result.first_invalid_segment)
+    response.contact_lists = [contact_list_to_msg(cl) for cl in result.contact_lists]
+    return response
+
+
+def invalid_trajectory_result(message: str) -> TrajectoryResult:
+    """The answer to a trajectory request refused before the core saw it."""
+    return TrajectoryResult(False, Status.INVALID_REQUEST, message)
+
+
+def duration_to_seconds(duration) -> float:
+    """A builtin_interfaces/Duration in seconds."""
+    return float(duration.sec) + float(duration.nanosec) * 1e-9
+
+
+def joint_trajectory_to_arrays(trajectory: JointTrajectory) -> tuple[list[str], np.ndarray, np.ndarray]:
+    """``(joint_names, points (W, K), times_s (W,))`` of a JointTrajectory.
+
+    Positions only (velocities, accelerations and efforts are ignored). When every
+    ``time_from_start`` is zero, waypoint ``w`` is at ``w`` seconds.
+
+    Raises
+    ------
+    RequestError
+        For an empty trajectory, a waypoint whose number of positions differs from
+        the number of joint names, non-finite positions, or negative or
+        non-increasing ``time_from_start`` (naming the waypoint).
+    """
+    names = list(trajectory.joint_names)
+    waypoints = list(trajectory.points)
+    if not waypoints:
+        raise RequestError("the trajectory has no points")
+    if not names:
+        raise RequestError("the trajectory has no joint_names")
+    rows = []
+    for w, point in enumerate(waypoints):
+        if len(point.positions) != len(names):
+            raise RequestError(f"trajectory point {w} has {len(point.positions)} positions for "
+                               f"{len(names)} joint names")
+        row = np.asarray(point.positions, dtype=float)
+        if not np.all(np.isfinite(row)):
+            bad = int(np.flatnonzero(~np.isfinite(row))[0])
+            raise RequestError(f"trajectory point {w}: joint '{names[bad]}' has a non-finite position")
+        rows.append(row)
+    points = np.vstack(rows)
+    times_s = np.array([duration_to_seconds(p.time_from_start) for p in waypoints])
+    if not np.any(times_s):
+        return names, points, np.arange(len(waypoints), dtype=float)
+    for w, t in enumerate(times_s):
+        if t < 0:
+            raise RequestError(f"trajectory point {w} has a negative time_from_start {t:.9g} s")
+        if w and t <= times_s[w - 1]:
+            raise RequestError(f"trajectory point {w} time_from_start {t:.9g} s is not after point {w - 1}'s "
+                               f"{times_s[w - 1]:.9g} s")
+    return names, points, times_s

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 import numpy as np
 from builtin_interfaces.msg import Duration
 from geometry_msgs.msg import Point
-from std_msgs.msg import ColorRGBA
+from std_msgs.msg import ColorRGBA, Header
 from visualization_msgs.msg import Marker, MarkerArray
 
 from .pressure_colors import pressure_colormap, pressure_fractions
@@ -348,3 +348,49 @@ def report_to_marker_array(report, options: MarkerOptions | None = None) -> Mark
             _add_surface(b, pair_namespace(surface.body_names[0], surface.body_names[1]), surface, float(top),
                          options)
     return MarkerArray(markers=[_delete_all(report.header)] + b.markers)
+
+
+# ----- trajectory contact intervals ------------------------------------------------------
+INTERVAL_LINE_WIDTH_M = 0.006
+INTERVAL_RGBA = (1.0, 0.4, 0.0, 0.9)
+
+
+def contact_intervals_marker_array(contact_lists, frame_id: str, stamp, sweeps=None,
+                                   options: MarkerOptions | None = None) -> MarkerArray:
+    """Markers for a trajectory's contact intervals: DELETEALL first, then one namespace per body pair.
+
+    Per interval of each ContactList message: a SPHERE at the deepest contact
+    (red, or yellow for a near miss), a LINE_STRIP of the touching point's swept
+    path when ``sweeps`` gives one (orange), and a TEXT label ``pair [t0, t1) s,
+    depth mm``. ``sweeps[i][j]`` is the path (S, 3) of interval ``j`` of list
+    ``i`` (:func:`interval_sweeps.interval_sweeps`) or None.
+
+    Frames: everything in ``frame_id`` (the planning frame of the check).
+    """
+    options = options or MarkerOptions()
+    header = Header(frame_id=frame_id, stamp=stamp)
+    b = _Builder(header, options)
+    for i, contact_list in enumerate(contact_lists):
+        ns = pair_namespace(contact_list.link_names[0], contact_list.link_names[1])
+        for j, interval in enumerate(contact_list.intervals):
+            contact = interval.contact
+            sphere = b.add(ns, Marker.SPHERE)
+            sphere.pose.position = _point(_xyz(contact.position))
+            sphere.scale.x = sphere.scale.y = sphere.scale.z = 2.0 * options.sphere_radius_m
+            sphere.color = _color(options.near_miss_rgba if contact.distance > 0 else options.contact_rgba)
+            path = None if sweeps is None else sweeps[i][j]
+            if path is not None and len(path) >= 2:
+                line = b.add(ns, Marker.LINE_STRIP)
+                line.scale.x = INTERVAL_LINE_WIDTH_M
+                line.color = _color(INTERVAL_RGBA)
+                line.points = [_point(p) for p in path]
+            if options.show_labels:
+                label = b.add(ns, Marker.TEXT_VIEW_FACING)
+                position = _xyz(contact.position)
+                position[2] += options.label_offset_m
+                label.pose.position = _point(position)
+                label.scale.z = options.label_height_m
+                label.color = _color(options.label_rgba)
+                label.text = (f"{ns}  [{interval.activation_time:.3f}, {interval.deactivation_time:.3f}) s  "
+                              f"{contact.penetration_depth * MM_PER_M:.1f} mm")
+    return MarkerArray(markers=[_delete_all(header)] + b.markers)

@@ -1,8 +1,9 @@
 """The ``collision_validator`` node: a thin ROS 2 adapter over the collision core.
 
 Services (relative to the node): ``~/check_validity``, ``~/check_validity_batch``,
-``~/explain``, ``~/apply_collision_objects``. Topics: ``~/contacts``
-(ContactReport), published after every explain and, with
+``~/explain``, ``~/apply_collision_objects``, ``~/check_motion``,
+``~/check_trajectory``. Topics: ``~/contacts`` (ContactReport), published after
+every explain, check_motion and check_trajectory (the first-contact state) and, with
 ``monitor_joint_states``, for the current state at ``monitor_rate_hz``;
 ``~/scene_objects`` (MarkerArray), the world and attached objects, at start-up
 and after every change.
@@ -11,6 +12,8 @@ A new service is added with ``self._serve(SrvType, "~/name", self._on_name)``: t
 callback then runs under the node's CallbackGuard (no exception escapes; it answers
 INVALID_REQUEST / success = false) with the deep SERVICE_QOS, and should take
 ``world = self.scene.world`` once and pass ``world=world`` to every core call.
+``~/contact_intervals`` (MarkerArray): the contact intervals of the last checked
+trajectory.
 """
 from __future__ import annotations
 
@@ -28,13 +31,16 @@ from visualization_msgs.msg import MarkerArray
 
 from my_collision_pkg.msg import ContactReport
 from my_collision_pkg.srv import ApplyCollisionObjects, CheckValidity, CheckValidityBatch, ExplainCollision
+from my_collision_pkg.srv import CheckMotion, CheckTrajectory
 
 from . import conversions
 from .checker import DEFAULT_CONTACTS_PER_PAIR, DEFAULT_MAX_CONTACTS, MAX_BATCH_CONFIGURATIONS, CollisionChecker
 from .contacts import Status
-from .errors import CollisionPkgError
+from .errors import CollisionPkgError, RequestError
 from .models import load_scene
 from .node_runtime import SERVICE_QOS, CallbackGuard, ConfigurationError, number_parameter, run_node
+from .interval_sweeps import interval_sweeps
+from .markers import contact_intervals_marker_array
 from .scene_markers import scene_objects_marker_array
 from .surfaces_report import DEFAULT_STIFFNESS_PA_PER_M, explanation_surfaces
 
@@ -90,6 +96,7 @@ class CollisionValidatorNode(Node):
         self._stiffness = p["surface_stiffness"]
         self._guard = CallbackGuard(self.get_logger())
         self._checks = ReentrantCallbackGroup()
+        self._interval_markers = self.create_publisher(MarkerArray, "~/contact_intervals", REPORT_QOS)
         self._reports = self.create_publisher(ContactReport, "~/contacts", REPORT_QOS)
         self._scene_objects = self.create_publisher(MarkerArray, "~/scene_objects", REPORT_QOS)
         self._publish_scene_objects(self.scene.world)
@@ -98,6 +105,8 @@ class CollisionValidatorNode(Node):
         self._serve(CheckValidity, "~/check_validity", self._on_check)
         self._serve(CheckValidityBatch, "~/check_validity_batch", self._on_check_batch)
         self._serve(ExplainCollision, "~/explain", self._on_explain)
+        self._serve(CheckMotion, "~/check_motion", self._on_check_motion)
+        self._serve(CheckTrajectory, "~/check_trajectory", self._on_check_trajectory)
         # updates one at a time, so scene markers are published in the order the worlds were made
         self._serve(ApplyCollisionObjects, "~/apply_collision_objects", self._on_apply,
                     MutuallyExclusiveCallbackGroup())
@@ -217,6 +226,41 @@ class CollisionValidatorNode(Node):
         conversions.fill_explain_response(response, explanation, surfaces, stamp)
         if explanation.status != Status.INVALID_REQUEST:
             self._reports.publish(conversions.contact_report(explanation, world.robot.root_link, stamp, surfaces))
+        return response
+
+    def _on_check_motion(self, request: CheckMotion.Request, response: CheckMotion.Response):
+        world = self.scene.world
+        result = self.checker.check_motion(
+            request.joint_names, np.asarray(request.start, dtype=float), np.asarray(request.goal, dtype=float),
+            group_name=request.group_name, pad_environment_collisions=request.pad_environment_collisions,
+            pad_self_collisions=request.pad_self_collisions, mode=request.mode, max_step=request.max_step,
+            contact_distance=request.contact_distance, max_contacts=request.max_contacts or None, world=world)
+        stamp = self.get_clock().now().to_msg()
+        conversions.fill_check_motion_response(response, result, stamp)
+        if result.status != Status.INVALID_REQUEST:
+            self._reports.publish(conversions.motion_contact_report(result, world.robot.root_link, stamp))
+        return response
+
+    def _on_check_trajectory(self, request: CheckTrajectory.Request, response: CheckTrajectory.Response):
+        world = self.scene.world
+        try:
+            joint_names, points, times_s = conversions.joint_trajectory_to_arrays(request.trajectory)
+        except RequestError as exc:
+            return conversions.fill_check_trajectory_response(response, conversions.invalid_trajectory_result(
+                str(exc)))
+        result = self.checker.check_trajectory(
+            joint_names, points, times_s, group_name=request.group_name,
+            pad_environment_collisions=request.pad_environment_collisions,
+            pad_self_collisions=request.pad_self_collisions, mode=request.mode, max_step=request.max_step,
+            stop_at_first_contact=request.stop_at_first_contact, world=world)
+        conversions.fill_check_trajectory_response(response, result)
+        if result.status != Status.INVALID_REQUEST:
+            stamp = self.get_clock().now().to_msg()
+            frame = world.robot.root_link
+            self._reports.publish(conversions.trajectory_contact_report(result, frame, stamp))
+            sweeps = interval_sweeps(self.checker, joint_names, points, times_s, result.contact_lists)
+            self._interval_markers.publish(contact_intervals_marker_array(response.contact_lists, frame, stamp,
+                                                                          sweeps))
         return response
 
     def _on_apply(self, request: ApplyCollisionObjects.Request, response: ApplyCollisionObjects.Response):

@@ -1,0 +1,97 @@
+"""Certified motion checks on the Panda (example-robot-data, SRDF, config/panda_world.yaml)
+against a fine discrete reference and the pinocchio + coal peer.
+
+For each random edge between two valid configurations:
+
+- when the reference (our batch predicate every ``REFERENCE_STEP_RAD`` in every joint)
+  finds a collision, the certified check finds one too, no later;
+- when the certified check refuses an edge the reference accepts, the pair it reports
+  really comes within the touching tolerance at ``cc_time``: coal (through pinocchio's
+  own kinematics) measures that pair's distance there.
+
+The reference step is 1e-3 rad here to keep ``make test`` fast; the benchmark
+(benchmarks/bench_motion.py) runs the same comparison at 1e-4 rad on 300 edges.
+"""
+import os
+
+import numpy as np
+import pytest
+
+from my_collision_pkg.checker import CollisionChecker
+from my_collision_pkg.contacts import Status
+from my_collision_pkg.models import load_scene
+from my_collision_pkg.motion import DEFAULT_TOUCH_TOLERANCE_M, MotionMode
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+PANDA_WORLD = os.path.join(REPO, "config", "panda_world.yaml")
+N_EDGES = 40
+EDGE_SEED = 20_261_130
+REFERENCE_STEP_RAD = 1e-3
+PEER_DISTANCE_SLACK_M = 1e-6     # coal through pinocchio vs our narrow phase, same meshes
+
+
+@pytest.fixture(scope="module")
+def world_scene(panda_files):
+    urdf, srdf = panda_files
+    return load_scene(urdf_path=urdf, srdf_path=srdf, world_path=PANDA_WORLD)
+
+
+@pytest.fixture(scope="module")
+def edges(world_scene, random_configurations):
+    robot = world_scene.robot
+    checker = CollisionChecker(world_scene)
+    samples = random_configurations(robot.lower_limits, robot.upper_limits, 8 * N_EDGES, EDGE_SEED)
+    valid, _ = checker.check_batch(robot.active_joint_names, samples)
+    good = samples[valid]
+    assert len(good) >= 2 * N_EDGES
+    return list(zip(good[0:2 * N_EDGES:2], good[1:2 * N_EDGES:2]))
+
+
+def test_certified_against_fine_reference(world_scene, edges, panda_files, coal_peer_factory):
+    checker = CollisionChecker(world_scene)
+    robot = world_scene.robot
+    names = robot.active_joint_names
+    peer = coal_peer_factory(world_scene, panda_files[0])
+    world = world_scene.world
+    pair_of = {(world.shapes[a].owner, world.shapes[a].shape_id, world.shapes[b].owner, world.shapes[b].shape_id): k
+               for k, (a, b) in enumerate(world.pairs)}
+    counts = {"both invalid": 0, "both valid": 0, "certified only (near touch)": 0}
+    for q0, q1 in edges:
+        certified = checker.check_motion(names, q0, q1)
+        reference = checker.check_motion(names, q0, q1, mode=MotionMode.DISCRETE, max_step=REFERENCE_STEP_RAD)
+        assert certified.status in (Status.VALID, Status.IN_COLLISION)
+        if not reference.valid:
+            assert not certified.valid, f"certified missed a collision at t={reference.cc_time} ({reference.message})"
+            assert certified.cc_time <= reference.cc_time + 1e-12
+            counts["both invalid"] += 1
+        elif not certified.valid:
+            q = q0 + certified.cc_time * (q1 - q0)
+            np.testing.assert_allclose(certified.positions, q, atol=1e-12)
+            closest = min(peer.pair_distance(robot, q, pair_of[(c.link_names[0], c.shape_ids[0],
+                                                                c.link_names[1], c.shape_ids[1])])
+                          for c in certified.contacts)
+            assert closest < DEFAULT_TOUCH_TOLERANCE_M + PEER_DISTANCE_SLACK_M, certified.message
+            counts["certified only (near touch)"] += 1
+        else:
+            counts["both valid"] += 1
+    print(counts)
+    assert counts["both invalid"] >= 5 and counts["both valid"] >= 5
+
+
+def test_panda_motion_contacts_carry_cc_fields(world_scene, edges):
+    checker = CollisionChecker(world_scene)
+    names = world_scene.robot.active_joint_names
+    for q0, q1 in edges:
+        result = checker.check_motion(names, q0, q1)
+        if result.valid:
+            continue
+        assert result.contacts, result.message
+        for contact in result.contacts:
+            assert contact.transforms is not None and contact.cc_transforms is not None
+            for body in range(2):
+                if contact.body_types[body] == 1:          # a world object never moves
+                    assert contact.cc_time[body] == -1.0
+                else:
+                    assert contact.cc_time[body] == pytest.approx(result.cc_time)
+        return
+    pytest.fail("no edge collides")
