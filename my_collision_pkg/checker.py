@@ -14,13 +14,15 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
+from typing import NamedTuple
 
 import fcl
 import numpy as np
 
 from .contacts import BodyType, Contact, ContactType, Explanation, NO_SUBSHAPE, Status, Verdict
 from .errors import CollisionPkgError, RequestError
-from .kernels import closest_point_on_triangles, contains_probe, obb_candidates, warm_up
+from .kernels import (NON_FINITE, closest_point_on_triangles, contains_probe, obb_candidates,
+                      single_configuration_candidates, warm_up)
 from .scene import CollisionWorld, PairSelection, PlanningScene
 from .transforms import invert_transform, transform_points
 
@@ -33,11 +35,30 @@ _DISTANCE_REQUEST = fcl.DistanceRequest(enable_nearest_points=True, enable_signe
 
 
 class _ThreadScratch(threading.local):
-    """Per-thread marks of which fcl objects already carry this check's pose."""
+    """Per-thread state: marks of which fcl objects already carry this check's pose, and
+    the buffers the one-configuration kernel fills (for one world snapshot at a time)."""
 
     def __init__(self) -> None:
         self.stamp: dict[int, list[int]] = {}
         self.counter = 0
+        self.single: tuple | None = None
+
+
+class _SingleBuffers(NamedTuple):
+    """What :func:`kernels.single_configuration_candidates` fills for one world snapshot."""
+    world: CollisionWorld
+    q: np.ndarray                 # (1, A) the complete configuration
+    T_world_link: np.ndarray      # (1, L, 4, 4)
+    T_world_shape: np.ndarray     # (1, S, 4, 4)
+    candidates: np.ndarray        # (1, P) bool, P = every pair of the world
+    survivors: np.ndarray         # (P,) indices of the candidate pairs of the selection
+
+    @classmethod
+    def for_world(cls, world: CollisionWorld) -> "_SingleBuffers":
+        robot, n_pairs = world.robot, len(world.pairs)
+        return cls(world, np.empty((1, len(robot.active_joint_names))), np.empty((1, len(robot.link_names), 4, 4)),
+                   np.empty((1, len(world.shapes), 4, 4)), np.empty((1, n_pairs), dtype=np.bool_),
+                   np.empty(n_pairs, dtype=np.int64))
 
 
 class CollisionChecker:
@@ -182,7 +203,9 @@ class CollisionChecker:
         s = k % len(world.shapes)
         if stamp[k] != tick and world.shape_link[s] >= 0:
             T = T_world_shape_c[s]
-            objects[k].setTransform(fcl.Transform(T[:3, :3], T[:3, 3]))
+            obj = objects[k]
+            obj.setRotation(T[:3, :3])       # as setTransform(fcl.Transform(R, t)), at half the cost
+            obj.setTranslation(T[:3, 3])
             stamp[k] = tick
         return objects[k]
 
@@ -220,23 +243,58 @@ class CollisionChecker:
         Bad input gives ``Status.INVALID_REQUEST`` (never raises on it). ``world`` is the
         snapshot to check against (default: the scene's current one); a request made of
         several steps (explain, then surfaces) passes one snapshot to all of them.
+
+        The fast path: completion, the finite-value and limits checks, kinematics, shape
+        poses and culling are one compiled call on per-thread buffers; only the pairs
+        that survive culling cost Python. Verdicts, statuses and messages are those of
+        :meth:`check_batch` and :meth:`single_configuration` (whose code names every fault).
         """
         try:
             world = self._scene.world if world is None else world
-            q = self.single_configuration(joint_names, positions)
-            selection = world.pair_selection(group_name, pad_environment_collisions, pad_self_collisions)
+            values = np.asarray(positions, dtype=float)
+            indices = self._name_cache.get(tuple(joint_names))
+            if indices is None or values.ndim != 1 or values.shape[0] != indices.shape[0]:
+                self.single_configuration(joint_names, values)   # raises the fault; else caches the names
+                indices = self._joint_indices(joint_names)
+            try:
+                selection = world.pair_selection(group_name, pad_environment_collisions, pad_self_collisions)
+            except CollisionPkgError:
+                self.single_configuration(joint_names, values)   # a fault of the configuration comes first
+                raise
+            if not (values.flags.c_contiguous and values.flags.writeable):
+                values = np.array(values)                         # one compiled signature for every caller
+            buffers = self._single_buffers(world)
+            robot = world.robot
+            lower, upper = robot.limit_arrays
+            n = single_configuration_candidates(
+                values, indices, self._scene.current_positions, lower, upper, self.check_joint_limits,
+                *robot.kinematics_arrays, world.shape_link, world.T_frame_shape, world.obb_center, world.obb_axes,
+                world.obb_half, selection.pairs, selection.margins, buffers.q, buffers.T_world_link,
+                buffers.T_world_shape, buffers.candidates, buffers.survivors)
+            if n == NON_FINITE:
+                self.single_configuration(joint_names, values)   # raises, naming the joint
         except CollisionPkgError as exc:
             return Verdict(False, Status.INVALID_REQUEST, str(exc))
-        limits = self._limits_message(q[0])
-        if limits is not None:
-            return Verdict(False, Status.OUT_OF_BOUNDS, limits)
-        hit = self._first_collision(world, q, selection)[0]
+        if n < 0:
+            return Verdict(False, Status.OUT_OF_BOUNDS, self._limits_message(buffers.q[0]))
+        if n == 0:
+            return Verdict(True, Status.VALID, "valid")
+        objects, stamp, tick = self._posed_objects(world)
+        hit = self._first_hit(world, selection, objects, stamp, tick, buffers.T_world_shape[0],
+                              buffers.survivors[:n])
         if hit < 0:
             return Verdict(True, Status.VALID, "valid")
         a, b = selection.pairs[hit]
         kind = "self-collision" if world.pair_is_self[selection.index[hit]] else "environment collision"
         return Verdict(False, Status.IN_COLLISION,
                        f"{kind} between '{world.shapes[a].owner}' and '{world.shapes[b].owner}'")
+
+    def _single_buffers(self, world: CollisionWorld) -> _SingleBuffers:
+        """This thread's buffers for the one-configuration kernel, sized for ``world``."""
+        buffers = self._scratch.single
+        if buffers is None or buffers.world is not world:
+            buffers = self._scratch.single = _SingleBuffers.for_world(world)
+        return buffers
 
     def is_valid(self, joint_names, positions, **options) -> bool:
         """True when the configuration is within limits and collision-free.
@@ -253,8 +311,7 @@ class CollisionChecker:
 
     def _first_collision(self, world: CollisionWorld, q: np.ndarray, selection: PairSelection):
         """Per configuration, the index (into ``selection.pairs``) of the first colliding pair, or -1."""
-        pairs, margins, calls = selection.pairs, selection.margins, selection.calls
-        _, T_world_shape, candidates = self._candidates(world, q, pairs, margins)
+        _, T_world_shape, candidates = self._candidates(world, q, selection.pairs, selection.margins)
         objects, stamp, _ = self._posed_objects(world)
         first = np.full(q.shape[0], -1, dtype=np.int64)
         rows, cols = np.nonzero(candidates)
@@ -263,14 +320,20 @@ class CollisionChecker:
         starts = np.searchsorted(rows, np.arange(q.shape[0] + 1))
         for c in np.flatnonzero(starts[1:] > starts[:-1]):
             self._scratch.counter += 1
-            tick = self._scratch.counter
-            T_c = T_world_shape[c]
-            for p in cols[starts[c]:starts[c + 1]]:
-                a, b = pairs[p]
-                if self._pair_collides(world, objects, stamp, tick, T_c, a, b, calls[p], margins[p]):
-                    first[c] = p
-                    break
+            first[c] = self._first_hit(world, selection, objects, stamp, self._scratch.counter, T_world_shape[c],
+                                       cols[starts[c]:starts[c + 1]])
         return first
+
+    def _first_hit(self, world, selection: PairSelection, objects, stamp, tick, T_world_shape_c: np.ndarray,
+                   candidates) -> int:
+        """The first of the candidate pairs (indices into ``selection.pairs``, in order) that
+        collides at one configuration whose shape poses are ``T_world_shape_c`` (S, 4, 4), or -1."""
+        pairs, margins, calls = selection.pairs, selection.margins, selection.calls
+        for p in candidates.tolist():
+            a, b = pairs[p].tolist()
+            if self._pair_collides(world, objects, stamp, tick, T_world_shape_c, a, b, calls[p], margins[p]):
+                return p
+        return -1
 
     def check_batch(self, joint_names, positions, *, group_name: str = "", pad_environment_collisions: bool = True,
                     pad_self_collisions: bool = False, world: CollisionWorld | None = None) -> tuple[np.ndarray, Verdict]:

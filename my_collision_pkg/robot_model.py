@@ -477,3 +477,16 @@ class RobotModel:
     def link_transforms(self, positions: np.ndarray) -> np.ndarray:
         """Poses (L, 4, 4) of every link in the planning frame for one configuration (A,)."""
         return self.link_transforms_batch(np.asarray(positions, dtype=float)[None, :])[0]
+
+    # ----- arrays for compiled kernels ----------------------------------
+    @property
+    def kinematics_arrays(self) -> tuple[np.ndarray, ...]:
+        """The arrays :func:`kernels.forward_kinematics` runs on, after the positions
+        (mimic matrix, mimic offsets, joint kinds, axes, link parents, origins, link joints).
+        Shared, not copies: do not write to them."""
+        return self._fk_arrays
+
+    @property
+    def limit_arrays(self) -> tuple[np.ndarray, np.ndarray]:
+        """(lower, upper) limits (A,) of the active joints, shared, not copies: do not write to them."""
+        return self._lower, self._upper
