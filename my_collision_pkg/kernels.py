@@ -16,6 +16,9 @@ PRISMATIC = 1
 SAT_EPSILON = 1e-9
 # Generalised winding number above which a point is inside a closed mesh.
 INSIDE_WINDING = 0.5
+# Bounding spheres apart by less than this still go to the separating-axis test.
+SPHERE_SLACK_M = 1e-6
+SQRT3 = np.sqrt(3.0)
 
 
 @njit(cache=True, fastmath=False)
@@ -171,22 +174,38 @@ def _obb_overlap(ca, Aa, ha, cb, Ab, hb, margin, R, absR, t):
 
 @njit(cache=True)
 def obb_candidates(T_world_shape, obb_center, obb_axes, obb_half, pairs, margin, out):
-    """out[c, p] = the bounding boxes of pair p may be within margin[p] at configuration c."""
+    """out[c, p] = the bounding boxes of pair p may be within margin[p] at configuration c.
+
+    The boxes' circumscribed spheres are compared first (box A grown by ``margin`` lies
+    within its sphere grown by sqrt(3) * margin): pairs whose spheres are apart by more
+    than ``SPHERE_SLACK_M`` are rejected without the separating-axis test, which only
+    ever rejects pairs whose boxes are apart.
+    """
     n_cfg = T_world_shape.shape[0]
     n_shapes = obb_center.shape[0]
     centers = np.empty((n_shapes, 3))
     axes = np.empty((n_shapes, 3, 3))
+    radius = np.empty(n_shapes)
     R = np.empty((3, 3))
     absR = np.empty((3, 3))
     t = np.empty(3)
+    for s in range(n_shapes):
+        radius[s] = np.sqrt(obb_half[s, 0] ** 2 + obb_half[s, 1] ** 2 + obb_half[s, 2] ** 2)
     for c in range(n_cfg):
         for s in range(n_shapes):
             _obb_world(T_world_shape[c, s], obb_center[s], obb_axes[s], centers[s], axes[s])
         for p in range(pairs.shape[0]):
             a = pairs[p, 0]
             b = pairs[p, 1]
-            out[c, p] = _obb_overlap(centers[a], axes[a], obb_half[a], centers[b], axes[b],
-                                     obb_half[b], margin[p], R, absR, t)
+            dx = centers[b, 0] - centers[a, 0]
+            dy = centers[b, 1] - centers[a, 1]
+            dz = centers[b, 2] - centers[a, 2]
+            reach = radius[a] + radius[b] + SQRT3 * margin[p] + SPHERE_SLACK_M
+            if dx * dx + dy * dy + dz * dz > reach * reach:
+                out[c, p] = False
+            else:
+                out[c, p] = _obb_overlap(centers[a], axes[a], obb_half[a], centers[b], axes[b],
+                                         obb_half[b], margin[p], R, absR, t)
 
 
 @njit(cache=True)
