@@ -267,7 +267,7 @@ class CollisionChecker:
             robot = world.robot
             lower, upper = robot.limit_arrays
             n = single_configuration_candidates(
-                values, indices, self._scene.current_positions, lower, upper, self.check_joint_limits,
+                values, indices, self._scene.current_positions, lower, upper, bool(self.check_joint_limits),
                 *robot.kinematics_arrays, world.shape_link, world.T_frame_shape, world.obb_center, world.obb_axes,
                 world.obb_half, selection.pairs, selection.margins, buffers.q, buffers.T_world_link,
                 buffers.T_world_shape, buffers.candidates, buffers.survivors)

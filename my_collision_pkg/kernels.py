@@ -415,7 +415,9 @@ def warm_up() -> None:
     triangles = np.array([[[0.0, 0.0, 0.0], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0]]])
     contains_probe(np.eye(4), np.eye(4), np.zeros((1, 3)), np.zeros(3), np.eye(3), np.ones(3), triangles)
     closest_point_on_triangles(np.zeros(3), triangles)
-    single_configuration_candidates(np.zeros(1), np.zeros(1, dtype=np.int64), np.zeros(1), -np.ones(1), np.ones(1),
+    current = np.zeros(1)
+    current.setflags(write=False)       # as PlanningScene.current_positions: one signature, compiled here
+    single_configuration_candidates(np.zeros(1), np.zeros(1, dtype=np.int64), current, -np.ones(1), np.ones(1),
                                     True, np.ones((1, 1)), np.zeros(1), np.zeros(1, dtype=np.int64),
                                     np.array([[0.0, 0.0, 1.0]]), np.array([-1], dtype=np.int64),
                                     np.eye(4)[None].copy(), np.array([0], dtype=np.int64),
