@@ -13,6 +13,7 @@ import threading
 from dataclasses import dataclass, field
 from urllib.parse import unquote, urlparse
 
+import coal
 import fcl
 import numpy as np
 import trimesh
@@ -154,6 +155,13 @@ class ShapeGeometry:
     source_mesh: trimesh.Trimesh | None = field(default=None, compare=False, repr=False)
     # fcl geometry to use against BVH meshes when the plain one is unreliable there
     fcl_geometry_against_mesh: object = field(default=None, compare=False, repr=False)
+    # coal's view of the shape, for exact signed distances (see narrowphase.py): the shape
+    # itself (primitive, convex mesh, or BVH model of a triangle mesh), and a convex solid
+    # containing it (the shape itself when convex, else its mesh's convex hull)
+    coal_geometry: object = field(default=None, compare=False, repr=False)
+    coal_hull: object = field(default=None, compare=False, repr=False)
+    # radius of a sphere about obb_center_shape that contains the shape, metres
+    bounding_radius_m: float = 0.0
 
     def triangle_mesh(self) -> trimesh.Trimesh:
         """Triangle mesh of the shape in its own frame (primitives tessellated once, on first use)."""
@@ -183,6 +191,42 @@ def primitive_mesh(spec: ShapeSpec) -> trimesh.Trimesh:
         mesh.apply_translation([0.0, 0.0, -spec.length_m / 2.0])
         return mesh
     raise TypeError(f"{type(spec).__name__} is not a primitive")
+
+
+def _coal_primitive(spec: ShapeSpec):
+    """The coal shape of a primitive, in the same frame convention as its fcl shape."""
+    if isinstance(spec, Box):
+        return coal.Box(*(float(v) for v in spec.size_m))
+    if isinstance(spec, Sphere):
+        return coal.Sphere(float(spec.radius_m))
+    if isinstance(spec, Cylinder):
+        return coal.Cylinder(float(spec.radius_m), float(spec.length_m))
+    if isinstance(spec, Capsule):
+        return coal.Capsule(float(spec.radius_m), float(spec.length_m))
+    if isinstance(spec, Cone):
+        return coal.Cone(float(spec.radius_m), float(spec.length_m))
+    raise TypeError(type(spec).__name__)
+
+
+def _coal_convex(vertices: np.ndarray, faces: np.ndarray):
+    """A coal convex solid from a closed convex triangle mesh."""
+    points = coal.StdVec_Vec3s()
+    for v in np.asarray(vertices, dtype=float):
+        points.append(v)
+    triangles = coal.StdVec_Triangle()
+    for a, b, c in np.asarray(faces, dtype=np.int64):
+        triangles.append(coal.Triangle(int(a), int(b), int(c)))
+    return coal.Convex(points, triangles)
+
+
+def _coal_bvh(vertices: np.ndarray, faces: np.ndarray):
+    """A coal BVH model (triangle soup) of a mesh."""
+    model = coal.BVHModelOBBRSS()
+    model.beginModel(len(faces), len(vertices))
+    model.addVertices(np.ascontiguousarray(vertices, dtype=float))
+    model.addTriangles(np.ascontiguousarray(faces, dtype=np.int64))
+    model.endModel()
+    return model
 
 
 def _check_sizes(owner: str, what: str, values) -> None:
@@ -215,8 +259,10 @@ def _primitive(spec: ShapeSpec, owner: str) -> ShapeGeometry:
     # fcl's dedicated sphere-triangle routines give negative depths and local-frame witness
     # points here; an ellipsoid with three equal radii is the same solid through plain GJK/EPA.
     against_mesh = fcl.Ellipsoid(spec.radius_m, spec.radius_m, spec.radius_m) if isinstance(spec, Sphere) else None
+    coal_geometry = _coal_primitive(spec)
     return ShapeGeometry(spec, geom, np.zeros(3), np.eye(3), half, np.zeros((1, 3)),
-                         fcl_geometry_against_mesh=against_mesh)
+                         fcl_geometry_against_mesh=against_mesh, coal_geometry=coal_geometry,
+                         coal_hull=coal_geometry, bounding_radius_m=float(np.linalg.norm(half)))
 
 
 def _mesh_geometry(spec: ShapeSpec, mesh: trimesh.Trimesh, owner: str, uri: str) -> ShapeGeometry:
@@ -248,9 +294,20 @@ def _mesh_geometry(spec: ShapeSpec, mesh: trimesh.Trimesh, owner: str, uri: str)
     _, first_face = np.unique(labels, return_index=True)
     probes = np.ascontiguousarray(vertices[faces[first_face, 0]])
     triangles = np.ascontiguousarray(vertices[faces]) if closed and not convex else None
+    if convex:
+        coal_geometry = coal_hull = _coal_convex(vertices, faces)
+    else:
+        coal_geometry = _coal_bvh(vertices, faces)
+        try:
+            hull = mesh.convex_hull
+            coal_hull = _coal_convex(np.asarray(hull.vertices), np.asarray(hull.faces))
+        except Exception:  # qhull refuses flat meshes: no hull bound for them
+            coal_hull = None
+    radius = float(np.max(np.linalg.norm(vertices - center, axis=1)))
     return ShapeGeometry(spec, geom, np.ascontiguousarray(center), np.ascontiguousarray(axes),
                          np.ascontiguousarray(half), probes, is_bvh=not convex, is_closed_bvh=closed and not convex,
-                         source_mesh=mesh, triangles_shape=triangles)
+                         source_mesh=mesh, triangles_shape=triangles, coal_geometry=coal_geometry,
+                         coal_hull=coal_hull, bounding_radius_m=radius)
 
 
 def build_shape(spec: ShapeSpec, owner: str, resolver: MeshResolver) -> ShapeGeometry:
