@@ -23,6 +23,7 @@ from .contacts import BodyType, Contact, ContactType, Explanation, NO_SUBSHAPE, 
 from .errors import CollisionPkgError, RequestError
 from .kernels import (NON_FINITE, closest_point_on_triangles, contains_probe, obb_candidates,
                       single_configuration_candidates, warm_up)
+from .narrowphase import pair_distance_lower_bound
 from .scene import CollisionWorld, PairSelection, PlanningScene
 from .transforms import invert_transform, transform_points
 
@@ -227,10 +228,10 @@ class CollisionChecker:
         result = fcl.CollisionResult()
         if fcl.collide(oa, ob, _BOOL_REQUEST, result):
             return True
-        if margin > 0.0:
-            distance = fcl.distance(oa, ob, _DISTANCE_REQUEST, fcl.DistanceResult())
-            if distance < margin:
-                return True
+        # padding: coal's exact distance (python-fcl's GJK distance may overestimate); the
+        # bound is exact whenever it is below the margin
+        if margin > 0.0 and pair_distance_lower_bound(world, T_world_shape_c, a, b, margin) < margin:
+            return True
         if world.shapes[a].geometry.is_closed_bvh or world.shapes[b].geometry.is_closed_bvh:
             return self._contained(world, T_world_shape_c, a, b) is not None
         return False
