@@ -42,7 +42,7 @@ class _ThreadScratch(threading.local):
     def __init__(self) -> None:
         self.stamp: dict[int, list[int]] = {}
         self.counter = 0
-        self.single: tuple | None = None
+        self.single: tuple | None = None     # (buffers, selection, kernel arguments)
 
 
 class _SingleBuffers(NamedTuple):
@@ -60,6 +60,14 @@ class _SingleBuffers(NamedTuple):
         return cls(world, np.empty((1, len(robot.active_joint_names))), np.empty((1, len(robot.link_names), 4, 4)),
                    np.empty((1, len(world.shapes), 4, 4)), np.empty((1, n_pairs), dtype=np.bool_),
                    np.empty(n_pairs, dtype=np.int64))
+
+    def kernel_arguments(self, selection: PairSelection) -> tuple:
+        """The arguments of the kernel after (values, indices, current, check_limits)."""
+        world = self.world
+        robot = world.robot
+        return (*robot.limit_arrays, *robot.kinematics_arrays, world.shape_link, world.T_frame_shape,
+                world.obb_center, world.obb_axes, world.obb_half, selection.pairs, selection.margins, self.q,
+                self.T_world_link, self.T_world_shape, self.candidates, self.survivors)
 
 
 class CollisionChecker:
@@ -264,14 +272,9 @@ class CollisionChecker:
                 raise
             if not (values.flags.c_contiguous and values.flags.writeable):
                 values = np.array(values)                         # one compiled signature for every caller
-            buffers = self._single_buffers(world)
-            robot = world.robot
-            lower, upper = robot.limit_arrays
-            n = single_configuration_candidates(
-                values, indices, self._scene.current_positions, lower, upper, bool(self.check_joint_limits),
-                *robot.kinematics_arrays, world.shape_link, world.T_frame_shape, world.obb_center, world.obb_axes,
-                world.obb_half, selection.pairs, selection.margins, buffers.q, buffers.T_world_link,
-                buffers.T_world_shape, buffers.candidates, buffers.survivors)
+            buffers, arguments = self._single_buffers(world, selection)
+            n = single_configuration_candidates(values, indices, self._scene.current_positions,
+                                                bool(self.check_joint_limits), *arguments)
             if n == NON_FINITE:
                 self.single_configuration(joint_names, values)   # raises, naming the joint
         except CollisionPkgError as exc:
@@ -290,12 +293,16 @@ class CollisionChecker:
         return Verdict(False, Status.IN_COLLISION,
                        f"{kind} between '{world.shapes[a].owner}' and '{world.shapes[b].owner}'")
 
-    def _single_buffers(self, world: CollisionWorld) -> _SingleBuffers:
-        """This thread's buffers for the one-configuration kernel, sized for ``world``."""
-        buffers = self._scratch.single
-        if buffers is None or buffers.world is not world:
-            buffers = self._scratch.single = _SingleBuffers.for_world(world)
-        return buffers
+    def _single_buffers(self, world: CollisionWorld, selection: PairSelection) -> tuple[_SingleBuffers, tuple]:
+        """This thread's buffers for the one-configuration kernel, sized for ``world``, and the
+        kernel's arguments for ``selection`` (both kept until the snapshot or selection changes)."""
+        single = self._scratch.single
+        if single is not None and single[1] is selection and single[0].world is world:
+            return single[0], single[2]
+        buffers = single[0] if single is not None and single[0].world is world else _SingleBuffers.for_world(world)
+        arguments = buffers.kernel_arguments(selection)
+        self._scratch.single = (buffers, selection, arguments)
+        return buffers, arguments
 
     def is_valid(self, joint_names, positions, **options) -> bool:
         """True when the configuration is within limits and collision-free.

@@ -361,7 +361,7 @@ OUT_OF_LIMITS_BASE = -2      # code OUT_OF_LIMITS_BASE - k: active joint k is ou
 
 
 @njit(cache=True)
-def single_configuration_candidates(values, indices, current, lower, upper, check_limits,
+def single_configuration_candidates(values, indices, current, check_limits, lower, upper,
                                     mimic_matrix, mimic_offset, joint_kind, joint_axis, link_parent,
                                     T_parent_origin, link_joint, shape_link, T_frame_shape, obb_center,
                                     obb_axes, obb_half, pairs, margins, q, T_world_link, T_world_shape,
@@ -417,8 +417,8 @@ def warm_up() -> None:
     closest_point_on_triangles(np.zeros(3), triangles)
     current = np.zeros(1)
     current.setflags(write=False)       # as PlanningScene.current_positions: one signature, compiled here
-    single_configuration_candidates(np.zeros(1), np.zeros(1, dtype=np.int64), current, -np.ones(1), np.ones(1),
-                                    True, np.ones((1, 1)), np.zeros(1), np.zeros(1, dtype=np.int64),
+    single_configuration_candidates(np.zeros(1), np.zeros(1, dtype=np.int64), current, True, -np.ones(1),
+                                    np.ones(1), np.ones((1, 1)), np.zeros(1), np.zeros(1, dtype=np.int64),
                                     np.array([[0.0, 0.0, 1.0]]), np.array([-1], dtype=np.int64),
                                     np.eye(4)[None].copy(), np.array([0], dtype=np.int64),
                                     np.array([0, -1], dtype=np.int64), np.stack([np.eye(4), np.eye(4)]),
