@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
+from dataclasses import replace
 from typing import NamedTuple
 
 import fcl
@@ -21,9 +22,11 @@ import numpy as np
 
 from .contacts import BodyType, Contact, ContactType, Explanation, NO_SUBSHAPE, Status, Verdict
 from .errors import CollisionPkgError, RequestError
+from .contact_kernels import KIND_CONVEX, KIND_SPHERE
+from .contact_kernels import warm_up as warm_up_contacts
 from .kernels import (NON_FINITE, closest_point_on_triangles, contains_probe, obb_candidates,
                       single_configuration_candidates, warm_up)
-from .narrowphase import pair_distance_lower_bound
+from .narrowphase import PairDistance, pair_contacts, pair_distance_lower_bound
 from .scene import CollisionWorld, PairSelection, PlanningScene
 from .transforms import invert_transform, transform_points
 
@@ -96,6 +99,7 @@ class CollisionChecker:
         self._name_lock = threading.Lock()
         self._scratch = _ThreadScratch()
         warm_up()
+        warm_up_contacts()
 
     @property
     def scene(self) -> PlanningScene:
@@ -448,6 +452,8 @@ class CollisionChecker:
         a, b = contact.link_names
         if contact.distance < 0:
             what = f"penetration {contact.penetration_depth * 1000:.2f} mm"
+            if contact.depth_is_fallback:
+                what += " (triangle contact: no vertex of either body inside the other)"
         else:
             what = f"distance {contact.distance * 1000:.2f} mm"
         padded = pad_self if self_pair else pad_env
@@ -458,6 +464,37 @@ class CollisionChecker:
     def _pair_contacts(self, build: "_ContactBuilder", objects, stamp, tick, a, b, call, swapped, margin,
                        contact_distance):
         """(in collision, contacts) for one shape pair, contacts capped per pair.
+
+        The verdict is the predicate's own (:meth:`_pair_collides`), so explain and the
+        predicate never disagree. The contacts come from the checker's distance function
+        (``narrowphase.pair_contacts``): the exact signed distance of primitive and convex
+        pairs (coal), the deepest point of each overlap region where a closed mesh
+        penetrates, the exact separation of meshes that are apart. A pair with an open
+        mesh (no inside) keeps fcl's triangle contacts (:meth:`_fcl_contacts`).
+        """
+        world, T_c = build.world, build.T_world_shape
+        ga, gb = world.shapes[a].geometry, world.shapes[b].geometry
+        if ga.solid_kind < 0 or gb.solid_kind < 0:
+            return self._fcl_contacts(build, objects, stamp, tick, a, b, call, swapped, margin, contact_distance)
+        found = self._pair_collides(world, objects, stamp, tick, T_c, a, b, call, margin)
+        threshold = max(margin, contact_distance)
+        if not found and threshold <= 0.0:
+            return False, []
+        results = pair_contacts(world, T_c, a, b, self.contacts_per_pair if found else 1)
+        if found and not results[0].exact:
+            # penetrating meshes with no surface point inside the other body (an edge through
+            # an edge): fcl's contacts against single triangles, marked as such
+            contacts = self._fcl_contacts(build, objects, stamp, tick, a, b, call, swapped, margin,
+                                          contact_distance)[1]
+            if contacts:
+                return True, [replace(c, depth_is_fallback=True) for c in contacts]
+        if not found:
+            results = [r for r in results if r.distance_m < threshold]
+        return found, [build.from_distance(a, b, r) for r in results]
+
+    def _fcl_contacts(self, build: "_ContactBuilder", objects, stamp, tick, a, b, call, swapped, margin,
+                      contact_distance):
+        """(in collision, contacts) from fcl's own contacts, for pairs with an open mesh.
 
         fcl is called in ``call`` order; when that is body 1 first (``swapped``) its
         normals, witness points and sub-shape ids are turned back to body 0 first.
@@ -517,6 +554,13 @@ class _ContactBuilder:
         p0 = position + 0.5 * depth * normal
         return self.make(a, b, p0, normal, -depth, b1, b2)
 
+    def from_distance(self, a, b, result: PairDistance) -> Contact:
+        """A contact from the checker's distance function (witness points, normal, signed distance)."""
+        ga, gb = self.world.shapes[a].geometry, self.world.shapes[b].geometry
+        return self.make(a, b, np.asarray(result.p0_world, dtype=float), np.asarray(result.normal_world, dtype=float),
+                         float(result.distance_m), *result.subshapes, single=_single_contact_point(ga, gb),
+                         fallback=not result.exact)
+
     def from_points(self, a, b, p0, p1, distance, b1, b2) -> Contact:
         delta = p1 - p0
         norm = np.linalg.norm(delta)
@@ -550,7 +594,7 @@ class _ContactBuilder:
         subshape = (int(triangle), NO_SUBSHAPE) if outer == a else (NO_SUBSHAPE, int(triangle))
         return self.make(a, b, p0, normal, -depth, *subshape)
 
-    def make(self, a, b, p0, normal, distance, b1, b2) -> Contact:
+    def make(self, a, b, p0, normal, distance, b1, b2, *, single: bool = False, fallback: bool = False) -> Contact:
         """A contact from the point on body 0, the normal and the signed distance.
 
         The point on body 1 is ``p0 + distance * normal``, so the documented
@@ -565,4 +609,17 @@ class _ContactBuilder:
         return Contact(kind, (sa.owner, sb.owner), (BodyType(sa.body_type), BodyType(sb.body_type)),
                        (sa.shape_id, sb.shape_id), (sub0, sub1), 0.5 * (p0 + p1), (p0, p1),
                        (self._to_owner(a, p0), self._to_owner(b, p1)), normal, float(distance),
-                       max(0.0, -float(distance)), False)
+                       max(0.0, -float(distance)), single, depth_is_fallback=fallback)
+
+
+def _single_contact_point(ga, gb) -> bool:
+    """Whether a pair can only ever touch at one point (Contact.single_contact_point).
+
+    Rule: a sphere against a convex solid (a primitive or a convex mesh). Such bodies
+    touch at exactly one point, and their overlap is one convex region whose contact
+    is the single one reported. Every other pair may touch along a line or a patch, or
+    (with a non-convex mesh) in several places.
+    """
+    convex = ga.solid_kind <= KIND_CONVEX and gb.solid_kind <= KIND_CONVEX and ga.solid_kind >= 0 \
+        and gb.solid_kind >= 0
+    return bool(convex and KIND_SPHERE in (ga.solid_kind, gb.solid_kind))

@@ -55,6 +55,9 @@ class Contact:
     distance: float
     penetration_depth: float
     single_contact_point: bool = False
+    # the depth is not the deepest point's (no surface point of either body lies inside the
+    # other, e.g. an edge through an edge): fcl's or coal's contact against one triangle
+    depth_is_fallback: bool = False
 
     @property
     def in_penetration(self) -> bool:
