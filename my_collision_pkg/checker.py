@@ -32,7 +32,8 @@ from .transforms import invert_transform, transform_points
 
 DEFAULT_MAX_CONTACTS = 100
 DEFAULT_CONTACTS_PER_PAIR = 4
-MAX_BATCH_CONFIGURATIONS = 1_000_000
+MAX_BATCH_CONFIGURATIONS = 1_000_000      # the largest max_batch (the node's parameter has this range)
+BATCH_CHUNK = 4096                        # configurations posed and culled together in check_batch
 _NAME_CACHE_SIZE = 64
 _BOOL_REQUEST = fcl.CollisionRequest()
 _DISTANCE_REQUEST = fcl.DistanceRequest(enable_nearest_points=True, enable_signed_distance=True)
@@ -136,7 +137,7 @@ class CollisionChecker:
                 self._name_cache.popitem(last=False)
         return result
 
-    def full_configurations(self, joint_names, positions) -> np.ndarray:
+    def full_configurations(self, joint_names, positions, *, max_batch: int = MAX_BATCH_CONFIGURATIONS) -> np.ndarray:
         """Complete configurations (N, A) from named joint values (N, K) or (K,).
 
         Joints not named keep the scene's current values.
@@ -145,7 +146,19 @@ class CollisionChecker:
         ------
         RequestError
             Unknown, repeated or non-variable joint, length mismatch, NaN or infinity,
-            an empty request or a batch over the size limit.
+            an empty request or more than ``max_batch`` configurations.
+        """
+        indices, values = self._named_values(joint_names, positions, max_batch)
+        self._check_finite(joint_names, values, 0, values.shape[0] > 1)
+        return self._complete(indices, values)
+
+    def _named_values(self, joint_names, positions, max_batch: int) -> tuple[np.ndarray, np.ndarray]:
+        """Active indices (K,) of the named joints and the values as (N, K) (a view when possible).
+
+        Raises
+        ------
+        RequestError
+            As :meth:`full_configurations`, except non-finite values (see :meth:`_check_finite`).
         """
         indices = self._joint_indices(joint_names)
         values = np.asarray(positions, dtype=float)
@@ -155,13 +168,19 @@ class CollisionChecker:
             values = values.reshape(-1, len(indices))
         if values.ndim != 2 or values.shape[1] != len(indices):
             raise RequestError(f"positions must have {len(indices)} columns, one per joint name")
-        if values.shape[0] > MAX_BATCH_CONFIGURATIONS:
-            raise RequestError(f"{values.shape[0]} configurations exceed the limit of {MAX_BATCH_CONFIGURATIONS}")
+        if values.shape[0] > max_batch:
+            raise RequestError(f"{values.shape[0]} configurations exceed max_batch = {max_batch}")
+        return indices, values
+
+    @staticmethod
+    def _check_finite(joint_names, values: np.ndarray, first_row: int, numbered: bool) -> None:
         finite = np.isfinite(values)
         if not finite.all():
             row, col = np.argwhere(~finite)[0]
             raise RequestError(f"joint '{joint_names[col]}' has non-finite position {values[row, col]}"
-                               + (f" in configuration {row}" if values.shape[0] > 1 else ""))
+                               + (f" in configuration {first_row + row}" if numbered else ""))
+
+    def _complete(self, indices: np.ndarray, values: np.ndarray) -> np.ndarray:
         q = np.repeat(self._scene.current_positions[None, :], values.shape[0], axis=0)
         q[:, indices] = values
         return q
@@ -348,8 +367,13 @@ class CollisionChecker:
         return -1
 
     def check_batch(self, joint_names, positions, *, group_name: str = "", pad_environment_collisions: bool = True,
-                    pad_self_collisions: bool = False, world: CollisionWorld | None = None) -> tuple[np.ndarray, Verdict]:
+                    pad_self_collisions: bool = False, world: CollisionWorld | None = None,
+                    max_batch: int = MAX_BATCH_CONFIGURATIONS) -> tuple[np.ndarray, Verdict]:
         """Validity of N configurations given as (N, K) or flat row-major (N*K,).
+
+        Configurations are checked BATCH_CHUNK at a time, so the memory used beyond
+        the request and the answer does not grow with N. More than ``max_batch``
+        configurations are refused before any work.
 
         Returns
         -------
@@ -360,29 +384,36 @@ class CollisionChecker:
         """
         try:
             world = self._scene.world if world is None else world
-            q = self.full_configurations(joint_names, positions)
+            indices, values = self._named_values(joint_names, positions, max_batch)
+            n = values.shape[0]
+            for start in range(0, n, BATCH_CHUNK):
+                self._check_finite(joint_names, values[start:start + BATCH_CHUNK], start, n > 1)
             selection = world.pair_selection(group_name, pad_environment_collisions, pad_self_collisions)
         except CollisionPkgError as exc:
             return np.zeros(0, dtype=bool), Verdict(False, Status.INVALID_REQUEST, str(exc))
-        valid = np.ones(q.shape[0], dtype=bool)
-        status = np.full(q.shape[0], Status.VALID, dtype=np.int64)
-        if self.check_joint_limits:
-            robot = world.robot
-            out = np.any((q < robot.lower_limits) | (q > robot.upper_limits), axis=1)
-            valid &= ~out
-            status[out] = Status.OUT_OF_BOUNDS
-        inside = np.flatnonzero(valid)
-        if inside.size:
-            first = self._first_collision(world, q[inside], selection)
-            hit = inside[first >= 0]
-            valid[hit] = False
-            status[hit] = Status.IN_COLLISION
-        n_bad = int((~valid).sum())
+        valid = np.ones(n, dtype=bool)
+        first_bad, first_status = -1, Status.VALID
+        robot = world.robot
+        lower, upper = robot.lower_limits, robot.upper_limits
+        for start in range(0, n, BATCH_CHUNK):
+            q = self._complete(indices, values[start:start + BATCH_CHUNK])
+            ok = valid[start:start + len(q)]            # a view: written through
+            out = np.zeros(len(q), dtype=bool)
+            if self.check_joint_limits:
+                out = np.any((q < lower) | (q > upper), axis=1)
+                ok &= ~out
+            inside = np.flatnonzero(ok)
+            if inside.size:
+                first = self._first_collision(world, q[inside], selection)
+                ok[inside[first >= 0]] = False
+            if first_bad < 0 and not ok.all():
+                k = int(np.flatnonzero(~ok)[0])
+                first_bad, first_status = start + k, Status.OUT_OF_BOUNDS if out[k] else Status.IN_COLLISION
+        n_bad = int(n - np.count_nonzero(valid))
         if n_bad == 0:
-            return valid, Verdict(True, Status.VALID, f"all {len(valid)} configurations valid")
-        k = int(np.flatnonzero(~valid)[0])
-        return valid, Verdict(False, Status(int(status[k])),
-                              f"{n_bad} of {len(valid)} configurations invalid (first: index {k})")
+            return valid, Verdict(True, Status.VALID, f"all {n} configurations valid")
+        return valid, Verdict(False, first_status,
+                              f"{n_bad} of {n} configurations invalid (first: index {first_bad})")
 
     # ----- explain ------------------------------------------------------
     def explain(self, joint_names, positions, *, group_name: str = "", pad_environment_collisions: bool = True,

@@ -20,7 +20,7 @@ import trimesh
 
 from .contact_kernels import KIND_BOX, KIND_CAPSULE, KIND_CONE, KIND_CONVEX, KIND_CYLINDER, KIND_MESH, KIND_SPHERE
 from .errors import MeshError, ModelError
-from .robot_model import Box, Capsule, Cone, Cylinder, MeshRef, ShapeSpec, Sphere, TriangleMesh
+from .robot_model import MAX_COORDINATE_M, Box, Capsule, Cone, Cylinder, MeshRef, ShapeSpec, Sphere, TriangleMesh
 
 SPHERE_SUBDIVISIONS = 3      # icosphere used to draw spheres and build their surfaces
 ROUND_SECTIONS = 48          # facets around cylinders, capsules and cones
@@ -245,7 +245,19 @@ def _coal_bvh(vertices: np.ndarray, faces: np.ndarray):
 def _check_sizes(owner: str, what: str, values) -> None:
     arr = np.asarray(values, dtype=float)
     if not np.all(np.isfinite(arr)) or np.any(arr <= MIN_DIMENSION_M):
-        raise ModelError(f"'{owner}': {what} {list(np.ravel(arr))} must be finite and positive")
+        raise ModelError(f"'{owner}': {what} {[float(v) for v in np.ravel(arr)]} must be finite and positive")
+    if np.any(arr > MAX_COORDINATE_M):
+        raise ModelError(f"'{owner}': {what} {[float(v) for v in np.ravel(arr)]} is beyond the bound of "
+                         f"{MAX_COORDINATE_M:g} m")
+
+
+def _check_vertices(owner: str, uri: str, vertices: np.ndarray) -> None:
+    """Mesh vertices (V, 3), metres, after scaling: finite and within MAX_COORDINATE_M."""
+    if not np.all(np.isfinite(vertices)):
+        raise MeshError(owner, uri, "has non-finite vertices")
+    if vertices.size and np.max(np.abs(vertices)) > MAX_COORDINATE_M:
+        raise MeshError(owner, uri, f"has a vertex coordinate of {np.max(np.abs(vertices)):g} m, beyond the bound "
+                                    f"of {MAX_COORDINATE_M:g} m")
 
 
 def _primitive(spec: ShapeSpec, owner: str) -> ShapeGeometry:
@@ -309,8 +321,7 @@ def _face_planes(vertices: np.ndarray, faces: np.ndarray) -> np.ndarray:
 def _mesh_geometry(spec: ShapeSpec, mesh: trimesh.Trimesh, owner: str, uri: str) -> ShapeGeometry:
     vertices = np.array(mesh.vertices, dtype=float)      # plain arrays: trimesh's tracked ones are slow
     faces = np.array(mesh.faces, dtype=np.int64)
-    if not np.all(np.isfinite(vertices)):
-        raise MeshError(owner, uri, "has non-finite vertices")
+    _check_vertices(owner, uri, vertices)
     closed = bool(mesh.is_watertight)
     convex = closed and bool(mesh.is_convex)
     if convex:
@@ -385,6 +396,7 @@ def build_shape(spec: ShapeSpec, owner: str, resolver: MeshResolver) -> ShapeGeo
             raise MeshError(owner, "<inline mesh>", "needs vertices (V, 3) and at least one triangle (T, 3)")
         if triangles.min() < 0 or triangles.max() >= len(vertices):
             raise MeshError(owner, "<inline mesh>", "a triangle indexes a vertex that does not exist")
+        _check_vertices(owner, "<inline mesh>", vertices)   # before trimesh sees them
         mesh = trimesh.Trimesh(vertices, triangles, process=True)
         return _mesh_geometry(spec, mesh, owner, "<inline mesh>")
     return _primitive(spec, owner)
