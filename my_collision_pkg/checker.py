@@ -15,6 +15,7 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from dataclasses import replace
+from typing import NamedTuple
 
 import fcl
 import numpy as np
@@ -23,8 +24,9 @@ from .contacts import BodyType, Contact, ContactType, Explanation, NO_SUBSHAPE, 
 from .errors import CollisionPkgError, RequestError
 from .contact_kernels import KIND_CONVEX, KIND_SPHERE
 from .contact_kernels import warm_up as warm_up_contacts
-from .kernels import closest_point_on_triangles, contains_probe, obb_candidates, warm_up
-from .narrowphase import PairDistance, pair_contacts
+from .kernels import (NON_FINITE, closest_point_on_triangles, contains_probe, obb_candidates,
+                      single_configuration_candidates, warm_up)
+from .narrowphase import PairDistance, pair_contacts, pair_distance_lower_bound
 from . import motion
 from .motion import DEFAULT_TOUCH_TOLERANCE_M, MotionMode, MotionResult, TrajectoryResult
 from .scene import CollisionWorld, PairSelection, PlanningScene
@@ -40,11 +42,38 @@ _DISTANCE_REQUEST = fcl.DistanceRequest(enable_nearest_points=True, enable_signe
 
 
 class _ThreadScratch(threading.local):
-    """Per-thread marks of which fcl objects already carry this check's pose."""
+    """Per-thread state: marks of which fcl objects already carry this check's pose, and
+    the buffers the one-configuration kernel fills (for one world snapshot at a time)."""
 
     def __init__(self) -> None:
         self.stamp: dict[int, list[int]] = {}
         self.counter = 0
+        self.single: tuple | None = None     # (buffers, selection, kernel arguments)
+
+
+class _SingleBuffers(NamedTuple):
+    """What :func:`kernels.single_configuration_candidates` fills for one world snapshot."""
+    world: CollisionWorld
+    q: np.ndarray                 # (1, A) the complete configuration
+    T_world_link: np.ndarray      # (1, L, 4, 4)
+    T_world_shape: np.ndarray     # (1, S, 4, 4)
+    candidates: np.ndarray        # (1, P) bool, P = every pair of the world
+    survivors: np.ndarray         # (P,) indices of the candidate pairs of the selection
+
+    @classmethod
+    def for_world(cls, world: CollisionWorld) -> "_SingleBuffers":
+        robot, n_pairs = world.robot, len(world.pairs)
+        return cls(world, np.empty((1, len(robot.active_joint_names))), np.empty((1, len(robot.link_names), 4, 4)),
+                   np.empty((1, len(world.shapes), 4, 4)), np.empty((1, n_pairs), dtype=np.bool_),
+                   np.empty(n_pairs, dtype=np.int64))
+
+    def kernel_arguments(self, selection: PairSelection) -> tuple:
+        """The arguments of the kernel after (values, indices, current, check_limits)."""
+        world = self.world
+        robot = world.robot
+        return (*robot.limit_arrays, *robot.kinematics_arrays, world.shape_link, world.T_frame_shape,
+                world.obb_center, world.obb_axes, world.obb_half, selection.pairs, selection.margins, self.q,
+                self.T_world_link, self.T_world_shape, self.candidates, self.survivors)
 
 
 class CollisionChecker:
@@ -208,7 +237,9 @@ class CollisionChecker:
         s = k % len(world.shapes)
         if stamp[k] != tick and world.shape_link[s] >= 0:
             T = T_world_shape_c[s]
-            objects[k].setTransform(fcl.Transform(T[:3, :3], T[:3, 3]))
+            obj = objects[k]
+            obj.setRotation(T[:3, :3])       # as setTransform(fcl.Transform(R, t)), at half the cost
+            obj.setTranslation(T[:3, 3])
             stamp[k] = tick
         return objects[k]
 
@@ -230,10 +261,10 @@ class CollisionChecker:
         result = fcl.CollisionResult()
         if fcl.collide(oa, ob, _BOOL_REQUEST, result):
             return True
-        if margin > 0.0:
-            distance = fcl.distance(oa, ob, _DISTANCE_REQUEST, fcl.DistanceResult())
-            if distance < margin:
-                return True
+        # padding: coal's exact distance (python-fcl's GJK distance may overestimate); the
+        # bound is exact whenever it is below the margin
+        if margin > 0.0 and pair_distance_lower_bound(world, T_world_shape_c, a, b, margin) < margin:
+            return True
         if world.shapes[a].geometry.is_closed_bvh or world.shapes[b].geometry.is_closed_bvh:
             return self._contained(world, T_world_shape_c, a, b) is not None
         return False
@@ -246,23 +277,57 @@ class CollisionChecker:
         Bad input gives ``Status.INVALID_REQUEST`` (never raises on it). ``world`` is the
         snapshot to check against (default: the scene's current one); a request made of
         several steps (explain, then surfaces) passes one snapshot to all of them.
+
+        The fast path: completion, the finite-value and limits checks, kinematics, shape
+        poses and culling are one compiled call on per-thread buffers; only the pairs
+        that survive culling cost Python. Verdicts, statuses and messages are those of
+        :meth:`check_batch` and :meth:`single_configuration` (whose code names every fault).
         """
         try:
             world = self._scene.world if world is None else world
-            q = self.single_configuration(joint_names, positions)
-            selection = world.pair_selection(group_name, pad_environment_collisions, pad_self_collisions)
+            values = np.asarray(positions, dtype=float)
+            indices = self._name_cache.get(tuple(joint_names))
+            if indices is None or values.ndim != 1 or values.shape[0] != indices.shape[0]:
+                self.single_configuration(joint_names, values)   # raises the fault; else caches the names
+                indices = self._joint_indices(joint_names)
+            try:
+                selection = world.pair_selection(group_name, pad_environment_collisions, pad_self_collisions)
+            except CollisionPkgError:
+                self.single_configuration(joint_names, values)   # a fault of the configuration comes first
+                raise
+            if not (values.flags.c_contiguous and values.flags.writeable):
+                values = np.array(values)                         # one compiled signature for every caller
+            buffers, arguments = self._single_buffers(world, selection)
+            n = single_configuration_candidates(values, indices, self._scene.current_positions,
+                                                bool(self.check_joint_limits), *arguments)
+            if n == NON_FINITE:
+                self.single_configuration(joint_names, values)   # raises, naming the joint
         except CollisionPkgError as exc:
             return Verdict(False, Status.INVALID_REQUEST, str(exc))
-        limits = self._limits_message(q[0])
-        if limits is not None:
-            return Verdict(False, Status.OUT_OF_BOUNDS, limits)
-        hit = self._first_collision(world, q, selection)[0]
+        if n < 0:
+            return Verdict(False, Status.OUT_OF_BOUNDS, self._limits_message(buffers.q[0]))
+        if n == 0:
+            return Verdict(True, Status.VALID, "valid")
+        objects, stamp, tick = self._posed_objects(world)
+        hit = self._first_hit(world, selection, objects, stamp, tick, buffers.T_world_shape[0],
+                              buffers.survivors[:n])
         if hit < 0:
             return Verdict(True, Status.VALID, "valid")
         a, b = selection.pairs[hit]
         kind = "self-collision" if world.pair_is_self[selection.index[hit]] else "environment collision"
         return Verdict(False, Status.IN_COLLISION,
                        f"{kind} between '{world.shapes[a].owner}' and '{world.shapes[b].owner}'")
+
+    def _single_buffers(self, world: CollisionWorld, selection: PairSelection) -> tuple[_SingleBuffers, tuple]:
+        """This thread's buffers for the one-configuration kernel, sized for ``world``, and the
+        kernel's arguments for ``selection`` (both kept until the snapshot or selection changes)."""
+        single = self._scratch.single
+        if single is not None and single[1] is selection and single[0].world is world:
+            return single[0], single[2]
+        buffers = single[0] if single is not None and single[0].world is world else _SingleBuffers.for_world(world)
+        arguments = buffers.kernel_arguments(selection)
+        self._scratch.single = (buffers, selection, arguments)
+        return buffers, arguments
 
     def is_valid(self, joint_names, positions, **options) -> bool:
         """True when the configuration is within limits and collision-free.
@@ -279,8 +344,7 @@ class CollisionChecker:
 
     def _first_collision(self, world: CollisionWorld, q: np.ndarray, selection: PairSelection):
         """Per configuration, the index (into ``selection.pairs``) of the first colliding pair, or -1."""
-        pairs, margins, calls = selection.pairs, selection.margins, selection.calls
-        _, T_world_shape, candidates = self._candidates(world, q, pairs, margins)
+        _, T_world_shape, candidates = self._candidates(world, q, selection.pairs, selection.margins)
         objects, stamp, _ = self._posed_objects(world)
         first = np.full(q.shape[0], -1, dtype=np.int64)
         rows, cols = np.nonzero(candidates)
@@ -289,14 +353,20 @@ class CollisionChecker:
         starts = np.searchsorted(rows, np.arange(q.shape[0] + 1))
         for c in np.flatnonzero(starts[1:] > starts[:-1]):
             self._scratch.counter += 1
-            tick = self._scratch.counter
-            T_c = T_world_shape[c]
-            for p in cols[starts[c]:starts[c + 1]]:
-                a, b = pairs[p]
-                if self._pair_collides(world, objects, stamp, tick, T_c, a, b, calls[p], margins[p]):
-                    first[c] = p
-                    break
+            first[c] = self._first_hit(world, selection, objects, stamp, self._scratch.counter, T_world_shape[c],
+                                       cols[starts[c]:starts[c + 1]])
         return first
+
+    def _first_hit(self, world, selection: PairSelection, objects, stamp, tick, T_world_shape_c: np.ndarray,
+                   candidates) -> int:
+        """The first of the candidate pairs (indices into ``selection.pairs``, in order) that
+        collides at one configuration whose shape poses are ``T_world_shape_c`` (S, 4, 4), or -1."""
+        pairs, margins, calls = selection.pairs, selection.margins, selection.calls
+        for p in candidates.tolist():
+            a, b = pairs[p].tolist()
+            if self._pair_collides(world, objects, stamp, tick, T_world_shape_c, a, b, calls[p], margins[p]):
+                return p
+        return -1
 
     def check_batch(self, joint_names, positions, *, group_name: str = "", pad_environment_collisions: bool = True,
                     pad_self_collisions: bool = False, world: CollisionWorld | None = None,

@@ -521,3 +521,16 @@ class RobotModel:
         :func:`kernels.forward_kinematics`.
         """
         return self._fk_arrays
+
+    # ----- arrays for compiled kernels ----------------------------------
+    @property
+    def kinematics_arrays(self) -> tuple[np.ndarray, ...]:
+        """The arrays :func:`kernels.forward_kinematics` runs on, after the positions
+        (mimic matrix, mimic offsets, joint kinds, axes, link parents, origins, link joints).
+        Shared, not copies: do not write to them."""
+        return self._fk_arrays
+
+    @property
+    def limit_arrays(self) -> tuple[np.ndarray, np.ndarray]:
+        """(lower, upper) limits (A,) of the active joints, shared, not copies: do not write to them."""
+        return self._lower, self._upper
