@@ -19,7 +19,15 @@ configuration:
   contact with distance <= 0 meaning collision. (pybullet checks each link mesh as its convex hull, so its
   verdicts are those of a coarser model; it is here for speed only.)
 - explain on the configurations we refuse, ``contact_distance = 0``: milliseconds per
-  call, median and max.
+  call, median and max, beside pinocchio + coal's nearest equivalent on the same
+  configurations: ``computeCollisions`` over every pair (no stop at the first collision)
+  with contacts enabled, as many per pair as ours (``contacts_per_pair``);
+- Python-level calls per ``check`` (function calls and calls of builtins, counted with
+  ``sys.setprofile`` outside the timed runs), mean over the set.
+
+Options ``--pin CPU`` (run on that CPU only) and ``--busy-cpu CPU`` (a busy loop on that
+CPU for the whole run) show whether the ratios hold on one core and under load, e.g.
+``--pin 0`` and ``--pin 0 --busy-cpu 1``.
 
 The measurements are repeated in rounds, the order of the engines rotating from one
 round to the next so that machine noise falls on every side alike; the figures are
@@ -32,6 +40,8 @@ import gc
 import os
 import platform
 import statistics
+import subprocess
+import sys
 import time
 
 import numpy as np
@@ -43,7 +53,7 @@ RANDOM_SEED = 20_260_611          # same set as test/robots/conftest.py
 N_CONFIGURATIONS = 2000
 BATCH_SIZE = 1000
 ROUNDS = 3
-TARGET_SINGLE_RATIO = 1.0
+TARGET_SINGLE_RATIO = 0.5
 TARGET_BATCH_RATIO = 0.5
 TARGET_EXPLAIN_MS = 3.0
 US_PER_S = 1e6
@@ -81,7 +91,7 @@ class PinocchioCoal:
     """pinocchio + coal on exactly the shape pairs our scene checks."""
     name = "pinocchio + coal"
 
-    def __init__(self, scene, urdf_path: str) -> None:
+    def __init__(self, scene, urdf_path: str, contacts_per_pair: int = 0) -> None:
         import pinocchio as pin
         self.pin = pin
         model, gmodel = pin.buildModelsFromUrdf(urdf_path, [example_robot_data_share()],
@@ -95,6 +105,10 @@ class PinocchioCoal:
             gmodel.addCollisionPair(pin.CollisionPair(index[a], index[b]))
         self.model, self.data = model, model.createData()
         self.gmodel, self.gdata = gmodel, pin.GeometryData(gmodel)
+        if contacts_per_pair:       # explain's equivalent: contacts of every colliding pair
+            for request in self.gdata.collisionRequests:
+                request.enable_contact = True
+                request.num_max_contacts = contacts_per_pair
         movable = {n: i for i, n in enumerate(scene.robot.movable_joint_names)}
         self.robot = scene.robot
         self.q_index = np.array([model.joints[j].idx_q for j in range(1, model.njoints)])
@@ -112,6 +126,10 @@ class PinocchioCoal:
         collide = self.pin.computeCollisions
         m, d, gm, gd = self.model, self.data, self.gmodel, self.gdata
         return np.array([not collide(m, d, gm, gd, q, True) for q in Q_pin])
+
+    def all_contacts(self, q_pin: np.ndarray) -> bool:
+        """Every pair checked (no stop at the first collision); True when any collides."""
+        return self.pin.computeCollisions(self.model, self.data, self.gmodel, self.gdata, q_pin, False)
 
 
 class PyBullet:
@@ -163,11 +181,49 @@ def timed(run, data) -> tuple[float, np.ndarray]:
     return time.perf_counter() - start, result
 
 
+def python_calls_per_check(checker: CollisionChecker, names, Q: np.ndarray) -> float:
+    """Mean number of Python-level calls (functions and builtins) one ``check`` makes."""
+    counted = [0]
+
+    def count(frame, event, arg) -> None:
+        if event in ("call", "c_call"):
+            counted[0] += 1
+
+    sys.setprofile(count)
+    try:
+        for q in Q:
+            checker.check(names, q)
+    finally:
+        sys.setprofile(None)
+    return counted[0] / len(Q)
+
+
+def start_busy_loop(cpu: int) -> subprocess.Popen:
+    """A process spinning on ``cpu`` until it is killed."""
+    code = f"import os\nos.sched_setaffinity(0, {{{cpu}}})\nwhile True:\n    pass\n"
+    return subprocess.Popen([sys.executable, "-c", code])
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=ROUNDS)
     parser.add_argument("--configurations", type=int, default=N_CONFIGURATIONS)
+    parser.add_argument("--pin", type=int, default=None, metavar="CPU", help="run on this CPU only")
+    parser.add_argument("--busy-cpu", type=int, default=None, metavar="CPU",
+                        help="keep a busy loop running on this CPU during the run")
     args = parser.parse_args()
+    if args.pin is not None:
+        os.sched_setaffinity(0, {args.pin})
+    busy = start_busy_loop(args.busy_cpu) if args.busy_cpu is not None else None
+    try:
+        run(args)
+    finally:
+        if busy is not None:
+            busy.kill()
+            busy.wait()
+
+
+def run(args) -> None:
 
     urdf, srdf = panda_paths()
     scene = load_scene(urdf_path=urdf, srdf_path=srdf)
@@ -176,6 +232,7 @@ def main() -> None:
     names = scene.robot.active_joint_names
 
     coal_engine = PinocchioCoal(scene, urdf)
+    coal_contacts = PinocchioCoal(scene, urdf, contacts_per_pair=checker.contacts_per_pair)
     Q_pin = coal_engine.configurations(Q)
     engines: list[tuple[object, np.ndarray]] = [(Ours(checker), Q), (OursBatch(checker), Q), (coal_engine, Q_pin)]
     try:
@@ -190,6 +247,8 @@ def main() -> None:
     seconds: dict[str, list[float]] = {e.name: [] for e, _ in engines}
     verdicts: dict[str, np.ndarray] = {}
     explain_ms: list[float] = []
+    peer_explain_ms: list[float] = []
+    per_configuration: dict[int, tuple[list[float], list[float]]] = {}    # k: (ours ms, peer ms) per round
     explain_slow: dict[int, float] = {}
     refused = None
     for r in range(args.rounds):
@@ -204,6 +263,12 @@ def main() -> None:
             explanation = checker.explain(names, Q[k], contact_distance=0.0)
             explain_ms.append((time.perf_counter() - start) * MS_PER_S)
             assert not explanation.valid
+            start = time.perf_counter()
+            assert coal_contacts.all_contacts(Q_pin[k])
+            peer_explain_ms.append((time.perf_counter() - start) * MS_PER_S)
+            ours_k, peer_k = per_configuration.setdefault(int(k), ([], []))
+            ours_k.append(explain_ms[-1])
+            peer_k.append(peer_explain_ms[-1])
             if explain_ms[-1] >= TARGET_EXPLAIN_MS:
                 explain_slow[int(k)] = max(explain_slow.get(int(k), 0.0), explain_ms[-1])
 
@@ -212,7 +277,10 @@ def main() -> None:
     reference = us[PinocchioCoal.name]
     print(f"Panda (example-robot-data), {n} random configurations within the limits, seed {RANDOM_SEED}; "
           f"{len(scene.world.pairs)} shape pairs; {args.rounds} rounds, medians")
-    print(f"machine: {platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}")
+    print(f"machine: {platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}; "
+          f"running on CPUs {sorted(os.sched_getaffinity(0))}"
+          + (f", busy loop on CPU {args.busy_cpu}" if args.busy_cpu is not None else ", no extra load")
+          + f", load average {os.getloadavg()[0]:.1f}")
     print(f"refused: ours {int((~verdicts[Ours.name]).sum())}, pinocchio+coal "
           f"{int((~verdicts[PinocchioCoal.name]).sum())}; verdicts equal on "
           f"{int((verdicts[Ours.name] == verdicts[PinocchioCoal.name]).sum())}/{n}; "
@@ -234,9 +302,21 @@ def main() -> None:
         print(f"explain on the refused configurations (contact_distance 0), target < {TARGET_EXPLAIN_MS} ms: "
               f"median {statistics.median(explain_ms):.2f} ms, max {max(explain_ms):.2f} ms over "
               f"{len(explain_ms)} calls ({len(refused)} configurations x {args.rounds} rounds)")
+        print(f"  pinocchio + coal, every pair with contacts on the same configurations: median "
+              f"{statistics.median(peer_explain_ms):.2f} ms, max {max(peer_explain_ms):.2f} ms; ratio of ours: "
+              f"median {statistics.median(explain_ms) / statistics.median(peer_explain_ms):.2f}, "
+              f"max {max(explain_ms) / max(peer_explain_ms):.2f}")
+        worst = max(per_configuration, key=lambda k: statistics.median(per_configuration[k][0]))
+        ours_worst = statistics.median(per_configuration[worst][0])
+        peer_worst = max(statistics.median(v[1]) for v in per_configuration.values())
+        print(f"  worst configuration (median over the rounds): ours #{worst} {ours_worst:.2f} ms, "
+              f"pinocchio + coal's worst {peer_worst:.2f} ms; ratio {ours_worst / peer_worst:.2f}")
         if explain_slow:
             slow = ", ".join(f"#{k} {ms:.1f} ms" for k, ms in sorted(explain_slow.items(), key=lambda kv: -kv[1]))
             print(f"  at or over the target (worst of the rounds): {slow}")
+    print()
+    print(f"Python-level calls per check (functions + builtins, mean): "
+          f"{python_calls_per_check(checker, names, Q):.1f}")
     print()
     single_ok = us[Ours.name] / reference <= TARGET_SINGLE_RATIO
     batch_ok = us[OursBatch.name] / reference <= TARGET_BATCH_RATIO

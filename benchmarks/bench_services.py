@@ -6,7 +6,10 @@ Prints, measured side by side in one run (calls alternate A, B, A, B ...):
 - the same for a server that answers CheckValidity without looking at the
   request (the transport's floor), and the ratio (target <= 1.5 at p50);
 - check_validity_batch throughput with 1000 configurations per request
-  (target >= 20,000 configurations per second).
+  (target >= 20,000 configurations per second);
+- check_validity throughput with one caller and with PARALLEL_CALLERS threads
+  calling through one client (the package's, with SERVICE_QOS), and how many
+  calls were never answered (target: 0).
 
 Both servers run as their own processes with a multi-threaded executor; the
 client spins one executor in a background thread (my_collision_pkg.client).
@@ -20,6 +23,7 @@ import signal
 import statistics
 import subprocess
 import sys
+import threading
 import time
 
 import numpy as np
@@ -35,6 +39,32 @@ ARM = [f"panda_joint{i}" for i in range(1, 8)]
 PANDA_LOWER = np.array([-2.8973, -1.7628, -2.8973, -3.0718, -2.8973, -0.0175, -2.8973])
 PANDA_UPPER = np.array([2.8973, 1.7628, 2.8973, -0.0698, 2.8973, 3.7525, 2.8973])
 STARTUP_TIMEOUT_S = 60.0
+PARALLEL_CALLERS = 32
+PARALLEL_CALLS_EACH = 50
+
+
+def throughput(client, threads: int, calls_each: int) -> tuple[float, int, int]:
+    """(answers per second, answered, unanswered) for ``threads`` callers sharing ``client``."""
+    from my_collision_pkg.client import ServiceTimeout
+
+    answered, lost = [0] * threads, [0] * threads
+
+    def caller(k: int) -> None:
+        for _ in range(calls_each):
+            try:
+                client.check(ARM, FREE)
+                answered[k] += 1
+            except ServiceTimeout:
+                lost[k] += 1
+
+    workers = [threading.Thread(target=caller, args=(k,)) for k in range(threads)]
+    start = time.perf_counter()
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join()
+    elapsed = time.perf_counter() - start
+    return sum(answered) / elapsed, sum(answered), sum(lost)
 
 
 def floor_server() -> int:
@@ -102,6 +132,8 @@ def main() -> int:
             answer = ours.check_batch(ARM, rows)
             batch_s.append(time.perf_counter() - start)
             assert len(answer.valid) == BATCH_SIZE, answer.message
+        single = throughput(ours, 1, PARALLEL_CALLERS * PARALLEL_CALLS_EACH // 4)
+        parallel = throughput(ours, PARALLEL_CALLERS, PARALLEL_CALLS_EACH)
         ours.close()
         floor.close()
     finally:
@@ -126,6 +158,10 @@ def main() -> int:
     print(f"check_validity_batch, {BATCH_SIZE} random configurations per request, {BATCH_REQUESTS} requests: "
           f"median {statistics.median(batch_s) * 1e3:.1f} ms per request, {per_s:,.0f} configurations/s "
           f"(target >= {TARGET_BATCH_PER_S:,}) {'met' if per_s >= TARGET_BATCH_PER_S else 'MISSED'}")
+    print(f"check_validity throughput through one client: 1 caller {single[0]:,.0f}/s "
+          f"({single[2]} of {single[1] + single[2]} unanswered); {PARALLEL_CALLERS} callers {parallel[0]:,.0f}/s "
+          f"({parallel[2]} of {parallel[1] + parallel[2]} unanswered, target 0) "
+          f"{'met' if parallel[2] == 0 else 'MISSED'}; ratio {parallel[0] / single[0]:.2f}")
     return 0
 
 

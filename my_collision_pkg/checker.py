@@ -14,32 +14,66 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
+from dataclasses import replace
+from typing import NamedTuple
 
 import fcl
 import numpy as np
 
 from .contacts import BodyType, Contact, ContactType, Explanation, NO_SUBSHAPE, Status, Verdict
 from .errors import CollisionPkgError, RequestError
+from .contact_kernels import KIND_CONVEX, KIND_SPHERE
+from .contact_kernels import warm_up as warm_up_contacts
+from .kernels import (NON_FINITE, closest_point_on_triangles, contains_probe, obb_candidates,
+                      single_configuration_candidates, warm_up)
+from .narrowphase import PairDistance, pair_contacts, pair_distance_lower_bound
 from . import motion
-from .kernels import closest_point_on_triangles, contains_probe, obb_candidates, warm_up
 from .motion import DEFAULT_TOUCH_TOLERANCE_M, MotionMode, MotionResult, TrajectoryResult
 from .scene import CollisionWorld, PairSelection, PlanningScene
 from .transforms import invert_transform, transform_points
 
 DEFAULT_MAX_CONTACTS = 100
 DEFAULT_CONTACTS_PER_PAIR = 4
-MAX_BATCH_CONFIGURATIONS = 1_000_000
+MAX_BATCH_CONFIGURATIONS = 1_000_000      # the largest max_batch (the node's parameter has this range)
+BATCH_CHUNK = 4096                        # configurations posed and culled together in check_batch
 _NAME_CACHE_SIZE = 64
 _BOOL_REQUEST = fcl.CollisionRequest()
 _DISTANCE_REQUEST = fcl.DistanceRequest(enable_nearest_points=True, enable_signed_distance=True)
 
 
 class _ThreadScratch(threading.local):
-    """Per-thread marks of which fcl objects already carry this check's pose."""
+    """Per-thread state: marks of which fcl objects already carry this check's pose, and
+    the buffers the one-configuration kernel fills (for one world snapshot at a time)."""
 
     def __init__(self) -> None:
         self.stamp: dict[int, list[int]] = {}
         self.counter = 0
+        self.single: tuple | None = None     # (buffers, selection, kernel arguments)
+
+
+class _SingleBuffers(NamedTuple):
+    """What :func:`kernels.single_configuration_candidates` fills for one world snapshot."""
+    world: CollisionWorld
+    q: np.ndarray                 # (1, A) the complete configuration
+    T_world_link: np.ndarray      # (1, L, 4, 4)
+    T_world_shape: np.ndarray     # (1, S, 4, 4)
+    candidates: np.ndarray        # (1, P) bool, P = every pair of the world
+    survivors: np.ndarray         # (P,) indices of the candidate pairs of the selection
+
+    @classmethod
+    def for_world(cls, world: CollisionWorld) -> "_SingleBuffers":
+        robot, n_pairs = world.robot, len(world.pairs)
+        return cls(world, np.empty((1, len(robot.active_joint_names))), np.empty((1, len(robot.link_names), 4, 4)),
+                   np.empty((1, len(world.shapes), 4, 4)), np.empty((1, n_pairs), dtype=np.bool_),
+                   np.empty(n_pairs, dtype=np.int64))
+
+    def kernel_arguments(self, selection: PairSelection) -> tuple:
+        """The arguments of the kernel after (values, indices, current, check_limits)."""
+        world = self.world
+        robot = world.robot
+        return (*robot.limit_arrays, *robot.kinematics_arrays, world.shape_link, world.T_frame_shape,
+                world.obb_center, world.obb_axes, world.obb_half, selection.pairs, selection.margins, self.q,
+                self.T_world_link, self.T_world_shape, self.candidates, self.survivors)
 
 
 class CollisionChecker:
@@ -68,6 +102,7 @@ class CollisionChecker:
         self._name_lock = threading.Lock()
         self._scratch = _ThreadScratch()
         warm_up()
+        warm_up_contacts()
 
     @property
     def scene(self) -> PlanningScene:
@@ -104,7 +139,7 @@ class CollisionChecker:
                 self._name_cache.popitem(last=False)
         return result
 
-    def full_configurations(self, joint_names, positions) -> np.ndarray:
+    def full_configurations(self, joint_names, positions, *, max_batch: int = MAX_BATCH_CONFIGURATIONS) -> np.ndarray:
         """Complete configurations (N, A) from named joint values (N, K) or (K,).
 
         Joints not named keep the scene's current values.
@@ -113,7 +148,19 @@ class CollisionChecker:
         ------
         RequestError
             Unknown, repeated or non-variable joint, length mismatch, NaN or infinity,
-            an empty request or a batch over the size limit.
+            an empty request or more than ``max_batch`` configurations.
+        """
+        indices, values = self._named_values(joint_names, positions, max_batch)
+        self._check_finite(joint_names, values, 0, values.shape[0] > 1)
+        return self._complete(indices, values)
+
+    def _named_values(self, joint_names, positions, max_batch: int) -> tuple[np.ndarray, np.ndarray]:
+        """Active indices (K,) of the named joints and the values as (N, K) (a view when possible).
+
+        Raises
+        ------
+        RequestError
+            As :meth:`full_configurations`, except non-finite values (see :meth:`_check_finite`).
         """
         indices = self._joint_indices(joint_names)
         values = np.asarray(positions, dtype=float)
@@ -123,13 +170,19 @@ class CollisionChecker:
             values = values.reshape(-1, len(indices))
         if values.ndim != 2 or values.shape[1] != len(indices):
             raise RequestError(f"positions must have {len(indices)} columns, one per joint name")
-        if values.shape[0] > MAX_BATCH_CONFIGURATIONS:
-            raise RequestError(f"{values.shape[0]} configurations exceed the limit of {MAX_BATCH_CONFIGURATIONS}")
+        if values.shape[0] > max_batch:
+            raise RequestError(f"{values.shape[0]} configurations exceed max_batch = {max_batch}")
+        return indices, values
+
+    @staticmethod
+    def _check_finite(joint_names, values: np.ndarray, first_row: int, numbered: bool) -> None:
         finite = np.isfinite(values)
         if not finite.all():
             row, col = np.argwhere(~finite)[0]
             raise RequestError(f"joint '{joint_names[col]}' has non-finite position {values[row, col]}"
-                               + (f" in configuration {row}" if values.shape[0] > 1 else ""))
+                               + (f" in configuration {first_row + row}" if numbered else ""))
+
+    def _complete(self, indices: np.ndarray, values: np.ndarray) -> np.ndarray:
         q = np.repeat(self._scene.current_positions[None, :], values.shape[0], axis=0)
         q[:, indices] = values
         return q
@@ -184,7 +237,9 @@ class CollisionChecker:
         s = k % len(world.shapes)
         if stamp[k] != tick and world.shape_link[s] >= 0:
             T = T_world_shape_c[s]
-            objects[k].setTransform(fcl.Transform(T[:3, :3], T[:3, 3]))
+            obj = objects[k]
+            obj.setRotation(T[:3, :3])       # as setTransform(fcl.Transform(R, t)), at half the cost
+            obj.setTranslation(T[:3, 3])
             stamp[k] = tick
         return objects[k]
 
@@ -206,10 +261,10 @@ class CollisionChecker:
         result = fcl.CollisionResult()
         if fcl.collide(oa, ob, _BOOL_REQUEST, result):
             return True
-        if margin > 0.0:
-            distance = fcl.distance(oa, ob, _DISTANCE_REQUEST, fcl.DistanceResult())
-            if distance < margin:
-                return True
+        # padding: coal's exact distance (python-fcl's GJK distance may overestimate); the
+        # bound is exact whenever it is below the margin
+        if margin > 0.0 and pair_distance_lower_bound(world, T_world_shape_c, a, b, margin) < margin:
+            return True
         if world.shapes[a].geometry.is_closed_bvh or world.shapes[b].geometry.is_closed_bvh:
             return self._contained(world, T_world_shape_c, a, b) is not None
         return False
@@ -222,23 +277,57 @@ class CollisionChecker:
         Bad input gives ``Status.INVALID_REQUEST`` (never raises on it). ``world`` is the
         snapshot to check against (default: the scene's current one); a request made of
         several steps (explain, then surfaces) passes one snapshot to all of them.
+
+        The fast path: completion, the finite-value and limits checks, kinematics, shape
+        poses and culling are one compiled call on per-thread buffers; only the pairs
+        that survive culling cost Python. Verdicts, statuses and messages are those of
+        :meth:`check_batch` and :meth:`single_configuration` (whose code names every fault).
         """
         try:
             world = self._scene.world if world is None else world
-            q = self.single_configuration(joint_names, positions)
-            selection = world.pair_selection(group_name, pad_environment_collisions, pad_self_collisions)
+            values = np.asarray(positions, dtype=float)
+            indices = self._name_cache.get(tuple(joint_names))
+            if indices is None or values.ndim != 1 or values.shape[0] != indices.shape[0]:
+                self.single_configuration(joint_names, values)   # raises the fault; else caches the names
+                indices = self._joint_indices(joint_names)
+            try:
+                selection = world.pair_selection(group_name, pad_environment_collisions, pad_self_collisions)
+            except CollisionPkgError:
+                self.single_configuration(joint_names, values)   # a fault of the configuration comes first
+                raise
+            if not (values.flags.c_contiguous and values.flags.writeable):
+                values = np.array(values)                         # one compiled signature for every caller
+            buffers, arguments = self._single_buffers(world, selection)
+            n = single_configuration_candidates(values, indices, self._scene.current_positions,
+                                                bool(self.check_joint_limits), *arguments)
+            if n == NON_FINITE:
+                self.single_configuration(joint_names, values)   # raises, naming the joint
         except CollisionPkgError as exc:
             return Verdict(False, Status.INVALID_REQUEST, str(exc))
-        limits = self._limits_message(q[0])
-        if limits is not None:
-            return Verdict(False, Status.OUT_OF_BOUNDS, limits)
-        hit = self._first_collision(world, q, selection)[0]
+        if n < 0:
+            return Verdict(False, Status.OUT_OF_BOUNDS, self._limits_message(buffers.q[0]))
+        if n == 0:
+            return Verdict(True, Status.VALID, "valid")
+        objects, stamp, tick = self._posed_objects(world)
+        hit = self._first_hit(world, selection, objects, stamp, tick, buffers.T_world_shape[0],
+                              buffers.survivors[:n])
         if hit < 0:
             return Verdict(True, Status.VALID, "valid")
         a, b = selection.pairs[hit]
         kind = "self-collision" if world.pair_is_self[selection.index[hit]] else "environment collision"
         return Verdict(False, Status.IN_COLLISION,
                        f"{kind} between '{world.shapes[a].owner}' and '{world.shapes[b].owner}'")
+
+    def _single_buffers(self, world: CollisionWorld, selection: PairSelection) -> tuple[_SingleBuffers, tuple]:
+        """This thread's buffers for the one-configuration kernel, sized for ``world``, and the
+        kernel's arguments for ``selection`` (both kept until the snapshot or selection changes)."""
+        single = self._scratch.single
+        if single is not None and single[1] is selection and single[0].world is world:
+            return single[0], single[2]
+        buffers = single[0] if single is not None and single[0].world is world else _SingleBuffers.for_world(world)
+        arguments = buffers.kernel_arguments(selection)
+        self._scratch.single = (buffers, selection, arguments)
+        return buffers, arguments
 
     def is_valid(self, joint_names, positions, **options) -> bool:
         """True when the configuration is within limits and collision-free.
@@ -255,8 +344,7 @@ class CollisionChecker:
 
     def _first_collision(self, world: CollisionWorld, q: np.ndarray, selection: PairSelection):
         """Per configuration, the index (into ``selection.pairs``) of the first colliding pair, or -1."""
-        pairs, margins, calls = selection.pairs, selection.margins, selection.calls
-        _, T_world_shape, candidates = self._candidates(world, q, pairs, margins)
+        _, T_world_shape, candidates = self._candidates(world, q, selection.pairs, selection.margins)
         objects, stamp, _ = self._posed_objects(world)
         first = np.full(q.shape[0], -1, dtype=np.int64)
         rows, cols = np.nonzero(candidates)
@@ -265,18 +353,29 @@ class CollisionChecker:
         starts = np.searchsorted(rows, np.arange(q.shape[0] + 1))
         for c in np.flatnonzero(starts[1:] > starts[:-1]):
             self._scratch.counter += 1
-            tick = self._scratch.counter
-            T_c = T_world_shape[c]
-            for p in cols[starts[c]:starts[c + 1]]:
-                a, b = pairs[p]
-                if self._pair_collides(world, objects, stamp, tick, T_c, a, b, calls[p], margins[p]):
-                    first[c] = p
-                    break
+            first[c] = self._first_hit(world, selection, objects, stamp, self._scratch.counter, T_world_shape[c],
+                                       cols[starts[c]:starts[c + 1]])
         return first
 
+    def _first_hit(self, world, selection: PairSelection, objects, stamp, tick, T_world_shape_c: np.ndarray,
+                   candidates) -> int:
+        """The first of the candidate pairs (indices into ``selection.pairs``, in order) that
+        collides at one configuration whose shape poses are ``T_world_shape_c`` (S, 4, 4), or -1."""
+        pairs, margins, calls = selection.pairs, selection.margins, selection.calls
+        for p in candidates.tolist():
+            a, b = pairs[p].tolist()
+            if self._pair_collides(world, objects, stamp, tick, T_world_shape_c, a, b, calls[p], margins[p]):
+                return p
+        return -1
+
     def check_batch(self, joint_names, positions, *, group_name: str = "", pad_environment_collisions: bool = True,
-                    pad_self_collisions: bool = False, world: CollisionWorld | None = None) -> tuple[np.ndarray, Verdict]:
+                    pad_self_collisions: bool = False, world: CollisionWorld | None = None,
+                    max_batch: int = MAX_BATCH_CONFIGURATIONS) -> tuple[np.ndarray, Verdict]:
         """Validity of N configurations given as (N, K) or flat row-major (N*K,).
+
+        Configurations are checked BATCH_CHUNK at a time, so the memory used beyond
+        the request and the answer does not grow with N. More than ``max_batch``
+        configurations are refused before any work.
 
         Returns
         -------
@@ -287,29 +386,36 @@ class CollisionChecker:
         """
         try:
             world = self._scene.world if world is None else world
-            q = self.full_configurations(joint_names, positions)
+            indices, values = self._named_values(joint_names, positions, max_batch)
+            n = values.shape[0]
+            for start in range(0, n, BATCH_CHUNK):
+                self._check_finite(joint_names, values[start:start + BATCH_CHUNK], start, n > 1)
             selection = world.pair_selection(group_name, pad_environment_collisions, pad_self_collisions)
         except CollisionPkgError as exc:
             return np.zeros(0, dtype=bool), Verdict(False, Status.INVALID_REQUEST, str(exc))
-        valid = np.ones(q.shape[0], dtype=bool)
-        status = np.full(q.shape[0], Status.VALID, dtype=np.int64)
-        if self.check_joint_limits:
-            robot = world.robot
-            out = np.any((q < robot.lower_limits) | (q > robot.upper_limits), axis=1)
-            valid &= ~out
-            status[out] = Status.OUT_OF_BOUNDS
-        inside = np.flatnonzero(valid)
-        if inside.size:
-            first = self._first_collision(world, q[inside], selection)
-            hit = inside[first >= 0]
-            valid[hit] = False
-            status[hit] = Status.IN_COLLISION
-        n_bad = int((~valid).sum())
+        valid = np.ones(n, dtype=bool)
+        first_bad, first_status = -1, Status.VALID
+        robot = world.robot
+        lower, upper = robot.lower_limits, robot.upper_limits
+        for start in range(0, n, BATCH_CHUNK):
+            q = self._complete(indices, values[start:start + BATCH_CHUNK])
+            ok = valid[start:start + len(q)]            # a view: written through
+            out = np.zeros(len(q), dtype=bool)
+            if self.check_joint_limits:
+                out = np.any((q < lower) | (q > upper), axis=1)
+                ok &= ~out
+            inside = np.flatnonzero(ok)
+            if inside.size:
+                first = self._first_collision(world, q[inside], selection)
+                ok[inside[first >= 0]] = False
+            if first_bad < 0 and not ok.all():
+                k = int(np.flatnonzero(~ok)[0])
+                first_bad, first_status = start + k, Status.OUT_OF_BOUNDS if out[k] else Status.IN_COLLISION
+        n_bad = int(n - np.count_nonzero(valid))
         if n_bad == 0:
-            return valid, Verdict(True, Status.VALID, f"all {len(valid)} configurations valid")
-        k = int(np.flatnonzero(~valid)[0])
-        return valid, Verdict(False, Status(int(status[k])),
-                              f"{n_bad} of {len(valid)} configurations invalid (first: index {k})")
+            return valid, Verdict(True, Status.VALID, f"all {n} configurations valid")
+        return valid, Verdict(False, first_status,
+                              f"{n_bad} of {n} configurations invalid (first: index {first_bad})")
 
     # ----- explain ------------------------------------------------------
     def explain(self, joint_names, positions, *, group_name: str = "", pad_environment_collisions: bool = True,
@@ -379,6 +485,8 @@ class CollisionChecker:
         a, b = contact.link_names
         if contact.distance < 0:
             what = f"penetration {contact.penetration_depth * 1000:.2f} mm"
+            if contact.depth_is_fallback:
+                what += " (triangle contact: no vertex of either body inside the other)"
         else:
             what = f"distance {contact.distance * 1000:.2f} mm"
         padded = pad_self if self_pair else pad_env
@@ -389,6 +497,37 @@ class CollisionChecker:
     def _pair_contacts(self, build: "_ContactBuilder", objects, stamp, tick, a, b, call, swapped, margin,
                        contact_distance):
         """(in collision, contacts) for one shape pair, contacts capped per pair.
+
+        The verdict is the predicate's own (:meth:`_pair_collides`), so explain and the
+        predicate never disagree. The contacts come from the checker's distance function
+        (``narrowphase.pair_contacts``): the exact signed distance of primitive and convex
+        pairs (coal), the deepest point of each overlap region where a closed mesh
+        penetrates, the exact separation of meshes that are apart. A pair with an open
+        mesh (no inside) keeps fcl's triangle contacts (:meth:`_fcl_contacts`).
+        """
+        world, T_c = build.world, build.T_world_shape
+        ga, gb = world.shapes[a].geometry, world.shapes[b].geometry
+        if ga.solid_kind < 0 or gb.solid_kind < 0:
+            return self._fcl_contacts(build, objects, stamp, tick, a, b, call, swapped, margin, contact_distance)
+        found = self._pair_collides(world, objects, stamp, tick, T_c, a, b, call, margin)
+        threshold = max(margin, contact_distance)
+        if not found and threshold <= 0.0:
+            return False, []
+        results = pair_contacts(world, T_c, a, b, self.contacts_per_pair if found else 1)
+        if found and not results[0].exact:
+            # penetrating meshes with no surface point inside the other body (an edge through
+            # an edge): fcl's contacts against single triangles, marked as such
+            contacts = self._fcl_contacts(build, objects, stamp, tick, a, b, call, swapped, margin,
+                                          contact_distance)[1]
+            if contacts:
+                return True, [replace(c, depth_is_fallback=True) for c in contacts]
+        if not found:
+            results = [r for r in results if r.distance_m < threshold]
+        return found, [build.from_distance(a, b, r) for r in results]
+
+    def _fcl_contacts(self, build: "_ContactBuilder", objects, stamp, tick, a, b, call, swapped, margin,
+                      contact_distance):
+        """(in collision, contacts) from fcl's own contacts, for pairs with an open mesh.
 
         fcl is called in ``call`` order; when that is body 1 first (``swapped``) its
         normals, witness points and sub-shape ids are turned back to body 0 first.
@@ -487,6 +626,13 @@ class _ContactBuilder:
         p0 = position + 0.5 * depth * normal
         return self.make(a, b, p0, normal, -depth, b1, b2)
 
+    def from_distance(self, a, b, result: PairDistance) -> Contact:
+        """A contact from the checker's distance function (witness points, normal, signed distance)."""
+        ga, gb = self.world.shapes[a].geometry, self.world.shapes[b].geometry
+        return self.make(a, b, np.asarray(result.p0_world, dtype=float), np.asarray(result.normal_world, dtype=float),
+                         float(result.distance_m), *result.subshapes, single=_single_contact_point(ga, gb),
+                         fallback=not result.exact)
+
     def from_points(self, a, b, p0, p1, distance, b1, b2) -> Contact:
         delta = p1 - p0
         norm = np.linalg.norm(delta)
@@ -520,7 +666,7 @@ class _ContactBuilder:
         subshape = (int(triangle), NO_SUBSHAPE) if outer == a else (NO_SUBSHAPE, int(triangle))
         return self.make(a, b, p0, normal, -depth, *subshape)
 
-    def make(self, a, b, p0, normal, distance, b1, b2) -> Contact:
+    def make(self, a, b, p0, normal, distance, b1, b2, *, single: bool = False, fallback: bool = False) -> Contact:
         """A contact from the point on body 0, the normal and the signed distance.
 
         The point on body 1 is ``p0 + distance * normal``, so the documented
@@ -535,6 +681,19 @@ class _ContactBuilder:
         return Contact(kind, (sa.owner, sb.owner), (BodyType(sa.body_type), BodyType(sb.body_type)),
                        (sa.shape_id, sb.shape_id), (sub0, sub1), 0.5 * (p0 + p1), (p0, p1),
                        (self._to_owner(a, p0), self._to_owner(b, p1)), normal, float(distance),
-                       max(0.0, -float(distance)), False,
-                       (np.array(world.shape_owner_frame(a, self.T_world_link)),
-                        np.array(world.shape_owner_frame(b, self.T_world_link))))
+                       max(0.0, -float(distance)), single, depth_is_fallback=fallback,
+                       transforms=(np.array(world.shape_owner_frame(a, self.T_world_link)),
+                                   np.array(world.shape_owner_frame(b, self.T_world_link))))
+
+
+def _single_contact_point(ga, gb) -> bool:
+    """Whether a pair can only ever touch at one point (Contact.single_contact_point).
+
+    Rule: a sphere against a convex solid (a primitive or a convex mesh). Such bodies
+    touch at exactly one point, and their overlap is one convex region whose contact
+    is the single one reported. Every other pair may touch along a line or a patch, or
+    (with a non-convex mesh) in several places.
+    """
+    convex = ga.solid_kind <= KIND_CONVEX and gb.solid_kind <= KIND_CONVEX and ga.solid_kind >= 0 \
+        and gb.solid_kind >= 0
+    return bool(convex and KIND_SPHERE in (ga.solid_kind, gb.solid_kind))

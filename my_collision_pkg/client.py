@@ -3,18 +3,23 @@
 It spins its own node in one long-lived executor thread and waits on futures
 with a timeout, which keeps a round trip near the transport's floor (building an
 executor per call, as ``spin_until_future_complete`` does, costs milliseconds).
-Never use it from inside a callback of the same executor.
+Never use it from inside a callback of the same executor. It is thread-safe: many
+threads may call through one client at once (its service QoS keeps up to
+``node_runtime.SERVICE_QUEUE_DEPTH`` calls in flight without loss).
 """
 from __future__ import annotations
 
 import threading
 
+import numpy as np
 import rclpy
 from rclpy.context import Context
 from rclpy.executors import SingleThreadedExecutor
 
 from my_collision_pkg.srv import ApplyCollisionObjects, CheckValidity, CheckValidityBatch, ExplainCollision
 from my_collision_pkg.srv import CheckMotion, CheckTrajectory
+
+from .node_runtime import SERVICE_QOS
 
 DEFAULT_TIMEOUT_S = 10.0
 
@@ -43,13 +48,18 @@ class ValidatorClient:
         self._context = context
         self._timeout_s = timeout_s
         self.node = rclpy.create_node(node_name, context=context)
+        # SERVICE_QOS (deep queues) on the client side too: with ROS 2's default depth of 10,
+        # answers to more than 10 calls in flight from threads sharing this client are dropped.
         self._clients = {
-            "check": self.node.create_client(CheckValidity, f"{validator}/check_validity"),
-            "batch": self.node.create_client(CheckValidityBatch, f"{validator}/check_validity_batch"),
-            "explain": self.node.create_client(ExplainCollision, f"{validator}/explain"),
-            "apply": self.node.create_client(ApplyCollisionObjects, f"{validator}/apply_collision_objects"),
-            "motion": self.node.create_client(CheckMotion, f"{validator}/check_motion"),
-            "trajectory": self.node.create_client(CheckTrajectory, f"{validator}/check_trajectory"),
+            "check": self.node.create_client(CheckValidity, f"{validator}/check_validity", qos_profile=SERVICE_QOS),
+            "batch": self.node.create_client(CheckValidityBatch, f"{validator}/check_validity_batch",
+                                             qos_profile=SERVICE_QOS),
+            "explain": self.node.create_client(ExplainCollision, f"{validator}/explain", qos_profile=SERVICE_QOS),
+            "apply": self.node.create_client(ApplyCollisionObjects, f"{validator}/apply_collision_objects",
+                                             qos_profile=SERVICE_QOS),
+            "motion": self.node.create_client(CheckMotion, f"{validator}/check_motion", qos_profile=SERVICE_QOS),
+            "trajectory": self.node.create_client(CheckTrajectory, f"{validator}/check_trajectory",
+                                                  qos_profile=SERVICE_QOS),
         }
         self._executor = SingleThreadedExecutor(context=context)
         self._executor.add_node(self.node)
@@ -91,7 +101,11 @@ class ValidatorClient:
         return self._call("check", request)
 
     def check_batch(self, joint_names, positions_rows, **fields) -> CheckValidityBatch.Response:
-        flat = [float(v) for row in positions_rows for v in row]
+        """Rows of positions (N, K): a list of rows or a numpy array (copied without a Python loop)."""
+        if isinstance(positions_rows, np.ndarray):
+            flat = np.ascontiguousarray(positions_rows, dtype=float).ravel()
+        else:
+            flat = [float(v) for row in positions_rows for v in row]
         request = CheckValidityBatch.Request(joint_names=list(joint_names), positions=flat)
         for key, value in fields.items():
             setattr(request, key, value)

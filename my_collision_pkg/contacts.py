@@ -69,6 +69,9 @@ class Contact:
     distance: float
     penetration_depth: float
     single_contact_point: bool = False
+    # the depth is not the deepest point's (no surface point of either body lies inside the
+    # other, e.g. an edge through an edge): fcl's or coal's contact against one triangle
+    depth_is_fallback: bool = False
     # World pose (4, 4) of each body's frame (link frame; object frame) at the checked
     # configuration, or at the motion's start for a motion check.
     transforms: tuple[np.ndarray, np.ndarray] | None = field(default=None, repr=False)

@@ -23,8 +23,13 @@ from .contacts import Contact, Explanation, Status
 from .errors import RequestError, SceneError
 from .motion import MotionResult, TrajectoryResult
 from .robot_model import Box, Cone, Cylinder, RobotModel, Sphere, TriangleMesh
-from .scene import AddObject, ClearObjects, MoveObject, ObjectShape, RemoveObject, SceneObject, SceneUpdate
+from .scene import (AddObject, ClearObjects, MoveObject, ObjectShape, RemoveObject, SceneObject, SceneUpdate,
+                    check_unambiguous)
 from .transforms import make_transform, matrix_to_quaternion, quaternion_to_matrix
+
+# A pose quaternion whose norm differs from 1 by more than this is normalised with a
+# warning in the answer (MoveIt warns likewise); closer ones are normalised silently.
+QUATERNION_NORM_TOLERANCE = 1e-3
 
 
 # ----- geometry ------------------------------------------------------------------
@@ -36,22 +41,37 @@ def vector_msg(v) -> Vector3:
     return Vector3(x=float(v[0]), y=float(v[1]), z=float(v[2]))
 
 
-def pose_to_transform(pose: Pose, what: str) -> np.ndarray:
-    """4x4 transform of a Pose; a zero quaternion (an unset Pose) is the identity.
+def pose_to_transform(pose: Pose, what: str, warnings: list[str] | None = None) -> np.ndarray:
+    """4x4 transform of a Pose.
+
+    A zero quaternion is taken as the identity and a non-unit one is normalised, each
+    with a line appended to ``warnings`` (when given), as MoveIt does. Position bounds
+    are the scene's (see ``scene._check_transform``).
 
     Raises
     ------
     SceneError
-        For non-finite values.
+        For non-finite values or a quaternion whose norm is not finite (e.g. 1e200).
     """
     p, q = pose.position, pose.orientation
     position = np.array([p.x, p.y, p.z], dtype=float)
     quat = np.array([q.x, q.y, q.z, q.w], dtype=float)
     if not (np.all(np.isfinite(position)) and np.all(np.isfinite(quat))):
         raise SceneError(f"{what} has non-finite values")
-    if np.linalg.norm(quat) < 1e-12:
+    with np.errstate(over="ignore"):
+        norm = float(np.sqrt(np.sum(quat * quat)))
+    if not np.isfinite(norm):
+        raise SceneError(f"{what} orientation {[float(v) for v in quat]} has a norm that is not finite; "
+                         "give a unit quaternion")
+    if norm < 1e-12:
         quat = np.array([0.0, 0.0, 0.0, 1.0])
-    return make_transform(quaternion_to_matrix(quat), position)
+        if warnings is not None:
+            warnings.append(f"{what} has a zero quaternion, taken as the identity")
+    elif abs(norm - 1.0) > QUATERNION_NORM_TOLERANCE:
+        if warnings is not None:
+            warnings.append(f"{what} quaternion of norm {norm:.6g} normalised")
+    unit = quat / norm if norm >= 1e-12 else quat
+    return make_transform(quaternion_to_matrix(unit), position)
 
 
 # ----- joint states -------------------------------------------------------------
@@ -154,8 +174,28 @@ def _mesh_spec(mesh, what: str) -> TriangleMesh:
     return TriangleMesh(vertices, triangles)
 
 
-def collision_object_to_updates(msg: CollisionObjectMsg, robot: RobotModel) -> list[SceneUpdate]:
+def collision_objects_to_updates(msgs, robot: RobotModel) -> tuple[list[SceneUpdate], list[str]]:
+    """Scene updates and warnings for the objects of one ApplyCollisionObjects request.
+
+    Raises
+    ------
+    SceneError
+        As :func:`collision_object_to_updates`, or when an id appears twice or a
+        REMOVE-all is not first (see ``scene.check_unambiguous``).
+    """
+    updates: list[SceneUpdate] = []
+    warnings: list[str] = []
+    for msg in msgs:
+        updates.extend(collision_object_to_updates(msg, robot, warnings))
+    check_unambiguous(updates)
+    return updates, warnings
+
+
+def collision_object_to_updates(msg: CollisionObjectMsg, robot: RobotModel,
+                                warnings: list[str] | None = None) -> list[SceneUpdate]:
     """Scene updates for one CollisionObject message (MoveIt's meaning of the fields).
+
+    Quaternion warnings (see :func:`pose_to_transform`) are appended to ``warnings``.
 
     ``header.frame_id`` empty or the planning frame: a world object; another robot
     link: an object attached to that link (poses in the link frame). ADD replaces
@@ -181,7 +221,7 @@ def collision_object_to_updates(msg: CollisionObjectMsg, robot: RobotModel) -> l
             raise SceneError(f"{name}: frame '{frame}' is neither the planning frame '{robot.root_link}' "
                              "nor a robot link")
         link = frame
-    T_frame_object = pose_to_transform(msg.pose, f"{name} pose")
+    T_frame_object = pose_to_transform(msg.pose, f"{name} pose", warnings)
     if operation == CollisionObjectMsg.MOVE:
         return [MoveObject(oid, T_frame_object)]
     if operation != CollisionObjectMsg.ADD:
@@ -193,10 +233,11 @@ def collision_object_to_updates(msg: CollisionObjectMsg, robot: RobotModel) -> l
     shapes = []
     for k, (primitive, pose) in enumerate(zip(msg.primitives, msg.primitive_poses)):
         where = f"{name} primitive {k}"
-        shapes.append(ObjectShape(_primitive_spec(primitive, where), pose_to_transform(pose, f"{where} pose")))
+        shapes.append(ObjectShape(_primitive_spec(primitive, where),
+                                  pose_to_transform(pose, f"{where} pose", warnings)))
     for k, (mesh, pose) in enumerate(zip(msg.meshes, msg.mesh_poses)):
         where = f"{name} mesh {k}"
-        shapes.append(ObjectShape(_mesh_spec(mesh, where), pose_to_transform(pose, f"{where} pose")))
+        shapes.append(ObjectShape(_mesh_spec(mesh, where), pose_to_transform(pose, f"{where} pose", warnings)))
     if not shapes:
         raise SceneError(f"{name} has no primitives and no meshes")
     return [AddObject(SceneObject(oid, tuple(shapes), T_frame_object, link, tuple(msg.touch_links)))]

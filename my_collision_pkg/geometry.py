@@ -18,8 +18,9 @@ import fcl
 import numpy as np
 import trimesh
 
+from .contact_kernels import KIND_BOX, KIND_CAPSULE, KIND_CONE, KIND_CONVEX, KIND_CYLINDER, KIND_MESH, KIND_SPHERE
 from .errors import MeshError, ModelError
-from .robot_model import Box, Capsule, Cone, Cylinder, MeshRef, ShapeSpec, Sphere, TriangleMesh
+from .robot_model import MAX_COORDINATE_M, Box, Capsule, Cone, Cylinder, MeshRef, ShapeSpec, Sphere, TriangleMesh
 
 SPHERE_SUBDIVISIONS = 3      # icosphere used to draw spheres and build their surfaces
 ROUND_SECTIONS = 48          # facets around cylinders, capsules and cones
@@ -162,6 +163,18 @@ class ShapeGeometry:
     coal_hull: object = field(default=None, compare=False, repr=False)
     # radius of a sphere about obb_center_shape that contains the shape, metres
     bounding_radius_m: float = 0.0
+    # the shape as a solid for the deepest-point contacts (contact_kernels.py): its kind
+    # (KIND_*, -1 for an open mesh, which bounds no volume), sizes (box half extents;
+    # radius and half length of cylinders, capsules, cones; sphere radius), face planes of
+    # a convex mesh or of a closed mesh's convex hull (F, 4: outward unit normal, offset),
+    # and the surface points tested
+    # inside the other body (vertices, or a primitive's tessellation) with their edges
+    solid_kind: int = -1
+    solid_params: np.ndarray = field(default_factory=lambda: np.zeros(3), compare=False, repr=False)
+    solid_planes: np.ndarray = field(default_factory=lambda: np.zeros((0, 4)), compare=False, repr=False)
+    surface_points_shape: np.ndarray = field(default_factory=lambda: np.zeros((0, 3)), compare=False, repr=False)
+    surface_edges: np.ndarray = field(default_factory=lambda: np.zeros((0, 2), dtype=np.int64), compare=False,
+                                      repr=False)
 
     def triangle_mesh(self) -> trimesh.Trimesh:
         """Triangle mesh of the shape in its own frame (primitives tessellated once, on first use)."""
@@ -232,7 +245,19 @@ def _coal_bvh(vertices: np.ndarray, faces: np.ndarray):
 def _check_sizes(owner: str, what: str, values) -> None:
     arr = np.asarray(values, dtype=float)
     if not np.all(np.isfinite(arr)) or np.any(arr <= MIN_DIMENSION_M):
-        raise ModelError(f"'{owner}': {what} {list(np.ravel(arr))} must be finite and positive")
+        raise ModelError(f"'{owner}': {what} {[float(v) for v in np.ravel(arr)]} must be finite and positive")
+    if np.any(arr > MAX_COORDINATE_M):
+        raise ModelError(f"'{owner}': {what} {[float(v) for v in np.ravel(arr)]} is beyond the bound of "
+                         f"{MAX_COORDINATE_M:g} m")
+
+
+def _check_vertices(owner: str, uri: str, vertices: np.ndarray) -> None:
+    """Mesh vertices (V, 3), metres, after scaling: finite and within MAX_COORDINATE_M."""
+    if not np.all(np.isfinite(vertices)):
+        raise MeshError(owner, uri, "has non-finite vertices")
+    if vertices.size and np.max(np.abs(vertices)) > MAX_COORDINATE_M:
+        raise MeshError(owner, uri, f"has a vertex coordinate of {np.max(np.abs(vertices)):g} m, beyond the bound "
+                                    f"of {MAX_COORDINATE_M:g} m")
 
 
 def _primitive(spec: ShapeSpec, owner: str) -> ShapeGeometry:
@@ -260,16 +285,43 @@ def _primitive(spec: ShapeSpec, owner: str) -> ShapeGeometry:
     # points here; an ellipsoid with three equal radii is the same solid through plain GJK/EPA.
     against_mesh = fcl.Ellipsoid(spec.radius_m, spec.radius_m, spec.radius_m) if isinstance(spec, Sphere) else None
     coal_geometry = _coal_primitive(spec)
+    kind, params = _solid_of_primitive(spec)
+    tessellation = primitive_mesh(spec)
     return ShapeGeometry(spec, geom, np.zeros(3), np.eye(3), half, np.zeros((1, 3)),
                          fcl_geometry_against_mesh=against_mesh, coal_geometry=coal_geometry,
-                         coal_hull=coal_geometry, bounding_radius_m=float(np.linalg.norm(half)))
+                         coal_hull=coal_geometry, bounding_radius_m=float(np.linalg.norm(half)),
+                         solid_kind=kind, solid_params=params, _tessellation={"mesh": tessellation},
+                         surface_points_shape=np.ascontiguousarray(tessellation.vertices, dtype=float),
+                         surface_edges=np.ascontiguousarray(tessellation.edges_unique, dtype=np.int64))
+
+
+def _solid_of_primitive(spec: ShapeSpec) -> tuple[int, np.ndarray]:
+    """(kind, sizes) of a primitive for the contact kernels."""
+    if isinstance(spec, Box):
+        return KIND_BOX, np.asarray(spec.size_m, dtype=float) / 2.0
+    if isinstance(spec, Sphere):
+        return KIND_SPHERE, np.array([spec.radius_m, 0.0, 0.0])
+    kind = {Cylinder: KIND_CYLINDER, Capsule: KIND_CAPSULE, Cone: KIND_CONE}[type(spec)]
+    return kind, np.array([spec.radius_m, spec.length_m / 2.0, 0.0])
+
+
+def _face_planes(vertices: np.ndarray, faces: np.ndarray) -> np.ndarray:
+    """(F, 4) outward unit normal and offset of each face of a closed convex mesh."""
+    corners = vertices[faces]
+    normals = np.cross(corners[:, 1] - corners[:, 0], corners[:, 2] - corners[:, 0])
+    lengths = np.linalg.norm(normals, axis=1)
+    keep = lengths > 1e-15
+    normals = normals[keep] / lengths[keep, None]
+    offsets = np.einsum("ij,ij->i", normals, corners[keep, 0])
+    if np.mean(offsets - normals @ vertices.mean(axis=0)) < 0.0:     # inward winding: turn out
+        normals, offsets = -normals, -offsets
+    return np.ascontiguousarray(np.hstack([normals, offsets[:, None]]))
 
 
 def _mesh_geometry(spec: ShapeSpec, mesh: trimesh.Trimesh, owner: str, uri: str) -> ShapeGeometry:
     vertices = np.array(mesh.vertices, dtype=float)      # plain arrays: trimesh's tracked ones are slow
     faces = np.array(mesh.faces, dtype=np.int64)
-    if not np.all(np.isfinite(vertices)):
-        raise MeshError(owner, uri, "has non-finite vertices")
+    _check_vertices(owner, uri, vertices)
     closed = bool(mesh.is_watertight)
     convex = closed and bool(mesh.is_convex)
     if convex:
@@ -304,10 +356,22 @@ def _mesh_geometry(spec: ShapeSpec, mesh: trimesh.Trimesh, owner: str, uri: str)
         except Exception:  # qhull refuses flat meshes: no hull bound for them
             coal_hull = None
     radius = float(np.max(np.linalg.norm(vertices - center, axis=1)))
+    kind = KIND_CONVEX if convex else (KIND_MESH if closed else -1)
+    planes = np.zeros((0, 4))
+    if convex:
+        planes = _face_planes(vertices, faces)
+    elif closed:        # the hull's planes: a quick "outside" before the winding number
+        try:
+            hull = mesh.convex_hull
+            planes = _face_planes(np.asarray(hull.vertices, dtype=float), np.asarray(hull.faces, dtype=np.int64))
+        except Exception:  # qhull refuses flat meshes: no quick test for them
+            planes = np.zeros((0, 4))
     return ShapeGeometry(spec, geom, np.ascontiguousarray(center), np.ascontiguousarray(axes),
                          np.ascontiguousarray(half), probes, is_bvh=not convex, is_closed_bvh=closed and not convex,
                          source_mesh=mesh, triangles_shape=triangles, coal_geometry=coal_geometry,
-                         coal_hull=coal_hull, bounding_radius_m=radius)
+                         coal_hull=coal_hull, bounding_radius_m=radius, solid_kind=kind, solid_planes=planes,
+                         surface_points_shape=np.ascontiguousarray(vertices),
+                         surface_edges=np.ascontiguousarray(mesh.edges_unique, dtype=np.int64))
 
 
 def build_shape(spec: ShapeSpec, owner: str, resolver: MeshResolver) -> ShapeGeometry:
@@ -332,6 +396,7 @@ def build_shape(spec: ShapeSpec, owner: str, resolver: MeshResolver) -> ShapeGeo
             raise MeshError(owner, "<inline mesh>", "needs vertices (V, 3) and at least one triangle (T, 3)")
         if triangles.min() < 0 or triangles.max() >= len(vertices):
             raise MeshError(owner, "<inline mesh>", "a triangle indexes a vertex that does not exist")
+        _check_vertices(owner, "<inline mesh>", vertices)   # before trimesh sees them
         mesh = trimesh.Trimesh(vertices, triangles, process=True)
         return _mesh_geometry(spec, mesh, owner, "<inline mesh>")
     return _primitive(spec, owner)

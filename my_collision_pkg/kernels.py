@@ -16,6 +16,9 @@ PRISMATIC = 1
 SAT_EPSILON = 1e-9
 # Generalised winding number above which a point is inside a closed mesh.
 INSIDE_WINDING = 0.5
+# Bounding spheres apart by less than this still go to the separating-axis test.
+SPHERE_SLACK_M = 1e-6
+SQRT3 = np.sqrt(3.0)
 
 
 @njit(cache=True, fastmath=False)
@@ -171,22 +174,38 @@ def _obb_overlap(ca, Aa, ha, cb, Ab, hb, margin, R, absR, t):
 
 @njit(cache=True)
 def obb_candidates(T_world_shape, obb_center, obb_axes, obb_half, pairs, margin, out):
-    """out[c, p] = the bounding boxes of pair p may be within margin[p] at configuration c."""
+    """out[c, p] = the bounding boxes of pair p may be within margin[p] at configuration c.
+
+    The boxes' circumscribed spheres are compared first (box A grown by ``margin`` lies
+    within its sphere grown by sqrt(3) * margin): pairs whose spheres are apart by more
+    than ``SPHERE_SLACK_M`` are rejected without the separating-axis test, which only
+    ever rejects pairs whose boxes are apart.
+    """
     n_cfg = T_world_shape.shape[0]
     n_shapes = obb_center.shape[0]
     centers = np.empty((n_shapes, 3))
     axes = np.empty((n_shapes, 3, 3))
+    radius = np.empty(n_shapes)
     R = np.empty((3, 3))
     absR = np.empty((3, 3))
     t = np.empty(3)
+    for s in range(n_shapes):
+        radius[s] = np.sqrt(obb_half[s, 0] ** 2 + obb_half[s, 1] ** 2 + obb_half[s, 2] ** 2)
     for c in range(n_cfg):
         for s in range(n_shapes):
             _obb_world(T_world_shape[c, s], obb_center[s], obb_axes[s], centers[s], axes[s])
         for p in range(pairs.shape[0]):
             a = pairs[p, 0]
             b = pairs[p, 1]
-            out[c, p] = _obb_overlap(centers[a], axes[a], obb_half[a], centers[b], axes[b],
-                                     obb_half[b], margin[p], R, absR, t)
+            dx = centers[b, 0] - centers[a, 0]
+            dy = centers[b, 1] - centers[a, 1]
+            dz = centers[b, 2] - centers[a, 2]
+            reach = radius[a] + radius[b] + SQRT3 * margin[p] + SPHERE_SLACK_M
+            if dx * dx + dy * dy + dz * dz > reach * reach:
+                out[c, p] = False
+            else:
+                out[c, p] = _obb_overlap(centers[a], axes[a], obb_half[a], centers[b], axes[b],
+                                         obb_half[b], margin[p], R, absR, t)
 
 
 @njit(cache=True)
@@ -336,6 +355,52 @@ def thickness_along_lines(positions, cells, cell_bounds, triangles_by_cell, edge
     return out
 
 
+# Codes returned by single_configuration_candidates besides a candidate count (>= 0).
+NON_FINITE = -1
+OUT_OF_LIMITS_BASE = -2      # code OUT_OF_LIMITS_BASE - k: active joint k is outside its limits
+
+
+@njit(cache=True)
+def single_configuration_candidates(values, indices, current, check_limits, lower, upper,
+                                    mimic_matrix, mimic_offset, joint_kind, joint_axis, link_parent,
+                                    T_parent_origin, link_joint, shape_link, T_frame_shape, obb_center,
+                                    obb_axes, obb_half, pairs, margins, q, T_world_link, T_world_shape,
+                                    candidates, survivors):
+    """One configuration from named values to the pairs that survive culling, in one call.
+
+    ``values`` (K,) are the positions of the active joints ``indices`` (K,); the
+    others keep ``current`` (A,). Fills ``q`` (1, A) with the complete configuration
+    and, unless it is refused, ``T_world_link`` (1, L, 4, 4), ``T_world_shape``
+    (1, S, 4, 4), ``candidates`` (1, P) as :func:`obb_candidates` and ``survivors``
+    with the indices of the candidate pairs, in pair order.
+
+    Returns the number of survivors, ``NON_FINITE`` when a value is NaN or infinite,
+    or ``OUT_OF_LIMITS_BASE - k`` when active joint k (the first) is outside
+    [lower, upper] and ``check_limits`` is set.
+    """
+    for k in range(values.shape[0]):
+        if not np.isfinite(values[k]):
+            return NON_FINITE
+    for a in range(current.shape[0]):
+        q[0, a] = current[a]
+    for k in range(values.shape[0]):
+        q[0, indices[k]] = values[k]
+    if check_limits:
+        for a in range(current.shape[0]):
+            if q[0, a] < lower[a] or q[0, a] > upper[a]:
+                return OUT_OF_LIMITS_BASE - a
+    forward_kinematics(q, mimic_matrix, mimic_offset, joint_kind, joint_axis, link_parent, T_parent_origin,
+                       link_joint, T_world_link)
+    shape_poses(T_world_link, shape_link, T_frame_shape, T_world_shape)
+    obb_candidates(T_world_shape, obb_center, obb_axes, obb_half, pairs, margins, candidates)
+    n = 0
+    for p in range(pairs.shape[0]):
+        if candidates[0, p]:
+            survivors[n] = p
+            n += 1
+    return n
+
+
 def warm_up() -> None:
     """Compile (or load from numba's cache) every kernel now, so that no request pays for it."""
     T = np.eye(4)[None, None].copy()
@@ -350,6 +415,17 @@ def warm_up() -> None:
     triangles = np.array([[[0.0, 0.0, 0.0], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0]]])
     contains_probe(np.eye(4), np.eye(4), np.zeros((1, 3)), np.zeros(3), np.eye(3), np.ones(3), triangles)
     closest_point_on_triangles(np.zeros(3), triangles)
+    current = np.zeros(1)
+    current.setflags(write=False)       # as PlanningScene.current_positions: one signature, compiled here
+    single_configuration_candidates(np.zeros(1), np.zeros(1, dtype=np.int64), current, True, -np.ones(1),
+                                    np.ones(1), np.ones((1, 1)), np.zeros(1), np.zeros(1, dtype=np.int64),
+                                    np.array([[0.0, 0.0, 1.0]]), np.array([-1], dtype=np.int64),
+                                    np.eye(4)[None].copy(), np.array([0], dtype=np.int64),
+                                    np.array([0, -1], dtype=np.int64), np.stack([np.eye(4), np.eye(4)]),
+                                    np.zeros((2, 3)), np.stack([np.eye(3), np.eye(3)]), np.ones((2, 3)),
+                                    np.array([[0, 1]], dtype=np.int64), np.zeros(1), np.empty((1, 1)),
+                                    np.empty((1, 1, 4, 4)), np.empty((1, 2, 4, 4)), np.empty((1, 1), dtype=np.bool_),
+                                    np.empty(1, dtype=np.int64))
     thickness_along_lines(np.zeros((1, 2)), np.zeros(1, dtype=np.int64), np.array([0, 0], dtype=np.int64),
                           np.zeros(0, dtype=np.int64), np.zeros((1, 12)), np.zeros((1, 3), dtype=np.bool_),
                           np.zeros((1, 8)), 1.0)

@@ -15,6 +15,17 @@ Which library does what, and why (measured here, see the README):
   distance knows nothing of volumes: a body wholly inside a closed mesh is
   "apart" from its surface, so the solid-body test (generalised winding number,
   :func:`kernels.contains_probe`) decides penetration there too.
+- For a penetrating pair involving a closed mesh, the depth is that of the
+  **deepest point** of the overlap (:func:`pair_contacts`): the surface points of
+  each body (its vertices; a primitive's tessellation, refined by its support
+  point) that lie inside the other body, each with its distance to the other
+  body's surface (contact_kernels.py: analytic for primitives, face planes for
+  convex meshes, winding number and nearest triangle for closed meshes). The
+  deepest gives the depth, the witness points (the inside point and its nearest
+  point on the other surface) and the normal. This is not the translation that
+  separates the bodies where the two differ (a thin plate through a block is
+  shallow at every point yet needs a long push). When no such point exists (an
+  edge through an edge), the value is coal's triangle-level one, ``exact=False``.
 
 Conventions (those of :mod:`contacts`): body ``a`` is body 0, body ``b`` body 1;
 the normal is a unit vector from body 0 to body 1; ``p1 - p0 == distance * normal``;
@@ -27,6 +38,7 @@ from typing import NamedTuple
 import coal
 import numpy as np
 
+from .contact_kernels import KIND_CONVEX, label_components, points_depth, support_point
 from .kernels import contains_probe
 
 # GJK/EPA stop when the distance is known to this absolute precision (metres);
@@ -34,6 +46,10 @@ from .kernels import contains_probe
 GJK_TOLERANCE_M = 1e-9
 EPA_TOLERANCE_M = 1e-9
 _FALLBACK_NORMAL = np.array([0.0, 0.0, 1.0])
+# Support-point refinements of a primitive's or convex mesh's deepest point (each step
+# moves it to the body's extreme point along the current push-out direction).
+REFINE_STEPS = 3
+_NO_TRIANGLES = np.zeros((1, 3, 3))
 
 
 class PairDistance(NamedTuple):
@@ -43,17 +59,26 @@ class PairDistance(NamedTuple):
     p1_world: np.ndarray       # (3,) witness point on body b
     normal_world: np.ndarray   # (3,) unit, from body a to body b; p1 - p0 == distance_m * normal
     exact: bool                # False where the value is a fallback (see pair_distance)
+    subshapes: tuple = (-1, -1)  # triangle of each body the witness point lies on (-1: none or not a mesh)
 
 
-def _request() -> coal.DistanceRequest:
+# EPA may fail to converge at the tight tolerance (coal then returns -DBL_MAX and points
+# at infinity: seen with a Panda finger box against a cylinder); retry looser, down to
+# coal's default. An answer beyond this size is such a failure.
+_RETRY_TOLERANCES_M = (1e-7, 1e-6)
+_SANE_DISTANCE_M = 1e6
+
+
+def _request(tolerance_gjk: float = GJK_TOLERANCE_M, tolerance_epa: float = EPA_TOLERANCE_M) -> coal.DistanceRequest:
     request = coal.DistanceRequest()
     request.enable_signed_distance = True
-    request.gjk_tolerance = GJK_TOLERANCE_M
-    request.epa_tolerance = EPA_TOLERANCE_M
+    request.gjk_tolerance = tolerance_gjk
+    request.epa_tolerance = tolerance_epa
     return request
 
 
 _REQUEST = _request()
+_RETRY_REQUESTS = tuple(_request(t, t) for t in _RETRY_TOLERANCES_M)
 
 
 def coal_transform(T_world_shape: np.ndarray) -> coal.Transform3s:
@@ -62,10 +87,15 @@ def coal_transform(T_world_shape: np.ndarray) -> coal.Transform3s:
 
 
 def _coal_distance(geom_a, T_a: np.ndarray, geom_b, T_b: np.ndarray):
-    result = coal.DistanceResult()
-    distance = coal.distance(geom_a, coal_transform(T_a), geom_b, coal_transform(T_b), _REQUEST, result)
-    return float(distance), np.array(result.getNearestPoint1()), np.array(result.getNearestPoint2()), \
-        np.array(result.normal)
+    pose_a, pose_b = coal_transform(T_a), coal_transform(T_b)
+    for request in (_REQUEST,) + _RETRY_REQUESTS:
+        result = coal.DistanceResult()
+        distance = float(coal.distance(geom_a, pose_a, geom_b, pose_b, request, result))
+        p0, p1 = np.array(result.getNearestPoint1()), np.array(result.getNearestPoint2())
+        if abs(distance) < _SANE_DISTANCE_M and np.all(np.abs(p0) < _SANE_DISTANCE_M) \
+                and np.all(np.abs(p1) < _SANE_DISTANCE_M):
+            break
+    return distance, p0, p1, np.array(result.normal)
 
 
 def _unit_normal(p0: np.ndarray, p1: np.ndarray, distance: float, hint: np.ndarray, T_a, T_b) -> np.ndarray:
@@ -110,29 +140,159 @@ def pair_distance(world, T_world_shape: np.ndarray, a: int, b: int) -> PairDista
     -------
     PairDistance
         Exact for primitive and convex pairs (coal) and for separated pairs involving a
-        mesh. For a penetrating pair involving a BVH mesh the distance is negative but a
-        fallback (``exact=False``): coal's triangle-level value, or for a body inside a
-        closed mesh minus its surface gap (the depth is at least that).
+        mesh. For a penetrating pair involving a closed BVH mesh, minus the depth of the
+        deepest point of the overlap (see :func:`pair_contacts`). The value is a fallback
+        (``exact=False``, coal's triangle-level value) for a penetrating open mesh and when
+        no surface point of either body lies inside the other.
+    """
+    return pair_contacts(world, T_world_shape, a, b, 1)[0]
+
+
+def pair_contacts(world, T_world_shape: np.ndarray, a: int, b: int, max_regions: int) -> list[PairDistance]:
+    """The pair's signed distance, and for penetrating closed meshes one entry per overlap region.
+
+    Same as :func:`pair_distance` for primitive and convex pairs and for separated
+    pairs (one entry). For a penetrating pair involving a closed mesh: the deepest
+    point of each separate region of the overlap (inside surface points grouped by
+    the mesh edges joining them, regions of the two bodies merged where they meet),
+    deepest first, at most ``max_regions``.
     """
     T_a, T_b = T_world_shape[a], T_world_shape[b]
     ga, gb = world.shapes[a].geometry, world.shapes[b].geometry
     distance, p0, p1, hint = _coal_distance(ga.coal_geometry, T_a, gb.coal_geometry, T_b)
     if not (ga.is_bvh or gb.is_bvh):
         normal = _unit_normal(p0, p1, distance, hint, T_a, T_b)
-        return PairDistance(distance, p0, p0 + distance * normal, normal, True)
+        return [PairDistance(distance, p0, p0 + distance * normal, normal, True)]
+    closed = ga.is_closed_bvh or gb.is_closed_bvh
+    solids = ga.solid_kind >= 0 and gb.solid_kind >= 0
+    inside = None
     if distance > 0.0:
-        inside = _contained(world, T_world_shape, a, b) if (ga.is_closed_bvh or gb.is_closed_bvh) else None
-        normal = _unit_normal(p0, p1, distance, hint, T_a, T_b)
+        inside = _contained(world, T_world_shape, a, b) if closed else None
         if inside is None:
-            return PairDistance(distance, p0, p0 + distance * normal, normal, True)
+            normal = _unit_normal(p0, p1, distance, hint, T_a, T_b)
+            return [PairDistance(distance, p0, p0 + distance * normal, normal, True)]
+    if solids:
+        regions = deepest_regions(world, T_world_shape, a, b, max_regions)
+        if regions:
+            return regions
+    if inside is not None:
         # the surfaces are apart but one body is inside the other: it penetrates at least
         # as deep as the gap; the normal points so that moving body 1 along it frees the inner one
         outer, _ = inside
+        normal = _unit_normal(p0, p1, distance, hint, T_a, T_b)
         normal = -normal if outer == a else normal
-        return PairDistance(-distance, p0, p0 - distance * normal, normal, False)
+        return [PairDistance(-distance, p0, p0 - distance * normal, normal, False)]
     normal = _unit_normal(p0, p1, distance, hint, T_a, T_b)
     depth = min(distance, 0.0)
-    return PairDistance(depth, p0, p0 + depth * normal, normal, False)
+    return [PairDistance(depth, p0, p0 + depth * normal, normal, False)]
+
+
+class _Region:
+    """Inside points of one body grouped into one connected region, and its deepest point."""
+    __slots__ = ("side", "depth", "point", "surface", "triangle", "vertex", "lo", "hi")
+
+    def __init__(self, side, depth, point, surface, triangle, vertex, lo, hi):
+        self.side, self.depth, self.point, self.surface = side, depth, point, surface
+        self.triangle, self.vertex, self.lo, self.hi = triangle, vertex, lo, hi
+
+
+def _depths(points_world: np.ndarray, T_world_solid: np.ndarray, geometry):
+    n = len(points_world)
+    depth, surface = np.empty(n), np.empty((n, 3))
+    triangle = np.empty(n, dtype=np.int64)
+    triangles = geometry.triangles_shape if geometry.triangles_shape is not None else _NO_TRIANGLES
+    points_depth(points_world, T_world_solid, geometry.solid_kind, geometry.solid_params, geometry.solid_planes,
+                 triangles, geometry.obb_center_shape, geometry.obb_axes_shape, geometry.obb_half_extents_m,
+                 depth, surface, triangle)
+    return depth, surface, triangle
+
+
+def _side_regions(side: int, gx, T_x: np.ndarray, gy, T_y: np.ndarray) -> list[_Region]:
+    """Regions of body x's surface points inside body y."""
+    points = gx.surface_points_shape @ T_x[:3, :3].T + T_x[:3, 3]
+    depth, surface, triangle = _depths(points, T_y, gy)
+    keep = depth > 0.0
+    if not keep.any():
+        return []
+    labels = label_components(len(points), gx.surface_edges, keep)
+    regions = []
+    for label in np.unique(labels[keep]):
+        members = np.flatnonzero(labels == label)
+        k = members[np.argmax(depth[members])]
+        lo, hi = points[members].min(axis=0), points[members].max(axis=0)
+        region = _Region(side, float(depth[k]), points[k].copy(), surface[k].copy(), int(triangle[k]), int(k), lo, hi)
+        if gx.solid_kind <= KIND_CONVEX:      # a solid with a support function: refine
+            _refine(region, gx, T_x, gy, T_y)
+        regions.append(region)
+    return regions
+
+
+def _refine(region: _Region, gx, T_x: np.ndarray, gy, T_y: np.ndarray) -> None:
+    """Move a primitive's or convex mesh's deepest point to its support point along the push-out."""
+    local = np.empty(3)
+    for _ in range(REFINE_STEPS):
+        out = region.surface - region.point
+        length = float(np.linalg.norm(out))
+        if length < 1e-15:
+            return
+        support_point(gx.solid_kind, gx.solid_params, gx.surface_points_shape, T_x[:3, :3].T @ (-out / length),
+                      local)
+        candidate = (T_x[:3, :3] @ local + T_x[:3, 3])[None]
+        depth, surface, triangle = _depths(candidate, T_y, gy)
+        if depth[0] <= region.depth + 1e-12:
+            return
+        region.depth, region.point, region.surface = float(depth[0]), candidate[0], surface[0]
+        region.triangle, region.vertex = int(triangle[0]), -1
+        region.lo, region.hi = np.minimum(region.lo, candidate[0]), np.maximum(region.hi, candidate[0])
+
+
+def deepest_regions(world, T_world_shape: np.ndarray, a: int, b: int, max_regions: int) -> list[PairDistance]:
+    """Deepest point of each separate overlap region of two solids, deepest first (empty: none found).
+
+    Body 0's points inside body 1 and body 1's inside body 0 are grouped per body by
+    the edges of their surface meshes; a region of one body and one of the other are
+    the same region when their boxes, grown by the deeper of the two depths, meet.
+    """
+    ga, gb = world.shapes[a].geometry, world.shapes[b].geometry
+    T_a, T_b = T_world_shape[a], T_world_shape[b]
+    regions = _side_regions(0, ga, T_a, gb, T_b) + _side_regions(1, gb, T_b, ga, T_a)
+    if not regions:
+        return []
+    n = len(regions)
+    group = list(range(n))
+
+    def root(i):
+        while group[i] != i:
+            group[i] = group[group[i]]
+            i = group[i]
+        return i
+
+    for i in range(n):
+        for j in range(i + 1, n):
+            ri, rj = regions[i], regions[j]
+            if ri.side == rj.side:
+                continue
+            grow = max(ri.depth, rj.depth)
+            if np.all(ri.lo - grow <= rj.hi) and np.all(rj.lo - grow <= ri.hi):
+                group[root(j)] = root(i)
+    deepest: dict[int, _Region] = {}
+    for i, region in enumerate(regions):
+        g = root(i)
+        if g not in deepest or region.depth > deepest[g].depth:
+            deepest[g] = region
+    ordered = sorted(deepest.values(), key=lambda r: -r.depth)[:max(1, int(max_regions))]
+    return [_region_distance(r) for r in ordered]
+
+
+def _region_distance(region: _Region) -> PairDistance:
+    depth = region.depth
+    if region.side == 0:      # a point of body 0 inside body 1: body 1 moves along point - surface
+        p0, normal = region.point, (region.point - region.surface) / depth
+        subshapes = (-1, region.triangle)
+    else:                     # a point of body 1 inside body 0: body 1 moves along surface - point
+        p0, normal = region.surface, (region.surface - region.point) / depth
+        subshapes = (region.triangle, -1)
+    return PairDistance(-depth, p0, p0 - depth * normal, normal, True, subshapes)
 
 
 def pair_distance_lower_bound(world, T_world_shape: np.ndarray, a: int, b: int, enough_m: float) -> float:

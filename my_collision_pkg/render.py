@@ -10,7 +10,11 @@ as the RViz markers). Axes are equal, in metres, in the planning frame.
 It takes either core objects (an :class:`contacts.Explanation` and the
 :class:`surfaces_report.ContactSurface` tuple) or a ``ContactReport`` message or
 ``ExplainCollision`` response (read by attribute names only: this module imports
-no ROS package). :func:`render_explanation_pngs` draws several to a folder
+no ROS package). A motion's first-contact state draws the same way, from a
+:class:`motion.MotionResult` or a ``CheckMotion`` response (anything with a
+``cc_time``): there the closest contacts are touches found to the motion check's
+tolerance (a small positive distance), drawn as contacts, and the title gives
+``cc_time``. :func:`render_explanation_pngs` draws several to a folder
 (``make demo``).
 
 Command line (the Panda with the default world unless told otherwise)::
@@ -30,6 +34,7 @@ from matplotlib.figure import Figure
 from mpl_toolkits.mplot3d import proj3d
 from mpl_toolkits.mplot3d.art3d import Poly3DCollection
 
+from .motion import DEFAULT_TOUCH_TOLERANCE_M
 from .pressure_colors import pressure_colormap, pressure_fractions
 
 DEFAULT_VIEW = (35.0, -60.0)            # (elevation, azimuth), degrees, matplotlib's convention
@@ -51,6 +56,8 @@ AXES_ZOOM = 1.0
 ZORDER_GEOMETRY, ZORDER_SURFACES, ZORDER_CONTACTS = 1, 10, 11
 BOUNDS_MARGIN = 0.05                    # fraction of the scene size added around it
 MM_PER_M = 1000.0
+# A motion's contacts at cc_time within this of the closest one are touches (distance >= 0 possible).
+MOTION_TOUCH_DISTANCE_M = DEFAULT_TOUCH_TOLERANCE_M
 
 
 @dataclass(frozen=True)
@@ -77,6 +84,7 @@ class _DrawnContact:
     position: np.ndarray
     normal: np.ndarray
     distance_m: float
+    touching: bool          # drawn as a contact (red) rather than a near miss (yellow)
 
 
 @dataclass(frozen=True)
@@ -109,9 +117,25 @@ def _configuration(world, report) -> np.ndarray:
     return q
 
 
+def _is_motion(report) -> bool:
+    """A motion's first-contact state (MotionResult, CheckMotion response) rather than one configuration."""
+    return hasattr(report, "cc_time")
+
+
 def _contacts(report) -> list[_DrawnContact]:
-    return [_DrawnContact(tuple(c.link_names), _xyz(c.position), _xyz(c.normal), float(c.distance))
-            for c in report.contacts]
+    """The contacts to draw; which are touches (red) and which near misses (yellow).
+
+    One configuration: a contact touches when it penetrates. A motion's first contact
+    (``cc_time`` >= 0): the check stops where the closest pair comes within its tolerance
+    (plus padding), so the closest contact and those within ``MOTION_TOUCH_DISTANCE_M`` of
+    it touch even at a small positive distance; farther ones are near misses.
+    """
+    distances = [float(c.distance) for c in report.contacts]
+    touch_m = 0.0
+    if distances and _is_motion(report) and float(report.cc_time) >= 0.0:
+        touch_m = max(min(distances), 0.0) + MOTION_TOUCH_DISTANCE_M
+    return [_DrawnContact(tuple(c.link_names), _xyz(c.position), _xyz(c.normal), d, d < 0.0 or d <= touch_m)
+            for c, d in zip(report.contacts, distances)]
 
 
 def _surfaces(surfaces) -> list[_DrawnSurface]:
@@ -159,15 +183,34 @@ def _arrow_length_m(distance_m: float) -> float:
     return min(ARROW_MIN_LENGTH_M + ARROW_LENGTH_PER_DEPTH * depth, ARROW_MAX_LENGTH_M)
 
 
-def _title(contacts: list[_DrawnContact]) -> str:
-    """``body_a=body_b: penetration 12.3 mm`` for the deepest pair (and how many more pairs)."""
-    penetrating = [c for c in contacts if c.distance_m < 0]
-    if not penetrating:
+def _title(contacts: list[_DrawnContact], cc_time: float | None = None) -> str:
+    """``body_a=body_b: penetration 12.3 mm`` for the deepest pair (and how many more pairs).
+
+    With ``cc_time`` (a motion's first contact): ``body_a=body_b: first contact at cc_time 0.51300
+    (distance 0.065 mm)``.
+    """
+    touching = [c for c in contacts if c.touching]
+    if not touching:
         return f"no collision ({len(contacts)} near misses)" if contacts else "no collision"
-    deepest = min(penetrating, key=lambda c: c.distance_m)
-    others = len({c.names for c in penetrating}) - 1
+    deepest = min(touching, key=lambda c: c.distance_m)
+    others = len({c.names for c in touching}) - 1
     more = f" (+{others} more colliding pair{'s' if others > 1 else ''})" if others else ""
+    if cc_time is not None:
+        gap = (f"penetration {-deepest.distance_m * MM_PER_M:.1f} mm" if deepest.distance_m < 0
+               else f"distance {deepest.distance_m * MM_PER_M:.3f} mm")
+        return f"{'='.join(deepest.names)}: first contact at cc_time {cc_time:.5f} ({gap}){more}"
     return f"{'='.join(deepest.names)}: penetration {-deepest.distance_m * MM_PER_M:.1f} mm{more}"
+
+
+def _cropped(triangles: np.ndarray, low: np.ndarray, high: np.ndarray) -> np.ndarray:
+    """Triangles (K, 3, 3) cut to the box [low, high]: those wholly outside one face dropped, vertices clamped.
+
+    Clamping is exact for axis-aligned boxes (the table) and moves only the rim of finer meshes.
+    """
+    if not len(triangles):
+        return triangles
+    outside = ((triangles < low).all(axis=1) | (triangles > high).all(axis=1)).any(axis=1)
+    return np.clip(triangles[~outside], low, high)
 
 
 def _set_equal_axes(ax, points: np.ndarray) -> None:
@@ -182,7 +225,8 @@ def _set_equal_axes(ax, points: np.ndarray) -> None:
 
 def render_report_png(path: str, world, report, surfaces=None, *, title: str | None = None,
                       view: tuple[float, float] = DEFAULT_VIEW,
-                      size_px: tuple[int, int] = DEFAULT_SIZE_PX) -> RenderedImage:
+                      size_px: tuple[int, int] = DEFAULT_SIZE_PX,
+                      zoom_half_size_m: float | None = None) -> RenderedImage:
     """Draw a checked configuration, its contacts and contact surfaces to a PNG file.
 
     Parameters
@@ -194,6 +238,8 @@ def render_report_png(path: str, world, report, surfaces=None, *, title: str | N
         and object geometry, in the planning frame.
     report : contacts.Explanation, or a ContactReport message or ExplainCollision response
         The configuration (``positions``, or ``state`` by joint name) and the contacts.
+        A motion's first-contact state works the same way: a ``motion.MotionResult``
+        (``positions``) or a CheckMotion response (``state``).
     surfaces : sequence, optional
         ``surfaces_report.ContactSurface`` objects or ContactSurface messages; by
         default a report message's own ``surfaces`` (none for an Explanation).
@@ -201,6 +247,9 @@ def render_report_png(path: str, world, report, surfaces=None, *, title: str | N
         Defaults to the deepest colliding pair and its depth in mm.
     view : (elevation, azimuth), degrees
     size_px : (width, height)
+    zoom_half_size_m : float, optional
+        Draw only the cube of this half size (metres) centred on the contacts (a
+        close-up of a thin obstacle); by default the whole scene.
 
     Returns
     -------
@@ -209,15 +258,23 @@ def render_report_png(path: str, world, report, surfaces=None, *, title: str | N
     Raises
     ------
     ValueError
-        If the report's configuration does not fit the robot.
+        If the report's configuration does not fit the robot, or ``zoom_half_size_m`` is not > 0.
     """
+    if zoom_half_size_m is not None and not zoom_half_size_m > 0:
+        raise ValueError(f"zoom_half_size_m must be > 0, got {zoom_half_size_m}")
     if surfaces is None:  # a message (ContactReport, ExplainCollision response) carries its own
         surfaces = getattr(report, "surfaces", ()) if hasattr(report, "state") else ()
     q = _configuration(world, report)
     contacts = _contacts(report)
     drawn_surfaces = _surfaces(surfaces)
-    in_contact = {name for c in contacts if c.distance_m < 0 for name in c.names}
+    in_contact = {name for c in contacts if c.touching for name in c.names}
     triangles = _posed_triangles(world, q, in_contact)
+    positions = np.array([c.position for c in contacts]).reshape(-1, 3)
+    if zoom_half_size_m is not None:
+        every = np.concatenate([t.reshape(-1, 3) for t in triangles.values()] + [positions])
+        center = positions.mean(axis=0) if len(positions) else 0.5 * (every.min(axis=0) + every.max(axis=0))
+        low, high = center - zoom_half_size_m, center + zoom_half_size_m
+        triangles = {group: _cropped(t, low, high) for group, t in triangles.items()}
 
     width, height = size_px
     fig = Figure(figsize=(width / DPI, height / DPI), dpi=DPI)
@@ -243,9 +300,8 @@ def render_report_png(path: str, world, report, surfaces=None, *, title: str | N
         colours = np.column_stack([pressure_colormap(fractions), np.full(len(s.triangles), SURFACE_ALPHA)])
         ax.add_collection3d(Poly3DCollection(s.vertices[s.triangles], facecolors=colours, edgecolors="none",
                                              zorder=ZORDER_SURFACES))
-    positions = np.array([c.position for c in contacts]).reshape(-1, 3)
     if contacts:
-        colours = [CONTACT_RGB if c.distance_m < 0 else NEAR_MISS_RGB for c in contacts]
+        colours = [CONTACT_RGB if c.touching else NEAR_MISS_RGB for c in contacts]
         ax.scatter(positions[:, 0], positions[:, 1], positions[:, 2], s=CONTACT_DOT_AREA_PT2, c=colours,
                    depthshade=False, edgecolors="black", linewidths=0.5, zorder=ZORDER_CONTACTS)
         for c, colour in zip(contacts, colours):
@@ -256,8 +312,11 @@ def render_report_png(path: str, world, report, surfaces=None, *, title: str | N
     bounds = [t.reshape(-1, 3) for t in triangles.values() if len(t)] + [positions]
     bounds += [s.vertices for s in drawn_surfaces]
     points = np.concatenate(bounds) if bounds else np.zeros((1, 3))
+    if zoom_half_size_m is not None:
+        points = np.array([low, high])
     _set_equal_axes(ax, points if len(points) else np.zeros((1, 3)))
-    fig.suptitle(title if title is not None else _title(contacts), fontsize=12)
+    cc_time = float(report.cc_time) if _is_motion(report) else None
+    fig.suptitle(title if title is not None else _title(contacts, cc_time), fontsize=12)
 
     canvas.draw()
     pixels = np.zeros((len(contacts), 2))
@@ -281,7 +340,8 @@ def render_explanation_pngs(pictures, folder: str, *, urdf_path: str | None = No
 
     ``explanation`` is an ExplainCollision response, a ContactReport or a core
     Explanation (core surfaces are then not drawn: pass them to
-    :func:`render_report_png`). The geometry comes from a scene loaded here: by
+    :func:`render_report_png`), or a motion's first-contact state (a CheckMotion
+    response or a core MotionResult). The geometry comes from a scene loaded here: by
     default the Panda from example-robot-data and the package's default world;
     give the files the explanations were computed with when they differ. Files
     are named after the part of each title before a colon; the picture's title is
@@ -308,7 +368,8 @@ def render_explanation_pngs(pictures, folder: str, *, urdf_path: str | None = No
             name, k = f"{stem}_{k}", k + 1
         used.add(name)
         # the explanation's own message where it has one, so picture and answer name the same pair
-        heading = f"{title}\n{getattr(explanation, 'message', '') or _title(_contacts(explanation))}"
+        cc_time = float(explanation.cc_time) if _is_motion(explanation) else None
+        heading = f"{title}\n{getattr(explanation, 'message', '') or _title(_contacts(explanation), cc_time)}"
         image = render_report_png(os.path.join(folder, f"{name}.png"), world, explanation, title=heading, view=view)
         written.append(os.path.abspath(image.path))
     return written

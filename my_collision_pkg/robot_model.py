@@ -28,6 +28,10 @@ HELD_TYPES = ("fixed", "floating", "planar")
 # (old-style transmissions, textures inside materials, simulator extensions).
 IGNORED_URDF_ELEMENTS = ("transmission", "gazebo", "visual", "material")
 DEFAULT_ROBOT_NAME = "robot"
+# Largest length or coordinate accepted anywhere in a model or a scene (joint origins,
+# shape sizes, mesh vertices, object positions), metres. Beyond it, distances and
+# contact computations lose all precision (a 1e300 m box crashes the geometry code).
+MAX_COORDINATE_M = 1.0e4
 
 
 @dataclass(frozen=True)
@@ -103,11 +107,34 @@ class Joint:
     mimic_offset: float = 0.0
 
 
-def _origin_transform(origin) -> np.ndarray:
+def _finite_numbers(values, what: str, bound: float | None = None) -> np.ndarray:
+    """``values`` as a float array; a ModelError naming ``what`` for non-finite values or
+    (with ``bound``) magnitudes beyond it."""
+    try:
+        arr = np.asarray(values, dtype=float)
+    except (TypeError, ValueError) as exc:
+        raise ModelError(f"{what} {values!r} is not a list of numbers") from exc
+    if not np.all(np.isfinite(arr)):
+        raise ModelError(f"{what} has non-finite values {[float(v) for v in np.ravel(arr)]}")
+    if bound is not None and np.any(np.abs(arr) > bound):
+        raise ModelError(f"{what} {[float(v) for v in np.ravel(arr)]} is beyond the bound of {bound:g} m")
+    return arr
+
+
+def _origin_transform(origin, what: str = "origin") -> np.ndarray:
+    """Transform of a URDF ``<origin>``.
+
+    Raises
+    ------
+    ModelError
+        Naming ``what``, for non-finite values or a translation beyond MAX_COORDINATE_M.
+    """
     if origin is None:
         return np.eye(4)
     xyz = origin.xyz if origin.xyz is not None else [0.0, 0.0, 0.0]
     rpy = origin.rpy if origin.rpy is not None else [0.0, 0.0, 0.0]
+    xyz = _finite_numbers(xyz, f"{what} xyz", MAX_COORDINATE_M)
+    rpy = _finite_numbers(rpy, f"{what} rpy")
     return make_transform(rpy_to_matrix(*rpy), xyz)
 
 
@@ -247,7 +274,7 @@ class RobotModel:
             jtype = j.type if j.type in MOVABLE_TYPES + HELD_TYPES else None
             if jtype is None:
                 raise ModelError(f"joint '{j.name}' has unsupported type '{j.type}'")
-            axis = np.array(j.axis if j.axis is not None else [1.0, 0.0, 0.0], dtype=float)
+            axis = _finite_numbers(j.axis if j.axis is not None else [1.0, 0.0, 0.0], f"joint '{j.name}' axis")
             if jtype in MOVABLE_TYPES:
                 norm = np.linalg.norm(axis)
                 if not np.isfinite(norm) or norm < 1e-12:
@@ -257,6 +284,7 @@ class RobotModel:
             if jtype in ("revolute", "prismatic") and j.limit is not None:
                 lower = float(j.limit.lower) if j.limit.lower is not None else 0.0
                 upper = float(j.limit.upper) if j.limit.upper is not None else 0.0
+                _finite_numbers([lower, upper], f"joint '{j.name}' limits")
                 if lower > upper:
                     raise ModelError(f"joint '{j.name}' has lower limit {lower} above upper {upper}")
             mimic_of, mult, offset = None, 1.0, 0.0
@@ -264,7 +292,9 @@ class RobotModel:
                 mimic_of = j.mimic.joint
                 mult = float(j.mimic.multiplier) if j.mimic.multiplier is not None else 1.0
                 offset = float(j.mimic.offset) if j.mimic.offset is not None else 0.0
-            joints.append(Joint(j.name, jtype, j.parent, j.child, _origin_transform(j.origin), axis,
+                _finite_numbers([mult, offset], f"joint '{j.name}' mimic multiplier and offset")
+            T_parent_joint = _origin_transform(j.origin, f"joint '{j.name}' origin")
+            joints.append(Joint(j.name, jtype, j.parent, j.child, T_parent_joint, axis,
                                 lower, upper, mimic_of, mult, offset))
         # A mimic joint whose leader does not exist (or cannot move) moves on its own, as in MoveIt.
         warnings = []
@@ -302,7 +332,8 @@ class RobotModel:
             for shape_id, col in enumerate(link.collisions or []):
                 if col.geometry is None:
                     raise ModelError(f"link '{link.name}': <collision> {shape_id} has no geometry")
-                elements.append(CollisionElement(link.name, shape_id, _origin_transform(col.origin),
+                where = f"link '{link.name}' <collision> {shape_id} origin"
+                elements.append(CollisionElement(link.name, shape_id, _origin_transform(col.origin, where),
                                                  _shape_from_urdf(col.geometry, link.name)))
         return cls(robot.name or DEFAULT_ROBOT_NAME, roots[0], order, ordered_joints, elements, tuple(warnings))
 
@@ -490,3 +521,16 @@ class RobotModel:
         :func:`kernels.forward_kinematics`.
         """
         return self._fk_arrays
+
+    # ----- arrays for compiled kernels ----------------------------------
+    @property
+    def kinematics_arrays(self) -> tuple[np.ndarray, ...]:
+        """The arrays :func:`kernels.forward_kinematics` runs on, after the positions
+        (mimic matrix, mimic offsets, joint kinds, axes, link parents, origins, link joints).
+        Shared, not copies: do not write to them."""
+        return self._fk_arrays
+
+    @property
+    def limit_arrays(self) -> tuple[np.ndarray, np.ndarray]:
+        """(lower, upper) limits (A,) of the active joints, shared, not copies: do not write to them."""
+        return self._lower, self._upper

@@ -19,7 +19,7 @@ from .contacts import BodyType
 from .errors import ModelError, RequestError, SceneError
 from .geometry import MeshResolver, ShapeGeometry, build_shape
 from .kernels import shape_poses
-from .robot_model import RobotModel, ShapeSpec
+from .robot_model import MAX_COORDINATE_M, RobotModel, ShapeSpec
 from .srdf import SemanticModel
 
 
@@ -407,8 +407,10 @@ class PlanningScene:
             q.setflags(write=False)
             self._positions = q
 
-    def apply(self, updates: list[SceneUpdate] | tuple[SceneUpdate, ...]) -> None:
-        """Apply a batch of object updates, all or nothing.
+    def apply(self, updates: list[SceneUpdate] | tuple[SceneUpdate, ...]) -> CollisionWorld:
+        """Apply a batch of object updates in order, all or nothing; returns the new world.
+
+        (A request from outside may first be checked with :func:`check_unambiguous`.)
 
         Raises
         ------
@@ -425,6 +427,7 @@ class PlanningScene:
                 self._apply_one(update, objects, geometry)
             self._world = CollisionWorld(self._robot, self._semantic, self._robot_shapes, objects, geometry,
                                          world.acm, world.default_padding_m, world.link_padding_m)
+            return self._world
 
     def _apply_one(self, update: SceneUpdate, objects: dict, geometry: dict) -> None:
         if isinstance(update, AddObject):
@@ -521,10 +524,44 @@ def _check_padding(robot: RobotModel, default: float, per_link: dict[str, float]
             raise ModelError(f"padding {value} m of link '{link}' must be finite and >= 0")
 
 
+def update_target(update: SceneUpdate) -> str:
+    """The object id an update names ('' for ClearObjects)."""
+    return update.object.id if isinstance(update, AddObject) else getattr(update, "id", "")
+
+
+def check_unambiguous(updates) -> None:
+    """Refuse a batch of updates whose result would depend on their order.
+
+    The rule: each object id at most once per batch, and a ClearObjects (REMOVE with
+    an empty id) only as the first update. Such a batch gives the same scene in any
+    order of its other updates, so "all or nothing" has one meaning.
+
+    Raises
+    ------
+    SceneError
+        Naming the repeated id, or the misplaced ClearObjects.
+    """
+    seen: set[str] = set()
+    for k, update in enumerate(updates):
+        if isinstance(update, ClearObjects):
+            if k != 0:
+                raise SceneError(f"update {k} removes every object; that is only allowed as the first update "
+                                 "of a request")
+            continue
+        oid = update_target(update)
+        if oid in seen:
+            raise SceneError(f"object '{oid}' appears more than once in one request (one operation per id; "
+                             "send a second request for a second change)")
+        seen.add(oid)
+
+
 def _check_transform(T, what: str) -> None:
     T = np.asarray(T, dtype=float)
     if T.shape != (4, 4) or not np.all(np.isfinite(T)):
         raise SceneError(f"{what} is not a finite 4x4 transform")
+    if np.any(np.abs(T[:3, 3]) > MAX_COORDINATE_M):
+        raise SceneError(f"{what} has position {[float(v) for v in T[:3, 3]]} beyond the bound of "
+                         f"{MAX_COORDINATE_M:g} m in each coordinate")
     R = T[:3, :3]
     if not np.allclose(R @ R.T, np.eye(3), atol=1e-6) or np.linalg.det(R) <= 0:
         raise SceneError(f"{what} has a rotation that is not orthonormal")

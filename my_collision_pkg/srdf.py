@@ -8,6 +8,7 @@ Entries that name links or joints the URDF lacks are skipped and reported in
 """
 from __future__ import annotations
 
+import math
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 
@@ -86,7 +87,9 @@ def parse_srdf(xml: str, robot: RobotModel) -> SemanticModel:
     Raises
     ------
     ModelError
-        If the XML is malformed or an element lacks a required attribute.
+        If the XML is malformed, an element lacks a required attribute, a group
+        contains itself (directly or through subgroups) or a group_state value is
+        not a finite number.
     """
     root = robot_element(xml, "SRDF")
     warnings: list[str] = []
@@ -136,6 +139,8 @@ def parse_srdf(xml: str, robot: RobotModel) -> SemanticModel:
                 del groups[name]
                 dropped = True
 
+    _refuse_group_cycles(groups)
+
     disabled: set[frozenset[str]] = set()
     for d in root.findall("disable_collisions"):
         a, b = attr(d, "link1", "<disable_collisions>"), attr(d, "link2", "<disable_collisions>")
@@ -153,12 +158,41 @@ def parse_srdf(xml: str, robot: RobotModel) -> SemanticModel:
             continue
         values = {}
         for j in s.findall("joint"):
+            joint = attr(j, "name", f"group_state '{name}'")
+            text = attr(j, "value", f"group_state '{name}' joint '{joint}'")
             try:
-                values[attr(j, "name", f"group_state '{name}'")] = float(j.get("value", "nan").split()[0])
-            except ValueError as exc:
-                raise ModelError(f"SRDF group_state '{name}': joint value is not a number") from exc
+                value = float(text.split()[0])
+            except (ValueError, IndexError) as exc:
+                raise ModelError(f"SRDF group_state '{name}': joint '{joint}' value {text!r} is not a number") from exc
+            if not math.isfinite(value):
+                raise ModelError(f"SRDF group_state '{name}': joint '{joint}' value {text!r} is not finite")
+            values[joint] = value
         states[name] = (group, values)
     return SemanticModel(groups, frozenset(disabled), states, tuple(warnings))
+
+
+def _refuse_group_cycles(groups: dict[str, GroupDefinition]) -> None:
+    """A group that contains itself, directly or through subgroups, cannot be served.
+
+    Raises
+    ------
+    ModelError
+        Naming the group and the cycle.
+    """
+    done: set[str] = set()
+
+    def visit(name: str, path: tuple[str, ...]) -> None:
+        if name in path:
+            cycle = " -> ".join(path[path.index(name):] + (name,))
+            raise ModelError(f"SRDF group '{name}' contains itself ({cycle})")
+        if name in done:
+            return
+        for sub in groups[name].subgroups:
+            visit(sub, path + (name,))
+        done.add(name)
+
+    for name in groups:
+        visit(name, ())
 
 
 def parse_srdf_file(path: str, robot: RobotModel) -> SemanticModel:

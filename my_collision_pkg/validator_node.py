@@ -6,8 +6,14 @@ Services (relative to the node): ``~/check_validity``, ``~/check_validity_batch`
 every explain, check_motion and check_trajectory (the first-contact state) and, with
 ``monitor_joint_states``, for the current state at ``monitor_rate_hz``;
 ``~/scene_objects`` (MarkerArray), the world and attached objects, at start-up
-and after every change; ``~/contact_intervals`` (MarkerArray), the contact
-intervals of the last checked trajectory.
+and after every change.
+
+A new service is added with ``self._serve(SrvType, "~/name", self._on_name)``: the
+callback then runs under the node's CallbackGuard (no exception escapes; it answers
+INVALID_REQUEST / success = false) with the deep SERVICE_QOS, and should take
+``world = self.scene.world`` once and pass ``world=world`` to every core call.
+``~/contact_intervals`` (MarkerArray): the contact intervals of the last checked
+trajectory.
 """
 from __future__ import annotations
 
@@ -28,11 +34,11 @@ from my_collision_pkg.srv import ApplyCollisionObjects, CheckValidity, CheckVali
 from my_collision_pkg.srv import CheckMotion, CheckTrajectory
 
 from . import conversions
-from .checker import DEFAULT_CONTACTS_PER_PAIR, DEFAULT_MAX_CONTACTS, CollisionChecker
+from .checker import DEFAULT_CONTACTS_PER_PAIR, DEFAULT_MAX_CONTACTS, MAX_BATCH_CONFIGURATIONS, CollisionChecker
 from .contacts import Status
 from .errors import CollisionPkgError, RequestError
 from .models import load_scene
-from .node_runtime import ConfigurationError, number_parameter, run_node
+from .node_runtime import SERVICE_QOS, CallbackGuard, ConfigurationError, number_parameter, run_node
 from .interval_sweeps import interval_sweeps
 from .markers import contact_intervals_marker_array
 from .scene_markers import scene_objects_marker_array
@@ -88,27 +94,28 @@ class CollisionValidatorNode(Node):
             self.get_logger().warning(f"SRDF: {warning}")
         self._max_batch = p["max_batch"]
         self._stiffness = p["surface_stiffness"]
-        checks = ReentrantCallbackGroup()
-        self.create_service(CheckValidity, "~/check_validity", self._on_check, callback_group=checks)
-        self.create_service(CheckValidityBatch, "~/check_validity_batch", self._on_check_batch,
-                            callback_group=checks)
-        self.create_service(ExplainCollision, "~/explain", self._on_explain, callback_group=checks)
-        self.create_service(ApplyCollisionObjects, "~/apply_collision_objects", self._on_apply,
-                            callback_group=checks)
-        self.create_service(CheckMotion, "~/check_motion", self._on_check_motion, callback_group=checks)
-        self.create_service(CheckTrajectory, "~/check_trajectory", self._on_check_trajectory,
-                            callback_group=checks)
+        self._guard = CallbackGuard(self.get_logger())
+        self._checks = ReentrantCallbackGroup()
         self._interval_markers = self.create_publisher(MarkerArray, "~/contact_intervals", REPORT_QOS)
         self._reports = self.create_publisher(ContactReport, "~/contacts", REPORT_QOS)
         self._scene_objects = self.create_publisher(MarkerArray, "~/scene_objects", REPORT_QOS)
-        self._publish_scene_objects()
+        self._publish_scene_objects(self.scene.world)
         self._monitor_lock = threading.Lock()
         self._monitor_dirty = False
+        self._serve(CheckValidity, "~/check_validity", self._on_check)
+        self._serve(CheckValidityBatch, "~/check_validity_batch", self._on_check_batch)
+        self._serve(ExplainCollision, "~/explain", self._on_explain)
+        self._serve(CheckMotion, "~/check_motion", self._on_check_motion)
+        self._serve(CheckTrajectory, "~/check_trajectory", self._on_check_trajectory)
+        # updates one at a time, so scene markers are published in the order the worlds were made
+        self._serve(ApplyCollisionObjects, "~/apply_collision_objects", self._on_apply,
+                    MutuallyExclusiveCallbackGroup())
         if p["monitor_joint_states"]:
             monitor = MutuallyExclusiveCallbackGroup()
-            self.create_subscription(JointState, "/joint_states", self._on_joint_states, JOINT_STATES_QOS,
-                                     callback_group=monitor)
-            self.create_timer(1.0 / p["monitor_rate_hz"], self._on_monitor_timer, callback_group=monitor)
+            self.create_subscription(JointState, "/joint_states", self._guard.timer(self._on_joint_states),
+                                     JOINT_STATES_QOS, callback_group=monitor)
+            self.create_timer(1.0 / p["monitor_rate_hz"], self._guard.timer(self._on_monitor_timer),
+                              callback_group=monitor)
         robot = self.scene.robot
         self.get_logger().info(
             f"robot '{robot.name}': {len(robot.active_joint_names)} joints, {len(self.scene.world.shapes)} shapes, "
@@ -143,7 +150,7 @@ class CollisionValidatorNode(Node):
         self.declare_parameter("monitor_rate_hz", DEFAULT_MONITOR_RATE_HZ, _descriptor(
             "most reports per second for the monitored state", float_range=(0.01, 1000.0), dynamic=True))
         self.declare_parameter("max_batch", DEFAULT_MAX_BATCH, _descriptor(
-            "most configurations in one batch request", int_range=(1, 10_000_000), dynamic=True))
+            "most configurations in one batch request", int_range=(1, MAX_BATCH_CONFIGURATIONS), dynamic=True))
         self.declare_parameter("surface_stiffness", DEFAULT_STIFFNESS_PA_PER_M, _descriptor(
             "contact-surface pressure per metre of overlap, Pa/m", float_range=(1e-9, 1e15), dynamic=True))
 
@@ -160,7 +167,7 @@ class CollisionValidatorNode(Node):
         p["max_contacts"] = number_parameter(self, "max_contacts", int, 1, 100_000)
         p["contacts_per_pair"] = number_parameter(self, "contacts_per_pair", int, 1, 1000)
         p["monitor_rate_hz"] = number_parameter(self, "monitor_rate_hz", float, 0.01, 1000.0)
-        p["max_batch"] = number_parameter(self, "max_batch", int, 1, 10_000_000)
+        p["max_batch"] = number_parameter(self, "max_batch", int, 1, MAX_BATCH_CONFIGURATIONS)
         p["surface_stiffness"] = number_parameter(self, "surface_stiffness", float, 1e-9, 1e15)
         p["package_paths"] = self._strings("package_paths")
         names = self._strings("link_padding_names")
@@ -176,57 +183,66 @@ class CollisionValidatorNode(Node):
         return p
 
     # ----- services ------------------------------------------------------------
+    # Every callback takes the world snapshot once (``world = self.scene.world``) and
+    # passes it to every step, so one request sees one world however the scene changes.
+    def _serve(self, srv_type, name: str, callback, callback_group=None) -> None:
+        """A service of this node: deep request queue (SERVICE_QOS), callbacks in parallel
+        (unless ``callback_group`` says otherwise), and no exception escaping ``callback``
+        (CallbackGuard answers INVALID_REQUEST / success = false)."""
+        self.create_service(srv_type, name, self._guard.service(callback, srv_type), qos_profile=SERVICE_QOS,
+                            callback_group=callback_group or self._checks)
+
     def _on_check(self, request: CheckValidity.Request, response: CheckValidity.Response):
+        world = self.scene.world
         verdict = self.checker.check(request.joint_names, np.asarray(request.positions, dtype=float),
                                      group_name=request.group_name,
                                      pad_environment_collisions=request.pad_environment_collisions,
-                                     pad_self_collisions=request.pad_self_collisions)
+                                     pad_self_collisions=request.pad_self_collisions, world=world)
         response.valid, response.status, response.message = verdict.valid, int(verdict.status), verdict.message
         return response
 
     def _on_check_batch(self, request: CheckValidityBatch.Request, response: CheckValidityBatch.Response):
-        positions = np.asarray(request.positions, dtype=float)
-        width = max(len(request.joint_names), 1)
-        if positions.size // width > self._max_batch:
-            response.valid, response.status = [], int(Status.INVALID_REQUEST)
-            response.message = (f"{positions.size // width} configurations exceed max_batch = {self._max_batch}")
-            return response
-        valid, verdict = self.checker.check_batch(request.joint_names, positions, group_name=request.group_name,
+        world = self.scene.world
+        valid, verdict = self.checker.check_batch(request.joint_names, np.asarray(request.positions, dtype=float),
+                                                  group_name=request.group_name,
                                                   pad_environment_collisions=request.pad_environment_collisions,
-                                                  pad_self_collisions=request.pad_self_collisions)
+                                                  pad_self_collisions=request.pad_self_collisions, world=world,
+                                                  max_batch=self._max_batch)
         response.valid = valid.tolist()
         response.status, response.message = int(verdict.status), verdict.message
         return response
 
     def _on_explain(self, request: ExplainCollision.Request, response: ExplainCollision.Response):
+        world = self.scene.world
         explanation = self.checker.explain(
             request.joint_names, np.asarray(request.positions, dtype=float), group_name=request.group_name,
             pad_environment_collisions=request.pad_environment_collisions,
             pad_self_collisions=request.pad_self_collisions, contact_distance=request.contact_distance,
-            max_contacts=request.max_contacts or None)
+            max_contacts=request.max_contacts or None, world=world)
         surfaces = ()
         if request.compute_surfaces and explanation.contacts:
-            surfaces = explanation_surfaces(self.scene.world, explanation, self._stiffness)
+            surfaces = explanation_surfaces(world, explanation, self._stiffness)
         stamp = self.get_clock().now().to_msg()
         conversions.fill_explain_response(response, explanation, surfaces, stamp)
         if explanation.status != Status.INVALID_REQUEST:
-            self._reports.publish(conversions.contact_report(explanation, self.scene.planning_frame, stamp,
-                                                             surfaces))
+            self._reports.publish(conversions.contact_report(explanation, world.robot.root_link, stamp, surfaces))
         return response
 
     def _on_check_motion(self, request: CheckMotion.Request, response: CheckMotion.Response):
+        world = self.scene.world
         result = self.checker.check_motion(
             request.joint_names, np.asarray(request.start, dtype=float), np.asarray(request.goal, dtype=float),
             group_name=request.group_name, pad_environment_collisions=request.pad_environment_collisions,
             pad_self_collisions=request.pad_self_collisions, mode=request.mode, max_step=request.max_step,
-            contact_distance=request.contact_distance, max_contacts=request.max_contacts or None)
+            contact_distance=request.contact_distance, max_contacts=request.max_contacts or None, world=world)
         stamp = self.get_clock().now().to_msg()
         conversions.fill_check_motion_response(response, result, stamp)
         if result.status != Status.INVALID_REQUEST:
-            self._reports.publish(conversions.motion_contact_report(result, self.scene.planning_frame, stamp))
+            self._reports.publish(conversions.motion_contact_report(result, world.robot.root_link, stamp))
         return response
 
     def _on_check_trajectory(self, request: CheckTrajectory.Request, response: CheckTrajectory.Response):
+        world = self.scene.world
         try:
             joint_names, points, times_s = conversions.joint_trajectory_to_arrays(request.trajectory)
         except RequestError as exc:
@@ -236,11 +252,11 @@ class CollisionValidatorNode(Node):
             joint_names, points, times_s, group_name=request.group_name,
             pad_environment_collisions=request.pad_environment_collisions,
             pad_self_collisions=request.pad_self_collisions, mode=request.mode, max_step=request.max_step,
-            stop_at_first_contact=request.stop_at_first_contact)
+            stop_at_first_contact=request.stop_at_first_contact, world=world)
         conversions.fill_check_trajectory_response(response, result)
         if result.status != Status.INVALID_REQUEST:
             stamp = self.get_clock().now().to_msg()
-            frame = self.scene.planning_frame
+            frame = world.robot.root_link
             self._reports.publish(conversions.trajectory_contact_report(result, frame, stamp))
             sweeps = interval_sweeps(self.checker, joint_names, points, times_s, result.contact_lists)
             self._interval_markers.publish(contact_intervals_marker_array(response.contact_lists, frame, stamp,
@@ -249,20 +265,21 @@ class CollisionValidatorNode(Node):
 
     def _on_apply(self, request: ApplyCollisionObjects.Request, response: ApplyCollisionObjects.Response):
         try:
-            updates = []
-            for msg in request.objects:
-                updates.extend(conversions.collision_object_to_updates(msg, self.scene.robot))
-            self.scene.apply(updates)
+            updates, warnings = conversions.collision_objects_to_updates(request.objects, self.scene.robot)
+            world = self.scene.apply(updates)
         except CollisionPkgError as exc:
             response.success, response.message = False, f"scene unchanged: {exc}"
             return response
         response.success = True
-        response.message = f"applied {len(request.objects)} object update(s); {len(self.scene.world.objects)} objects"
-        self._publish_scene_objects()
+        response.message = f"applied {len(request.objects)} object update(s); {len(world.objects)} objects"
+        if warnings:
+            response.message += "; warning: " + "; ".join(warnings)
+            self.get_logger().warning(f"apply_collision_objects: {'; '.join(warnings)}")
+        self._publish_scene_objects(world)
         return response
 
-    def _publish_scene_objects(self) -> None:
-        self._scene_objects.publish(scene_objects_marker_array(self.scene.world, self.scene.planning_frame,
+    def _publish_scene_objects(self, world) -> None:
+        self._scene_objects.publish(scene_objects_marker_array(world, world.robot.root_link,
                                                                self.get_clock().now().to_msg()))
 
     # ----- joint state monitoring ------------------------------------------------
@@ -286,10 +303,10 @@ class CollisionValidatorNode(Node):
             if not self._monitor_dirty:
                 return
             self._monitor_dirty = False
-        robot = self.scene.robot
-        explanation = self.checker.explain(robot.active_joint_names, self.scene.current_positions)
+        world = self.scene.world
+        explanation = self.checker.explain(world.robot.active_joint_names, self.scene.current_positions, world=world)
         stamp = self.get_clock().now().to_msg()
-        self._reports.publish(conversions.contact_report(explanation, self.scene.planning_frame, stamp))
+        self._reports.publish(conversions.contact_report(explanation, world.robot.root_link, stamp))
 
 
 def main(args=None) -> int:

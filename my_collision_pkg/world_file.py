@@ -126,6 +126,16 @@ def _shape(entry, where: str, base_dir: str | None) -> ObjectShape:
     return ObjectShape(spec, parse_pose(entry.get("pose"), f"{where} pose"))
 
 
+def _yaml_error_line(exc: yaml.YAMLError) -> str:
+    """One line for a YAML error: the problem and where (PyYAML's own text spans lines)."""
+    problem = getattr(exc, "problem", None) or getattr(exc, "context", None)
+    mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
+    if problem is None:
+        return " ".join(str(exc).split())
+    where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+    return f"{problem}{where}"
+
+
 def parse_world(text: str, planning_frame: str, *, base_dir: str | None = None) -> list[AddObject]:
     """Scene updates (one AddObject per object) from world YAML text.
 
@@ -137,7 +147,7 @@ def parse_world(text: str, planning_frame: str, *, base_dir: str | None = None) 
     try:
         data = yaml.safe_load(text)
     except yaml.YAMLError as exc:
-        raise WorldFileError(f"world file is not valid YAML: {exc}") from exc
+        raise WorldFileError(f"world file is not valid YAML: {_yaml_error_line(exc)}") from exc
     if data is None:
         return []
     if not isinstance(data, dict):

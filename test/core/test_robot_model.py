@@ -161,3 +161,48 @@ def test_mimic_of_an_unknown_joint_moves_on_its_own_with_a_warning():
 def test_missing_urdf_file_names_the_file(tmp_path):
     with pytest.raises(ModelError, match="nothere.urdf"):
         RobotModel.from_urdf_file(str(tmp_path / "nothere.urdf"))
+
+
+# ----- numbers that are not finite or beyond MAX_COORDINATE_M ------------------------
+def _one_joint(origin="0 0 0", limit='lower="-1" upper="1"', axis="1 0 0", collision_origin="0 0 0"):
+    return f"""<robot name="one"><link name="a"/>
+      <link name="b"><collision><origin xyz="{collision_origin}"/><geometry><sphere radius="0.1"/></geometry>
+      </collision></link>
+      <joint name="j" type="prismatic"><parent link="a"/><child link="b"/><origin xyz="{origin}"/>
+        <axis xyz="{axis}"/><limit {limit} effort="1" velocity="1"/></joint></robot>"""
+
+
+@pytest.mark.parametrize("urdf, fragment", [
+    (_one_joint(origin="nan 0 0.333"), "joint 'j' origin xyz has non-finite values"),
+    (_one_joint(origin="0 inf 0"), "joint 'j' origin xyz has non-finite values"),
+    (_one_joint(origin="1e12 0 0"), "joint 'j' origin xyz [1000000000000.0, 0.0, 0.0] is beyond the bound"),
+    (_one_joint(limit='lower="nan" upper="1"'), "joint 'j' limits has non-finite values"),
+    (_one_joint(limit='lower="-1" upper="inf"'), "joint 'j' limits has non-finite values"),
+    (_one_joint(axis="nan 0 1"), "joint 'j' axis has non-finite values"),
+    (_one_joint(collision_origin="0 0 nan"), "link 'b' <collision> 0 origin xyz has non-finite values"),
+])
+def test_non_finite_or_huge_urdf_numbers_are_refused_naming_the_element(urdf, fragment):
+    with pytest.raises(ModelError, match=None) as info:
+        RobotModel.from_urdf_string(urdf)
+    assert fragment in str(info.value) and "\n" not in str(info.value)
+
+
+def test_nan_origin_robot_is_refused_while_the_same_robot_with_a_finite_origin_loads():
+    ok = RobotModel.from_urdf_string(_one_joint(origin="0 0 0.333"))
+    np.testing.assert_allclose(ok.link_transforms(np.array([0.5]))[1][:3, 3], [0.5, 0.0, 0.333])
+    with pytest.raises(ModelError, match="origin"):
+        RobotModel.from_urdf_string(_one_joint(origin="nan 0 0.333"))
+
+
+@pytest.mark.parametrize("geometry, fragment", [
+    ('<box size="1e300 1 1"/>', "box size"),
+    ('<sphere radius="1e300"/>', "sphere radius"),
+    ('<cylinder radius="0.1" length="2e4"/>', "cylinder radius and length"),
+])
+def test_huge_urdf_shapes_are_refused_when_the_scene_is_built(geometry, fragment):
+    from my_collision_pkg.scene import PlanningScene
+    robot = RobotModel.from_urdf_string(f"""<robot name="big"><link name="a"><collision><geometry>{geometry}
+        </geometry></collision></link></robot>""")
+    with pytest.raises(ModelError) as info:
+        PlanningScene(robot)
+    assert fragment in str(info.value) and "beyond the bound of 10000 m" in str(info.value)

@@ -184,8 +184,9 @@ def test_robot_body_wholly_inside_a_closed_world_mesh_collides():
     e = checker.explain(["slide_x"], [1.75])
     assert not e.valid
     (c,) = [c for c in e.contacts if c.link_names == ("ball", "hull")]
-    # leaving through the nearest face (0.25 m away) takes 0.25 + radius
-    assert c.penetration_depth == pytest.approx(0.35, abs=2e-3)
+    # depth is that of the ball's deepest surface point: every face is 0.25 m from the
+    # centre, so no surface point is deeper than 0.25 m (reached along the arm)
+    assert c.penetration_depth == pytest.approx(0.25, abs=2e-3)
     assert_contact_invariants(c)
     assert checker.check(["slide_x"], [1.0]).valid
     np.testing.assert_array_equal(checker.check_batch(["slide_x"], [[1.75], [1.0]])[0], [False, True])
@@ -296,3 +297,89 @@ def test_mesh_formats_load_with_their_scale(tmp_path, suffix):
     lo, hi = geometry.triangle_mesh().bounds
     np.testing.assert_allclose(hi - lo, [0.2, 0.2, 0.15], atol=1e-9)
     assert not geometry.is_bvh            # a closed box is convex: checked as a convex solid
+
+
+# ----- numeric extremes, ambiguous requests, batches in chunks -----------------------
+@pytest.mark.parametrize("spec, center, fragment", [
+    (Box((1e300, 1.0, 1.0)), (0, 0, 0), "box size"),
+    (Sphere(1e300), (0, 0, 0), "sphere radius"),
+    (Cylinder(0.1, 2e4), (0, 0, 0), "cylinder radius and length"),
+    (Sphere(0.1), (1e12, 0, 0), "pose has position"),
+    (TriangleMesh(np.array([[0, 0, 0], [1e308, 0, 0], [0, 1, 0], [0, 0, 1]], dtype=float),
+                  np.array([[0, 1, 2], [0, 1, 3], [0, 2, 3], [1, 2, 3]])), (0, 0, 0), "vertex coordinate of 1e+308 m"),
+])
+def test_extreme_objects_are_refused_and_the_scene_is_unchanged(scene, spec, center, fragment):
+    scene.apply([AddObject(obj("keep", Sphere(0.1), (0.5, 0, 0)))])
+    before = scene.world
+    with pytest.raises((SceneError, MeshError)) as info:
+        scene.apply([AddObject(obj("huge", spec, center))])
+    assert fragment in str(info.value) and "beyond the bound of 10000 m" in str(info.value)
+    assert scene.world is before
+    # at the bound itself an object is accepted
+    scene.apply([AddObject(obj("far", Sphere(0.1), (1e4, 0, 0)))])
+    assert "far" in scene.world.objects
+
+
+def test_a_shape_pose_beyond_the_bound_is_refused(scene):
+    shape = ObjectShape(Sphere(0.1), make_transform(None, [0.0, -2e4, 0.0]))
+    with pytest.raises(SceneError, match="object 'o' shape 0 pose has position"):
+        scene.apply([AddObject(SceneObject("o", (shape,)))])
+    with pytest.raises(SceneError, match="beyond the bound"):
+        scene.apply([AddObject(obj("o", Sphere(0.1))), MoveObject("o", make_transform(None, [0, 0, 1e5]))])
+    assert not scene.world.objects
+
+
+def test_apply_returns_the_world_it_made(scene):
+    world = scene.apply([AddObject(obj("a", Sphere(0.05), (1, 1, 1)))])
+    assert world is scene.world and set(world.objects) == {"a"}
+
+
+@pytest.mark.parametrize("updates, fragment", [
+    ([AddObject(obj("a", Sphere(0.05))), MoveObject("a", np.eye(4))], "object 'a' appears more than once"),
+    ([RemoveObject("a"), AddObject(obj("a", Sphere(0.05)))], "object 'a' appears more than once"),
+    ([AddObject(obj("a", Sphere(0.05))), ClearObjects()], "only allowed as the first update"),
+])
+def test_ambiguous_update_batches_are_refused(updates, fragment):
+    from my_collision_pkg.scene import check_unambiguous
+    with pytest.raises(SceneError, match=fragment):
+        check_unambiguous(updates)
+
+
+def test_unambiguous_update_batches_pass():
+    from my_collision_pkg.scene import check_unambiguous
+    check_unambiguous([ClearObjects(), AddObject(obj("a", Sphere(0.05))), AddObject(obj("b", Sphere(0.05))),
+                       MoveObject("c", np.eye(4)), RemoveObject("d")])
+
+
+def test_batches_over_several_chunks_equal_single_checks(scene):
+    from my_collision_pkg.checker import BATCH_CHUNK
+    scene.apply([AddObject(obj("wall", Box((0.1, 2.0, 2.0)), (1.0, 0, 0)))])
+    checker = CollisionChecker(scene)
+    rng = np.random.default_rng(5)
+    n = 2 * BATCH_CHUNK + 37
+    q = rng.uniform(-2.2, 2.2, size=(n, 2))        # some outside the limits [-2, 2]
+    valid, summary = checker.check_batch(["slide_x", "slide_y"], q)
+    singles = [checker.check(["slide_x", "slide_y"], row) for row in q[::97]]
+    np.testing.assert_array_equal(valid[::97], [v.valid for v in singles])
+    # exact: out of the limits [-2, 2], or the ball (r 0.1 at x) in the wall (x 0.95..1.05) or the base sphere
+    x = q[:, 0]
+    expected = ~np.any(np.abs(q) > 2.0, axis=1) & ~(np.abs(x - 1.0) < 0.15) & ~(np.abs(x) < 0.2)
+    np.testing.assert_array_equal(valid, expected)
+    first = int(np.flatnonzero(~expected)[0])
+    assert summary.message == f"{int((~expected).sum())} of {n} configurations invalid (first: index {first})"
+    assert summary.status == (Status.OUT_OF_BOUNDS if np.any(np.abs(q[first]) > 2.0) else Status.IN_COLLISION)
+
+
+def test_batch_limit_is_one_parameter_with_one_message(scene):
+    checker = CollisionChecker(scene)
+    valid, summary = checker.check_batch(["slide_x"], np.zeros(11), max_batch=10)
+    assert summary.status == Status.INVALID_REQUEST and summary.message == "11 configurations exceed max_batch = 10"
+    assert valid.size == 0
+    valid, summary = checker.check_batch(["slide_x"], np.full(10, 1.0), max_batch=10)
+    assert summary.status == Status.VALID and valid.all() and valid.size == 10
+    big = 3 * 4096
+    bad = np.full(big, 1.0)
+    bad[big - 1] = np.nan
+    _, summary = checker.check_batch(["slide_x"], bad)
+    assert summary.status == Status.INVALID_REQUEST
+    assert summary.message == f"joint 'slide_x' has non-finite position nan in configuration {big - 1}"

@@ -4,7 +4,7 @@ import pytest
 from core_scenes import SLIDER_URDF
 
 from my_collision_pkg.checker import CollisionChecker
-from my_collision_pkg.errors import ModelError, RequestError, WorldFileError
+from my_collision_pkg.errors import ModelError, RequestError, SceneError, WorldFileError
 from my_collision_pkg.robot_model import Box, Cylinder, MeshRef, RobotModel, Sphere
 from my_collision_pkg.scene import PlanningScene
 from my_collision_pkg.srdf import parse_srdf, parse_srdf_file
@@ -141,3 +141,62 @@ def test_world_file_errors_name_the_file(tmp_path):
         load_world_file(str(path), "base")
     with pytest.raises(WorldFileError, match="missing.yaml"):
         load_world_file(str(tmp_path / "missing.yaml"), "base")
+
+
+# ----- models the node cannot serve end the load with one line --------------------------
+@pytest.mark.parametrize("groups, fragment", [
+    ('<group name="hand"><group name="hand"/></group>', "SRDF group 'hand' contains itself (hand -> hand)"),
+    ('<group name="a"><joint name="slide_x"/><group name="b"/></group><group name="b"><group name="a"/></group>',
+     "contains itself (a -> b -> a)"),
+])
+def test_a_self_containing_group_is_refused_at_load(robot, groups, fragment):
+    with pytest.raises(ModelError) as info:
+        parse_srdf(f'<robot name="slider">{groups}</robot>', robot)
+    assert fragment in str(info.value)
+
+
+def test_a_group_containing_another_twice_is_not_a_cycle(robot):
+    sem = parse_srdf('<robot name="slider"><group name="xs"><joint name="slide_x"/></group>'
+                     '<group name="a"><group name="xs"/></group><group name="b"><group name="xs"/>'
+                     '<group name="a"/></group></robot>', robot)
+    assert sem.group_links(robot, "b") == sem.group_links(robot, "xs")
+
+
+@pytest.mark.parametrize("value, fragment", [("nan", "not finite"), ("inf", "not finite"), ("", "lacks"),
+                                             ("abc", "not a number")])
+def test_group_state_values_must_be_finite_numbers(robot, value, fragment):
+    with pytest.raises(ModelError, match=fragment):
+        parse_srdf(f'<robot name="slider"><group name="xs"><joint name="slide_x"/></group><group_state name="s" '
+                   f'group="xs"><joint name="slide_x" value="{value}"/></group_state></robot>', robot)
+
+
+def test_malformed_yaml_gives_one_line_with_the_place():
+    with pytest.raises(WorldFileError) as info:
+        parse_world("objects:\n  - id: a\n   shapes: [", "base")
+    message = str(info.value)
+    assert "\n" not in message and "line 3" in message
+
+
+@pytest.mark.parametrize("entry, fragment", [
+    ("{id: q, pose: {orientation: [1e200, 0, 0, 0]}, shapes: [{type: sphere, radius: 0.1}]}", "not a valid quaternion"),
+    ("{id: q, pose: {orientation: [0, 0, 0, 0]}, shapes: [{type: sphere, radius: 0.1}]}", "not a valid quaternion"),
+    ("{id: q, pose: {position: [.nan, 0, 0]}, shapes: [{type: sphere, radius: 0.1}]}", "must be finite"),
+    ("{id: q, shapes: [{type: box, size: [1, .inf, 1]}]}", "must be finite"),
+    ("{id: q, shapes: [{type: mesh, uri: x.stl, scale: [1, .nan, 1]}]}", "must be finite"),
+])
+def test_world_file_numbers_that_are_not_finite_are_refused(entry, fragment):
+    with pytest.raises(WorldFileError, match=fragment):
+        parse_world(f"objects:\n  - {entry}\n", "base")
+
+
+@pytest.mark.parametrize("entry, fragment", [
+    ("{id: q, shapes: [{type: box, size: [1e300, 1, 1]}]}", "box size"),
+    ("{id: q, pose: {position: [1e12, 0, 0]}, shapes: [{type: sphere, radius: 0.1}]}", "position"),
+])
+def test_world_file_extremes_are_refused_when_applied(robot, entry, fragment):
+    scene = PlanningScene(robot)
+    updates = parse_world(f"objects:\n  - {entry}\n", "base")
+    with pytest.raises(SceneError) as info:
+        scene.apply(updates)
+    assert fragment in str(info.value) and "beyond the bound" in str(info.value)
+    assert not scene.world.objects

@@ -20,9 +20,11 @@ from rclpy.executors import SingleThreadedExecutor
 from rclpy.node import Node
 from sensor_msgs.msg import JointState
 
-from my_collision_pkg.msg import CollisionObject, Contact, ContactReport, ContactSurface
+from my_collision_pkg.msg import CollisionObject, Contact, ContactInterval, ContactList, ContactReport, ContactSurface
 from my_collision_pkg.srv import (
     ApplyCollisionObjects,
+    CheckMotion,
+    CheckTrajectory,
     CheckValidity,
     CheckValidityBatch,
     ExplainCollision,
@@ -56,7 +58,58 @@ CHECK_REQUEST_FIELDS = {
             'distance': 'double',
             'penetration_depth': 'double',
             'single_contact_point': 'boolean',
+            'transforms': 'geometry_msgs/Pose[2]',
+            'cc_time': 'double[2]',
+            'cc_type': 'uint8[2]',
+            'cc_transforms': 'geometry_msgs/Pose[2]',
         }, id='Contact'),
+        pytest.param(ContactInterval, {
+            'activation_time': 'double',
+            'deactivation_time': 'double',
+            'contact': 'my_collision_pkg/Contact',
+        }, id='ContactInterval'),
+        pytest.param(ContactList, {
+            'link_names': 'string[2]',
+            'body_types': 'uint8[2]',
+            'intervals': 'sequence<my_collision_pkg/ContactInterval>',
+        }, id='ContactList'),
+        pytest.param(CheckMotion.Request, {
+            'joint_names': 'sequence<string>',
+            'start': 'sequence<double>',
+            'goal': 'sequence<double>',
+            'group_name': 'string',
+            'pad_environment_collisions': 'boolean',
+            'pad_self_collisions': 'boolean',
+            'mode': 'uint8',
+            'max_step': 'double',
+            'contact_distance': 'double',
+            'max_contacts': 'uint32',
+        }, id='CheckMotion.Request'),
+        pytest.param(CheckMotion.Response, {
+            'valid': 'boolean',
+            'status': 'uint8',
+            'message': 'string',
+            'cc_time': 'double',
+            'contacts': 'sequence<my_collision_pkg/Contact>',
+            'state': 'sensor_msgs/JointState',
+        }, id='CheckMotion.Response'),
+        pytest.param(CheckTrajectory.Request, {
+            'trajectory': 'trajectory_msgs/JointTrajectory',
+            'group_name': 'string',
+            'pad_environment_collisions': 'boolean',
+            'pad_self_collisions': 'boolean',
+            'mode': 'uint8',
+            'max_step': 'double',
+            'stop_at_first_contact': 'boolean',
+        }, id='CheckTrajectory.Request'),
+        pytest.param(CheckTrajectory.Response, {
+            'valid': 'boolean',
+            'status': 'uint8',
+            'message': 'string',
+            'first_invalid_time': 'double',
+            'first_invalid_segment': 'int32',
+            'contact_lists': 'sequence<my_collision_pkg/ContactList>',
+        }, id='CheckTrajectory.Response'),
         pytest.param(ContactSurface, {
             'body_names': 'string[2]',
             'shape_ids': 'int32[2]',
@@ -125,6 +178,12 @@ def test_fields_are_the_public_contract(message_type, expected_fields):
 
 def test_contact_constants_and_fixed_size_pairs():
     assert (Contact.SELF, Contact.ENVIRONMENT) == (0, 1)
+    assert (Contact.CC_NONE, Contact.CC_TIME0, Contact.CC_TIME1, Contact.CC_BETWEEN) == (0, 1, 2, 3)
+    assert (CheckMotion.Request.CERTIFIED, CheckMotion.Request.DISCRETE) == (0, 1)
+    assert (CheckTrajectory.Request.CERTIFIED, CheckTrajectory.Request.DISCRETE) == (0, 1)
+    assert CheckTrajectory.Request().stop_at_first_contact is True
+    assert CheckMotion.Request().pad_environment_collisions is True
+    assert list(Contact().cc_time) == [-1.0, -1.0]
     assert (Contact.ROBOT_LINK, Contact.WORLD_OBJECT, Contact.ROBOT_ATTACHED) == (0, 1, 2)
 
     contact = Contact()
