@@ -192,12 +192,16 @@ def _shape_pose(T_link, shape_link, T_frame_shape, s, out):
 
 @njit(cache=True)
 def _evaluate(q0, dq, t, a, b, W_a, W_b, fk_mimic, fk_offset, fk_kind, fk_axis, fk_parent, fk_origin, fk_joint,
-              shape_link, T_frame_shape, child_link, axis, prismatic, centre_shape, radius, adq, D_below,
-              T_link, T_shape, R_a, t_a, R_b, t_b, sphere, V0, V1):
+              shape_link, T_frame_shape, child_link, axis, prismatic, centre_shape, radius, obb_axes, obb_half,
+              adq, D_below, T_link, T_shape, R_a, t_a, R_b, t_b, sphere, V0, V1):
     """One step for K pairs at their own times t (K,): link poses, the two shapes' poses
     (full into T_shape (K, 2, 4, 4), rotation and translation split into R_*, t_*), the
-    bounding-sphere distance and the speed bounds V0, V1."""
+    bounding-sphere distance and the speed bounds V0, V1. A shape's lever about a joint is
+    the smaller of (sphere centre's distance from the axis + radius) and the largest
+    distance of its oriented bounding box's corners from the axis (the distance from a
+    line is convex, so a box's farthest point from it is a corner)."""
     n = t.shape[0]
+    corners = np.empty((8, 3))
     positions = np.empty((n, q0.shape[0]))
     for k in range(n):
         for i in range(q0.shape[0]):
@@ -230,6 +234,18 @@ def _evaluate(q0, dq, t, a, b, W_a, W_b, fk_mimic, fk_offset, fk_kind, fk_axis, 
             cx = T[0, 0] * centre_shape[s, 0] + T[0, 1] * centre_shape[s, 1] + T[0, 2] * centre_shape[s, 2] + T[0, 3]
             cy = T[1, 0] * centre_shape[s, 0] + T[1, 1] * centre_shape[s, 1] + T[1, 2] * centre_shape[s, 2] + T[1, 3]
             cz = T[2, 0] * centre_shape[s, 0] + T[2, 1] * centre_shape[s, 1] + T[2, 2] * centre_shape[s, 2] + T[2, 3]
+            for corner in range(8):
+                for r in range(3):
+                    local = centre_shape[s, r]
+                    for e in range(3):
+                        sign = 1.0 if (corner >> e) & 1 else -1.0
+                        local += obb_axes[s, r, e] * sign * obb_half[s, e]
+                    corners[corner, r] = local
+            for corner in range(8):
+                x = T[0, 0] * corners[corner, 0] + T[0, 1] * corners[corner, 1] + T[0, 2] * corners[corner, 2] + T[0, 3]
+                y = T[1, 0] * corners[corner, 0] + T[1, 1] * corners[corner, 1] + T[1, 2] * corners[corner, 2] + T[1, 3]
+                z = T[2, 0] * corners[corner, 0] + T[2, 1] * corners[corner, 1] + T[2, 2] * corners[corner, 2] + T[2, 3]
+                corners[corner, 0], corners[corner, 1], corners[corner, 2] = x, y, z
             for j in range(adq.shape[0]):
                 w = W_a[k, j] if side == 0 else W_b[k, j]
                 if w == 0.0 or adq[j] == 0.0:
@@ -244,8 +260,16 @@ def _evaluate(q0, dq, t, a, b, W_a, W_b, fk_mimic, fk_offset, fk_kind, fk_axis, 
                 rx, ry, rz = cx - J[0, 3], cy - J[1, 3], cz - J[2, 3]
                 along = rx * ax + ry * ay + rz * az
                 off = rx * rx + ry * ry + rz * rz - along * along
-                dist_axis = np.sqrt(off) if off > 0.0 else 0.0
-                v0 += adq[j] * (dist_axis + radius[s])
+                lever = (np.sqrt(off) if off > 0.0 else 0.0) + radius[s]
+                box = 0.0
+                for corner in range(8):
+                    rx, ry, rz = corners[corner, 0] - J[0, 3], corners[corner, 1] - J[1, 3], corners[corner, 2] - J[2, 3]
+                    along = rx * ax + ry * ay + rz * az
+                    off = rx * rx + ry * ry + rz * rz - along * along
+                    if off > box:
+                        box = off
+                box = np.sqrt(box)
+                v0 += adq[j] * (box if box < lever else lever)
                 v1 += adq[j] * D_below[s, j]
         V0[k] = v0
         V1[k] = v1
@@ -386,7 +410,8 @@ class _Sweep:
         kin, world = self.kin, self.world
         _evaluate(self.q0, self.dq, np.ascontiguousarray(t, dtype=float), a, b, self.W_a[p], self.W_b[p],
                   *self.fk_arrays, world.shape_link, world.T_frame_shape, kin.child_link, kin.axis, kin.prismatic,
-                  self.centre_shape, self.radius, self.adq, self.D_below, T_link, T_pair, R_a, t_a, R_b, t_b,
+                  self.centre_shape, self.radius, world.obb_axes, world.obb_half, self.adq, self.D_below, T_link,
+                  T_pair, R_a, t_a, R_b, t_b,
                   d, V0, V1)
         margin = self.margins[p]
         rest = 1.0 - t
