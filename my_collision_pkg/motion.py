@@ -95,6 +95,7 @@ _NEVER = math.inf
 # as it is; closer hulls get the exact (mesh) distance, which gives longer steps.
 HULL_ACCEPT_M = 0.005
 GJK_TOLERANCE_M = 1e-6
+TAIL_PAIRS = 4                    # this few pairs left: each advances alone, in scalar steps
 # Bounding spheres this far beyond the padding give the step as they are (no narrow phase):
 # far pairs then take a few more, much cheaper, steps.
 SPHERE_ACCEPT_M = 0.05
@@ -191,7 +192,7 @@ def _shape_pose(T_link, shape_link, T_frame_shape, s, out):
 
 
 @njit(cache=True)
-def _evaluate(q0, dq, t, a, b, W_a, W_b, fk_mimic, fk_offset, fk_kind, fk_axis, fk_parent, fk_origin, fk_joint,
+def _evaluate(q0, dq, t, p, pair_a, pair_b, W_a_all, W_b_all, fk_mimic, fk_offset, fk_kind, fk_axis, fk_parent, fk_origin, fk_joint,
               shape_link, T_frame_shape, child_link, axis, prismatic, centre_shape, radius, obb_axes, obb_half,
               adq, D_below, T_link, T_shape, R_a, t_a, R_b, t_b, sphere, V0, V1):
     """One step for K pairs at their own times t (K,): link poses, the two shapes' poses
@@ -202,6 +203,11 @@ def _evaluate(q0, dq, t, a, b, W_a, W_b, fk_mimic, fk_offset, fk_kind, fk_axis, 
     line is convex, so a box's farthest point from it is a corner)."""
     n = t.shape[0]
     corners = np.empty((8, 3))
+    a = np.empty(n, dtype=np.int64)
+    b = np.empty(n, dtype=np.int64)
+    for k in range(n):
+        a[k] = pair_a[p[k]]
+        b[k] = pair_b[p[k]]
     positions = np.empty((n, q0.shape[0]))
     for k in range(n):
         for i in range(q0.shape[0]):
@@ -247,7 +253,7 @@ def _evaluate(q0, dq, t, a, b, W_a, W_b, fk_mimic, fk_offset, fk_kind, fk_axis, 
                 z = T[2, 0] * corners[corner, 0] + T[2, 1] * corners[corner, 1] + T[2, 2] * corners[corner, 2] + T[2, 3]
                 corners[corner, 0], corners[corner, 1], corners[corner, 2] = x, y, z
             for j in range(adq.shape[0]):
-                w = W_a[k, j] if side == 0 else W_b[k, j]
+                w = W_a_all[p[k], j] if side == 0 else W_b_all[p[k], j]
                 if w == 0.0 or adq[j] == 0.0:
                     continue
                 if prismatic[j]:
@@ -321,6 +327,32 @@ def _shape_spheres(world) -> tuple[np.ndarray, np.ndarray]:
     return centre, radius
 
 
+_CONVEX, _MESH, _OTHER = 0, 1, 2
+_PAIR_TABLES: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def _pair_tables(world, selection):
+    """Per pair of a selection: how its narrow phase goes (_CONVEX: coal's exact distance;
+    _MESH: hulls first; _OTHER: narrowphase.pair_distance), its coal geometries and hulls (cached per world)."""
+    per_world = _PAIR_TABLES.setdefault(world, {})
+    key = selection.index.tobytes()
+    tables = per_world.get(key)
+    if tables is None:
+        kind, geoms, hulls = [], [], []
+        for a, b in selection.pairs:
+            ga, gb = world.shapes[a].geometry, world.shapes[b].geometry
+            geoms.append((ga.coal_geometry, gb.coal_geometry))
+            hulls.append((ga.coal_hull, gb.coal_hull))
+            if not (ga.is_bvh or gb.is_bvh):
+                kind.append(_CONVEX)
+            elif ga.coal_hull is not None and gb.coal_hull is not None:
+                kind.append(_MESH)
+            else:
+                kind.append(_OTHER)
+        tables = per_world[key] = (kind, geoms, hulls)
+    return tables
+
+
 # ----- one motion -----------------------------------------------------------------
 class _Sweep:
     """One joint-linear motion against the pairs of one request: poses, speed and distance bounds."""
@@ -365,6 +397,11 @@ class _Sweep:
         common = A[self.a] & A[self.b]
         self.W_a = (A[self.a] & ~common).astype(float)                    # (P, M)
         self.W_b = (A[self.b] & ~common).astype(float)
+        self._kind, self._geoms, self._hulls = _pair_tables(world, selection)
+        n_pairs = max(len(self.pairs), 1)
+        self._buffers = (np.empty((n_pairs, len(robot.link_names), 4, 4)), np.empty((n_pairs, 2, 4, 4)),
+                         np.empty((n_pairs, 3, 3)), np.empty((n_pairs, 3, 3)), np.empty((n_pairs, 3)),
+                         np.empty((n_pairs, 3)))
 
     # ----- poses --------------------------------------------------------
     def configurations(self, t: np.ndarray) -> np.ndarray:
@@ -402,40 +439,42 @@ class _Sweep:
         """
         n = len(p)
         a, b = self.a[p], self.b[p]
-        T_link = np.empty((n, len(self.robot.link_names), 4, 4))
-        T_pair = np.empty((n, 2, 4, 4))
-        R_a, R_b = np.empty((n, 3, 3)), np.empty((n, 3, 3))
-        t_a, t_b = np.empty((n, 3)), np.empty((n, 3))
+        buf = self._buffers
+        T_link, T_pair, R_a, R_b, t_a, t_b = (x[:n] for x in buf[:6])
         d, V0, V1 = np.empty(n), np.empty(n), np.empty(n)
         kin, world = self.kin, self.world
-        _evaluate(self.q0, self.dq, np.ascontiguousarray(t, dtype=float), a, b, self.W_a[p], self.W_b[p],
+        _evaluate(self.q0, self.dq, np.ascontiguousarray(t, dtype=float), p, self.a, self.b, self.W_a, self.W_b,
                   *self.fk_arrays, world.shape_link, world.T_frame_shape, kin.child_link, kin.axis, kin.prismatic,
                   self.centre_shape, self.radius, world.obb_axes, world.obb_half, self.adq, self.D_below, T_link,
-                  T_pair, R_a, t_a, R_b, t_b,
-                  d, V0, V1)
+                  T_pair, R_a, t_a, R_b, t_b, d, V0, V1)
         margin = self.margins[p]
         rest = 1.0 - t
         enough = margin + slack + rest * (V0 + rest * V1)
         need = np.flatnonzero((d < enough) & (d < margin + SPHERE_ACCEPT_M))
-        shapes, request = world.shapes, self.request
+        if need.size == 0:
+            return d, V0, V1
+        request, kind, geoms, hulls = self.request, self._kind, self._geoms, self._hulls
         hull_enough = np.minimum(enough, margin + HULL_ACCEPT_M)
-        for k in need:
-            sa, sb = int(a[k]), int(b[k])
-            ga, gb = shapes[sa].geometry, shapes[sb].geometry
-            pose_a, pose_b = coal.Transform3s(R_a[k], t_a[k]), coal.Transform3s(R_b[k], t_b[k])
-            if not (ga.is_bvh or gb.is_bvh):
-                d[k] = coal.distance(ga.coal_geometry, pose_a, gb.coal_geometry, pose_b, request, coal.DistanceResult())
+        Transform, distance, Result = coal.Transform3s, coal.distance, coal.DistanceResult
+        for k in need.tolist():
+            q = int(p[k])
+            pose_a, pose_b = Transform(R_a[k], t_a[k]), Transform(R_b[k], t_b[k])
+            how = kind[q]
+            if how == _CONVEX:
+                ga, gb = geoms[q]
+                d[k] = distance(ga, pose_a, gb, pose_b, request, Result())
                 continue
-            if ga.coal_hull is not None and gb.coal_hull is not None:
-                hull = coal.distance(ga.coal_hull, pose_a, gb.coal_hull, pose_b, request, coal.DistanceResult())
+            if how == _MESH:
+                ha, hb = hulls[q]
+                hull = distance(ha, pose_a, hb, pose_b, request, Result())
                 if hull >= hull_enough[k]:
                     d[k] = hull
                     continue
                 if hull > 0.0:       # hulls apart, so are the bodies: the surfaces' distance is exact
-                    d[k] = coal.distance(ga.coal_geometry, pose_a, gb.coal_geometry, pose_b, request,
-                                         coal.DistanceResult())
+                    ga, gb = geoms[q]
+                    d[k] = distance(ga, pose_a, gb, pose_b, request, Result())
                     continue
-            d[k] = pair_distance(world, world.shape_transforms(T_link[k]), sa, sb).distance_m
+            d[k] = pair_distance(world, world.shape_transforms(T_link[k]), int(a[k]), int(b[k])).distance_m
         return d, V0, V1
 
     def exact(self, p: int, t: float):
@@ -465,6 +504,12 @@ class _Sweep:
             live = np.flatnonzero(active & (t <= limit))
             if live.size == 0:
                 break
+            if live.size <= TAIL_PAIRS:       # the last few pairs: scalar steps, less bookkeeping
+                for k in live:
+                    touch[k], speed[k] = self._advance_one(int(p[k]), float(t[k]), best if stop_at_first else _NEVER)
+                    if stop_at_first and touch[k] < best:
+                        best = float(touch[k])
+                break
             pk, tk = p[live], t[live]
             d, V0, V1 = self.evaluate(pk, tk, np.full(len(pk), self.tol))
             margin = self.margins[pk]
@@ -480,6 +525,27 @@ class _Sweep:
             t[moving] = tk[go] + step
             active[moving[t[moving] > 1.0]] = False
         return touch, speed
+
+    def _advance_one(self, p: int, t: float, best: float) -> tuple[float, float]:
+        """Conservative advancement of pair p alone from t: (touch time, speed bound there), or
+        (inf, 0) when it cannot touch before min(1, best)."""
+        pk = np.array([p])
+        tk = np.array([t])
+        slack = np.array([self.tol])
+        margin = float(self.margins[p])
+        threshold = margin + self.tol
+        limit = min(1.0, best)
+        while t <= limit:
+            tk[0] = t
+            d, V0, V1 = self.evaluate(pk, tk, slack)
+            gap, v0, v1 = float(d[0]), float(V0[0]), float(V1[0])
+            if gap < threshold:
+                return t, v0
+            if v0 + v1 <= 0.0:
+                break
+            reserve = gap - margin - 0.5 * self.tol
+            t += 2.0 * reserve / (v0 + math.sqrt(v0 * v0 + 4.0 * v1 * reserve))
+        return _NEVER, 0.0
 
     def exit_time(self, p: int, t_enter: float):
         """When pair p, touching at t_enter, stops touching (None: touches until t=1).
