@@ -175,6 +175,11 @@ class ShapeGeometry:
     surface_points_shape: np.ndarray = field(default_factory=lambda: np.zeros((0, 3)), compare=False, repr=False)
     surface_edges: np.ndarray = field(default_factory=lambda: np.zeros((0, 2), dtype=np.int64), compare=False,
                                       repr=False)
+    # spheres (centres (N, 3) in the shape frame, radii (N,) in metres) whose union contains
+    # the shape: a mesh's every triangle (its surface; not the inside of a closed mesh), a
+    # primitive's whole solid. Certified motion checks bound distances with them.
+    cover_centres_shape: np.ndarray = field(default_factory=lambda: np.zeros((0, 3)), compare=False, repr=False)
+    cover_radii_m: np.ndarray = field(default_factory=lambda: np.zeros(0), compare=False, repr=False)
 
     def triangle_mesh(self) -> trimesh.Trimesh:
         """Triangle mesh of the shape in its own frame (primitives tessellated once, on first use)."""
@@ -242,6 +247,70 @@ def _coal_bvh(vertices: np.ndarray, faces: np.ndarray):
     return model
 
 
+COVER_SPHERES = 32           # spheres covering a mesh's triangles (fewer for small meshes)
+COVER_CELLS = 16             # boxes (each in its circumscribed sphere) covering a primitive's bounding box
+_COVER_ITERATIONS = 8
+
+
+def mesh_sphere_cover(vertices: np.ndarray, faces: np.ndarray, count: int = COVER_SPHERES):
+    """Spheres whose union contains every triangle of a mesh: (centres (N, 3), radii (N,)).
+
+    The triangles are clustered by centroid (k-means from farthest-point seeds); each
+    cluster's sphere is centred on its vertices' box and reaches its farthest vertex, so it
+    contains its triangles (a ball is convex). Checked here, vertex by vertex.
+    """
+    vertices = np.asarray(vertices, dtype=float)
+    faces = np.asarray(faces, dtype=np.int64)
+    corners = vertices[faces]                                    # (F, 3, 3)
+    centroids = corners.mean(axis=1)
+    k = max(1, min(int(count), len(faces)))
+    seeds = [0]
+    gap = np.linalg.norm(centroids - centroids[0], axis=1)
+    for _ in range(1, k):
+        seeds.append(int(np.argmax(gap)))
+        gap = np.minimum(gap, np.linalg.norm(centroids - centroids[seeds[-1]], axis=1))
+    means = centroids[seeds].copy()
+    for _ in range(_COVER_ITERATIONS):
+        label = np.argmin(((centroids[:, None, :] - means[None, :, :]) ** 2).sum(axis=2), axis=1)
+        for c in range(k):
+            members = centroids[label == c]
+            if len(members):
+                means[c] = members.mean(axis=0)
+    label = np.argmin(((centroids[:, None, :] - means[None, :, :]) ** 2).sum(axis=2), axis=1)
+    centres, radii = [], []
+    for c in range(k):
+        points = corners[label == c].reshape(-1, 3)
+        if not len(points):
+            continue
+        centre = (points.min(axis=0) + points.max(axis=0)) / 2.0
+        radius = float(np.max(np.linalg.norm(points - centre, axis=1))) * (1.0 + 1e-9) + 1e-12
+        if np.any(np.linalg.norm(points - centre, axis=1) > radius):
+            raise AssertionError("a cover sphere misses a vertex of its triangles")
+        centres.append(centre)
+        radii.append(radius)
+    centres, radii = np.array(centres), np.array(radii)
+    return np.ascontiguousarray(centres), np.ascontiguousarray(radii)
+
+
+def box_sphere_cover(half: np.ndarray, cells: int = COVER_CELLS):
+    """Spheres containing a centred box of half sizes ``half`` (3,): the box cut into at most
+    ``cells`` equal boxes, each in its circumscribed sphere. (centres (N, 3), radii (N,))."""
+    half = np.asarray(half, dtype=float)
+    lo, hi = 1e-12, 2.0 * float(np.max(half))
+    for _ in range(60):                    # smallest cell size giving at most ``cells`` cells
+        size = 0.5 * (lo + hi)
+        if np.prod(np.ceil(2.0 * half / size)) <= cells:
+            hi = size
+        else:
+            lo = size
+    n = np.maximum(np.ceil(2.0 * half / hi - 1e-9), 1).astype(int)
+    step = 2.0 * half / n
+    grids = [-half[i] + step[i] * (np.arange(n[i]) + 0.5) for i in range(3)]
+    centres = np.stack(np.meshgrid(*grids, indexing="ij"), axis=-1).reshape(-1, 3)
+    radius = float(np.linalg.norm(step / 2.0)) * (1.0 + 1e-9) + 1e-12
+    return np.ascontiguousarray(centres), np.full(len(centres), radius)
+
+
 def _check_sizes(owner: str, what: str, values) -> None:
     arr = np.asarray(values, dtype=float)
     if not np.all(np.isfinite(arr)) or np.any(arr <= MIN_DIMENSION_M):
@@ -287,12 +356,14 @@ def _primitive(spec: ShapeSpec, owner: str) -> ShapeGeometry:
     coal_geometry = _coal_primitive(spec)
     kind, params = _solid_of_primitive(spec)
     tessellation = primitive_mesh(spec)
+    cover_centres, cover_radii = box_sphere_cover(half)
     return ShapeGeometry(spec, geom, np.zeros(3), np.eye(3), half, np.zeros((1, 3)),
                          fcl_geometry_against_mesh=against_mesh, coal_geometry=coal_geometry,
                          coal_hull=coal_geometry, bounding_radius_m=float(np.linalg.norm(half)),
                          solid_kind=kind, solid_params=params, _tessellation={"mesh": tessellation},
                          surface_points_shape=np.ascontiguousarray(tessellation.vertices, dtype=float),
-                         surface_edges=np.ascontiguousarray(tessellation.edges_unique, dtype=np.int64))
+                         surface_edges=np.ascontiguousarray(tessellation.edges_unique, dtype=np.int64),
+                         cover_centres_shape=cover_centres, cover_radii_m=cover_radii)
 
 
 def _solid_of_primitive(spec: ShapeSpec) -> tuple[int, np.ndarray]:
@@ -357,6 +428,7 @@ def _mesh_geometry(spec: ShapeSpec, mesh: trimesh.Trimesh, owner: str, uri: str)
             coal_hull = None
     radius = float(np.max(np.linalg.norm(vertices - center, axis=1)))
     kind = KIND_CONVEX if convex else (KIND_MESH if closed else -1)
+    cover_centres, cover_radii = mesh_sphere_cover(vertices, faces)
     planes = np.zeros((0, 4))
     if convex:
         planes = _face_planes(vertices, faces)
@@ -371,7 +443,8 @@ def _mesh_geometry(spec: ShapeSpec, mesh: trimesh.Trimesh, owner: str, uri: str)
                          source_mesh=mesh, triangles_shape=triangles, coal_geometry=coal_geometry,
                          coal_hull=coal_hull, bounding_radius_m=radius, solid_kind=kind, solid_planes=planes,
                          surface_points_shape=np.ascontiguousarray(vertices),
-                         surface_edges=np.ascontiguousarray(mesh.edges_unique, dtype=np.int64))
+                         surface_edges=np.ascontiguousarray(mesh.edges_unique, dtype=np.int64),
+                         cover_centres_shape=cover_centres, cover_radii_m=cover_radii)
 
 
 def build_shape(spec: ShapeSpec, owner: str, resolver: MeshResolver) -> ShapeGeometry:

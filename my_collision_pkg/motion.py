@@ -76,7 +76,8 @@ from numba import njit
 
 from .contacts import CCType, Contact, NO_CC_TIME, Status
 from .errors import CollisionPkgError, RequestError
-from .kernels import PRISMATIC, forward_kinematics
+from .kernels import PRISMATIC
+from . import motion_kernels as mk
 
 from .narrowphase import pair_distance
 
@@ -95,10 +96,9 @@ _NEVER = math.inf
 # as it is; closer hulls get the exact (mesh) distance, which gives longer steps.
 HULL_ACCEPT_M = 0.005
 GJK_TOLERANCE_M = 1e-6
-TAIL_PAIRS = 4                    # this few pairs left: each advances alone, in scalar steps
-# Bounding spheres this far beyond the padding give the step as they are (no narrow phase):
-# far pairs then take a few more, much cheaper, steps.
-SPHERE_ACCEPT_M = 0.05
+# Sphere covers this far beyond the padding + tolerance give the step as they are (no narrow
+# phase): far pairs take a few more, much cheaper, compiled steps.
+COVER_ACCEPT_M = 0.01
 
 
 @dataclass(frozen=True)
@@ -135,150 +135,6 @@ class TrajectoryResult:
     first_invalid_segment: int = -1
     contact_lists: tuple = ()
     first_contact: MotionResult | None = None
-
-
-@njit(cache=True)
-def _pair_speeds(T_link, T_shape, a, b, W_a, W_b, child_link, axis, prismatic, centre_shape, radius, adq,
-                 D_below, V0, V1):
-    """Fill V0, V1 (K,): for pair k, sum over the joints that change its distance (W) of
-    |dq_j| * (distance of the shape's bounding sphere from axis j + its radius) (V0) and
-    |dq_j| * D_below[s, j] (V1); prismatic joints add |dq_j| to V0 alone. Each body's sum
-    bounds its speed; the two together bound how fast the distance between them changes."""
-    n_pairs = a.shape[0]
-    n_joints = adq.shape[0]
-    for k in range(n_pairs):
-        v0 = 0.0
-        v1 = 0.0
-        for side in range(2):
-            s = a[k] if side == 0 else b[k]
-            T = T_shape[k, s]
-            cx = T[0, 0] * centre_shape[s, 0] + T[0, 1] * centre_shape[s, 1] + T[0, 2] * centre_shape[s, 2] + T[0, 3]
-            cy = T[1, 0] * centre_shape[s, 0] + T[1, 1] * centre_shape[s, 1] + T[1, 2] * centre_shape[s, 2] + T[1, 3]
-            cz = T[2, 0] * centre_shape[s, 0] + T[2, 1] * centre_shape[s, 1] + T[2, 2] * centre_shape[s, 2] + T[2, 3]
-            for j in range(n_joints):
-                w = W_a[k, j] if side == 0 else W_b[k, j]
-                if w == 0.0 or adq[j] == 0.0:
-                    continue
-                if prismatic[j]:
-                    v0 += adq[j]
-                    continue
-                J = T_link[k, child_link[j]]
-                ax = J[0, 0] * axis[j, 0] + J[0, 1] * axis[j, 1] + J[0, 2] * axis[j, 2]
-                ay = J[1, 0] * axis[j, 0] + J[1, 1] * axis[j, 1] + J[1, 2] * axis[j, 2]
-                az = J[2, 0] * axis[j, 0] + J[2, 1] * axis[j, 1] + J[2, 2] * axis[j, 2]
-                rx, ry, rz = cx - J[0, 3], cy - J[1, 3], cz - J[2, 3]
-                along = rx * ax + ry * ay + rz * az
-                off = rx * rx + ry * ry + rz * rz - along * along
-                dist_axis = np.sqrt(off) if off > 0.0 else 0.0
-                v0 += adq[j] * (dist_axis + radius[s])
-                v1 += adq[j] * D_below[s, j]
-        V0[k] = v0
-        V1[k] = v1
-
-
-@njit(cache=True)
-def _shape_pose(T_link, shape_link, T_frame_shape, s, out):
-    """out (4, 4) = pose of shape s given the link poses of one configuration."""
-    k = shape_link[s]
-    for r in range(4):
-        for c in range(4):
-            if k < 0:
-                out[r, c] = T_frame_shape[s, r, c]
-            else:
-                acc = 0.0
-                for u in range(4):
-                    acc += T_link[k, r, u] * T_frame_shape[s, u, c]
-                out[r, c] = acc
-
-
-@njit(cache=True)
-def _evaluate(q0, dq, t, p, pair_a, pair_b, W_a_all, W_b_all, fk_mimic, fk_offset, fk_kind, fk_axis, fk_parent, fk_origin, fk_joint,
-              shape_link, T_frame_shape, child_link, axis, prismatic, centre_shape, radius, obb_axes, obb_half,
-              adq, D_below, T_link, T_shape, R_a, t_a, R_b, t_b, sphere, V0, V1):
-    """One step for K pairs at their own times t (K,): link poses, the two shapes' poses
-    (full into T_shape (K, 2, 4, 4), rotation and translation split into R_*, t_*), the
-    bounding-sphere distance and the speed bounds V0, V1. A shape's lever about a joint is
-    the smaller of (sphere centre's distance from the axis + radius) and the largest
-    distance of its oriented bounding box's corners from the axis (the distance from a
-    line is convex, so a box's farthest point from it is a corner)."""
-    n = t.shape[0]
-    corners = np.empty((8, 3))
-    a = np.empty(n, dtype=np.int64)
-    b = np.empty(n, dtype=np.int64)
-    for k in range(n):
-        a[k] = pair_a[p[k]]
-        b[k] = pair_b[p[k]]
-    positions = np.empty((n, q0.shape[0]))
-    for k in range(n):
-        for i in range(q0.shape[0]):
-            positions[k, i] = q0[i] + t[k] * dq[i]
-    forward_kinematics(positions, fk_mimic, fk_offset, fk_kind, fk_axis, fk_parent, fk_origin, fk_joint, T_link)
-    for k in range(n):
-        _shape_pose(T_link[k], shape_link, T_frame_shape, a[k], T_shape[k, 0])
-        _shape_pose(T_link[k], shape_link, T_frame_shape, b[k], T_shape[k, 1])
-        for r in range(3):
-            t_a[k, r] = T_shape[k, 0, r, 3]
-            t_b[k, r] = T_shape[k, 1, r, 3]
-            for c in range(3):
-                R_a[k, r, c] = T_shape[k, 0, r, c]
-                R_b[k, r, c] = T_shape[k, 1, r, c]
-        gap = 0.0
-        for r in range(3):
-            ca = t_a[k, r]
-            cb = t_b[k, r]
-            for c in range(3):
-                ca += R_a[k, r, c] * centre_shape[a[k], c]
-                cb += R_b[k, r, c] * centre_shape[b[k], c]
-            gap += (ca - cb) * (ca - cb)
-        sphere[k] = np.sqrt(gap) - radius[a[k]] - radius[b[k]]
-    for k in range(n):
-        v0 = 0.0
-        v1 = 0.0
-        for side in range(2):
-            s = a[k] if side == 0 else b[k]
-            T = T_shape[k, side]
-            cx = T[0, 0] * centre_shape[s, 0] + T[0, 1] * centre_shape[s, 1] + T[0, 2] * centre_shape[s, 2] + T[0, 3]
-            cy = T[1, 0] * centre_shape[s, 0] + T[1, 1] * centre_shape[s, 1] + T[1, 2] * centre_shape[s, 2] + T[1, 3]
-            cz = T[2, 0] * centre_shape[s, 0] + T[2, 1] * centre_shape[s, 1] + T[2, 2] * centre_shape[s, 2] + T[2, 3]
-            for corner in range(8):
-                for r in range(3):
-                    local = centre_shape[s, r]
-                    for e in range(3):
-                        sign = 1.0 if (corner >> e) & 1 else -1.0
-                        local += obb_axes[s, r, e] * sign * obb_half[s, e]
-                    corners[corner, r] = local
-            for corner in range(8):
-                x = T[0, 0] * corners[corner, 0] + T[0, 1] * corners[corner, 1] + T[0, 2] * corners[corner, 2] + T[0, 3]
-                y = T[1, 0] * corners[corner, 0] + T[1, 1] * corners[corner, 1] + T[1, 2] * corners[corner, 2] + T[1, 3]
-                z = T[2, 0] * corners[corner, 0] + T[2, 1] * corners[corner, 1] + T[2, 2] * corners[corner, 2] + T[2, 3]
-                corners[corner, 0], corners[corner, 1], corners[corner, 2] = x, y, z
-            for j in range(adq.shape[0]):
-                w = W_a_all[p[k], j] if side == 0 else W_b_all[p[k], j]
-                if w == 0.0 or adq[j] == 0.0:
-                    continue
-                if prismatic[j]:
-                    v0 += adq[j]
-                    continue
-                J = T_link[k, child_link[j]]
-                ax = J[0, 0] * axis[j, 0] + J[0, 1] * axis[j, 1] + J[0, 2] * axis[j, 2]
-                ay = J[1, 0] * axis[j, 0] + J[1, 1] * axis[j, 1] + J[1, 2] * axis[j, 2]
-                az = J[2, 0] * axis[j, 0] + J[2, 1] * axis[j, 1] + J[2, 2] * axis[j, 2]
-                rx, ry, rz = cx - J[0, 3], cy - J[1, 3], cz - J[2, 3]
-                along = rx * ax + ry * ay + rz * az
-                off = rx * rx + ry * ry + rz * rz - along * along
-                lever = (np.sqrt(off) if off > 0.0 else 0.0) + radius[s]
-                box = 0.0
-                for corner in range(8):
-                    rx, ry, rz = corners[corner, 0] - J[0, 3], corners[corner, 1] - J[1, 3], corners[corner, 2] - J[2, 3]
-                    along = rx * ax + ry * ay + rz * az
-                    off = rx * rx + ry * ry + rz * rz - along * along
-                    if off > box:
-                        box = off
-                box = np.sqrt(box)
-                v0 += adq[j] * (box if box < lever else lever)
-                v1 += adq[j] * D_below[s, j]
-        V0[k] = v0
-        V1[k] = v1
 
 
 # ----- kinematic tables for the speed bound ------------------------------------
@@ -353,6 +209,52 @@ def _pair_tables(world, selection):
     return tables
 
 
+_COVER_TABLES: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+_PRIMITIVE_KIND = {"Box": mk.BOX, "Sphere": mk.BALL, "Cylinder": mk.CYLINDER, "Capsule": mk.CAPSULE,
+                   "Cone": mk.CYLINDER}
+
+
+def _cover_tables(world):
+    """Per world, for :func:`motion_kernels.advance`: each shape's kind (its cover spheres, or a
+    primitive solid) and sizes (box half extents; sphere radius; radius and half length of
+    cylinders and capsules; a cone as its enclosing cylinder), its cover spheres (start offsets
+    (S + 1,), centres (N, 3), radii (N,)), whether it bounds a volume that its cover does not
+    fill (closed mesh), and its probe points (start offsets, points)."""
+    tables = _COVER_TABLES.get(world)
+    if tables is None:
+        kind, params, container = [], [], []
+        centres, radii, start = [], [], [0]
+        probes, probe_start = [], [0]
+        for entry in world.shapes:
+            g = entry.geometry
+            spec = type(g.spec).__name__
+            if spec in _PRIMITIVE_KIND:
+                kind.append(_PRIMITIVE_KIND[spec])
+                sizes = g.spec
+                if spec == "Box":
+                    params.append(np.asarray(sizes.size_m, dtype=float) / 2.0)
+                elif spec == "Sphere":
+                    params.append(np.array([sizes.radius_m, 0.0, 0.0]))
+                else:
+                    params.append(np.array([sizes.radius_m, sizes.length_m / 2.0, 0.0]))
+                container.append(False)
+            else:
+                kind.append(mk.COVER_SPHERES_KIND)
+                params.append(np.zeros(3))
+                container.append(g.solid_kind >= 0)            # convex or closed mesh
+            centres.append(np.asarray(g.cover_centres_shape, dtype=float).reshape(-1, 3))
+            radii.append(np.asarray(g.cover_radii_m, dtype=float).ravel())
+            start.append(start[-1] + len(radii[-1]))
+            probes.append(np.asarray(g.probe_points_shape, dtype=float).reshape(-1, 3))
+            probe_start.append(probe_start[-1] + len(probes[-1]))
+        tables = _COVER_TABLES[world] = (
+            np.array(kind, dtype=np.int64), np.ascontiguousarray(np.array(params, dtype=float).reshape(-1, 3)),
+            np.array(start, dtype=np.int64), np.ascontiguousarray(np.concatenate(centres + [np.zeros((0, 3))])),
+            np.ascontiguousarray(np.concatenate(radii + [np.zeros(0)])), np.array(container, dtype=np.bool_),
+            np.array(probe_start, dtype=np.int64), np.ascontiguousarray(np.concatenate(probes + [np.zeros((0, 3))])))
+    return tables
+
+
 # ----- one motion -----------------------------------------------------------------
 class _Sweep:
     """One joint-linear motion against the pairs of one request: poses, speed and distance bounds."""
@@ -398,10 +300,9 @@ class _Sweep:
         self.W_a = (A[self.a] & ~common).astype(float)                    # (P, M)
         self.W_b = (A[self.b] & ~common).astype(float)
         self._kind, self._geoms, self._hulls = _pair_tables(world, selection)
+        self._covers = _cover_tables(world)
         n_pairs = max(len(self.pairs), 1)
-        self._buffers = (np.empty((n_pairs, len(robot.link_names), 4, 4)), np.empty((n_pairs, 2, 4, 4)),
-                         np.empty((n_pairs, 3, 3)), np.empty((n_pairs, 3, 3)), np.empty((n_pairs, 3)),
-                         np.empty((n_pairs, 3)))
+        self._buffers = (np.empty((n_pairs, 2, 4, 4)), np.empty((n_pairs, len(robot.link_names), 4, 4)))
 
     # ----- poses --------------------------------------------------------
     def configurations(self, t: np.ndarray) -> np.ndarray:
@@ -416,66 +317,45 @@ class _Sweep:
     def speeds(self, p: np.ndarray, T_link: np.ndarray, T_shape: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Speed bound of pairs p from their times t on: |d distance / dt| <= V0 + h V1 over [t, t + h].
 
-        ``T_link[k]``, ``T_shape[k]`` are the poses at pair k's time. Returns V0 (K,) in metres
-        per unit time and V1 (K,) in metres per unit time squared.
+        ``T_link[k]`` (L, 4, 4), ``T_shape[k]`` (S, 4, 4) are the poses at pair k's time. Returns
+        V0 (K,) in metres per unit time and V1 (K,) in metres per unit time squared.
         """
         V0, V1 = np.zeros(len(p)), np.zeros(len(p))
         if len(self.adq):
-            kin = self.kin
-            _pair_speeds(np.ascontiguousarray(T_link), np.ascontiguousarray(T_shape), self.a[p], self.b[p],
-                         np.ascontiguousarray(self.W_a[p]), np.ascontiguousarray(self.W_b[p]), kin.child_link,
-                         kin.axis, kin.prismatic, self.centre_shape, self.radius, self.adq, self.D_below, V0, V1)
+            kin, world = self.kin, self.world
+            corners = np.empty((8, 3))
+            for k, q in enumerate(np.asarray(p, dtype=np.int64).tolist()):
+                a, b = int(self.a[q]), int(self.b[q])
+                V0[k], V1[k] = mk.pair_speed(np.ascontiguousarray(T_link[k]), np.ascontiguousarray(T_shape[k, a]),
+                                             np.ascontiguousarray(T_shape[k, b]), a, b, self.W_a[q], self.W_b[q],
+                                             kin.child_link, kin.axis, kin.prismatic, self.centre_shape, self.radius,
+                                             world.obb_axes, world.obb_half, self.adq, self.D_below, corners)
         return V0, V1
 
-    def evaluate(self, p: np.ndarray, t: np.ndarray, slack: np.ndarray):
-        """Distance lower bounds d (K,) and speed bounds V0, V1 (K,) of pairs p at their times t.
+    def narrow(self, p: int, T_a: np.ndarray, T_b: np.ndarray, T_link: np.ndarray, enough: float) -> float:
+        """A lower bound of pair p's signed distance, exact below ``min(enough, padding + HULL_ACCEPT_M)``.
 
-        Bounding spheres first (compiled, with the speed bounds). Where a sphere is within
-        ``slack`` (K,) of the padding (it cannot end the pair's search) and closer than
-        ``SPHERE_ACCEPT_M``: primitive and convex pairs get coal's exact distance, mesh pairs
-        their convex hulls' distance (a hull contains its mesh) when the hulls are at least
-        ``HULL_ACCEPT_M`` beyond the padding, else the exact mesh distance (with the
-        solid-body test of :func:`narrowphase.pair_distance` when the hulls overlap).
+        Primitive and convex pairs get coal's exact distance; mesh pairs their convex hulls'
+        distance (a hull contains its mesh) when the hulls are at least that far, else the
+        exact mesh distance (the surfaces' distance while the hulls are apart; with the
+        solid-body test of :func:`narrowphase.pair_distance` when they overlap).
         """
-        n = len(p)
-        a, b = self.a[p], self.b[p]
-        buf = self._buffers
-        T_link, T_pair, R_a, R_b, t_a, t_b = (x[:n] for x in buf[:6])
-        d, V0, V1 = np.empty(n), np.empty(n), np.empty(n)
-        kin, world = self.kin, self.world
-        _evaluate(self.q0, self.dq, np.ascontiguousarray(t, dtype=float), p, self.a, self.b, self.W_a, self.W_b,
-                  *self.fk_arrays, world.shape_link, world.T_frame_shape, kin.child_link, kin.axis, kin.prismatic,
-                  self.centre_shape, self.radius, world.obb_axes, world.obb_half, self.adq, self.D_below, T_link,
-                  T_pair, R_a, t_a, R_b, t_b, d, V0, V1)
-        margin = self.margins[p]
-        rest = 1.0 - t
-        enough = margin + slack + rest * (V0 + rest * V1)
-        need = np.flatnonzero((d < enough) & (d < margin + SPHERE_ACCEPT_M))
-        if need.size == 0:
-            return d, V0, V1
-        request, kind, geoms, hulls = self.request, self._kind, self._geoms, self._hulls
-        hull_enough = np.minimum(enough, margin + HULL_ACCEPT_M)
-        Transform, distance, Result = coal.Transform3s, coal.distance, coal.DistanceResult
-        for k in need.tolist():
-            q = int(p[k])
-            pose_a, pose_b = Transform(R_a[k], t_a[k]), Transform(R_b[k], t_b[k])
-            how = kind[q]
-            if how == _CONVEX:
-                ga, gb = geoms[q]
-                d[k] = distance(ga, pose_a, gb, pose_b, request, Result())
-                continue
-            if how == _MESH:
-                ha, hb = hulls[q]
-                hull = distance(ha, pose_a, hb, pose_b, request, Result())
-                if hull >= hull_enough[k]:
-                    d[k] = hull
-                    continue
-                if hull > 0.0:       # hulls apart, so are the bodies: the surfaces' distance is exact
-                    ga, gb = geoms[q]
-                    d[k] = distance(ga, pose_a, gb, pose_b, request, Result())
-                    continue
-            d[k] = pair_distance(world, world.shape_transforms(T_link[k]), int(a[k]), int(b[k])).distance_m
-        return d, V0, V1
+        pose_a = coal.Transform3s(np.ascontiguousarray(T_a[:3, :3]), np.ascontiguousarray(T_a[:3, 3]))
+        pose_b = coal.Transform3s(np.ascontiguousarray(T_b[:3, :3]), np.ascontiguousarray(T_b[:3, 3]))
+        how = self._kind[p]
+        if how == _CONVEX:
+            ga, gb = self._geoms[p]
+            return coal.distance(ga, pose_a, gb, pose_b, self.request, coal.DistanceResult())
+        if how == _MESH:
+            ha, hb = self._hulls[p]
+            hull = coal.distance(ha, pose_a, hb, pose_b, self.request, coal.DistanceResult())
+            if hull >= min(enough, float(self.margins[p]) + HULL_ACCEPT_M):
+                return hull
+            if hull > 0.0:       # hulls apart, so are the bodies: the surfaces' distance is exact
+                ga, gb = self._geoms[p]
+                return coal.distance(ga, pose_a, gb, pose_b, self.request, coal.DistanceResult())
+        world = self.world
+        return pair_distance(world, world.shape_transforms(T_link), int(self.a[p]), int(self.b[p])).distance_m
 
     def exact(self, p: int, t: float):
         """(PairDistance, T_link, T_shape) of pair p at time t."""
@@ -489,6 +369,11 @@ class _Sweep:
         With ``stop_at_first`` the search stops once no pair can touch before the earliest
         touch found (later touches of other pairs are then not searched: inf).
 
+        The compiled :func:`motion_kernels.advance` steps every pair on the bounds of its
+        bounding and cover spheres; a pair whose bound comes within ``COVER_ACCEPT_M`` of its
+        padding + tolerance gets one step on the narrow phase's distance (:meth:`narrow`),
+        which alone decides that a pair touches.
+
         Returns
         -------
         touch_t : (K,) times; speed : (K,) the speed bound at the touch (for TIME1).
@@ -497,55 +382,48 @@ class _Sweep:
         t = np.asarray(t_start, dtype=float).copy()
         touch = np.full(len(p), _NEVER)
         speed = np.zeros(len(p))
-        active = np.ones(len(p), dtype=bool)
+        known = np.zeros(len(p), dtype=np.bool_)
+        live = np.arange(len(p))
         best = _NEVER
-        while True:
+        kin, world = self.kin, self.world
+        T_pair, T_link = self._buffers
+        tol = self.tol
+        while live.size:
             limit = min(1.0, best) if stop_at_first else 1.0
-            live = np.flatnonzero(active & (t <= limit))
-            if live.size == 0:
-                break
-            if live.size <= TAIL_PAIRS:       # the last few pairs: scalar steps, less bookkeeping
-                for k in live:
-                    touch[k], speed[k] = self._advance_one(int(p[k]), float(t[k]), best if stop_at_first else _NEVER)
-                    if stop_at_first and touch[k] < best:
-                        best = float(touch[k])
-                break
-            pk, tk = p[live], t[live]
-            d, V0, V1 = self.evaluate(pk, tk, np.full(len(pk), self.tol))
-            margin = self.margins[pk]
-            hit = d < margin + self.tol
-            if hit.any():
-                touch[live[hit]] = tk[hit]
-                speed[live[hit]] = V0[hit]
-                active[live[hit]] = False
-                best = min(best, float(tk[hit].min()))
-            go = ~hit
-            step = _safe_step(d[go] - margin[go] - 0.5 * self.tol, V0[go], V1[go])
-            moving = live[go]
-            t[moving] = tk[go] + step
-            active[moving[t[moving] > 1.0]] = False
+            n = live.size
+            tk, kk = t[live], known[live]
+            status = np.empty(n, dtype=np.int64)
+            V0, V1 = np.empty(n), np.empty(n)
+            mk.advance(self.q0, self.dq, limit, tk, p[live], self.a, self.b, self.margins, self.W_a, self.W_b,
+                       *self.fk_arrays, world.shape_link, world.T_frame_shape, kin.child_link, kin.axis,
+                       kin.prismatic, self.centre_shape, self.radius, world.obb_center, world.obb_axes,
+                       world.obb_half, self.adq, self.D_below, *self._covers, tol, COVER_ACCEPT_M, kk, status,
+                       V0, V1, T_pair[:n], T_link[:n])
+            t[live], known[live] = tk, kk
+            need = np.flatnonzero(status == mk.NEED)
+            keep = []
+            for j in need.tolist():
+                k = int(live[j])
+                if stop_at_first and t[k] > best:
+                    continue
+                q = int(p[k])
+                margin = float(self.margins[q])
+                v0, v1 = float(V0[j]), float(V1[j])
+                rest = 1.0 - t[k]
+                d = self.narrow(q, T_pair[j, 0], T_pair[j, 1], T_link[j], margin + tol + rest * (v0 + rest * v1))
+                if d < margin + tol:
+                    touch[k], speed[k] = t[k], v0
+                    best = min(best, float(t[k]))
+                    continue
+                if v0 + v1 <= 0.0:
+                    continue
+                reserve = d - margin - 0.5 * tol
+                t[k] += 2.0 * reserve / (v0 + math.sqrt(v0 * v0 + 4.0 * v1 * reserve))
+                known[k] = margin + 0.5 * tol > 0.0
+                if t[k] <= 1.0:
+                    keep.append(k)
+            live = np.array(keep, dtype=np.int64)
         return touch, speed
-
-    def _advance_one(self, p: int, t: float, best: float) -> tuple[float, float]:
-        """Conservative advancement of pair p alone from t: (touch time, speed bound there), or
-        (inf, 0) when it cannot touch before min(1, best)."""
-        pk = np.array([p])
-        tk = np.array([t])
-        slack = np.array([self.tol])
-        margin = float(self.margins[p])
-        threshold = margin + self.tol
-        limit = min(1.0, best)
-        while t <= limit:
-            tk[0] = t
-            d, V0, V1 = self.evaluate(pk, tk, slack)
-            gap, v0, v1 = float(d[0]), float(V0[0]), float(V1[0])
-            if gap < threshold:
-                return t, v0
-            if v0 + v1 <= 0.0:
-                break
-            reserve = gap - margin - 0.5 * self.tol
-            t += 2.0 * reserve / (v0 + math.sqrt(v0 * v0 + 4.0 * v1 * reserve))
-        return _NEVER, 0.0
 
     def exit_time(self, p: int, t_enter: float):
         """When pair p, touching at t_enter, stops touching (None: touches until t=1).

@@ -1,0 +1,265 @@
+"""Compiled conservative advancement for certified motion checks (see :mod:`motion`).
+
+One call advances many shape pairs, each on its own clock, with bounds that need no
+narrow phase: a pair's distance is bounded below by its two bounding spheres, then by
+its sphere covers (:func:`geometry.mesh_sphere_cover`, :func:`geometry.box_sphere_cover`;
+a primitive side is taken exactly: box, sphere, cylinder, capsule, a cone as its
+enclosing cylinder). A pair stops when it must go to the narrow phase (``NEED``: the
+bound is within ``accept`` of its padding + tolerance) or when it cannot touch before
+``limit`` (``DONE``).
+
+Covers of meshes hold their triangles, not the inside of a closed mesh. Their bound is a
+bound of the distance between the two surfaces, which is the bodies' distance when the
+bodies are apart. It is used only when that is known: the pair was apart at its previous
+evaluation and every step keeps its distance above ``padding + tolerance / 2 > 0``
+(``known``), or neither body can hold the other (for each closed-mesh side, every probe
+point of the other side, one per connected piece, lies outside its bounding box: a piece
+inside a solid lies inside that solid's box).
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from .kernels import forward_kinematics
+
+COVER_SPHERES_KIND = 0          # the shape is bounded by its cover spheres
+BOX, BALL, CYLINDER, CAPSULE = 1, 2, 3, 4
+DONE, NEED = 0, 1
+
+
+@njit(cache=True)
+def _solid_distance(kind, params, x, y, z):
+    """Distance of point (x, y, z) (shape frame) from a primitive solid; 0 inside."""
+    if kind == BOX:
+        dx = max(abs(x) - params[0], 0.0)
+        dy = max(abs(y) - params[1], 0.0)
+        dz = max(abs(z) - params[2], 0.0)
+        return np.sqrt(dx * dx + dy * dy + dz * dz)
+    if kind == BALL:
+        return max(np.sqrt(x * x + y * y + z * z) - params[0], 0.0)
+    if kind == CYLINDER:
+        dr = max(np.sqrt(x * x + y * y) - params[0], 0.0)
+        dz = max(abs(z) - params[1], 0.0)
+        return np.sqrt(dr * dr + dz * dz)
+    # capsule: radius params[0] about the segment z in [-params[1], params[1]]
+    zc = min(max(z, -params[1]), params[1])
+    return max(np.sqrt(x * x + y * y + (z - zc) * (z - zc)) - params[0], 0.0)
+
+
+@njit(cache=True)
+def cover_bound(a, b, Ta, Tb, kind, params, cover_start, cover_c, cover_r):
+    """Lower bound of the distance between shape a (pose Ta (4, 4)) and shape b (pose Tb):
+    b's primitive solid against a's cover spheres, else a's against b's, else sphere
+    pairs. Negative values mean only "may touch"."""
+    if kind[b] == COVER_SPHERES_KIND and kind[a] != COVER_SPHERES_KIND:
+        a, b = b, a
+        Ta, Tb = Tb, Ta
+    best = np.inf
+    if kind[b] != COVER_SPHERES_KIND:
+        for i in range(cover_start[a], cover_start[a + 1]):
+            c = cover_c[i]
+            wx = Ta[0, 0] * c[0] + Ta[0, 1] * c[1] + Ta[0, 2] * c[2] + Ta[0, 3] - Tb[0, 3]
+            wy = Ta[1, 0] * c[0] + Ta[1, 1] * c[1] + Ta[1, 2] * c[2] + Ta[1, 3] - Tb[1, 3]
+            wz = Ta[2, 0] * c[0] + Ta[2, 1] * c[1] + Ta[2, 2] * c[2] + Ta[2, 3] - Tb[2, 3]
+            x = Tb[0, 0] * wx + Tb[1, 0] * wy + Tb[2, 0] * wz
+            y = Tb[0, 1] * wx + Tb[1, 1] * wy + Tb[2, 1] * wz
+            z = Tb[0, 2] * wx + Tb[1, 2] * wy + Tb[2, 2] * wz
+            d = _solid_distance(kind[b], params[b], x, y, z) - cover_r[i]
+            if d < best:
+                best = d
+        return best
+    nb = cover_start[b + 1] - cover_start[b]
+    wb = np.empty((nb, 3))
+    for i in range(nb):
+        c = cover_c[cover_start[b] + i]
+        for r in range(3):
+            wb[i, r] = Tb[r, 0] * c[0] + Tb[r, 1] * c[1] + Tb[r, 2] * c[2] + Tb[r, 3]
+    for i in range(cover_start[a], cover_start[a + 1]):
+        c = cover_c[i]
+        x = Ta[0, 0] * c[0] + Ta[0, 1] * c[1] + Ta[0, 2] * c[2] + Ta[0, 3]
+        y = Ta[1, 0] * c[0] + Ta[1, 1] * c[1] + Ta[1, 2] * c[2] + Ta[1, 3]
+        z = Ta[2, 0] * c[0] + Ta[2, 1] * c[1] + Ta[2, 2] * c[2] + Ta[2, 3]
+        ra = cover_r[i]
+        for j in range(nb):
+            dx, dy, dz = x - wb[j, 0], y - wb[j, 1], z - wb[j, 2]
+            rb = cover_r[cover_start[b] + j]
+            reach = best + ra + rb                 # closer centres than this give a smaller bound
+            g = dx * dx + dy * dy + dz * dz
+            if reach > 0.0 and g < reach * reach:
+                best = np.sqrt(g) - ra - rb
+    return best
+
+
+@njit(cache=True)
+def _holds_none(outer, inner, T_outer, T_inner, container, probe_start, probes, obb_center, obb_axes, obb_half):
+    """True when ``outer`` bounds no volume or no probe point of ``inner`` is in its box."""
+    if not container[outer]:
+        return True
+    for i in range(probe_start[inner], probe_start[inner + 1]):
+        c = probes[i]
+        wx = T_inner[0, 0] * c[0] + T_inner[0, 1] * c[1] + T_inner[0, 2] * c[2] + T_inner[0, 3] - T_outer[0, 3]
+        wy = T_inner[1, 0] * c[0] + T_inner[1, 1] * c[1] + T_inner[1, 2] * c[2] + T_inner[1, 3] - T_outer[1, 3]
+        wz = T_inner[2, 0] * c[0] + T_inner[2, 1] * c[1] + T_inner[2, 2] * c[2] + T_inner[2, 3] - T_outer[2, 3]
+        inside = True
+        for e in range(3):
+            # box axis e in outer's frame, then its offset from the box centre
+            u0 = T_outer[0, 0] * obb_axes[outer, 0, e] + T_outer[0, 1] * obb_axes[outer, 1, e] + T_outer[0, 2] * obb_axes[outer, 2, e]
+            u1 = T_outer[1, 0] * obb_axes[outer, 0, e] + T_outer[1, 1] * obb_axes[outer, 1, e] + T_outer[1, 2] * obb_axes[outer, 2, e]
+            u2 = T_outer[2, 0] * obb_axes[outer, 0, e] + T_outer[2, 1] * obb_axes[outer, 1, e] + T_outer[2, 2] * obb_axes[outer, 2, e]
+            cx = T_outer[0, 0] * obb_center[outer, 0] + T_outer[0, 1] * obb_center[outer, 1] + T_outer[0, 2] * obb_center[outer, 2]
+            cy = T_outer[1, 0] * obb_center[outer, 0] + T_outer[1, 1] * obb_center[outer, 1] + T_outer[1, 2] * obb_center[outer, 2]
+            cz = T_outer[2, 0] * obb_center[outer, 0] + T_outer[2, 1] * obb_center[outer, 1] + T_outer[2, 2] * obb_center[outer, 2]
+            s = (wx - cx) * u0 + (wy - cy) * u1 + (wz - cz) * u2
+            if abs(s) > obb_half[outer, e] * (1.0 + 1e-9) + 1e-9:
+                inside = False
+                break
+        if inside:
+            return False
+    return True
+
+
+@njit(cache=True)
+def _shape_pose(T_link, shape_link, T_frame_shape, s, out):
+    k = shape_link[s]
+    for r in range(4):
+        for c in range(4):
+            if k < 0:
+                out[r, c] = T_frame_shape[s, r, c]
+            else:
+                acc = 0.0
+                for u in range(4):
+                    acc += T_link[k, r, u] * T_frame_shape[s, u, c]
+                out[r, c] = acc
+
+
+@njit(cache=True)
+def pair_speed(T_link, Ta, Tb, a, b, W_a, W_b, child_link, axis, prismatic, centre_shape, radius, obb_axes,
+               obb_half, adq, D_below, corners):
+    """(V0, V1) of one pair: over [t, t + h] its distance changes at most at the rate V0 + h V1.
+
+    A shape's lever about revolute joint j is the smaller of (its bounding sphere centre's
+    distance from the axis + radius) and its bounding box's farthest corner from the axis
+    (the distance from a line is convex, so a box's farthest point from it is a corner).
+    Joints that move both bodies (W zero) are left out; prismatic ones add |dq_j|."""
+    v0 = 0.0
+    v1 = 0.0
+    for side in range(2):
+        s = a if side == 0 else b
+        T = Ta if side == 0 else Tb
+        W = W_a if side == 0 else W_b
+        cx = T[0, 0] * centre_shape[s, 0] + T[0, 1] * centre_shape[s, 1] + T[0, 2] * centre_shape[s, 2] + T[0, 3]
+        cy = T[1, 0] * centre_shape[s, 0] + T[1, 1] * centre_shape[s, 1] + T[1, 2] * centre_shape[s, 2] + T[1, 3]
+        cz = T[2, 0] * centre_shape[s, 0] + T[2, 1] * centre_shape[s, 1] + T[2, 2] * centre_shape[s, 2] + T[2, 3]
+        have_corners = False
+        for j in range(adq.shape[0]):
+            if W[j] == 0.0 or adq[j] == 0.0:
+                continue
+            if prismatic[j]:
+                v0 += adq[j]
+                continue
+            if not have_corners:
+                for corner in range(8):
+                    lx = centre_shape[s, 0]
+                    ly = centre_shape[s, 1]
+                    lz = centre_shape[s, 2]
+                    for e in range(3):
+                        sign = 1.0 if (corner >> e) & 1 else -1.0
+                        lx += obb_axes[s, 0, e] * sign * obb_half[s, e]
+                        ly += obb_axes[s, 1, e] * sign * obb_half[s, e]
+                        lz += obb_axes[s, 2, e] * sign * obb_half[s, e]
+                    corners[corner, 0] = T[0, 0] * lx + T[0, 1] * ly + T[0, 2] * lz + T[0, 3]
+                    corners[corner, 1] = T[1, 0] * lx + T[1, 1] * ly + T[1, 2] * lz + T[1, 3]
+                    corners[corner, 2] = T[2, 0] * lx + T[2, 1] * ly + T[2, 2] * lz + T[2, 3]
+                have_corners = True
+            J = T_link[child_link[j]]
+            ax = J[0, 0] * axis[j, 0] + J[0, 1] * axis[j, 1] + J[0, 2] * axis[j, 2]
+            ay = J[1, 0] * axis[j, 0] + J[1, 1] * axis[j, 1] + J[1, 2] * axis[j, 2]
+            az = J[2, 0] * axis[j, 0] + J[2, 1] * axis[j, 1] + J[2, 2] * axis[j, 2]
+            rx, ry, rz = cx - J[0, 3], cy - J[1, 3], cz - J[2, 3]
+            along = rx * ax + ry * ay + rz * az
+            off = rx * rx + ry * ry + rz * rz - along * along
+            lever = (np.sqrt(off) if off > 0.0 else 0.0) + radius[s]
+            box = 0.0
+            for corner in range(8):
+                rx, ry, rz = corners[corner, 0] - J[0, 3], corners[corner, 1] - J[1, 3], corners[corner, 2] - J[2, 3]
+                along = rx * ax + ry * ay + rz * az
+                off = rx * rx + ry * ry + rz * rz - along * along
+                if off > box:
+                    box = off
+            box = np.sqrt(box)
+            v0 += adq[j] * (box if box < lever else lever)
+            v1 += adq[j] * D_below[s, j]
+    return v0, v1
+
+
+@njit(cache=True)
+def advance(q0, dq, limit, t, p, pair_a, pair_b, margins, W_a, W_b,
+            fk_mimic, fk_offset, fk_kind, fk_axis, fk_parent, fk_origin, fk_joint,
+            shape_link, T_frame_shape, child_link, axis, prismatic, centre_shape, radius,
+            obb_center, obb_axes, obb_half, adq, D_below,
+            kind, params, cover_start, cover_c, cover_r, container, probe_start, probes,
+            tol, accept, known, status, V0, V1, T_pair, T_link_out):
+    """Advance pairs p (K,) from their times t (K,, updated in place) without narrow phase.
+
+    Per pair: status DONE (t past ``limit``, or inf when nothing moves it) or NEED (its
+    bound is below padding + tol + accept: the narrow phase decides at t; V0, V1 (K,),
+    T_pair (K, 2, 4, 4) and T_link_out (K, L, 4, 4) hold its speed bounds and poses there).
+    ``known`` (K,) marks pairs known to be apart at t (updated)."""
+    n = t.shape[0]
+    positions = np.empty((1, q0.shape[0]))
+    T_link = np.empty((1, T_link_out.shape[1], 4, 4))
+    Ta = np.empty((4, 4))
+    Tb = np.empty((4, 4))
+    corners = np.empty((8, 3))
+    for k in range(n):
+        q = p[k]
+        a = pair_a[q]
+        b = pair_b[q]
+        m = margins[q]
+        status[k] = DONE
+        keeps_apart = m + 0.5 * tol > 0.0
+        while t[k] <= limit:
+            for i in range(q0.shape[0]):
+                positions[0, i] = q0[i] + t[k] * dq[i]
+            forward_kinematics(positions, fk_mimic, fk_offset, fk_kind, fk_axis, fk_parent, fk_origin, fk_joint,
+                               T_link)
+            _shape_pose(T_link[0], shape_link, T_frame_shape, a, Ta)
+            _shape_pose(T_link[0], shape_link, T_frame_shape, b, Tb)
+            v0, v1 = pair_speed(T_link[0], Ta, Tb, a, b, W_a[q], W_b[q], child_link, axis, prismatic, centre_shape,
+                                radius, obb_axes, obb_half, adq, D_below, corners)
+            rest = 1.0 - t[k]
+            enough = m + tol + rest * (v0 + rest * v1)
+            gap = 0.0
+            for r in range(3):
+                ca = Ta[r, 3]
+                cb = Tb[r, 3]
+                for c in range(3):
+                    ca += Ta[r, c] * centre_shape[a, c]
+                    cb += Tb[r, c] * centre_shape[b, c]
+                gap += (ca - cb) * (ca - cb)
+            d = np.sqrt(gap) - radius[a] - radius[b]
+            if d < enough and keeps_apart:
+                usable = known[k]
+                if not usable:
+                    usable = (_holds_none(a, b, Ta, Tb, container, probe_start, probes, obb_center, obb_axes, obb_half)
+                              and _holds_none(b, a, Tb, Ta, container, probe_start, probes, obb_center, obb_axes,
+                                              obb_half))
+                if usable:
+                    cover = cover_bound(a, b, Ta, Tb, kind, params, cover_start, cover_c, cover_r)
+                    if cover > d:
+                        d = cover
+            if d < enough and d < m + tol + accept:
+                status[k] = NEED
+                V0[k] = v0
+                V1[k] = v1
+                T_pair[k, 0] = Ta
+                T_pair[k, 1] = Tb
+                T_link_out[k] = T_link[0]
+                break
+            if v0 + v1 <= 0.0:
+                t[k] = np.inf
+                break
+            reserve = d - m - 0.5 * tol
+            t[k] += 2.0 * reserve / (v0 + np.sqrt(v0 * v0 + 4.0 * v1 * reserve))
+            known[k] = keeps_apart
