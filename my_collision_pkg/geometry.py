@@ -247,7 +247,7 @@ def _coal_bvh(vertices: np.ndarray, faces: np.ndarray):
     return model
 
 
-COVER_SPHERES = 32           # spheres covering a mesh's triangles (fewer for small meshes)
+COVER_SPHERES = 16           # spheres covering a mesh's triangles (fewer for small meshes)
 COVER_CELLS = 16             # boxes (each in its circumscribed sphere) covering a primitive's bounding box
 _COVER_ITERATIONS = 8
 

@@ -218,7 +218,8 @@ def _cover_tables(world):
     """Per world, for :func:`motion_kernels.advance`: each shape's kind (its cover spheres, or a
     primitive solid) and sizes (box half extents; sphere radius; radius and half length of
     cylinders and capsules; a cone as its enclosing cylinder), its cover spheres (start offsets
-    (S + 1,), centres (N, 3), radii (N,)), whether it bounds a volume that its cover does not
+    (S + 1,), centres (N, 3), radii (N,), the radius about its bounding sphere's centre
+    that holds them (S,)), whether it bounds a volume that its cover does not
     fill (closed mesh), and its probe points (start offsets, points)."""
     tables = _COVER_TABLES.get(world)
     if tables is None:
@@ -247,10 +248,13 @@ def _cover_tables(world):
             start.append(start[-1] + len(radii[-1]))
             probes.append(np.asarray(g.probe_points_shape, dtype=float).reshape(-1, 3))
             probe_start.append(probe_start[-1] + len(probes[-1]))
+        reach = [float(np.max(np.linalg.norm(c - world.obb_center[s], axis=1) + r)) if len(r) else 0.0
+                 for s, (c, r) in enumerate(zip(centres, radii))]
         tables = _COVER_TABLES[world] = (
             np.array(kind, dtype=np.int64), np.ascontiguousarray(np.array(params, dtype=float).reshape(-1, 3)),
             np.array(start, dtype=np.int64), np.ascontiguousarray(np.concatenate(centres + [np.zeros((0, 3))])),
-            np.ascontiguousarray(np.concatenate(radii + [np.zeros(0)])), np.array(container, dtype=np.bool_),
+            np.ascontiguousarray(np.concatenate(radii + [np.zeros(0)])), np.array(reach) * (1.0 + 1e-9) + 1e-12,
+            np.array(container, dtype=np.bool_),
             np.array(probe_start, dtype=np.int64), np.ascontiguousarray(np.concatenate(probes + [np.zeros((0, 3))])))
     return tables
 
@@ -301,6 +305,8 @@ class _Sweep:
         self.W_b = (A[self.b] & ~common).astype(float)
         self._kind, self._geoms, self._hulls = _pair_tables(world, selection)
         self._covers = _cover_tables(world)
+        self.kernel_steps = np.zeros(len(self.pairs), dtype=np.int64)    # per pair, for benchmarks
+        self.narrow_calls = np.zeros(len(self.pairs), dtype=np.int64)
         n_pairs = max(len(self.pairs), 1)
         self._buffers = (np.empty((n_pairs, 2, 4, 4)), np.empty((n_pairs, len(robot.link_names), 4, 4)))
 
@@ -394,11 +400,13 @@ class _Sweep:
             tk, kk = t[live], known[live]
             status = np.empty(n, dtype=np.int64)
             V0, V1 = np.empty(n), np.empty(n)
+            steps = np.zeros(n, dtype=np.int64)
             mk.advance(self.q0, self.dq, limit, tk, p[live], self.a, self.b, self.margins, self.W_a, self.W_b,
                        *self.fk_arrays, world.shape_link, world.T_frame_shape, kin.child_link, kin.axis,
                        kin.prismatic, self.centre_shape, self.radius, world.obb_center, world.obb_axes,
                        world.obb_half, self.adq, self.D_below, *self._covers, tol, COVER_ACCEPT_M, kk, status,
-                       V0, V1, T_pair[:n], T_link[:n])
+                       V0, V1, T_pair[:n], T_link[:n], steps)
+            np.add.at(self.kernel_steps, p[live], steps)
             t[live], known[live] = tk, kk
             need = np.flatnonzero(status == mk.NEED)
             keep = []
@@ -410,6 +418,7 @@ class _Sweep:
                 margin = float(self.margins[q])
                 v0, v1 = float(V0[j]), float(V1[j])
                 rest = 1.0 - t[k]
+                self.narrow_calls[q] += 1
                 d = self.narrow(q, T_pair[j, 0], T_pair[j, 1], T_link[j], margin + tol + rest * (v0 + rest * v1))
                 if d < margin + tol:
                     touch[k], speed[k] = t[k], v0

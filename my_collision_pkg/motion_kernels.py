@@ -48,10 +48,11 @@ def _solid_distance(kind, params, x, y, z):
 
 
 @njit(cache=True)
-def cover_bound(a, b, Ta, Tb, kind, params, cover_start, cover_c, cover_r):
+def cover_bound(a, b, Ta, Tb, kind, params, cover_start, cover_c, cover_r, centre, reach):
     """Lower bound of the distance between shape a (pose Ta (4, 4)) and shape b (pose Tb):
     b's primitive solid against a's cover spheres, else a's against b's, else sphere
-    pairs. Negative values mean only "may touch"."""
+    pairs (``reach[s]``: radius about ``centre[s]`` (shape frame) holding s's cover
+    spheres). Negative values mean only "may touch"."""
     if kind[b] == COVER_SPHERES_KIND and kind[a] != COVER_SPHERES_KIND:
         a, b = b, a
         Ta, Tb = Tb, Ta
@@ -70,23 +71,39 @@ def cover_bound(a, b, Ta, Tb, kind, params, cover_start, cover_c, cover_r):
                 best = d
         return best
     nb = cover_start[b + 1] - cover_start[b]
+    na = cover_start[a + 1] - cover_start[a]
     wb = np.empty((nb, 3))
     for i in range(nb):
         c = cover_c[cover_start[b] + i]
         for r in range(3):
             wb[i, r] = Tb[r, 0] * c[0] + Tb[r, 1] * c[1] + Tb[r, 2] * c[2] + Tb[r, 3]
-    for i in range(cover_start[a], cover_start[a + 1]):
-        c = cover_c[i]
-        x = Ta[0, 0] * c[0] + Ta[0, 1] * c[1] + Ta[0, 2] * c[2] + Ta[0, 3]
-        y = Ta[1, 0] * c[0] + Ta[1, 1] * c[1] + Ta[1, 2] * c[2] + Ta[1, 3]
-        z = Ta[2, 0] * c[0] + Ta[2, 1] * c[1] + Ta[2, 2] * c[2] + Ta[2, 3]
-        ra = cover_r[i]
+    # a's spheres against b's reach (a sphere about b's centre holding all of b's spheres):
+    # a sphere of a whose bound there is not below the best so far cannot lower it
+    cb = np.empty(3)
+    for r in range(3):
+        cb[r] = Tb[r, 0] * centre[b, 0] + Tb[r, 1] * centre[b, 1] + Tb[r, 2] * centre[b, 2] + Tb[r, 3]
+    wa = np.empty((na, 3))
+    coarse = np.empty(na)
+    first = 0
+    for i in range(na):
+        c = cover_c[cover_start[a] + i]
+        for r in range(3):
+            wa[i, r] = Ta[r, 0] * c[0] + Ta[r, 1] * c[1] + Ta[r, 2] * c[2] + Ta[r, 3]
+        dx, dy, dz = wa[i, 0] - cb[0], wa[i, 1] - cb[1], wa[i, 2] - cb[2]
+        coarse[i] = np.sqrt(dx * dx + dy * dy + dz * dz) - cover_r[cover_start[a] + i] - reach[b]
+        if coarse[i] < coarse[first]:
+            first = i
+    for n in range(na):
+        i = first if n == 0 else (n - 1 if n <= first else n)
+        if n > 0 and coarse[i] >= best:
+            continue
+        ra = cover_r[cover_start[a] + i]
         for j in range(nb):
-            dx, dy, dz = x - wb[j, 0], y - wb[j, 1], z - wb[j, 2]
+            dx, dy, dz = wa[i, 0] - wb[j, 0], wa[i, 1] - wb[j, 1], wa[i, 2] - wb[j, 2]
             rb = cover_r[cover_start[b] + j]
-            reach = best + ra + rb                 # closer centres than this give a smaller bound
+            near = best + ra + rb                 # centres closer than this give a smaller bound
             g = dx * dx + dy * dy + dz * dz
-            if reach > 0.0 and g < reach * reach:
+            if near > 0.0 and g < near * near:
                 best = np.sqrt(g) - ra - rb
     return best
 
@@ -198,14 +215,15 @@ def advance(q0, dq, limit, t, p, pair_a, pair_b, margins, W_a, W_b,
             fk_mimic, fk_offset, fk_kind, fk_axis, fk_parent, fk_origin, fk_joint,
             shape_link, T_frame_shape, child_link, axis, prismatic, centre_shape, radius,
             obb_center, obb_axes, obb_half, adq, D_below,
-            kind, params, cover_start, cover_c, cover_r, container, probe_start, probes,
-            tol, accept, known, status, V0, V1, T_pair, T_link_out):
+            kind, params, cover_start, cover_c, cover_r, reach, container, probe_start, probes,
+            tol, accept, known, status, V0, V1, T_pair, T_link_out, steps):
     """Advance pairs p (K,) from their times t (K,, updated in place) without narrow phase.
 
     Per pair: status DONE (t past ``limit``, or inf when nothing moves it) or NEED (its
     bound is below padding + tol + accept: the narrow phase decides at t; V0, V1 (K,),
     T_pair (K, 2, 4, 4) and T_link_out (K, L, 4, 4) hold its speed bounds and poses there).
-    ``known`` (K,) marks pairs known to be apart at t (updated)."""
+    ``known`` (K,) marks pairs known to be apart at t (updated); ``steps`` (K,) counts the
+    bound evaluations made for each pair (added to)."""
     n = t.shape[0]
     positions = np.empty((1, q0.shape[0]))
     T_link = np.empty((1, T_link_out.shape[1], 4, 4))
@@ -219,11 +237,13 @@ def advance(q0, dq, limit, t, p, pair_a, pair_b, margins, W_a, W_b,
         m = margins[q]
         status[k] = DONE
         keeps_apart = m + 0.5 * tol > 0.0
+        upto = max(shape_link[a], shape_link[b], 0) + 1       # links come after their parents
         while t[k] <= limit:
+            steps[k] += 1
             for i in range(q0.shape[0]):
                 positions[0, i] = q0[i] + t[k] * dq[i]
-            forward_kinematics(positions, fk_mimic, fk_offset, fk_kind, fk_axis, fk_parent, fk_origin, fk_joint,
-                               T_link)
+            forward_kinematics(positions, fk_mimic, fk_offset, fk_kind, fk_axis, fk_parent[:upto],
+                               fk_origin[:upto], fk_joint[:upto], T_link[:, :upto])
             _shape_pose(T_link[0], shape_link, T_frame_shape, a, Ta)
             _shape_pose(T_link[0], shape_link, T_frame_shape, b, Tb)
             v0, v1 = pair_speed(T_link[0], Ta, Tb, a, b, W_a[q], W_b[q], child_link, axis, prismatic, centre_shape,
@@ -246,7 +266,7 @@ def advance(q0, dq, limit, t, p, pair_a, pair_b, margins, W_a, W_b,
                               and _holds_none(b, a, Tb, Ta, container, probe_start, probes, obb_center, obb_axes,
                                               obb_half))
                 if usable:
-                    cover = cover_bound(a, b, Ta, Tb, kind, params, cover_start, cover_c, cover_r)
+                    cover = cover_bound(a, b, Ta, Tb, kind, params, cover_start, cover_c, cover_r, centre_shape, reach)
                     if cover > d:
                         d = cover
             if d < enough and d < m + tol + accept:
@@ -255,6 +275,8 @@ def advance(q0, dq, limit, t, p, pair_a, pair_b, margins, W_a, W_b,
                 V1[k] = v1
                 T_pair[k, 0] = Ta
                 T_pair[k, 1] = Tb
+                forward_kinematics(positions, fk_mimic, fk_offset, fk_kind, fk_axis, fk_parent, fk_origin, fk_joint,
+                                   T_link)
                 T_link_out[k] = T_link[0]
                 break
             if v0 + v1 <= 0.0:
