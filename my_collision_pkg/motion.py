@@ -19,12 +19,21 @@ motion) lies before ``cc_time``; the price is that a pair passing within
 ``tolerance_m`` of its padding may be reported as a contact. Coal computes distances
 to ``min(1e-6 m, tolerance_m / 10)``, inside that reserve.
 
-Distance lower bounds, cheapest first: bounding spheres (compiled, every pair every
-step); coal's exact distance for primitive and convex pairs; for meshes the distance of
-their convex hulls (a hull contains its mesh), then the exact mesh distance when the
-hulls come within ``HULL_ACCEPT_M``, and :func:`narrowphase.pair_distance` (with the
-solid-body test) when they overlap. Spheres farther than ``SPHERE_ACCEPT_M`` are used
-as they are.
+Distance lower bounds, cheapest first, in one compiled call per round
+(:func:`motion_kernels.advance`, each pair stepping on its own clock): the two bounding
+spheres; then the sphere covers (:func:`geometry.mesh_sphere_cover` holds a mesh's
+triangles, :func:`geometry.box_sphere_cover` a primitive's box; a primitive side is
+taken exactly, a cone as its enclosing cylinder). A mesh cover bounds the distance of
+the surfaces, which is the bodies' distance only while they are apart: it is used when
+the pair was apart at its previous evaluation (every step keeps the distance above
+``m + tolerance_m / 2``; used only when that is positive) or when neither body can hold
+the other (each probe point, one per connected piece, outside the other closed body's
+bounding box). Only a pair whose bound is within ``COVER_ACCEPT_M`` of ``m + tolerance_m``
+goes to the narrow phase, which alone decides that a pair touches: coal's exact
+distance for primitive and convex pairs; for meshes the distance of their convex hulls
+(a hull contains its mesh), then the exact mesh distance when the hulls come within
+``HULL_ACCEPT_M``, and :func:`narrowphase.pair_distance` (with the solid-body test) when
+they overlap.
 
 The speed bound. A point ``p`` of a shape on link ``L`` moves with velocity
 ``sum_j dq_j * (a_j x (p - o_j))`` over revolute joints ``j`` above ``L`` (axis
@@ -40,7 +49,9 @@ axis): ``D_j = sum_{k below j} |dq_k| R_k`` (+ ``|dq_k|`` for prismatic ``k``) w
 configuration-independent lever ``R_k`` = the summed lengths of the fixed joint
 offsets from joint ``k`` down to ``L`` + the largest prismatic travel on that chain
 during the motion + the distance of the sphere centre from ``L``'s frame + ``rho``.
-Hence ``V0 = sum_rev |dq_j| (dist(c, axis_j) + rho) + sum_prism |dq_j|`` and
+Hence ``V0 = sum_rev |dq_j| lever_j + sum_prism |dq_j|``, with ``lever_j`` the smaller of
+``dist(c, axis_j) + rho`` and the largest distance of the shape's bounding box corners from
+axis ``j`` (the distance from a line is convex: a box's farthest point is a corner), and
 ``V1 = sum_rev |dq_j| D_j``. Attached objects ride their link; world objects do not
 move. For a pair of robot bodies the joints above both bodies move them rigidly
 together and cannot change their distance, so they are left out. The pair's bounds are

@@ -95,3 +95,46 @@ def test_panda_motion_contacts_carry_cc_fields(world_scene, edges):
                     assert contact.cc_time[body] == pytest.approx(result.cc_time)
         return
     pytest.fail("no edge collides")
+
+
+def test_sphere_covers_hold_their_shapes(world_scene):
+    """Every point of every triangle of a Panda mesh lies in one of its cover spheres; every
+    point of a primitive's bounding box in one of its own."""
+    rng = np.random.default_rng(7)
+    for entry in world_scene.world.shapes:
+        g = entry.geometry
+        centres, radii = g.cover_centres_shape, g.cover_radii_m
+        assert len(radii) >= 1
+        if g.source_mesh is not None:
+            corners = np.asarray(g.source_mesh.vertices)[np.asarray(g.source_mesh.faces)]
+            w = rng.dirichlet(np.ones(3), size=(len(corners), 8))                  # barycentric weights
+            points = np.einsum("fkc,fcd->fkd", w, corners).reshape(-1, 3)
+            points = np.vstack([points, corners.reshape(-1, 3)])
+        else:
+            half = g.obb_half_extents_m
+            points = np.vstack([rng.uniform(-half, half, size=(2000, 3)),
+                                np.array(np.meshgrid(*[[-h, h] for h in half])).reshape(3, -1).T])
+        gap = np.linalg.norm(points[:, None, :] - centres[None, :, :], axis=2) - radii[None, :]
+        assert np.all(gap.min(axis=1) <= 0.0), entry.owner
+
+
+def test_cover_bound_is_below_the_exact_distance(world_scene, random_configurations):
+    """The compiled cover bound never exceeds the narrow phase's distance where the bodies are apart."""
+    from my_collision_pkg import motion as motion_module
+    from my_collision_pkg import motion_kernels as mk
+    from my_collision_pkg.narrowphase import pair_distance
+    world, robot = world_scene.world, world_scene.robot
+    kind, params, start, centres, radii, reach = motion_module._cover_tables(world)[:6]
+    Q = random_configurations(robot.lower_limits, robot.upper_limits, 30, 11)
+    tested = 0
+    for q in Q:
+        T_shape = world.shape_transforms(robot.link_transforms_batch(q[None]))[0]
+        for a, b in world.pairs:
+            exact = pair_distance(world, T_shape, int(a), int(b)).distance_m
+            if exact <= 0.0 or exact > 0.3:
+                continue
+            bound = mk.cover_bound(int(a), int(b), T_shape[a], T_shape[b], kind, params, start, centres, radii,
+                                   world.obb_center, reach)
+            assert bound <= exact + 1e-9, (world.shapes[a].owner, world.shapes[b].owner, bound, exact)
+            tested += 1
+    assert tested > 100
