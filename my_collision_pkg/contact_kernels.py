@@ -10,12 +10,19 @@ the inside point and that surface point. Solids, in their own frame (metres):
   (z axis, base at ``-length/2``, apex at ``+length/2``, as fcl and coal);
 - convex meshes, exact: the planes of their faces (for a point inside a convex
   solid the nearest surface point lies on the nearest face plane);
-- closed meshes: generalised winding number for inside, nearest point over all
-  triangles for the depth (``kernels.winding_number``, ``closest_point_on_triangles``).
+- closed meshes: the nearest surface point through an AABB tree over the triangles
+  (:func:`build_triangle_tree`, :func:`tree_closest_point`), and the side of the
+  point from the angle-weighted pseudo-normal of the nearest feature (face, edge or
+  vertex; Baerentzen and Aanaes 2005), exact for a closed, consistently oriented
+  2-manifold. A mesh that is not one (``MeshTree.manifold`` false) keeps the
+  generalised winding number for the side (``kernels.winding_number``); its depth
+  still comes from the tree.
 
 Transforms are 4x4 and ``T_world_x`` is the pose of ``x`` in the planning frame.
 """
 from __future__ import annotations
+
+from typing import NamedTuple
 
 import numpy as np
 from numba import njit
@@ -31,6 +38,14 @@ KIND_CONVEX = 5
 KIND_MESH = 6
 OUTSIDE = -1.0            # depth of a point that is not inside
 _TINY = 1e-15
+# Nearest feature of a triangle (a, b, c) to a point: its interior, a corner, an edge
+# (edge k joins corner k and corner k + 1 mod 3). Indexes the rows of the pseudo-normals.
+FEATURE_FACE = 0
+FEATURE_VERTEX = 1        # + corner index
+FEATURE_EDGE = 4          # + edge index
+N_FEATURES = 7
+TREE_LEAF_SIZE = 4        # triangles per leaf of the AABB tree
+_TREE_STACK = 128         # traversal stack; the median-split tree is about log2(T) deep
 
 
 @njit(cache=True)
@@ -142,25 +157,279 @@ def _convex_depth(planes, p, surface):
     return depth
 
 
+# ----- closed meshes: AABB tree and pseudo-normals -------------------------------
+# A face whose doubled area is below this fraction of the mesh's squared size has no
+# usable normal: such a mesh keeps the winding number for the side.
+_DEGENERATE_AREA = 1e-14
+
+
+class MeshTree(NamedTuple):
+    """What the contact kernels need of a closed mesh, built once with its shape.
+
+    Arrays are in the mesh frame (metres). ``bounds``, ``nodes``, ``order``: the AABB
+    tree of :func:`build_triangle_tree`. ``pseudo_normals`` (T, 7, 3): per triangle,
+    the unit face normal (row FEATURE_FACE), the angle-weighted normal of each corner
+    (FEATURE_VERTEX + k) and the sum of the two face normals at each edge
+    (FEATURE_EDGE + k, edge k from corner k to corner k + 1). ``manifold``: every edge
+    is shared by exactly two faces that run it in opposite directions, no face is
+    degenerate, and no two connected pieces have overlapping boxes; only then does the
+    pseudo-normal of the nearest feature tell inside from outside.
+    """
+    bounds: np.ndarray
+    nodes: np.ndarray
+    order: np.ndarray
+    pseudo_normals: np.ndarray
+    manifold: bool
+
+    @staticmethod
+    def of(vertices: np.ndarray, faces: np.ndarray, component_labels: np.ndarray | None = None) -> "MeshTree":
+        """Tree, pseudo-normals and the manifold check of a mesh (V, 3) with faces (T, 3)."""
+        vertices = np.ascontiguousarray(vertices, dtype=float)
+        faces = np.ascontiguousarray(faces, dtype=np.int64)
+        n_v, n_t = len(vertices), len(faces)
+        corners = vertices[faces]
+        bounds, nodes, order = build_triangle_tree(np.ascontiguousarray(corners), TREE_LEAF_SIZE)
+        cross = np.cross(corners[:, 1] - corners[:, 0], corners[:, 2] - corners[:, 0])
+        length = np.linalg.norm(cross, axis=1)
+        extent = float(np.max(vertices.max(axis=0) - vertices.min(axis=0))) if n_v else 0.0
+        usable = length > _DEGENERATE_AREA * max(extent, 1e-300) ** 2
+        unit = np.zeros_like(cross)
+        unit[usable] = cross[usable] / length[usable, None]
+        pseudo = np.zeros((n_t, N_FEATURES, 3))
+        pseudo[:, FEATURE_FACE] = unit
+        vertex_normal = np.zeros((n_v, 3))
+        for k in range(3):
+            e1 = corners[:, (k + 1) % 3] - corners[:, k]
+            e2 = corners[:, (k + 2) % 3] - corners[:, k]
+            angle = np.arctan2(np.linalg.norm(np.cross(e1, e2), axis=1), np.einsum("ij,ij->i", e1, e2))
+            np.add.at(vertex_normal, faces[:, k], angle[:, None] * unit)
+        norm = np.linalg.norm(vertex_normal, axis=1)
+        vertex_normal[norm > 0] /= norm[norm > 0, None]
+        pseudo[:, FEATURE_VERTEX:FEATURE_VERTEX + 3] = vertex_normal[faces]
+        # directed edges: edge k of face t runs from corner k to corner k + 1
+        source, target = faces.ravel(), faces[:, [1, 2, 0]].ravel()
+        key = source * n_v + target
+        sorted_keys = np.sort(key)
+        rank = np.argsort(key, kind="stable")
+        manifold = bool(usable.all()) and n_t > 0 and bool(np.all(np.diff(sorted_keys) > 0))
+        twin = np.searchsorted(sorted_keys, target * n_v + source).clip(0, max(len(key) - 1, 0))
+        manifold = manifold and bool(np.all(sorted_keys[twin] == target * n_v + source))
+        neighbour_face = rank[twin] // 3 if manifold else np.arange(3 * n_t) // 3
+        pseudo[:, FEATURE_EDGE:FEATURE_EDGE + 3] = (unit[np.arange(3 * n_t) // 3] + unit[neighbour_face]).reshape(
+            n_t, 3, 3)
+        if manifold and component_labels is not None and len(np.unique(component_labels)) > 1:
+            manifold = not _pieces_overlap(corners, np.asarray(component_labels))
+        return MeshTree(bounds, nodes, order, np.ascontiguousarray(pseudo), manifold)
+
+
+def _pieces_overlap(corners: np.ndarray, labels: np.ndarray) -> bool:
+    """Whether the boxes of two connected pieces (face labels) of a mesh overlap (nested or crossing shells)."""
+    pieces = np.unique(labels)
+    lo = np.array([corners[labels == k].reshape(-1, 3).min(axis=0) for k in pieces])
+    hi = np.array([corners[labels == k].reshape(-1, 3).max(axis=0) for k in pieces])
+    meet = np.all(lo[:, None] <= hi[None], axis=2) & np.all(lo[None] <= hi[:, None], axis=2)
+    np.fill_diagonal(meet, False)
+    return bool(meet.any())
+
+
 @njit(cache=True)
-def _mesh_depth(hull_planes, triangles, p, surface, triangle):
+def build_triangle_tree(triangles, leaf_size):
+    """A flat AABB tree over triangles (T, 3, 3), split at the median centroid along the widest axis.
+
+    Returns ``bounds`` (N, 2, 3) (each node's box: low and high corners), ``nodes``
+    (N, 3) int64 (first child, whose sibling is the next node, or -1 for a leaf; first
+    slot in ``order``; number of triangles of a leaf, 0 for an inner node) and ``order``
+    (T,) int64 (triangle indices, each leaf's a contiguous run). Node 0 is the root.
+    """
+    n_tri = triangles.shape[0]
+    centroid = np.empty((n_tri, 3))
+    tri_lo = np.empty((n_tri, 3))
+    tri_hi = np.empty((n_tri, 3))
+    for t in range(n_tri):
+        for i in range(3):
+            a, b, c = triangles[t, 0, i], triangles[t, 1, i], triangles[t, 2, i]
+            centroid[t, i] = (a + b + c) / 3.0
+            tri_lo[t, i] = min(a, min(b, c))
+            tri_hi[t, i] = max(a, max(b, c))
+    order = np.arange(n_tri)
+    max_nodes = max(1, 2 * n_tri)
+    bounds = np.empty((max_nodes, 2, 3))
+    nodes = np.empty((max_nodes, 3), dtype=np.int64)
+    stack = np.empty((max_nodes, 3), dtype=np.int64)       # node, start, end
+    stack[0, 0], stack[0, 1], stack[0, 2] = 0, 0, n_tri
+    top, n_nodes = 1, 1
+    while top > 0:
+        top -= 1
+        node, start, end = stack[top, 0], stack[top, 1], stack[top, 2]
+        c_lo = np.full(3, np.inf)
+        c_hi = np.full(3, -np.inf)
+        for i in range(3):
+            bounds[node, 0, i] = np.inf
+            bounds[node, 1, i] = -np.inf
+        for k in range(start, end):
+            t = order[k]
+            for i in range(3):
+                bounds[node, 0, i] = min(bounds[node, 0, i], tri_lo[t, i])
+                bounds[node, 1, i] = max(bounds[node, 1, i], tri_hi[t, i])
+                c_lo[i] = min(c_lo[i], centroid[t, i])
+                c_hi[i] = max(c_hi[i], centroid[t, i])
+        axis = 0
+        for i in range(1, 3):
+            if c_hi[i] - c_lo[i] > c_hi[axis] - c_lo[axis]:
+                axis = i
+        if end - start <= leaf_size or c_hi[axis] - c_lo[axis] <= 0.0:
+            nodes[node, 0], nodes[node, 1], nodes[node, 2] = -1, start, end - start
+            continue
+        run = order[start:end].copy()
+        ranked = np.argsort(centroid[run, axis], kind="mergesort")
+        for k in range(end - start):
+            order[start + k] = run[ranked[k]]
+        mid = (start + end) // 2
+        left = n_nodes
+        n_nodes += 2
+        nodes[node, 0], nodes[node, 1], nodes[node, 2] = left, start, 0
+        stack[top, 0], stack[top, 1], stack[top, 2] = left, start, mid
+        stack[top + 1, 0], stack[top + 1, 1], stack[top + 1, 2] = left + 1, mid, end
+        top += 2
+    return bounds[:n_nodes].copy(), nodes[:n_nodes].copy(), order
+
+
+@njit(cache=True)
+def closest_on_triangle(p, triangles, t, out):
+    """Nearest point ``out`` (3,) of triangle ``t`` to p, and which feature it lies on (FEATURE_*).
+
+    The Voronoi regions of the corners, edges and face, tested in turn on dot products
+    of the edge vectors (as in Ericson, Real-Time Collision Detection, 5.1.5).
+    """
+    ax, ay, az = triangles[t, 0, 0], triangles[t, 0, 1], triangles[t, 0, 2]
+    bx, by, bz = triangles[t, 1, 0], triangles[t, 1, 1], triangles[t, 1, 2]
+    cx, cy, cz = triangles[t, 2, 0], triangles[t, 2, 1], triangles[t, 2, 2]
+    abx, aby, abz = bx - ax, by - ay, bz - az
+    acx, acy, acz = cx - ax, cy - ay, cz - az
+    apx, apy, apz = p[0] - ax, p[1] - ay, p[2] - az
+    d1 = abx * apx + aby * apy + abz * apz
+    d2 = acx * apx + acy * apy + acz * apz
+    if d1 <= 0.0 and d2 <= 0.0:
+        out[0], out[1], out[2] = ax, ay, az
+        return FEATURE_VERTEX
+    bpx, bpy, bpz = p[0] - bx, p[1] - by, p[2] - bz
+    d3 = abx * bpx + aby * bpy + abz * bpz
+    d4 = acx * bpx + acy * bpy + acz * bpz
+    if d3 >= 0.0 and d4 <= d3:
+        out[0], out[1], out[2] = bx, by, bz
+        return FEATURE_VERTEX + 1
+    vc = d1 * d4 - d3 * d2
+    if vc <= 0.0 and d1 >= 0.0 and d3 <= 0.0:
+        v = d1 / (d1 - d3)
+        out[0], out[1], out[2] = ax + v * abx, ay + v * aby, az + v * abz
+        return FEATURE_EDGE
+    cpx, cpy, cpz = p[0] - cx, p[1] - cy, p[2] - cz
+    d5 = abx * cpx + aby * cpy + abz * cpz
+    d6 = acx * cpx + acy * cpy + acz * cpz
+    if d6 >= 0.0 and d5 <= d6:
+        out[0], out[1], out[2] = cx, cy, cz
+        return FEATURE_VERTEX + 2
+    vb = d5 * d2 - d1 * d6
+    if vb <= 0.0 and d2 >= 0.0 and d6 <= 0.0:
+        w = d2 / (d2 - d6)
+        out[0], out[1], out[2] = ax + w * acx, ay + w * acy, az + w * acz
+        return FEATURE_EDGE + 2
+    va = d3 * d6 - d5 * d4
+    if va <= 0.0 and (d4 - d3) >= 0.0 and (d5 - d6) >= 0.0:
+        w = (d4 - d3) / ((d4 - d3) + (d5 - d6))
+        out[0], out[1], out[2] = bx + w * (cx - bx), by + w * (cy - by), bz + w * (cz - bz)
+        return FEATURE_EDGE + 1
+    denom = 1.0 / (va + vb + vc)
+    v, w = vb * denom, vc * denom
+    out[0] = ax + abx * v + acx * w
+    out[1] = ay + aby * v + acy * w
+    out[2] = az + abz * v + acz * w
+    return FEATURE_FACE
+
+
+@njit(cache=True)
+def _box_distance2(bounds, node, p):
+    d2 = 0.0
+    for i in range(3):
+        if p[i] < bounds[node, 0, i]:
+            e = bounds[node, 0, i] - p[i]
+            d2 += e * e
+        elif p[i] > bounds[node, 1, i]:
+            e = p[i] - bounds[node, 1, i]
+            d2 += e * e
+    return d2
+
+
+@njit(cache=True)
+def tree_closest_point(p, triangles, bounds, nodes, order, out):
+    """Nearest point ``out`` (3,) to p on a triangle mesh through its tree (:func:`build_triangle_tree`).
+
+    Exact (every triangle whose box could hold a nearer point is tested; boxes are
+    visited nearest first). Returns (squared distance, triangle index, feature).
+    """
+    stack = np.empty(_TREE_STACK, dtype=np.int64)
+    candidate = np.empty(3)
+    best_d2 = np.inf
+    best_t = -1
+    best_f = FEATURE_FACE
+    stack[0] = 0
+    top = 1
+    while top > 0:
+        top -= 1
+        node = stack[top]
+        if _box_distance2(bounds, node, p) >= best_d2:
+            continue
+        first = nodes[node, 0]
+        if first < 0:
+            for k in range(nodes[node, 1], nodes[node, 1] + nodes[node, 2]):
+                t = order[k]
+                f = closest_on_triangle(p, triangles, t, candidate)
+                dx, dy, dz = candidate[0] - p[0], candidate[1] - p[1], candidate[2] - p[2]
+                d2 = dx * dx + dy * dy + dz * dz
+                if d2 < best_d2:
+                    best_d2, best_t, best_f = d2, t, f
+                    out[0], out[1], out[2] = candidate[0], candidate[1], candidate[2]
+            continue
+        near_d2 = _box_distance2(bounds, first, p)
+        far_d2 = _box_distance2(bounds, first + 1, p)
+        near, far = first, first + 1
+        if far_d2 < near_d2:
+            near, far, near_d2, far_d2 = far, near, far_d2, near_d2
+        if far_d2 < best_d2 and top < _TREE_STACK:
+            stack[top] = far
+            top += 1
+        if near_d2 < best_d2 and top < _TREE_STACK:
+            stack[top] = near
+            top += 1
+    return best_d2, best_t, best_f
+
+
+@njit(cache=True)
+def _mesh_depth(hull_planes, triangles, bounds, nodes, order, pseudo_normals, manifold, p, surface, triangle):
     """Closed mesh; ``hull_planes`` (H, 4) those of its convex hull (a point outside them is outside)."""
     for f in range(hull_planes.shape[0]):
         if hull_planes[f, 0] * p[0] + hull_planes[f, 1] * p[1] + hull_planes[f, 2] * p[2] > hull_planes[f, 3]:
             return OUTSIDE
-    if winding_number(p, triangles) <= INSIDE_WINDING:
+    if not manifold and winding_number(p, triangles) <= INSIDE_WINDING:
         return OUTSIDE
-    closest, t = closest_point_on_triangles(p, triangles)
-    surface[:] = closest
+    d2, t, feature = tree_closest_point(p, triangles, bounds, nodes, order, surface)
+    if manifold:
+        side = 0.0
+        for i in range(3):
+            side += (p[i] - surface[i]) * pseudo_normals[t, feature, i]
+        if not side < 0.0:
+            return OUTSIDE
     triangle[0] = t
-    d = closest - p
-    return np.sqrt(d @ d)
+    return np.sqrt(d2)
 
 
 @njit(cache=True)
-def point_depth(kind, params, planes, triangles, p, surface, triangle):
+def point_depth(kind, params, planes, triangles, bounds, nodes, order, pseudo_normals, manifold, p, surface,
+                triangle):
     """Depth of p (3,) in a solid (its own frame); fills the nearest surface point and,
-    for a closed mesh, ``triangle[0]`` with its triangle index."""
+    for a closed mesh, ``triangle[0]`` with its triangle index. A closed mesh comes with
+    its tree (``bounds``, ``nodes``, ``order``), its pseudo-normals (T, 7, 3) and whether
+    they decide the side (``manifold``); other kinds ignore those."""
     if kind == KIND_BOX:
         return _box_depth(params, p, surface)
     if kind == KIND_SPHERE:
@@ -173,12 +442,12 @@ def point_depth(kind, params, planes, triangles, p, surface, triangle):
         return _cone_depth(params[0], params[1], p, surface)
     if kind == KIND_CONVEX:
         return _convex_depth(planes, p, surface)
-    return _mesh_depth(planes, triangles, p, surface, triangle)
+    return _mesh_depth(planes, triangles, bounds, nodes, order, pseudo_normals, manifold, p, surface, triangle)
 
 
 @njit(cache=True)
-def points_depth(points_world, T_world_solid, kind, params, planes, triangles, box_center, box_axes, box_half,
-                 depth_out, surface_world_out, triangle_out):
+def points_depth(points_world, T_world_solid, kind, params, planes, triangles, bounds, nodes, order, pseudo_normals,
+                 manifold, box_center, box_axes, box_half, depth_out, surface_world_out, triangle_out):
     """Depth in a posed solid of points (N, 3) given in the planning frame.
 
     Points outside the solid's bounding box (centre, axes as columns, half
@@ -211,7 +480,8 @@ def points_depth(points_world, T_world_solid, kind, params, planes, triangles, b
             triangle_out[n] = -1
             continue
         triangle[0] = -1
-        d = point_depth(kind, params, planes, triangles, p, surface, triangle)
+        d = point_depth(kind, params, planes, triangles, bounds, nodes, order, pseudo_normals, manifold, p, surface,
+                        triangle)
         depth_out[n] = d
         triangle_out[n] = triangle[0]
         if d >= 0.0:
@@ -295,15 +565,20 @@ def label_components(n_points, edges, keep):
 
 def warm_up() -> None:
     """Compile (or load from numba's cache) every kernel now, so that no request pays for it."""
-    triangles = np.array([[[0.0, 0.0, 0.0], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0]]])
+    corners = np.array([[0.0, 0.0, 0.0], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]])
+    faces = np.array([[0, 2, 1], [0, 1, 3], [1, 2, 3], [0, 3, 2]])
+    triangles = np.ascontiguousarray(corners[faces])
     planes = np.array([[0.0, 0.0, 1.0, 1.0]])
     points = np.zeros((1, 3))
     depth = np.empty(1)
     surface = np.empty((1, 3))
     triangle = np.empty(1, dtype=np.int64)
     out = np.empty(3)
+    tree = MeshTree.of(corners, faces)
     for kind in range(KIND_MESH + 1):
-        points_depth(points, np.eye(4), kind, np.ones(3), planes, triangles, np.zeros(3), np.eye(3), np.ones(3),
-                     depth, surface, triangle)
+        for manifold in (False, True):
+            points_depth(points, np.eye(4), kind, np.ones(3), planes, triangles, tree.bounds, tree.nodes,
+                         tree.order, tree.pseudo_normals, manifold, np.zeros(3), np.eye(3), np.ones(3),
+                         depth, surface, triangle)
         support_point(kind, np.ones(3), np.zeros((1, 3)), np.ones(3), out)
     label_components(2, np.array([[0, 1]], dtype=np.int64), np.array([True, True]))

@@ -18,7 +18,8 @@ import fcl
 import numpy as np
 import trimesh
 
-from .contact_kernels import KIND_BOX, KIND_CAPSULE, KIND_CONE, KIND_CONVEX, KIND_CYLINDER, KIND_MESH, KIND_SPHERE
+from .contact_kernels import (KIND_BOX, KIND_CAPSULE, KIND_CONE, KIND_CONVEX, KIND_CYLINDER, KIND_MESH, KIND_SPHERE,
+                              MeshTree)
 from .errors import MeshError, ModelError
 from .robot_model import Box, Capsule, Cone, Cylinder, MeshRef, ShapeSpec, Sphere, TriangleMesh
 
@@ -167,8 +168,9 @@ class ShapeGeometry:
     # (KIND_*, -1 for an open mesh, which bounds no volume), sizes (box half extents;
     # radius and half length of cylinders, capsules, cones; sphere radius), face planes of
     # a convex mesh or of a closed mesh's convex hull (F, 4: outward unit normal, offset),
-    # and the surface points tested
-    # inside the other body (vertices, or a primitive's tessellation) with their edges
+    # and the surface points tested inside the other body with the edges joining them
+    # (see _surface_samples: the vertices of the mesh or of a primitive's tessellation,
+    # then its edge midpoints and face centroids)
     solid_kind: int = -1
     solid_params: np.ndarray = field(default_factory=lambda: np.zeros(3), compare=False, repr=False)
     solid_planes: np.ndarray = field(default_factory=lambda: np.zeros((0, 4)), compare=False, repr=False)
@@ -186,6 +188,8 @@ class ShapeGeometry:
         return cached
 
     triangles_shape: np.ndarray | None = field(default=None, compare=False, repr=False)
+    # a closed non-convex mesh's AABB tree and pseudo-normals (contact_kernels.MeshTree)
+    mesh_tree: MeshTree | None = field(default=None, compare=False, repr=False)
     _tessellation: dict = field(default_factory=dict, compare=False, repr=False)
 
 
@@ -279,8 +283,28 @@ def _primitive(spec: ShapeSpec, owner: str) -> ShapeGeometry:
                          fcl_geometry_against_mesh=against_mesh, coal_geometry=coal_geometry,
                          coal_hull=coal_geometry, bounding_radius_m=float(np.linalg.norm(half)),
                          solid_kind=kind, solid_params=params, _tessellation={"mesh": tessellation},
-                         surface_points_shape=np.ascontiguousarray(tessellation.vertices, dtype=float),
-                         surface_edges=np.ascontiguousarray(tessellation.edges_unique, dtype=np.int64))
+                         **_surface_samples(tessellation.vertices, tessellation.faces, tessellation.edges_unique))
+
+
+def _surface_samples(vertices, faces, edges) -> dict:
+    """Surface points tested inside the other body, and the edges joining them (for grouping).
+
+    The vertices (0 .. V-1), then each edge's midpoint (joined to its two ends), then
+    each face's centroid (joined to its three corners): a shallow graze of two coarse
+    meshes often has no vertex inside the other body but a midpoint or a centroid.
+    """
+    vertices = np.asarray(vertices, dtype=float)
+    faces = np.asarray(faces, dtype=np.int64)
+    edges = np.asarray(edges, dtype=np.int64)
+    n_v, n_e = len(vertices), len(edges)
+    midpoints = vertices[edges].mean(axis=1)
+    centroids = vertices[faces].mean(axis=1)
+    mid_index = n_v + np.arange(n_e)
+    centroid_index = n_v + n_e + np.arange(len(faces))
+    links = np.vstack([np.column_stack([edges[:, 0], mid_index]), np.column_stack([edges[:, 1], mid_index])]
+                      + [np.column_stack([faces[:, k], centroid_index]) for k in range(3)])
+    return {"surface_points_shape": np.ascontiguousarray(np.vstack([vertices, midpoints, centroids])),
+            "surface_edges": np.ascontiguousarray(links, dtype=np.int64)}
 
 
 def _solid_of_primitive(spec: ShapeSpec) -> tuple[int, np.ndarray]:
@@ -335,6 +359,7 @@ def _mesh_geometry(spec: ShapeSpec, mesh: trimesh.Trimesh, owner: str, uri: str)
     _, first_face = np.unique(labels, return_index=True)
     probes = np.ascontiguousarray(vertices[faces[first_face, 0]])
     triangles = np.ascontiguousarray(vertices[faces]) if closed and not convex else None
+    tree = MeshTree.of(vertices, faces, labels) if triangles is not None else None
     if convex:
         coal_geometry = coal_hull = _coal_convex(vertices, faces)
     else:
@@ -359,8 +384,7 @@ def _mesh_geometry(spec: ShapeSpec, mesh: trimesh.Trimesh, owner: str, uri: str)
                          np.ascontiguousarray(half), probes, is_bvh=not convex, is_closed_bvh=closed and not convex,
                          source_mesh=mesh, triangles_shape=triangles, coal_geometry=coal_geometry,
                          coal_hull=coal_hull, bounding_radius_m=radius, solid_kind=kind, solid_planes=planes,
-                         surface_points_shape=np.ascontiguousarray(vertices),
-                         surface_edges=np.ascontiguousarray(mesh.edges_unique, dtype=np.int64))
+                         mesh_tree=tree, **_surface_samples(vertices, faces, mesh.edges_unique))
 
 
 def build_shape(spec: ShapeSpec, owner: str, resolver: MeshResolver) -> ShapeGeometry:

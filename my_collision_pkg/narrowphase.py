@@ -38,7 +38,7 @@ from typing import NamedTuple
 import coal
 import numpy as np
 
-from .contact_kernels import KIND_CONVEX, label_components, points_depth, support_point
+from .contact_kernels import KIND_CONVEX, MeshTree, label_components, points_depth, support_point
 from .kernels import contains_probe
 
 # GJK/EPA stop when the distance is known to this absolute precision (metres);
@@ -50,6 +50,7 @@ _FALLBACK_NORMAL = np.array([0.0, 0.0, 1.0])
 # moves it to the body's extreme point along the current push-out direction).
 REFINE_STEPS = 3
 _NO_TRIANGLES = np.zeros((1, 3, 3))
+_NO_TREE = MeshTree.of(np.eye(3), np.array([[0, 1, 2]]))      # placeholder arrays for kinds without a tree
 
 
 class PairDistance(NamedTuple):
@@ -201,8 +202,10 @@ def _depths(points_world: np.ndarray, T_world_solid: np.ndarray, geometry):
     depth, surface = np.empty(n), np.empty((n, 3))
     triangle = np.empty(n, dtype=np.int64)
     triangles = geometry.triangles_shape if geometry.triangles_shape is not None else _NO_TRIANGLES
+    tree = geometry.mesh_tree if geometry.mesh_tree is not None else _NO_TREE
     points_depth(points_world, T_world_solid, geometry.solid_kind, geometry.solid_params, geometry.solid_planes,
-                 triangles, geometry.obb_center_shape, geometry.obb_axes_shape, geometry.obb_half_extents_m,
+                 triangles, tree.bounds, tree.nodes, tree.order, tree.pseudo_normals, tree.manifold,
+                 geometry.obb_center_shape, geometry.obb_axes_shape, geometry.obb_half_extents_m,
                  depth, surface, triangle)
     return depth, surface, triangle
 
