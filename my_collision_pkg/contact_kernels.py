@@ -563,6 +563,68 @@ def label_components(n_points, edges, keep):
     return labels
 
 
+@njit(cache=True)
+def summarize_regions(labels, depth, points):
+    """Per region (labels from :func:`label_components`, -1 outside): its deepest point and box.
+
+    Returns ``deepest`` (R,) int64 (index of the deepest point of each region, regions
+    in order of their first point) and ``lo``, ``hi`` (R, 3) (the box of its points).
+    """
+    n = labels.shape[0]
+    slot = np.full(n, -1)
+    n_regions = 0
+    for k in range(n):
+        if labels[k] >= 0 and slot[labels[k]] < 0:
+            slot[labels[k]] = n_regions
+            n_regions += 1
+    deepest = np.full(n_regions, -1)
+    lo = np.full((n_regions, 3), np.inf)
+    hi = np.full((n_regions, 3), -np.inf)
+    for k in range(n):
+        if labels[k] < 0:
+            continue
+        r = slot[labels[k]]
+        if deepest[r] < 0 or depth[k] > depth[deepest[r]]:
+            deepest[r] = k
+        for i in range(3):
+            lo[r, i] = min(lo[r, i], points[k, i])
+            hi[r, i] = max(hi[r, i], points[k, i])
+    return deepest, lo, hi
+
+
+@njit(cache=True)
+def merge_regions(depth, lo, hi):
+    """Group regions (R,) whose boxes (R, 3), grown by the deeper of the two depths, meet.
+
+    Returns the group (R,) of each region: the index of its group's first region.
+    """
+    n = depth.shape[0]
+    parent = np.arange(n)
+    for i in range(n):
+        for j in range(i + 1, n):
+            grow = max(depth[i], depth[j])
+            meet = True
+            for u in range(3):
+                if lo[i, u] - grow > hi[j, u] or lo[j, u] - grow > hi[i, u]:
+                    meet = False
+                    break
+            if not meet:
+                continue
+            a, b = i, j
+            while parent[a] != a:
+                a = parent[a]
+            while parent[b] != b:
+                b = parent[b]
+            if a != b:
+                parent[max(a, b)] = min(a, b)
+    for i in range(n):
+        r = i
+        while parent[r] != r:
+            r = parent[r]
+        parent[i] = r
+    return parent
+
+
 def warm_up() -> None:
     """Compile (or load from numba's cache) every kernel now, so that no request pays for it."""
     corners = np.array([[0.0, 0.0, 0.0], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]])
@@ -581,4 +643,6 @@ def warm_up() -> None:
                          tree.order, tree.pseudo_normals, manifold, np.zeros(3), np.eye(3), np.ones(3),
                          depth, surface, triangle)
         support_point(kind, np.ones(3), np.zeros((1, 3)), np.ones(3), out)
-    label_components(2, np.array([[0, 1]], dtype=np.int64), np.array([True, True]))
+    labels = label_components(2, np.array([[0, 1]], dtype=np.int64), np.array([True, True]))
+    _, lo, hi = summarize_regions(labels, np.ones(2), np.zeros((2, 3)))
+    merge_regions(np.ones(len(lo)), lo, hi)

@@ -290,21 +290,30 @@ def _surface_samples(vertices, faces, edges) -> dict:
     """Surface points tested inside the other body, and the edges joining them (for grouping).
 
     The vertices (0 .. V-1), then each edge's midpoint (joined to its two ends), then
-    each face's centroid (joined to its three corners): a shallow graze of two coarse
-    meshes often has no vertex inside the other body but a midpoint or a centroid.
+    each face's centroid (joined to its three corners and its three edge midpoints): a
+    shallow graze of two coarse meshes often has no vertex inside the other body but a
+    midpoint or a centroid.
     """
     vertices = np.asarray(vertices, dtype=float)
     faces = np.asarray(faces, dtype=np.int64)
-    edges = np.asarray(edges, dtype=np.int64)
-    n_v, n_e = len(vertices), len(edges)
+    edges = np.sort(np.asarray(edges, dtype=np.int64), axis=1)
+    n_v, n_e, n_f = len(vertices), len(edges), len(faces)
     midpoints = vertices[edges].mean(axis=1)
     centroids = vertices[faces].mean(axis=1)
     mid_index = n_v + np.arange(n_e)
-    centroid_index = n_v + n_e + np.arange(len(faces))
-    links = np.vstack([np.column_stack([edges[:, 0], mid_index]), np.column_stack([edges[:, 1], mid_index])]
-                      + [np.column_stack([faces[:, k], centroid_index]) for k in range(3)])
+    centroid_index = n_v + n_e + np.arange(n_f)
+    edge_key = edges[:, 0] * n_v + edges[:, 1]
+    rank = np.argsort(edge_key)
+    links = [np.column_stack([edges[:, 0], mid_index]), np.column_stack([edges[:, 1], mid_index])]
+    for k in range(3):
+        links.append(np.column_stack([faces[:, k], centroid_index]))
+        u, v = faces[:, k], faces[:, (k + 1) % 3]
+        key = np.minimum(u, v) * n_v + np.maximum(u, v)
+        at = np.searchsorted(edge_key[rank], key).clip(0, max(n_e - 1, 0))
+        found = edge_key[rank][at] == key
+        links.append(np.column_stack([n_v + rank[at][found], centroid_index[found]]))
     return {"surface_points_shape": np.ascontiguousarray(np.vstack([vertices, midpoints, centroids])),
-            "surface_edges": np.ascontiguousarray(links, dtype=np.int64)}
+            "surface_edges": np.ascontiguousarray(np.vstack(links), dtype=np.int64)}
 
 
 def _solid_of_primitive(spec: ShapeSpec) -> tuple[int, np.ndarray]:

@@ -38,7 +38,8 @@ from typing import NamedTuple
 import coal
 import numpy as np
 
-from .contact_kernels import KIND_CONVEX, MeshTree, label_components, points_depth, support_point
+from .contact_kernels import (KIND_CONVEX, MeshTree, label_components, merge_regions, points_depth,
+                              summarize_regions, support_point)
 from .kernels import contains_probe
 
 # GJK/EPA stop when the distance is known to this absolute precision (metres);
@@ -218,12 +219,11 @@ def _side_regions(side: int, gx, T_x: np.ndarray, gy, T_y: np.ndarray) -> list[_
     if not keep.any():
         return []
     labels = label_components(len(points), gx.surface_edges, keep)
+    deepest, lo, hi = summarize_regions(labels, depth, points)
     regions = []
-    for label in np.unique(labels[keep]):
-        members = np.flatnonzero(labels == label)
-        k = members[np.argmax(depth[members])]
-        lo, hi = points[members].min(axis=0), points[members].max(axis=0)
-        region = _Region(side, float(depth[k]), points[k].copy(), surface[k].copy(), int(triangle[k]), int(k), lo, hi)
+    for r, k in enumerate(deepest):
+        region = _Region(side, float(depth[k]), points[k].copy(), surface[k].copy(), int(triangle[k]), int(k),
+                         lo[r], hi[r])
         if gx.solid_kind <= KIND_CONVEX:      # a solid with a support function: refine
             _refine(region, gx, T_x, gy, T_y)
         regions.append(region)
@@ -253,34 +253,19 @@ def deepest_regions(world, T_world_shape: np.ndarray, a: int, b: int, max_region
     """Deepest point of each separate overlap region of two solids, deepest first (empty: none found).
 
     Body 0's points inside body 1 and body 1's inside body 0 are grouped per body by
-    the edges of their surface meshes; a region of one body and one of the other are
-    the same region when their boxes, grown by the deeper of the two depths, meet.
+    the edges joining them (``surface_edges``); two such groups (of either body) are
+    the same region when their boxes, grown by the deeper of the two depths, meet
+    (samples of one patch that no inside edge joins are not told apart as regions).
     """
     ga, gb = world.shapes[a].geometry, world.shapes[b].geometry
     T_a, T_b = T_world_shape[a], T_world_shape[b]
     regions = _side_regions(0, ga, T_a, gb, T_b) + _side_regions(1, gb, T_b, ga, T_a)
     if not regions:
         return []
-    n = len(regions)
-    group = list(range(n))
-
-    def root(i):
-        while group[i] != i:
-            group[i] = group[group[i]]
-            i = group[i]
-        return i
-
-    for i in range(n):
-        for j in range(i + 1, n):
-            ri, rj = regions[i], regions[j]
-            if ri.side == rj.side:
-                continue
-            grow = max(ri.depth, rj.depth)
-            if np.all(ri.lo - grow <= rj.hi) and np.all(rj.lo - grow <= ri.hi):
-                group[root(j)] = root(i)
+    group = merge_regions(np.array([r.depth for r in regions]), np.array([r.lo for r in regions]),
+                          np.array([r.hi for r in regions]))
     deepest: dict[int, _Region] = {}
-    for i, region in enumerate(regions):
-        g = root(i)
+    for g, region in zip(group.tolist(), regions):
         if g not in deepest or region.depth > deepest[g].depth:
             deepest[g] = region
     ordered = sorted(deepest.values(), key=lambda r: -r.depth)[:max(1, int(max_regions))]
