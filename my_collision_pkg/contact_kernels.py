@@ -37,6 +37,7 @@ KIND_CONE = 4
 KIND_CONVEX = 5
 KIND_MESH = 6
 OUTSIDE = -1.0            # depth of a point that is not inside
+ON_SURFACE_M = 1e-12      # a mesh point nearer the surface than this touches it: not inside
 _TINY = 1e-15
 # Nearest feature of a triangle (a, b, c) to a point: its interior, a corner, an edge
 # (edge k joins corner k and corner k + 1 mod 3). Indexes the rows of the pseudo-normals.
@@ -361,17 +362,23 @@ def _box_distance2(bounds, node, p):
 
 
 @njit(cache=True)
-def tree_closest_point(p, triangles, bounds, nodes, order, out):
+def tree_closest_point(p, triangles, bounds, nodes, order, out, seed_triangle=-1):
     """Nearest point ``out`` (3,) to p on a triangle mesh through its tree (:func:`build_triangle_tree`).
 
     Exact (every triangle whose box could hold a nearer point is tested; boxes are
-    visited nearest first). Returns (squared distance, triangle index, feature).
+    visited nearest first). ``seed_triangle`` (a triangle likely near p, e.g. the
+    answer for a neighbouring point; -1 for none) is tested first so that more boxes
+    are pruned. Returns (squared distance, triangle index, feature).
     """
     stack = np.empty(_TREE_STACK, dtype=np.int64)
     candidate = np.empty(3)
     best_d2 = np.inf
     best_t = -1
     best_f = FEATURE_FACE
+    if seed_triangle >= 0:
+        best_f = closest_on_triangle(p, triangles, seed_triangle, out)
+        best_d2 = (out[0] - p[0]) ** 2 + (out[1] - p[1]) ** 2 + (out[2] - p[2]) ** 2
+        best_t = seed_triangle
     stack[0] = 0
     top = 1
     while top > 0:
@@ -412,22 +419,24 @@ def _mesh_depth(hull_planes, triangles, bounds, nodes, order, pseudo_normals, ma
             return OUTSIDE
     if not manifold and winding_number(p, triangles) <= INSIDE_WINDING:
         return OUTSIDE
-    d2, t, feature = tree_closest_point(p, triangles, bounds, nodes, order, surface)
+    d2, t, feature = tree_closest_point(p, triangles, bounds, nodes, order, surface, triangle[0])
+    triangle[0] = t                 # also the next point's seed
     if manifold:
         side = 0.0
         for i in range(3):
             side += (p[i] - surface[i]) * pseudo_normals[t, feature, i]
         if not side < 0.0:
             return OUTSIDE
-    triangle[0] = t
-    return np.sqrt(d2)
+    depth = np.sqrt(d2)
+    return depth if depth > ON_SURFACE_M else OUTSIDE
 
 
 @njit(cache=True)
 def point_depth(kind, params, planes, triangles, bounds, nodes, order, pseudo_normals, manifold, p, surface,
                 triangle):
     """Depth of p (3,) in a solid (its own frame); fills the nearest surface point and,
-    for a closed mesh, ``triangle[0]`` with its triangle index. A closed mesh comes with
+    for a closed mesh, ``triangle[0]`` with its triangle index (on entry: a triangle
+    likely near p, or -1). A closed mesh comes with
     its tree (``bounds``, ``nodes``, ``order``), its pseudo-normals (T, 7, 3) and whether
     they decide the side (``manifold``); other kinds ignore those."""
     if kind == KIND_BOX:
@@ -461,6 +470,7 @@ def points_depth(points_world, T_world_solid, kind, params, planes, triangles, b
     q = np.empty(3)
     surface = np.empty(3)
     count = 0
+    seed = -1                 # the last nearest triangle: points come in surface order
     for n in range(points_world.shape[0]):
         for r in range(3):
             acc = 0.0
@@ -479,11 +489,13 @@ def points_depth(points_world, T_world_solid, kind, params, planes, triangles, b
             depth_out[n] = OUTSIDE
             triangle_out[n] = -1
             continue
-        triangle[0] = -1
+        triangle[0] = seed
         d = point_depth(kind, params, planes, triangles, bounds, nodes, order, pseudo_normals, manifold, p, surface,
                         triangle)
+        if kind == KIND_MESH and triangle[0] >= 0:
+            seed = triangle[0]
         depth_out[n] = d
-        triangle_out[n] = triangle[0]
+        triangle_out[n] = triangle[0] if d >= 0.0 else -1
         if d >= 0.0:
             count += 1
             for r in range(3):
