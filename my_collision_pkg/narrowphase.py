@@ -211,23 +211,17 @@ def _depths(points_world: np.ndarray, T_world_solid: np.ndarray, geometry):
     return depth, surface, triangle
 
 
-def _side_regions(side: int, gx, T_x: np.ndarray, gy, T_y: np.ndarray) -> list[_Region]:
-    """Regions of body x's surface points inside body y."""
+def _side_samples(gx, T_x: np.ndarray, gy, T_y: np.ndarray):
+    """Body x's surface points inside body y, grouped: (points, depth, surface, triangle,
+    deepest point of each group, group boxes lo and hi), or None when no point is inside."""
     points = gx.surface_points_shape @ T_x[:3, :3].T + T_x[:3, 3]
     depth, surface, triangle = _depths(points, T_y, gy)
     keep = depth > 0.0
     if not keep.any():
-        return []
+        return None
     labels = label_components(len(points), gx.surface_edges, keep)
     deepest, lo, hi = summarize_regions(labels, depth, points)
-    regions = []
-    for r, k in enumerate(deepest):
-        region = _Region(side, float(depth[k]), points[k].copy(), surface[k].copy(), int(triangle[k]), int(k),
-                         lo[r], hi[r])
-        if gx.solid_kind <= KIND_CONVEX:      # a solid with a support function: refine
-            _refine(region, gx, T_x, gy, T_y)
-        regions.append(region)
-    return regions
+    return points, depth, surface, triangle, deepest, lo, hi
 
 
 def _refine(region: _Region, gx, T_x: np.ndarray, gy, T_y: np.ndarray) -> None:
@@ -256,16 +250,34 @@ def deepest_regions(world, T_world_shape: np.ndarray, a: int, b: int, max_region
     the edges joining them (``surface_edges``); two such groups (of either body) are
     the same region when their boxes, grown by the deeper of the two depths, meet
     (samples of one patch that no inside edge joins are not told apart as regions).
+    In each region, the deepest point of each body that has a support function (a
+    primitive or a convex mesh) is moved to its support point along the push-out.
     """
     ga, gb = world.shapes[a].geometry, world.shapes[b].geometry
     T_a, T_b = T_world_shape[a], T_world_shape[b]
-    regions = _side_regions(0, ga, T_a, gb, T_b) + _side_regions(1, gb, T_b, ga, T_a)
-    if not regions:
+    bodies = ((ga, T_a, gb, T_b), (gb, T_b, ga, T_a))
+    samples = [_side_samples(*bodies[0]), _side_samples(*bodies[1])]
+    found = [(side, s) for side, s in enumerate(samples) if s is not None]
+    if not found:
         return []
-    group = merge_regions(np.array([r.depth for r in regions]), np.array([r.lo for r in regions]),
-                          np.array([r.hi for r in regions]))
+    side_of = np.concatenate([np.full(len(s[4]), side) for side, s in found])
+    point_of = np.concatenate([s[4] for _, s in found])
+    depth_of = np.concatenate([s[1][s[4]] for _, s in found])
+    group = merge_regions(depth_of, np.vstack([s[5] for _, s in found]), np.vstack([s[6] for _, s in found]))
+    best: dict[tuple[int, int], int] = {}      # (group, side) -> its deepest region
+    for r, key in enumerate(zip(group.tolist(), side_of.tolist())):
+        if key not in best or depth_of[r] > depth_of[best[key]]:
+            best[key] = r
     deepest: dict[int, _Region] = {}
-    for g, region in zip(group.tolist(), regions):
+    for (g, side), r in best.items():
+        points, depth, surface, triangle, _, lo, hi = samples[side]
+        k = int(point_of[r])
+        slot = r - int(np.count_nonzero(side_of < side))
+        region = _Region(side, float(depth[k]), points[k].copy(), surface[k].copy(), int(triangle[k]), k,
+                         lo[slot].copy(), hi[slot].copy())
+        gx, T_x, gy, T_y = bodies[side]
+        if gx.solid_kind <= KIND_CONVEX:      # a solid with a support function: refine
+            _refine(region, gx, T_x, gy, T_y)
         if g not in deepest or region.depth > deepest[g].depth:
             deepest[g] = region
     ordered = sorted(deepest.values(), key=lambda r: -r.depth)[:max(1, int(max_regions))]
