@@ -576,6 +576,136 @@ def label_components(n_points, edges, keep):
 
 
 @njit(cache=True)
+def _mesh_signed_distance(hull_planes, triangles, bounds, nodes, order, pseudo_normals, p, surface, seed):
+    """Signed distance of p to a closed 2-manifold mesh (> 0 inside), or NaN when its convex
+    hull's planes already put p outside (no distance known). Fills the nearest point."""
+    for f in range(hull_planes.shape[0]):
+        if hull_planes[f, 0] * p[0] + hull_planes[f, 1] * p[1] + hull_planes[f, 2] * p[2] > hull_planes[f, 3]:
+            return np.nan, seed
+    d2, t, feature = tree_closest_point(p, triangles, bounds, nodes, order, surface, seed)
+    side = 0.0
+    for i in range(3):
+        side += (p[i] - surface[i]) * pseudo_normals[t, feature, i]
+    d = np.sqrt(d2)
+    return (d if side < 0.0 else -d), t
+
+
+@njit(cache=True)
+def surface_points_inside(points_shape, T_world_x, edges, T_world_solid, kind, params, planes, triangles, bounds,
+                          nodes, order, pseudo_normals, manifold, box_center, box_axes, box_half):
+    """Body x's surface points (its frame) inside a posed solid, grouped along ``edges``, and
+    the deepest point of each group.
+
+    The same depths as :func:`points_depth` for every point that may be the deepest of its
+    group. For a closed 2-manifold mesh the signed distance is 1-Lipschitz: a point within
+    ``|s|`` of the last point whose signed distance ``s`` was computed lies on the same side,
+    with a depth within that distance of ``s``. Such a point's exact depth is computed only
+    when its upper bound reaches the deepest exact depth of its group; the others keep their
+    lower bound in ``depth`` (and no surface point). Returns ``points_world`` (N, 3),
+    ``depth`` (N,), ``surface_world`` (N, 3), ``triangle`` (N,), ``labels`` (N,) (group,
+    -1 outside), and per group ``deepest`` (R,), ``lo``, ``hi`` (R, 3).
+    """
+    n = points_shape.shape[0]
+    points_world = np.empty((n, 3))
+    local = np.empty((n, 3))
+    depth = np.full(n, OUTSIDE)
+    surface_world = np.zeros((n, 3))
+    triangle = np.full(n, -1)
+    upper = np.full(n, -np.inf)            # > -inf: inside by the Lipschitz bound, depth not exact
+    surface = np.empty(3)
+    one = np.empty(1, dtype=np.int64)
+    lipschitz = kind == KIND_MESH and manifold
+    last = -1
+    last_s = 0.0
+    seed = -1
+    for j in range(n):
+        for r in range(3):
+            acc = T_world_x[r, 3]
+            for u in range(3):
+                acc += T_world_x[r, u] * points_shape[j, u]
+            points_world[j, r] = acc
+        for r in range(3):
+            acc = 0.0
+            for u in range(3):
+                acc += T_world_solid[u, r] * (points_world[j, u] - T_world_solid[u, 3])
+            local[j, r] = acc
+        inside_box = True
+        for i in range(3):
+            acc = 0.0
+            for u in range(3):
+                acc += box_axes[u, i] * (local[j, u] - box_center[u])
+            if abs(acc) > box_half[i]:
+                inside_box = False
+                break
+        if not inside_box:
+            continue
+        if lipschitz:
+            if last >= 0:
+                dx = local[j, 0] - local[last, 0]
+                dy = local[j, 1] - local[last, 1]
+                dz = local[j, 2] - local[last, 2]
+                gap = np.sqrt(dx * dx + dy * dy + dz * dz)
+                if last_s > gap:
+                    depth[j] = last_s - gap
+                    upper[j] = last_s + gap
+                    continue
+                if -last_s > gap:
+                    continue
+            s, seed = _mesh_signed_distance(planes, triangles, bounds, nodes, order, pseudo_normals, local[j],
+                                            surface, seed)
+            if np.isnan(s):
+                continue
+            last, last_s = j, s
+            if s <= ON_SURFACE_M:
+                continue
+            d = s
+            triangle[j] = seed
+        else:
+            one[0] = seed
+            d = point_depth(kind, params, planes, triangles, bounds, nodes, order, pseudo_normals, manifold,
+                            local[j], surface, one)
+            if kind == KIND_MESH and one[0] >= 0:
+                seed = one[0]
+            if d < 0.0:
+                continue
+            triangle[j] = one[0] if kind == KIND_MESH else -1
+        depth[j] = d
+        for r in range(3):
+            acc = T_world_solid[r, 3]
+            for u in range(3):
+                acc += T_world_solid[r, u] * surface[u]
+            surface_world[j, r] = acc
+    keep = depth > 0.0
+    labels = label_components(n, edges, keep)
+    if lipschitz:
+        best = np.full(n, -np.inf)
+        for j in range(n):
+            if labels[j] >= 0 and upper[j] == -np.inf and depth[j] > best[labels[j]]:
+                best[labels[j]] = depth[j]
+        ranked = np.argsort(-upper)
+        for m in range(n):
+            j = ranked[m]
+            if upper[j] == -np.inf:
+                break
+            if upper[j] < best[labels[j]]:
+                continue
+            s, t = _mesh_signed_distance(planes, triangles, bounds, nodes, order, pseudo_normals, local[j],
+                                         surface, seed)
+            upper[j] = -np.inf
+            depth[j] = s          # inside by the bound: s > 0 but for rounding
+            triangle[j] = t
+            for r in range(3):
+                acc = T_world_solid[r, 3]
+                for u in range(3):
+                    acc += T_world_solid[r, u] * surface[u]
+                surface_world[j, r] = acc
+            if s > best[labels[j]]:
+                best[labels[j]] = s
+    deepest, lo, hi = summarize_regions(labels, depth, points_world)
+    return points_world, depth, surface_world, triangle, labels, deepest, lo, hi
+
+
+@njit(cache=True)
 def summarize_regions(labels, depth, points):
     """Per region (labels from :func:`label_components`, -1 outside): its deepest point and box.
 
@@ -655,6 +785,10 @@ def warm_up() -> None:
                          tree.order, tree.pseudo_normals, manifold, np.zeros(3), np.eye(3), np.ones(3),
                          depth, surface, triangle)
         support_point(kind, np.ones(3), np.zeros((1, 3)), np.ones(3), out)
+        for manifold in (False, True):
+            surface_points_inside(corners, np.eye(4), np.array([[0, 1]], dtype=np.int64), np.eye(4), kind,
+                                  np.ones(3), planes, triangles, tree.bounds, tree.nodes, tree.order,
+                                  tree.pseudo_normals, manifold, np.zeros(3), np.eye(3), np.ones(3))
     labels = label_components(2, np.array([[0, 1]], dtype=np.int64), np.array([True, True]))
     _, lo, hi = summarize_regions(labels, np.ones(2), np.zeros((2, 3)))
     merge_regions(np.ones(len(lo)), lo, hi)

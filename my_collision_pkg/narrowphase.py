@@ -38,8 +38,7 @@ from typing import NamedTuple
 import coal
 import numpy as np
 
-from .contact_kernels import (KIND_CONVEX, MeshTree, label_components, merge_regions, points_depth,
-                              summarize_regions, support_point)
+from .contact_kernels import KIND_CONVEX, MeshTree, merge_regions, points_depth, support_point, surface_points_inside
 from .kernels import contains_probe
 
 # GJK/EPA stop when the distance is known to this absolute precision (metres);
@@ -214,13 +213,14 @@ def _depths(points_world: np.ndarray, T_world_solid: np.ndarray, geometry):
 def _side_samples(gx, T_x: np.ndarray, gy, T_y: np.ndarray):
     """Body x's surface points inside body y, grouped: (points, depth, surface, triangle,
     deepest point of each group, group boxes lo and hi), or None when no point is inside."""
-    points = gx.surface_points_shape @ T_x[:3, :3].T + T_x[:3, 3]
-    depth, surface, triangle = _depths(points, T_y, gy)
-    keep = depth > 0.0
-    if not keep.any():
+    triangles = gy.triangles_shape if gy.triangles_shape is not None else _NO_TRIANGLES
+    tree = gy.mesh_tree if gy.mesh_tree is not None else _NO_TREE
+    points, depth, surface, triangle, _, deepest, lo, hi = surface_points_inside(
+        gx.surface_points_shape, T_x, gx.surface_edges, T_y, gy.solid_kind, gy.solid_params, gy.solid_planes,
+        triangles, tree.bounds, tree.nodes, tree.order, tree.pseudo_normals, tree.manifold, gy.obb_center_shape,
+        gy.obb_axes_shape, gy.obb_half_extents_m)
+    if len(deepest) == 0:
         return None
-    labels = label_components(len(points), gx.surface_edges, keep)
-    deepest, lo, hi = summarize_regions(labels, depth, points)
     return points, depth, surface, triangle, deepest, lo, hi
 
 
