@@ -577,33 +577,47 @@ def label_components(n_points, edges, keep):
 
 @njit(cache=True)
 def _mesh_signed_distance(hull_planes, triangles, bounds, nodes, order, pseudo_normals, p, surface, seed):
-    """Signed distance of p to a closed 2-manifold mesh (> 0 inside), or NaN when its convex
-    hull's planes already put p outside (no distance known). Fills the nearest point."""
+    """Signed distance of p to a closed 2-manifold mesh (> 0 inside), its nearest triangle and True;
+    or, when a plane of the mesh's convex hull already puts p outside, minus the distance to
+    that plane (an upper bound of the signed distance), -1 and False."""
     for f in range(hull_planes.shape[0]):
-        if hull_planes[f, 0] * p[0] + hull_planes[f, 1] * p[1] + hull_planes[f, 2] * p[2] > hull_planes[f, 3]:
-            return np.nan, seed
+        v = hull_planes[f, 0] * p[0] + hull_planes[f, 1] * p[1] + hull_planes[f, 2] * p[2] - hull_planes[f, 3]
+        if v > 0.0:
+            return -v, -1, False
     d2, t, feature = tree_closest_point(p, triangles, bounds, nodes, order, surface, seed)
     side = 0.0
     for i in range(3):
         side += (p[i] - surface[i]) * pseudo_normals[t, feature, i]
     d = np.sqrt(d2)
-    return (d if side < 0.0 else -d), t
+    return (d if side < 0.0 else -d), t, True
 
 
 @njit(cache=True)
-def surface_points_inside(points_shape, T_world_x, edges, T_world_solid, kind, params, planes, triangles, bounds,
-                          nodes, order, pseudo_normals, manifold, box_center, box_axes, box_half):
+def _to_world(T_world_solid, surface, out, j):
+    for r in range(3):
+        acc = T_world_solid[r, 3]
+        for u in range(3):
+            acc += T_world_solid[r, u] * surface[u]
+        out[j, r] = acc
+
+
+@njit(cache=True)
+def surface_points_inside(points_shape, parent, T_world_x, edges, T_world_solid, kind, params, planes, triangles,
+                          bounds, nodes, order, pseudo_normals, manifold, box_center, box_axes, box_half):
     """Body x's surface points (its frame) inside a posed solid, grouped along ``edges``, and
     the deepest point of each group.
 
     The same depths as :func:`points_depth` for every point that may be the deepest of its
-    group. For a closed 2-manifold mesh the signed distance is 1-Lipschitz: a point within
-    ``|s|`` of the last point whose signed distance ``s`` was computed lies on the same side,
-    with a depth within that distance of ``s``. Such a point's exact depth is computed only
-    when its upper bound reaches the deepest exact depth of its group; the others keep their
-    lower bound in ``depth`` (and no surface point). Returns ``points_world`` (N, 3),
-    ``depth`` (N,), ``surface_world`` (N, 3), ``triangle`` (N,), ``labels`` (N,) (group,
-    -1 outside), and per group ``deepest`` (R,), ``lo``, ``hi`` (R, 3).
+    group. For a closed 2-manifold mesh the signed distance s is 1-Lipschitz: each point
+    gets an interval of s, exact when computed, else from its ``parent`` (an earlier point
+    near it, -1 for none: then the last computed point) widened by the distance between
+    the two; the side is known when the interval does not hold 0. Points outside the box
+    or the hull get an upper bound (minus their distance to it). An inside point's exact
+    depth is computed only when its upper bound reaches the deepest exact depth of its
+    group; the others keep their lower bound in ``depth`` (and no surface point).
+    Returns ``points_world`` (N, 3), ``depth`` (N,), ``surface_world`` (N, 3),
+    ``triangle`` (N,), ``labels`` (N,) (group, -1 outside), and per group ``deepest``
+    (R,), ``lo``, ``hi`` (R, 3).
     """
     n = points_shape.shape[0]
     points_world = np.empty((n, 3))
@@ -611,12 +625,13 @@ def surface_points_inside(points_shape, T_world_x, edges, T_world_solid, kind, p
     depth = np.full(n, OUTSIDE)
     surface_world = np.zeros((n, 3))
     triangle = np.full(n, -1)
-    upper = np.full(n, -np.inf)            # > -inf: inside by the Lipschitz bound, depth not exact
+    s_lo = np.full(n, np.nan)               # interval of the signed distance (NaN: nothing known)
+    s_hi = np.full(n, np.nan)
+    exact = np.zeros(n, dtype=np.bool_)
     surface = np.empty(3)
     one = np.empty(1, dtype=np.int64)
-    lipschitz = kind == KIND_MESH and manifold
+    bounded = kind == KIND_MESH and manifold
     last = -1
-    last_s = 0.0
     seed = -1
     for j in range(n):
         for r in range(3):
@@ -629,38 +644,18 @@ def surface_points_inside(points_shape, T_world_x, edges, T_world_solid, kind, p
             for u in range(3):
                 acc += T_world_solid[u, r] * (points_world[j, u] - T_world_solid[u, 3])
             local[j, r] = acc
-        inside_box = True
+        excess2 = 0.0
         for i in range(3):
             acc = 0.0
             for u in range(3):
                 acc += box_axes[u, i] * (local[j, u] - box_center[u])
-            if abs(acc) > box_half[i]:
-                inside_box = False
-                break
-        if not inside_box:
+            e = abs(acc) - box_half[i]
+            if e > 0.0:
+                excess2 += e * e
+        if excess2 > 0.0:
+            s_hi[j] = -np.sqrt(excess2)
             continue
-        if lipschitz:
-            if last >= 0:
-                dx = local[j, 0] - local[last, 0]
-                dy = local[j, 1] - local[last, 1]
-                dz = local[j, 2] - local[last, 2]
-                gap = np.sqrt(dx * dx + dy * dy + dz * dz)
-                if last_s > gap:
-                    depth[j] = last_s - gap
-                    upper[j] = last_s + gap
-                    continue
-                if -last_s > gap:
-                    continue
-            s, seed = _mesh_signed_distance(planes, triangles, bounds, nodes, order, pseudo_normals, local[j],
-                                            surface, seed)
-            if np.isnan(s):
-                continue
-            last, last_s = j, s
-            if s <= ON_SURFACE_M:
-                continue
-            d = s
-            triangle[j] = seed
-        else:
+        if not bounded:
             one[0] = seed
             d = point_depth(kind, params, planes, triangles, bounds, nodes, order, pseudo_normals, manifold,
                             local[j], surface, one)
@@ -669,38 +664,66 @@ def surface_points_inside(points_shape, T_world_x, edges, T_world_solid, kind, p
             if d < 0.0:
                 continue
             triangle[j] = one[0] if kind == KIND_MESH else -1
-        depth[j] = d
-        for r in range(3):
-            acc = T_world_solid[r, 3]
-            for u in range(3):
-                acc += T_world_solid[r, u] * surface[u]
-            surface_world[j, r] = acc
+            depth[j] = d
+            _to_world(T_world_solid, surface, surface_world, j)
+            continue
+        ref = parent[j]
+        if ref < 0 or np.isnan(s_hi[ref]):
+            ref = last
+        if ref >= 0:
+            dx = local[j, 0] - local[ref, 0]
+            dy = local[j, 1] - local[ref, 1]
+            dz = local[j, 2] - local[ref, 2]
+            gap = np.sqrt(dx * dx + dy * dy + dz * dz)
+            lo_j, hi_j = s_lo[ref] - gap, s_hi[ref] + gap
+            if lo_j > ON_SURFACE_M:              # inside, depth within [lo_j, hi_j]
+                s_lo[j], s_hi[j] = lo_j, hi_j
+                depth[j] = lo_j
+                continue
+            if hi_j < 0.0:                       # outside
+                s_lo[j], s_hi[j] = lo_j, hi_j
+                continue
+        if ref >= 0 and exact[ref] and triangle[ref] >= 0:
+            seed = triangle[ref]
+        s, t, known = _mesh_signed_distance(planes, triangles, bounds, nodes, order, pseudo_normals, local[j],
+                                            surface, seed)
+        if not known:
+            s_lo[j], s_hi[j] = -np.inf, s
+            continue
+        seed = t
+        s_lo[j] = s_hi[j] = s
+        exact[j] = True
+        triangle[j] = t
+        last = j
+        if s <= ON_SURFACE_M:
+            continue
+        depth[j] = s
+        _to_world(T_world_solid, surface, surface_world, j)
     keep = depth > 0.0
     labels = label_components(n, edges, keep)
-    if lipschitz:
+    if bounded:
         best = np.full(n, -np.inf)
+        pending = 0
         for j in range(n):
-            if labels[j] >= 0 and upper[j] == -np.inf and depth[j] > best[labels[j]]:
-                best[labels[j]] = depth[j]
-        ranked = np.argsort(-upper)
-        for m in range(n):
-            j = ranked[m]
-            if upper[j] == -np.inf:
-                break
-            if upper[j] < best[labels[j]]:
-                continue
-            s, t = _mesh_signed_distance(planes, triangles, bounds, nodes, order, pseudo_normals, local[j],
-                                         surface, seed)
-            upper[j] = -np.inf
-            depth[j] = s          # inside by the bound: s > 0 but for rounding
-            triangle[j] = t
-            for r in range(3):
-                acc = T_world_solid[r, 3]
-                for u in range(3):
-                    acc += T_world_solid[r, u] * surface[u]
-                surface_world[j, r] = acc
-            if s > best[labels[j]]:
-                best[labels[j]] = s
+            if labels[j] >= 0:
+                if exact[j]:
+                    best[labels[j]] = max(best[labels[j]], depth[j])
+                else:
+                    pending += 1
+        if pending > 0:
+            upper = np.where((labels >= 0) & ~exact, s_hi, -np.inf)
+            ranked = np.argsort(-upper)
+            for m in range(pending):
+                j = ranked[m]
+                if upper[j] < best[labels[j]]:
+                    continue
+                s, t, known = _mesh_signed_distance(planes, triangles, bounds, nodes, order, pseudo_normals,
+                                                    local[j], surface, seed)
+                exact[j] = True
+                depth[j] = max(s, ON_SURFACE_M)       # inside by its interval: s > 0 but for rounding
+                triangle[j] = t
+                _to_world(T_world_solid, surface, surface_world, j)
+                best[labels[j]] = max(best[labels[j]], depth[j])
     deepest, lo, hi = summarize_regions(labels, depth, points_world)
     return points_world, depth, surface_world, triangle, labels, deepest, lo, hi
 
@@ -786,7 +809,8 @@ def warm_up() -> None:
                          depth, surface, triangle)
         support_point(kind, np.ones(3), np.zeros((1, 3)), np.ones(3), out)
         for manifold in (False, True):
-            surface_points_inside(corners, np.eye(4), np.array([[0, 1]], dtype=np.int64), np.eye(4), kind,
+            surface_points_inside(corners, np.full(4, -1), np.eye(4), np.array([[0, 1]], dtype=np.int64), np.eye(4),
+                                  kind,
                                   np.ones(3), planes, triangles, tree.bounds, tree.nodes, tree.order,
                                   tree.pseudo_normals, manifold, np.zeros(3), np.eye(3), np.ones(3))
     labels = label_components(2, np.array([[0, 1]], dtype=np.int64), np.array([True, True]))

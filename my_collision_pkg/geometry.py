@@ -177,6 +177,9 @@ class ShapeGeometry:
     surface_points_shape: np.ndarray = field(default_factory=lambda: np.zeros((0, 3)), compare=False, repr=False)
     surface_edges: np.ndarray = field(default_factory=lambda: np.zeros((0, 2), dtype=np.int64), compare=False,
                                       repr=False)
+    # per surface point, an earlier point next to it (-1: none), for the kernels' distance bounds
+    surface_parents: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64), compare=False,
+                                        repr=False)
 
     def triangle_mesh(self) -> trimesh.Trimesh:
         """Triangle mesh of the shape in its own frame (primitives tessellated once, on first use)."""
@@ -292,7 +295,9 @@ def _surface_samples(vertices, faces, edges) -> dict:
     The vertices (0 .. V-1), then each edge's midpoint (joined to its two ends), then
     each face's centroid (joined to its three corners and its three edge midpoints): a
     shallow graze of two coarse meshes often has no vertex inside the other body but a
-    midpoint or a centroid.
+    midpoint or a centroid. Each point's parent is an earlier point next to it: a
+    vertex's highest-numbered lower neighbour, an edge's first end, a face's first edge
+    midpoint.
     """
     vertices = np.asarray(vertices, dtype=float)
     faces = np.asarray(faces, dtype=np.int64)
@@ -305,6 +310,9 @@ def _surface_samples(vertices, faces, edges) -> dict:
     edge_key = edges[:, 0] * n_v + edges[:, 1]
     rank = np.argsort(edge_key)
     links = [np.column_stack([edges[:, 0], mid_index]), np.column_stack([edges[:, 1], mid_index])]
+    parents = np.full(n_v + n_e + n_f, -1, dtype=np.int64)
+    np.maximum.at(parents, edges[:, 1], edges[:, 0])         # edges are sorted: edges[:, 0] < edges[:, 1]
+    parents[mid_index] = edges[:, 0]
     for k in range(3):
         links.append(np.column_stack([faces[:, k], centroid_index]))
         u, v = faces[:, k], faces[:, (k + 1) % 3]
@@ -312,8 +320,11 @@ def _surface_samples(vertices, faces, edges) -> dict:
         at = np.searchsorted(edge_key[rank], key).clip(0, max(n_e - 1, 0))
         found = edge_key[rank][at] == key
         links.append(np.column_stack([n_v + rank[at][found], centroid_index[found]]))
+        if k == 0:
+            parents[centroid_index[found]] = n_v + rank[at][found]
     return {"surface_points_shape": np.ascontiguousarray(np.vstack([vertices, midpoints, centroids])),
-            "surface_edges": np.ascontiguousarray(np.vstack(links), dtype=np.int64)}
+            "surface_edges": np.ascontiguousarray(np.vstack(links), dtype=np.int64),
+            "surface_parents": parents}
 
 
 def _solid_of_primitive(spec: ShapeSpec) -> tuple[int, np.ndarray]:

@@ -216,7 +216,7 @@ def _side_samples(gx, T_x: np.ndarray, gy, T_y: np.ndarray):
     triangles = gy.triangles_shape if gy.triangles_shape is not None else _NO_TRIANGLES
     tree = gy.mesh_tree if gy.mesh_tree is not None else _NO_TREE
     points, depth, surface, triangle, _, deepest, lo, hi = surface_points_inside(
-        gx.surface_points_shape, T_x, gx.surface_edges, T_y, gy.solid_kind, gy.solid_params, gy.solid_planes,
+        gx.surface_points_shape, gx.surface_parents, T_x, gx.surface_edges, T_y, gy.solid_kind, gy.solid_params, gy.solid_planes,
         triangles, tree.bounds, tree.nodes, tree.order, tree.pseudo_normals, tree.manifold, gy.obb_center_shape,
         gy.obb_axes_shape, gy.obb_half_extents_m)
     if len(deepest) == 0:
