@@ -550,6 +550,57 @@ def support_point(kind, params, vertices, direction, out):
 
 
 @njit(cache=True)
+def refine_to_support(steps, kind_x, params_x, vertices_x, T_world_x, point, surface, depth, T_world_solid, kind,
+                      params, planes, triangles, bounds, nodes, order, pseudo_normals, manifold, box_center, box_axes,
+                      box_half):
+    """Move body x's deepest point in a solid to x's support point along the push-out, up to ``steps`` times.
+
+    ``point`` and ``surface`` (3,) (planning frame) and ``depth`` are the current deepest
+    point, its nearest point on the solid's surface and its depth. Each step takes x's
+    extreme point along ``point - surface`` and keeps it if it lies deeper. Returns
+    (depth, point, surface, triangle of the solid (-1: none), whether it moved).
+    """
+    point = point.copy()
+    surface = surface.copy()
+    local = np.empty(3)
+    direction = np.empty(3)
+    candidate = np.empty((1, 3))
+    d = np.empty(1)
+    s = np.empty((1, 3))
+    t = np.empty(1, dtype=np.int64)
+    triangle = -1
+    moved = False
+    for _ in range(steps):
+        length = 0.0
+        for i in range(3):
+            length += (point[i] - surface[i]) ** 2
+        length = np.sqrt(length)
+        if length < 1e-15:
+            break
+        for r in range(3):                  # -(surface - point) in x's frame
+            acc = 0.0
+            for u in range(3):
+                acc += T_world_x[u, r] * (point[u] - surface[u])
+            direction[r] = acc / length
+        support_point(kind_x, params_x, vertices_x, direction, local)
+        for r in range(3):
+            acc = T_world_x[r, 3]
+            for u in range(3):
+                acc += T_world_x[r, u] * local[u]
+            candidate[0, r] = acc
+        points_depth(candidate, T_world_solid, kind, params, planes, triangles, bounds, nodes, order,
+                     pseudo_normals, manifold, box_center, box_axes, box_half, d, s, t)
+        if d[0] <= depth + 1e-12:
+            break
+        depth = d[0]
+        point[:] = candidate[0]
+        surface[:] = s[0]
+        triangle = t[0]
+        moved = True
+    return depth, point, surface, triangle, moved
+
+
+@njit(cache=True)
 def label_components(n_points, edges, keep):
     """Connected components (labels (n_points,)) of the kept points along edges (E, 2); -1 if not kept."""
     parent = np.arange(n_points)
@@ -813,6 +864,9 @@ def warm_up() -> None:
                                   kind,
                                   np.ones(3), planes, triangles, tree.bounds, tree.nodes, tree.order,
                                   tree.pseudo_normals, manifold, np.zeros(3), np.eye(3), np.ones(3))
+        refine_to_support(1, kind, np.ones(3), corners, np.eye(4), np.zeros(3), np.ones(3), 0.5, np.eye(4),
+                          KIND_MESH, np.ones(3), planes, triangles, tree.bounds, tree.nodes, tree.order,
+                          tree.pseudo_normals, True, np.zeros(3), np.eye(3), np.ones(3))
     labels = label_components(2, np.array([[0, 1]], dtype=np.int64), np.array([True, True]))
     _, lo, hi = summarize_regions(labels, np.ones(2), np.zeros((2, 3)))
     merge_regions(np.ones(len(lo)), lo, hi)

@@ -38,7 +38,8 @@ from typing import NamedTuple
 import coal
 import numpy as np
 
-from .contact_kernels import KIND_CONVEX, MeshTree, merge_regions, points_depth, support_point, surface_points_inside
+from .contact_kernels import (KIND_CONVEX, MeshTree, merge_regions, refine_to_support,
+                              surface_points_inside)
 from .kernels import contains_probe
 
 # GJK/EPA stop when the distance is known to this absolute precision (metres);
@@ -149,23 +150,31 @@ def pair_distance(world, T_world_shape: np.ndarray, a: int, b: int) -> PairDista
     return pair_contacts(world, T_world_shape, a, b, 1)[0]
 
 
-def pair_contacts(world, T_world_shape: np.ndarray, a: int, b: int, max_regions: int) -> list[PairDistance]:
+def pair_contacts(world, T_world_shape: np.ndarray, a: int, b: int, max_regions: int,
+                  likely_penetrating: bool = False) -> list[PairDistance]:
     """The pair's signed distance, and for penetrating closed meshes one entry per overlap region.
 
     Same as :func:`pair_distance` for primitive and convex pairs and for separated
     pairs (one entry). For a penetrating pair involving a closed mesh: the deepest
     point of each separate region of the overlap (inside surface points grouped by
     the mesh edges joining them, regions of the two bodies merged where they meet),
-    deepest first, at most ``max_regions``.
+    deepest first, at most ``max_regions``. ``likely_penetrating`` (e.g. the predicate
+    refused the pair) only changes the order of the work: the overlap regions are
+    looked for first, and coal's distance is not needed when there are some (a surface
+    point inside the other body means the bodies overlap, whatever coal says).
     """
     T_a, T_b = T_world_shape[a], T_world_shape[b]
     ga, gb = world.shapes[a].geometry, world.shapes[b].geometry
+    solids = ga.solid_kind >= 0 and gb.solid_kind >= 0
+    if likely_penetrating and solids and (ga.is_closed_bvh or gb.is_closed_bvh):
+        regions = deepest_regions(world, T_world_shape, a, b, max_regions)
+        if regions:
+            return regions
     distance, p0, p1, hint = _coal_distance(ga.coal_geometry, T_a, gb.coal_geometry, T_b)
     if not (ga.is_bvh or gb.is_bvh):
         normal = _unit_normal(p0, p1, distance, hint, T_a, T_b)
         return [PairDistance(distance, p0, p0 + distance * normal, normal, True)]
     closed = ga.is_closed_bvh or gb.is_closed_bvh
-    solids = ga.solid_kind >= 0 and gb.solid_kind >= 0
     inside = None
     if distance > 0.0:
         inside = _contained(world, T_world_shape, a, b) if closed else None
@@ -197,19 +206,6 @@ class _Region:
         self.triangle, self.vertex, self.lo, self.hi = triangle, vertex, lo, hi
 
 
-def _depths(points_world: np.ndarray, T_world_solid: np.ndarray, geometry):
-    n = len(points_world)
-    depth, surface = np.empty(n), np.empty((n, 3))
-    triangle = np.empty(n, dtype=np.int64)
-    triangles = geometry.triangles_shape if geometry.triangles_shape is not None else _NO_TRIANGLES
-    tree = geometry.mesh_tree if geometry.mesh_tree is not None else _NO_TREE
-    points_depth(points_world, T_world_solid, geometry.solid_kind, geometry.solid_params, geometry.solid_planes,
-                 triangles, tree.bounds, tree.nodes, tree.order, tree.pseudo_normals, tree.manifold,
-                 geometry.obb_center_shape, geometry.obb_axes_shape, geometry.obb_half_extents_m,
-                 depth, surface, triangle)
-    return depth, surface, triangle
-
-
 def _side_samples(gx, T_x: np.ndarray, gy, T_y: np.ndarray):
     """Body x's surface points inside body y, grouped: (points, depth, surface, triangle,
     deepest point of each group, group boxes lo and hi), or None when no point is inside."""
@@ -226,21 +222,16 @@ def _side_samples(gx, T_x: np.ndarray, gy, T_y: np.ndarray):
 
 def _refine(region: _Region, gx, T_x: np.ndarray, gy, T_y: np.ndarray) -> None:
     """Move a primitive's or convex mesh's deepest point to its support point along the push-out."""
-    local = np.empty(3)
-    for _ in range(REFINE_STEPS):
-        out = region.surface - region.point
-        length = float(np.linalg.norm(out))
-        if length < 1e-15:
-            return
-        support_point(gx.solid_kind, gx.solid_params, gx.surface_points_shape, T_x[:3, :3].T @ (-out / length),
-                      local)
-        candidate = (T_x[:3, :3] @ local + T_x[:3, 3])[None]
-        depth, surface, triangle = _depths(candidate, T_y, gy)
-        if depth[0] <= region.depth + 1e-12:
-            return
-        region.depth, region.point, region.surface = float(depth[0]), candidate[0], surface[0]
-        region.triangle, region.vertex = int(triangle[0]), -1
-        region.lo, region.hi = np.minimum(region.lo, candidate[0]), np.maximum(region.hi, candidate[0])
+    triangles = gy.triangles_shape if gy.triangles_shape is not None else _NO_TRIANGLES
+    tree = gy.mesh_tree if gy.mesh_tree is not None else _NO_TREE
+    depth, point, surface, triangle, moved = refine_to_support(
+        REFINE_STEPS, gx.solid_kind, gx.solid_params, gx.surface_points_shape, T_x, region.point, region.surface,
+        region.depth, T_y, gy.solid_kind, gy.solid_params, gy.solid_planes, triangles, tree.bounds, tree.nodes,
+        tree.order, tree.pseudo_normals, tree.manifold, gy.obb_center_shape, gy.obb_axes_shape, gy.obb_half_extents_m)
+    if moved:
+        region.depth, region.point, region.surface = float(depth), point, surface
+        region.triangle, region.vertex = int(triangle), -1
+        region.lo, region.hi = np.minimum(region.lo, point), np.maximum(region.hi, point)
 
 
 def deepest_regions(world, T_world_shape: np.ndarray, a: int, b: int, max_regions: int) -> list[PairDistance]:
