@@ -664,8 +664,9 @@ def surface_points_inside(points_shape, parent, T_world_x, edges, T_world_solid,
     near it, -1 for none: then the last computed point) widened by the distance between
     the two; the side is known when the interval does not hold 0. Points outside the box
     or the hull get an upper bound (minus their distance to it). An inside point's exact
-    depth is computed only when its upper bound reaches the deepest exact depth of its
-    group; the others keep their lower bound in ``depth`` (and no surface point).
+    depth is computed only when its upper bound (also from the exact depths computed
+    so far) reaches the deepest exact depth of its group; the others keep their lower
+    bound in ``depth`` (and no surface point).
     Returns ``points_world`` (N, 3), ``depth`` (N,), ``surface_world`` (N, 3),
     ``triangle`` (N,), ``labels`` (N,) (group, -1 outside), and per group ``deepest``
     (R,), ``lo``, ``hi`` (R, 3).
@@ -764,12 +765,25 @@ def surface_points_inside(points_shape, parent, T_world_x, edges, T_world_solid,
         if pending > 0:
             upper = np.where((labels >= 0) & ~exact, s_hi, -np.inf)
             ranked = np.argsort(-upper)
+            computed = np.empty(pending, dtype=np.int64)     # exact in this pass: the deep ones
+            n_computed = 0
             for m in range(pending):
                 j = ranked[m]
-                if upper[j] < best[labels[j]]:
+                bound = upper[j]
+                for c in range(n_computed):            # tighter bounds from the deep points computed so far
+                    k = computed[c]
+                    if labels[k] != labels[j]:
+                        continue
+                    dx = local[j, 0] - local[k, 0]
+                    dy = local[j, 1] - local[k, 1]
+                    dz = local[j, 2] - local[k, 2]
+                    bound = min(bound, depth[k] + np.sqrt(dx * dx + dy * dy + dz * dz))
+                if bound < best[labels[j]]:
                     continue
                 s, t, known = _mesh_signed_distance(planes, triangles, bounds, nodes, order, pseudo_normals,
                                                     local[j], surface, seed)
+                computed[n_computed] = j
+                n_computed += 1
                 exact[j] = True
                 depth[j] = max(s, ON_SURFACE_M)       # inside by its interval: s > 0 but for rounding
                 triangle[j] = t
