@@ -251,6 +251,14 @@ def deepest_regions(world, T_world_shape: np.ndarray, a: int, b: int, max_region
     found = [(side, s) for side, s in enumerate(samples) if s is not None]
     if not found:
         return []
+    if len(found) == 1 and len(found[0][1][4]) == 1:       # one region of one body: nothing to merge
+        side, (points, depth, surface, triangle, deepest, lo, hi) = found[0]
+        k = int(deepest[0])
+        region = _Region(side, float(depth[k]), points[k], surface[k], int(triangle[k]), k, lo[0], hi[0])
+        gx, T_x, gy, T_y = bodies[side]
+        if gx.solid_kind <= KIND_CONVEX:
+            _refine(region, gx, T_x, gy, T_y)
+        return [_region_distance(region)]
     side_of = np.concatenate([np.full(len(s[4]), side) for side, s in found])
     point_of = np.concatenate([s[4] for _, s in found])
     depth_of = np.concatenate([s[1][s[4]] for _, s in found])
