@@ -16,16 +16,19 @@ Which library does what, and why (measured here, see the README):
   "apart" from its surface, so the solid-body test (generalised winding number,
   :func:`kernels.contains_probe`) decides penetration there too.
 - For a penetrating pair involving a closed mesh, the depth is that of the
-  **deepest point** of the overlap (:func:`pair_contacts`): the surface points of
-  each body (its vertices; a primitive's tessellation, refined by its support
+  **deepest point** of the overlap (:func:`pair_contacts`): the surface samples of
+  each body (vertices, edge midpoints and face centroids of its mesh or of a
+  primitive's tessellation; a primitive's deepest sample refined by its support
   point) that lie inside the other body, each with its distance to the other
   body's surface (contact_kernels.py: analytic for primitives, face planes for
-  convex meshes, winding number and nearest triangle for closed meshes). The
-  deepest gives the depth, the witness points (the inside point and its nearest
-  point on the other surface) and the normal. This is not the translation that
-  separates the bodies where the two differ (a thin plate through a block is
-  shallow at every point yet needs a long push). When no such point exists (an
-  edge through an edge), the value is coal's triangle-level one, ``exact=False``.
+  convex meshes; for closed meshes the nearest point through an AABB tree and the
+  side from the nearest feature's pseudo-normal, or the winding number where the
+  mesh is not a clean 2-manifold). The deepest gives the depth, the witness points
+  (the inside point and its nearest point on the other surface) and the normal.
+  This is not the translation that separates the bodies where the two differ (a
+  thin plate through a block is shallow at every point yet needs a long push).
+  When no sample is inside (an edge through an edge), the value is coal's
+  triangle-level one, ``exact=False``.
 
 Conventions (those of :mod:`contacts`): body ``a`` is body 0, body ``b`` body 1;
 the normal is a unit vector from body 0 to body 1; ``p1 - p0 == distance * normal``;
