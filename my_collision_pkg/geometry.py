@@ -177,9 +177,12 @@ class ShapeGeometry:
     surface_points_shape: np.ndarray = field(default_factory=lambda: np.zeros((0, 3)), compare=False, repr=False)
     surface_edges: np.ndarray = field(default_factory=lambda: np.zeros((0, 2), dtype=np.int64), compare=False,
                                       repr=False)
-    # per surface point, an earlier point next to it (-1: none), for the kernels' distance bounds
+    # per surface point, an earlier point next to it (-1: none), for the kernels' distance bounds,
+    # and a face of the mesh (or tessellation) it lies on (the contact's subshape id on that body)
     surface_parents: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64), compare=False,
                                         repr=False)
+    surface_faces: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64), compare=False,
+                                      repr=False)
 
     def triangle_mesh(self) -> trimesh.Trimesh:
         """Triangle mesh of the shape in its own frame (primitives tessellated once, on first use)."""
@@ -313,18 +316,22 @@ def _surface_samples(vertices, faces, edges) -> dict:
     parents = np.full(n_v + n_e + n_f, -1, dtype=np.int64)
     np.maximum.at(parents, edges[:, 1], edges[:, 0])         # edges are sorted: edges[:, 0] < edges[:, 1]
     parents[mid_index] = edges[:, 0]
+    on_face = np.full(n_v + n_e + n_f, -1, dtype=np.int64)
+    on_face[centroid_index] = np.arange(n_f)
     for k in range(3):
+        on_face[faces[:, k]] = np.arange(n_f)
         links.append(np.column_stack([faces[:, k], centroid_index]))
         u, v = faces[:, k], faces[:, (k + 1) % 3]
         key = np.minimum(u, v) * n_v + np.maximum(u, v)
         at = np.searchsorted(edge_key[rank], key).clip(0, max(n_e - 1, 0))
         found = edge_key[rank][at] == key
         links.append(np.column_stack([n_v + rank[at][found], centroid_index[found]]))
+        on_face[n_v + rank[at][found]] = np.flatnonzero(found)
         if k == 0:
             parents[centroid_index[found]] = n_v + rank[at][found]
     return {"surface_points_shape": np.ascontiguousarray(np.vstack([vertices, midpoints, centroids])),
             "surface_edges": np.ascontiguousarray(np.vstack(links), dtype=np.int64),
-            "surface_parents": parents}
+            "surface_parents": parents, "surface_faces": on_face}
 
 
 def _solid_of_primitive(spec: ShapeSpec) -> tuple[int, np.ndarray]:

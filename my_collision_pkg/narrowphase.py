@@ -202,11 +202,12 @@ def pair_contacts(world, T_world_shape: np.ndarray, a: int, b: int, max_regions:
 
 class _Region:
     """Inside points of one body grouped into one connected region, and its deepest point."""
-    __slots__ = ("side", "depth", "point", "surface", "triangle", "vertex", "lo", "hi")
+    __slots__ = ("side", "depth", "point", "surface", "triangle", "vertex", "lo", "hi", "face")
 
     def __init__(self, side, depth, point, surface, triangle, vertex, lo, hi):
         self.side, self.depth, self.point, self.surface = side, depth, point, surface
         self.triangle, self.vertex, self.lo, self.hi = triangle, vertex, lo, hi
+        self.face = -1            # the face of the point's own body it lies on (-1: unknown)
 
 
 def _side_samples(gx, T_x: np.ndarray, gy, T_y: np.ndarray):
@@ -233,7 +234,7 @@ def _refine(region: _Region, gx, T_x: np.ndarray, gy, T_y: np.ndarray) -> None:
         tree.order, tree.pseudo_normals, tree.manifold, gy.obb_center_shape, gy.obb_axes_shape, gy.obb_half_extents_m)
     if moved:
         region.depth, region.point, region.surface = float(depth), point, surface
-        region.triangle, region.vertex = int(triangle), -1
+        region.triangle, region.vertex, region.face = int(triangle), -1, -1
         region.lo, region.hi = np.minimum(region.lo, point), np.maximum(region.hi, point)
 
 
@@ -259,6 +260,7 @@ def deepest_regions(world, T_world_shape: np.ndarray, a: int, b: int, max_region
         k = int(deepest[0])
         region = _Region(side, float(depth[k]), points[k], surface[k], int(triangle[k]), k, lo[0], hi[0])
         gx, T_x, gy, T_y = bodies[side]
+        region.face = int(gx.surface_faces[k])
         if gx.solid_kind <= KIND_CONVEX:
             _refine(region, gx, T_x, gy, T_y)
         return [_region_distance(region)]
@@ -278,6 +280,7 @@ def deepest_regions(world, T_world_shape: np.ndarray, a: int, b: int, max_region
         region = _Region(side, float(depth[k]), points[k].copy(), surface[k].copy(), int(triangle[k]), k,
                          lo[slot].copy(), hi[slot].copy())
         gx, T_x, gy, T_y = bodies[side]
+        region.face = int(gx.surface_faces[k])
         if gx.solid_kind <= KIND_CONVEX:      # a solid with a support function: refine
             _refine(region, gx, T_x, gy, T_y)
         if g not in deepest or region.depth > deepest[g].depth:
@@ -290,10 +293,10 @@ def _region_distance(region: _Region) -> PairDistance:
     depth = region.depth
     if region.side == 0:      # a point of body 0 inside body 1: body 1 moves along point - surface
         p0, normal = region.point, (region.point - region.surface) / depth
-        subshapes = (-1, region.triangle)
+        subshapes = (region.face, region.triangle)
     else:                     # a point of body 1 inside body 0: body 1 moves along surface - point
         p0, normal = region.surface, (region.surface - region.point) / depth
-        subshapes = (region.triangle, -1)
+        subshapes = (region.triangle, region.face)
     return PairDistance(-depth, p0, p0 - depth * normal, normal, True, subshapes)
 
 
