@@ -513,7 +513,7 @@ class CollisionChecker:
         threshold = max(margin, contact_distance)
         if not found and threshold <= 0.0:
             return False, []
-        results = pair_contacts(world, T_c, a, b, self.contacts_per_pair if found else 1)
+        results = pair_contacts(world, T_c, a, b, self.contacts_per_pair if found else 1, likely_penetrating=found)
         if found and not results[0].exact:
             # penetrating meshes with no surface point inside the other body (an edge through
             # an edge): fcl's contacts against single triangles, marked as such
