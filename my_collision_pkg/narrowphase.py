@@ -117,7 +117,7 @@ def _unit_normal(p0: np.ndarray, p1: np.ndarray, distance: float, hint: np.ndarr
     return between / length if length > 1e-12 else _FALLBACK_NORMAL.copy()
 
 
-def _contained(world, T_world_shape: np.ndarray, a: int, b: int) -> tuple[int, int] | None:
+def inside_closed_mesh(world, T_world_shape: np.ndarray, a: int, b: int) -> tuple[int, int] | None:
     """(outer, inner) when one shape lies wholly inside a closed mesh of the other."""
     for outer, inner in ((a, b), (b, a)):
         geom = world.shapes[outer].geometry
@@ -180,7 +180,7 @@ def pair_contacts(world, T_world_shape: np.ndarray, a: int, b: int, max_regions:
     closed = ga.is_closed_bvh or gb.is_closed_bvh
     inside = None
     if distance > 0.0:
-        inside = _contained(world, T_world_shape, a, b) if closed else None
+        inside = inside_closed_mesh(world, T_world_shape, a, b) if closed else None
         if inside is None:
             normal = _unit_normal(p0, p1, distance, hint, T_a, T_b)
             return [PairDistance(distance, p0, p0 + distance * normal, normal, True)]

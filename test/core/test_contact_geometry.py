@@ -9,7 +9,7 @@ trimesh (its own closest-point and signed-distance code, not our kernels).
 import numpy as np
 import pytest
 import trimesh
-from core_scenes import SLIDER_URDF, assert_contact_invariants
+from core_scenes import SLIDER_URDF, assert_contact_invariants, two_objects
 
 from my_collision_pkg.checker import CollisionChecker
 from my_collision_pkg.contact_kernels import FEATURE_EDGE, FEATURE_FACE, MeshTree, points_depth, tree_closest_point
@@ -35,17 +35,6 @@ def rot(axis, angle_rad):
     k = np.asarray(axis, dtype=float) / np.linalg.norm(axis)
     K = np.array([[0.0, -k[2], k[1]], [k[2], 0.0, -k[0]], [-k[1], k[0], 0.0]])
     return np.eye(3) + np.sin(angle_rad) * K + (1.0 - np.cos(angle_rad)) * K @ K
-
-
-def two_objects(spec_a, T_a, spec_b, T_b):
-    """World objects 'a' and 'b' (the slider robot kept far away): (world, T_world_shape, a, b)."""
-    scene = PlanningScene(RobotModel.from_urdf_string(SLIDER_URDF), allow_adjacent=False)
-    scene.apply([AddObject(SceneObject("a", (ObjectShape(spec_a),), T_a)),
-                 AddObject(SceneObject("b", (ObjectShape(spec_b),), T_b))])
-    world = scene.world
-    T = world.shape_transforms(world.robot.link_transforms(scene.current_positions))
-    index = {e.owner: k for k, e in enumerate(world.shapes) if not e.on_robot}
-    return world, T, index["a"], index["b"]
 
 
 def as_mesh(mesh):
