@@ -24,9 +24,9 @@ from .contacts import BodyType, Contact, ContactType, Explanation, NO_SUBSHAPE, 
 from .errors import CollisionPkgError, RequestError
 from .contact_kernels import KIND_CONVEX, KIND_SPHERE
 from .contact_kernels import warm_up as warm_up_contacts
-from .kernels import (NON_FINITE, closest_point_on_triangles, contains_probe, obb_candidates,
+from .kernels import (NON_FINITE, closest_point_on_triangles, obb_candidates,
                       single_configuration_candidates, warm_up)
-from .narrowphase import PairDistance, pair_contacts, pair_distance_lower_bound
+from .narrowphase import PairDistance, inside_closed_mesh, pair_contacts, pair_distance_lower_bound
 from . import motion
 from .motion import DEFAULT_TOUCH_TOLERANCE_M, MotionMode, MotionResult, TrajectoryResult
 from .scene import CollisionWorld, PairSelection, PlanningScene
@@ -243,18 +243,6 @@ class CollisionChecker:
             stamp[k] = tick
         return objects[k]
 
-    @staticmethod
-    def _contained(world: CollisionWorld, T_world_shape_c: np.ndarray, a: int, b: int) -> tuple[int, int] | None:
-        """(outer, inner) when one shape lies wholly inside a closed mesh of the other."""
-        for outer, inner in ((a, b), (b, a)):
-            geom = world.shapes[outer].geometry
-            if geom.is_closed_bvh and contains_probe(T_world_shape_c[outer], T_world_shape_c[inner],
-                                                     world.shapes[inner].geometry.probe_points_shape,
-                                                     geom.obb_center_shape, geom.obb_axes_shape,
-                                                     geom.obb_half_extents_m, geom.triangles_shape):
-                return outer, inner
-        return None
-
     def _pair_collides(self, world, objects, stamp, tick, T_world_shape_c, a, b, call, margin) -> bool:
         oa = self._pose(world, objects, stamp, tick, T_world_shape_c, call[0])
         ob = self._pose(world, objects, stamp, tick, T_world_shape_c, call[1])
@@ -266,7 +254,7 @@ class CollisionChecker:
         if margin > 0.0 and pair_distance_lower_bound(world, T_world_shape_c, a, b, margin) < margin:
             return True
         if world.shapes[a].geometry.is_closed_bvh or world.shapes[b].geometry.is_closed_bvh:
-            return self._contained(world, T_world_shape_c, a, b) is not None
+            return inside_closed_mesh(world, T_world_shape_c, a, b) is not None
         return False
 
     # ----- predicate ----------------------------------------------------
@@ -513,7 +501,7 @@ class CollisionChecker:
         threshold = max(margin, contact_distance)
         if not found and threshold <= 0.0:
             return False, []
-        results = pair_contacts(world, T_c, a, b, self.contacts_per_pair if found else 1)
+        results = pair_contacts(world, T_c, a, b, self.contacts_per_pair if found else 1, likely_penetrating=found)
         if found and not results[0].exact:
             # penetrating meshes with no surface point inside the other body (an edge through
             # an edge): fcl's contacts against single triangles, marked as such
@@ -542,7 +530,7 @@ class CollisionChecker:
             contacts.sort(key=lambda c: c.distance)
             return True, contacts
         solid = world.shapes[a].geometry.is_closed_bvh or world.shapes[b].geometry.is_closed_bvh
-        inside = self._contained(world, T_c, a, b) if solid else None
+        inside = inside_closed_mesh(world, T_c, a, b) if solid else None
         if inside is not None:
             return True, [build.containment(a, b, inside)]
         threshold = max(margin, contact_distance)

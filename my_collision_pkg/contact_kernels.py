@@ -10,12 +10,19 @@ the inside point and that surface point. Solids, in their own frame (metres):
   (z axis, base at ``-length/2``, apex at ``+length/2``, as fcl and coal);
 - convex meshes, exact: the planes of their faces (for a point inside a convex
   solid the nearest surface point lies on the nearest face plane);
-- closed meshes: generalised winding number for inside, nearest point over all
-  triangles for the depth (``kernels.winding_number``, ``closest_point_on_triangles``).
+- closed meshes: the nearest surface point through an AABB tree over the triangles
+  (:func:`build_triangle_tree`, :func:`tree_closest_point`), and the side of the
+  point from the angle-weighted pseudo-normal of the nearest feature (face, edge or
+  vertex; Baerentzen and Aanaes 2005), exact for a closed, consistently oriented
+  2-manifold. A mesh that is not one (``MeshTree.manifold`` false) keeps the
+  generalised winding number for the side (``kernels.winding_number``); its depth
+  still comes from the tree.
 
 Transforms are 4x4 and ``T_world_x`` is the pose of ``x`` in the planning frame.
 """
 from __future__ import annotations
+
+from typing import NamedTuple
 
 import numpy as np
 from numba import njit
@@ -30,7 +37,16 @@ KIND_CONE = 4
 KIND_CONVEX = 5
 KIND_MESH = 6
 OUTSIDE = -1.0            # depth of a point that is not inside
+ON_SURFACE_M = 1e-12      # a mesh point nearer the surface than this touches it: not inside
 _TINY = 1e-15
+# Nearest feature of a triangle (a, b, c) to a point: its interior, a corner, an edge
+# (edge k joins corner k and corner k + 1 mod 3). Indexes the rows of the pseudo-normals.
+FEATURE_FACE = 0
+FEATURE_VERTEX = 1        # + corner index
+FEATURE_EDGE = 4          # + edge index
+N_FEATURES = 7
+TREE_LEAF_SIZE = 4        # triangles per leaf of the AABB tree
+_TREE_STACK = 128         # traversal stack; the median-split tree is about log2(T) deep
 
 
 @njit(cache=True)
@@ -142,25 +158,287 @@ def _convex_depth(planes, p, surface):
     return depth
 
 
+# ----- closed meshes: AABB tree and pseudo-normals -------------------------------
+# A face whose doubled area is below this fraction of the mesh's squared size has no
+# usable normal: such a mesh keeps the winding number for the side.
+_DEGENERATE_AREA = 1e-14
+
+
+class MeshTree(NamedTuple):
+    """What the contact kernels need of a closed mesh, built once with its shape.
+
+    Arrays are in the mesh frame (metres). ``bounds``, ``nodes``, ``order``: the AABB
+    tree of :func:`build_triangle_tree`. ``pseudo_normals`` (T, 7, 3): per triangle,
+    the unit face normal (row FEATURE_FACE), the angle-weighted normal of each corner
+    (FEATURE_VERTEX + k) and the sum of the two face normals at each edge
+    (FEATURE_EDGE + k, edge k from corner k to corner k + 1). ``manifold``: every edge
+    is shared by exactly two faces that run it in opposite directions, no face is
+    degenerate, and no two connected pieces have overlapping boxes; only then does the
+    pseudo-normal of the nearest feature tell inside from outside.
+    """
+    bounds: np.ndarray
+    nodes: np.ndarray
+    order: np.ndarray
+    pseudo_normals: np.ndarray
+    manifold: bool
+
+    @staticmethod
+    def of(vertices: np.ndarray, faces: np.ndarray, component_labels: np.ndarray | None = None) -> "MeshTree":
+        """Tree, pseudo-normals and the manifold check of a mesh (V, 3) with faces (T, 3)."""
+        vertices = np.ascontiguousarray(vertices, dtype=float)
+        faces = np.ascontiguousarray(faces, dtype=np.int64)
+        n_v, n_t = len(vertices), len(faces)
+        corners = vertices[faces]
+        bounds, nodes, order = build_triangle_tree(np.ascontiguousarray(corners), TREE_LEAF_SIZE)
+        cross = np.cross(corners[:, 1] - corners[:, 0], corners[:, 2] - corners[:, 0])
+        length = np.linalg.norm(cross, axis=1)
+        extent = float(np.max(vertices.max(axis=0) - vertices.min(axis=0))) if n_v else 0.0
+        usable = length > _DEGENERATE_AREA * max(extent, 1e-300) ** 2
+        unit = np.zeros_like(cross)
+        unit[usable] = cross[usable] / length[usable, None]
+        pseudo = np.zeros((n_t, N_FEATURES, 3))
+        pseudo[:, FEATURE_FACE] = unit
+        vertex_normal = np.zeros((n_v, 3))
+        for k in range(3):
+            e1 = corners[:, (k + 1) % 3] - corners[:, k]
+            e2 = corners[:, (k + 2) % 3] - corners[:, k]
+            angle = np.arctan2(np.linalg.norm(np.cross(e1, e2), axis=1), np.einsum("ij,ij->i", e1, e2))
+            np.add.at(vertex_normal, faces[:, k], angle[:, None] * unit)
+        norm = np.linalg.norm(vertex_normal, axis=1)
+        vertex_normal[norm > 0] /= norm[norm > 0, None]
+        pseudo[:, FEATURE_VERTEX:FEATURE_VERTEX + 3] = vertex_normal[faces]
+        # directed edges: edge k of face t runs from corner k to corner k + 1
+        source, target = faces.ravel(), faces[:, [1, 2, 0]].ravel()
+        key = source * n_v + target
+        sorted_keys = np.sort(key)
+        rank = np.argsort(key, kind="stable")
+        manifold = bool(usable.all()) and n_t > 0 and bool(np.all(np.diff(sorted_keys) > 0))
+        twin = np.searchsorted(sorted_keys, target * n_v + source).clip(0, max(len(key) - 1, 0))
+        manifold = manifold and bool(np.all(sorted_keys[twin] == target * n_v + source))
+        neighbour_face = rank[twin] // 3 if manifold else np.arange(3 * n_t) // 3
+        pseudo[:, FEATURE_EDGE:FEATURE_EDGE + 3] = (unit[np.arange(3 * n_t) // 3] + unit[neighbour_face]).reshape(
+            n_t, 3, 3)
+        if manifold and component_labels is not None and len(np.unique(component_labels)) > 1:
+            manifold = not _pieces_overlap(corners, np.asarray(component_labels))
+        return MeshTree(bounds, nodes, order, np.ascontiguousarray(pseudo), manifold)
+
+
+def _pieces_overlap(corners: np.ndarray, labels: np.ndarray) -> bool:
+    """Whether the boxes of two connected pieces (face labels) of a mesh overlap (nested or crossing shells)."""
+    pieces = np.unique(labels)
+    lo = np.array([corners[labels == k].reshape(-1, 3).min(axis=0) for k in pieces])
+    hi = np.array([corners[labels == k].reshape(-1, 3).max(axis=0) for k in pieces])
+    meet = np.all(lo[:, None] <= hi[None], axis=2) & np.all(lo[None] <= hi[:, None], axis=2)
+    np.fill_diagonal(meet, False)
+    return bool(meet.any())
+
+
 @njit(cache=True)
-def _mesh_depth(hull_planes, triangles, p, surface, triangle):
+def build_triangle_tree(triangles, leaf_size):
+    """A flat AABB tree over triangles (T, 3, 3), split at the median centroid along the widest axis.
+
+    Returns ``bounds`` (N, 2, 3) (each node's box: low and high corners), ``nodes``
+    (N, 3) int64 (first child, whose sibling is the next node, or -1 for a leaf; first
+    slot in ``order``; number of triangles of a leaf, 0 for an inner node) and ``order``
+    (T,) int64 (triangle indices, each leaf's a contiguous run). Node 0 is the root.
+    """
+    n_tri = triangles.shape[0]
+    centroid = np.empty((n_tri, 3))
+    tri_lo = np.empty((n_tri, 3))
+    tri_hi = np.empty((n_tri, 3))
+    for t in range(n_tri):
+        for i in range(3):
+            a, b, c = triangles[t, 0, i], triangles[t, 1, i], triangles[t, 2, i]
+            centroid[t, i] = (a + b + c) / 3.0
+            tri_lo[t, i] = min(a, min(b, c))
+            tri_hi[t, i] = max(a, max(b, c))
+    order = np.arange(n_tri)
+    max_nodes = max(1, 2 * n_tri)
+    bounds = np.empty((max_nodes, 2, 3))
+    nodes = np.empty((max_nodes, 3), dtype=np.int64)
+    stack = np.empty((max_nodes, 3), dtype=np.int64)       # node, start, end
+    stack[0, 0], stack[0, 1], stack[0, 2] = 0, 0, n_tri
+    top, n_nodes = 1, 1
+    while top > 0:
+        top -= 1
+        node, start, end = stack[top, 0], stack[top, 1], stack[top, 2]
+        c_lo = np.full(3, np.inf)
+        c_hi = np.full(3, -np.inf)
+        for i in range(3):
+            bounds[node, 0, i] = np.inf
+            bounds[node, 1, i] = -np.inf
+        for k in range(start, end):
+            t = order[k]
+            for i in range(3):
+                bounds[node, 0, i] = min(bounds[node, 0, i], tri_lo[t, i])
+                bounds[node, 1, i] = max(bounds[node, 1, i], tri_hi[t, i])
+                c_lo[i] = min(c_lo[i], centroid[t, i])
+                c_hi[i] = max(c_hi[i], centroid[t, i])
+        axis = 0
+        for i in range(1, 3):
+            if c_hi[i] - c_lo[i] > c_hi[axis] - c_lo[axis]:
+                axis = i
+        if end - start <= leaf_size or c_hi[axis] - c_lo[axis] <= 0.0:
+            nodes[node, 0], nodes[node, 1], nodes[node, 2] = -1, start, end - start
+            continue
+        run = order[start:end].copy()
+        ranked = np.argsort(centroid[run, axis], kind="mergesort")
+        for k in range(end - start):
+            order[start + k] = run[ranked[k]]
+        mid = (start + end) // 2
+        left = n_nodes
+        n_nodes += 2
+        nodes[node, 0], nodes[node, 1], nodes[node, 2] = left, start, 0
+        stack[top, 0], stack[top, 1], stack[top, 2] = left, start, mid
+        stack[top + 1, 0], stack[top + 1, 1], stack[top + 1, 2] = left + 1, mid, end
+        top += 2
+    return bounds[:n_nodes].copy(), nodes[:n_nodes].copy(), order
+
+
+@njit(cache=True)
+def closest_on_triangle(p, triangles, t, out):
+    """Nearest point ``out`` (3,) of triangle ``t`` to p, and which feature it lies on (FEATURE_*).
+
+    The Voronoi regions of the corners, edges and face, tested in turn on dot products
+    of the edge vectors (as in Ericson, Real-Time Collision Detection, 5.1.5).
+    """
+    ax, ay, az = triangles[t, 0, 0], triangles[t, 0, 1], triangles[t, 0, 2]
+    bx, by, bz = triangles[t, 1, 0], triangles[t, 1, 1], triangles[t, 1, 2]
+    cx, cy, cz = triangles[t, 2, 0], triangles[t, 2, 1], triangles[t, 2, 2]
+    abx, aby, abz = bx - ax, by - ay, bz - az
+    acx, acy, acz = cx - ax, cy - ay, cz - az
+    apx, apy, apz = p[0] - ax, p[1] - ay, p[2] - az
+    d1 = abx * apx + aby * apy + abz * apz
+    d2 = acx * apx + acy * apy + acz * apz
+    if d1 <= 0.0 and d2 <= 0.0:
+        out[0], out[1], out[2] = ax, ay, az
+        return FEATURE_VERTEX
+    bpx, bpy, bpz = p[0] - bx, p[1] - by, p[2] - bz
+    d3 = abx * bpx + aby * bpy + abz * bpz
+    d4 = acx * bpx + acy * bpy + acz * bpz
+    if d3 >= 0.0 and d4 <= d3:
+        out[0], out[1], out[2] = bx, by, bz
+        return FEATURE_VERTEX + 1
+    vc = d1 * d4 - d3 * d2
+    if vc <= 0.0 and d1 >= 0.0 and d3 <= 0.0:
+        v = d1 / (d1 - d3)
+        out[0], out[1], out[2] = ax + v * abx, ay + v * aby, az + v * abz
+        return FEATURE_EDGE
+    cpx, cpy, cpz = p[0] - cx, p[1] - cy, p[2] - cz
+    d5 = abx * cpx + aby * cpy + abz * cpz
+    d6 = acx * cpx + acy * cpy + acz * cpz
+    if d6 >= 0.0 and d5 <= d6:
+        out[0], out[1], out[2] = cx, cy, cz
+        return FEATURE_VERTEX + 2
+    vb = d5 * d2 - d1 * d6
+    if vb <= 0.0 and d2 >= 0.0 and d6 <= 0.0:
+        w = d2 / (d2 - d6)
+        out[0], out[1], out[2] = ax + w * acx, ay + w * acy, az + w * acz
+        return FEATURE_EDGE + 2
+    va = d3 * d6 - d5 * d4
+    if va <= 0.0 and (d4 - d3) >= 0.0 and (d5 - d6) >= 0.0:
+        w = (d4 - d3) / ((d4 - d3) + (d5 - d6))
+        out[0], out[1], out[2] = bx + w * (cx - bx), by + w * (cy - by), bz + w * (cz - bz)
+        return FEATURE_EDGE + 1
+    denom = 1.0 / (va + vb + vc)
+    v, w = vb * denom, vc * denom
+    out[0] = ax + abx * v + acx * w
+    out[1] = ay + aby * v + acy * w
+    out[2] = az + abz * v + acz * w
+    return FEATURE_FACE
+
+
+@njit(cache=True)
+def _box_distance2(bounds, node, p):
+    d2 = 0.0
+    for i in range(3):
+        if p[i] < bounds[node, 0, i]:
+            e = bounds[node, 0, i] - p[i]
+            d2 += e * e
+        elif p[i] > bounds[node, 1, i]:
+            e = p[i] - bounds[node, 1, i]
+            d2 += e * e
+    return d2
+
+
+@njit(cache=True)
+def tree_closest_point(p, triangles, bounds, nodes, order, out, seed_triangle=-1):
+    """Nearest point ``out`` (3,) to p on a triangle mesh through its tree (:func:`build_triangle_tree`).
+
+    Exact (every triangle whose box could hold a nearer point is tested; boxes are
+    visited nearest first). ``seed_triangle`` (a triangle likely near p, e.g. the
+    answer for a neighbouring point; -1 for none) is tested first so that more boxes
+    are pruned. Returns (squared distance, triangle index, feature).
+    """
+    stack = np.empty(_TREE_STACK, dtype=np.int64)
+    candidate = np.empty(3)
+    best_d2 = np.inf
+    best_t = -1
+    best_f = FEATURE_FACE
+    if seed_triangle >= 0:
+        best_f = closest_on_triangle(p, triangles, seed_triangle, out)
+        best_d2 = (out[0] - p[0]) ** 2 + (out[1] - p[1]) ** 2 + (out[2] - p[2]) ** 2
+        best_t = seed_triangle
+    stack[0] = 0
+    top = 1
+    while top > 0:
+        top -= 1
+        node = stack[top]
+        if _box_distance2(bounds, node, p) >= best_d2:
+            continue
+        first = nodes[node, 0]
+        if first < 0:
+            for k in range(nodes[node, 1], nodes[node, 1] + nodes[node, 2]):
+                t = order[k]
+                f = closest_on_triangle(p, triangles, t, candidate)
+                dx, dy, dz = candidate[0] - p[0], candidate[1] - p[1], candidate[2] - p[2]
+                d2 = dx * dx + dy * dy + dz * dz
+                if d2 < best_d2:
+                    best_d2, best_t, best_f = d2, t, f
+                    out[0], out[1], out[2] = candidate[0], candidate[1], candidate[2]
+            continue
+        near_d2 = _box_distance2(bounds, first, p)
+        far_d2 = _box_distance2(bounds, first + 1, p)
+        near, far = first, first + 1
+        if far_d2 < near_d2:
+            near, far, near_d2, far_d2 = far, near, far_d2, near_d2
+        if far_d2 < best_d2 and top < _TREE_STACK:
+            stack[top] = far
+            top += 1
+        if near_d2 < best_d2 and top < _TREE_STACK:
+            stack[top] = near
+            top += 1
+    return best_d2, best_t, best_f
+
+
+@njit(cache=True)
+def _mesh_depth(hull_planes, triangles, bounds, nodes, order, pseudo_normals, manifold, p, surface, triangle):
     """Closed mesh; ``hull_planes`` (H, 4) those of its convex hull (a point outside them is outside)."""
     for f in range(hull_planes.shape[0]):
         if hull_planes[f, 0] * p[0] + hull_planes[f, 1] * p[1] + hull_planes[f, 2] * p[2] > hull_planes[f, 3]:
             return OUTSIDE
-    if winding_number(p, triangles) <= INSIDE_WINDING:
+    if not manifold and winding_number(p, triangles) <= INSIDE_WINDING:
         return OUTSIDE
-    closest, t = closest_point_on_triangles(p, triangles)
-    surface[:] = closest
-    triangle[0] = t
-    d = closest - p
-    return np.sqrt(d @ d)
+    d2, t, feature = tree_closest_point(p, triangles, bounds, nodes, order, surface, triangle[0])
+    triangle[0] = t                 # also the next point's seed
+    if manifold:
+        side = 0.0
+        for i in range(3):
+            side += (p[i] - surface[i]) * pseudo_normals[t, feature, i]
+        if not side < 0.0:
+            return OUTSIDE
+    depth = np.sqrt(d2)
+    return depth if depth > ON_SURFACE_M else OUTSIDE
 
 
 @njit(cache=True)
-def point_depth(kind, params, planes, triangles, p, surface, triangle):
+def point_depth(kind, params, planes, triangles, bounds, nodes, order, pseudo_normals, manifold, p, surface,
+                triangle):
     """Depth of p (3,) in a solid (its own frame); fills the nearest surface point and,
-    for a closed mesh, ``triangle[0]`` with its triangle index."""
+    for a closed mesh, ``triangle[0]`` with its triangle index (on entry: a triangle
+    likely near p, or -1). A closed mesh comes with
+    its tree (``bounds``, ``nodes``, ``order``), its pseudo-normals (T, 7, 3) and whether
+    they decide the side (``manifold``); other kinds ignore those."""
     if kind == KIND_BOX:
         return _box_depth(params, p, surface)
     if kind == KIND_SPHERE:
@@ -173,12 +451,12 @@ def point_depth(kind, params, planes, triangles, p, surface, triangle):
         return _cone_depth(params[0], params[1], p, surface)
     if kind == KIND_CONVEX:
         return _convex_depth(planes, p, surface)
-    return _mesh_depth(planes, triangles, p, surface, triangle)
+    return _mesh_depth(planes, triangles, bounds, nodes, order, pseudo_normals, manifold, p, surface, triangle)
 
 
 @njit(cache=True)
-def points_depth(points_world, T_world_solid, kind, params, planes, triangles, box_center, box_axes, box_half,
-                 depth_out, surface_world_out, triangle_out):
+def points_depth(points_world, T_world_solid, kind, params, planes, triangles, bounds, nodes, order, pseudo_normals,
+                 manifold, box_center, box_axes, box_half, depth_out, surface_world_out, triangle_out):
     """Depth in a posed solid of points (N, 3) given in the planning frame.
 
     Points outside the solid's bounding box (centre, axes as columns, half
@@ -192,6 +470,7 @@ def points_depth(points_world, T_world_solid, kind, params, planes, triangles, b
     q = np.empty(3)
     surface = np.empty(3)
     count = 0
+    seed = -1                 # the last nearest triangle: points come in surface order
     for n in range(points_world.shape[0]):
         for r in range(3):
             acc = 0.0
@@ -210,10 +489,13 @@ def points_depth(points_world, T_world_solid, kind, params, planes, triangles, b
             depth_out[n] = OUTSIDE
             triangle_out[n] = -1
             continue
-        triangle[0] = -1
-        d = point_depth(kind, params, planes, triangles, p, surface, triangle)
+        triangle[0] = seed
+        d = point_depth(kind, params, planes, triangles, bounds, nodes, order, pseudo_normals, manifold, p, surface,
+                        triangle)
+        if kind == KIND_MESH and triangle[0] >= 0:
+            seed = triangle[0]
         depth_out[n] = d
-        triangle_out[n] = triangle[0]
+        triangle_out[n] = triangle[0] if d >= 0.0 else -1
         if d >= 0.0:
             count += 1
             for r in range(3):
@@ -268,6 +550,57 @@ def support_point(kind, params, vertices, direction, out):
 
 
 @njit(cache=True)
+def refine_to_support(steps, kind_x, params_x, vertices_x, T_world_x, point, surface, depth, T_world_solid, kind,
+                      params, planes, triangles, bounds, nodes, order, pseudo_normals, manifold, box_center, box_axes,
+                      box_half):
+    """Move body x's deepest point in a solid to x's support point along the push-out, up to ``steps`` times.
+
+    ``point`` and ``surface`` (3,) (planning frame) and ``depth`` are the current deepest
+    point, its nearest point on the solid's surface and its depth. Each step takes x's
+    extreme point along ``point - surface`` and keeps it if it lies deeper. Returns
+    (depth, point, surface, triangle of the solid (-1: none), whether it moved).
+    """
+    point = point.copy()
+    surface = surface.copy()
+    local = np.empty(3)
+    direction = np.empty(3)
+    candidate = np.empty((1, 3))
+    d = np.empty(1)
+    s = np.empty((1, 3))
+    t = np.empty(1, dtype=np.int64)
+    triangle = -1
+    moved = False
+    for _ in range(steps):
+        length = 0.0
+        for i in range(3):
+            length += (point[i] - surface[i]) ** 2
+        length = np.sqrt(length)
+        if length < 1e-15:
+            break
+        for r in range(3):                  # -(surface - point) in x's frame
+            acc = 0.0
+            for u in range(3):
+                acc += T_world_x[u, r] * (point[u] - surface[u])
+            direction[r] = acc / length
+        support_point(kind_x, params_x, vertices_x, direction, local)
+        for r in range(3):
+            acc = T_world_x[r, 3]
+            for u in range(3):
+                acc += T_world_x[r, u] * local[u]
+            candidate[0, r] = acc
+        points_depth(candidate, T_world_solid, kind, params, planes, triangles, bounds, nodes, order,
+                     pseudo_normals, manifold, box_center, box_axes, box_half, d, s, t)
+        if d[0] <= depth + 1e-12:
+            break
+        depth = d[0]
+        point[:] = candidate[0]
+        surface[:] = s[0]
+        triangle = t[0]
+        moved = True
+    return depth, point, surface, triangle, moved
+
+
+@njit(cache=True)
 def label_components(n_points, edges, keep):
     """Connected components (labels (n_points,)) of the kept points along edges (E, 2); -1 if not kept."""
     parent = np.arange(n_points)
@@ -293,17 +626,261 @@ def label_components(n_points, edges, keep):
     return labels
 
 
+@njit(cache=True)
+def _mesh_signed_distance(hull_planes, triangles, bounds, nodes, order, pseudo_normals, p, surface, seed):
+    """Signed distance of p to a closed 2-manifold mesh (> 0 inside), its nearest triangle and True;
+    or, when a plane of the mesh's convex hull already puts p outside, minus the distance to
+    that plane (an upper bound of the signed distance), -1 and False."""
+    for f in range(hull_planes.shape[0]):
+        v = hull_planes[f, 0] * p[0] + hull_planes[f, 1] * p[1] + hull_planes[f, 2] * p[2] - hull_planes[f, 3]
+        if v > 0.0:
+            return -v, -1, False
+    d2, t, feature = tree_closest_point(p, triangles, bounds, nodes, order, surface, seed)
+    side = 0.0
+    for i in range(3):
+        side += (p[i] - surface[i]) * pseudo_normals[t, feature, i]
+    d = np.sqrt(d2)
+    return (d if side < 0.0 else -d), t, True
+
+
+@njit(cache=True)
+def _to_world(T_world_solid, surface, out, j):
+    for r in range(3):
+        acc = T_world_solid[r, 3]
+        for u in range(3):
+            acc += T_world_solid[r, u] * surface[u]
+        out[j, r] = acc
+
+
+@njit(cache=True)
+def surface_points_inside(points_shape, parent, T_world_x, edges, T_world_solid, kind, params, planes, triangles,
+                          bounds, nodes, order, pseudo_normals, manifold, box_center, box_axes, box_half):
+    """Body x's surface points (its frame) inside a posed solid, grouped along ``edges``, and
+    the deepest point of each group.
+
+    The same depths as :func:`points_depth` for every point that may be the deepest of its
+    group. For a closed 2-manifold mesh the signed distance s is 1-Lipschitz: each point
+    gets an interval of s, exact when computed, else from its ``parent`` (an earlier point
+    near it, -1 for none: then the last computed point) widened by the distance between
+    the two; the side is known when the interval does not hold 0. Points outside the box
+    or the hull get an upper bound (minus their distance to it). An inside point's exact
+    depth is computed only when its upper bound (also from the exact depths computed
+    so far) reaches the deepest exact depth of its group; the others keep their lower
+    bound in ``depth`` (and no surface point).
+    Returns ``points_world`` (N, 3), ``depth`` (N,), ``surface_world`` (N, 3),
+    ``triangle`` (N,), ``labels`` (N,) (group, -1 outside), and per group ``deepest``
+    (R,), ``lo``, ``hi`` (R, 3).
+    """
+    n = points_shape.shape[0]
+    points_world = np.empty((n, 3))
+    local = np.empty((n, 3))
+    depth = np.full(n, OUTSIDE)
+    surface_world = np.zeros((n, 3))
+    triangle = np.full(n, -1)
+    s_lo = np.full(n, np.nan)               # interval of the signed distance (NaN: nothing known)
+    s_hi = np.full(n, np.nan)
+    exact = np.zeros(n, dtype=np.bool_)
+    surface = np.empty(3)
+    one = np.empty(1, dtype=np.int64)
+    bounded = kind == KIND_MESH and manifold
+    last = -1
+    seed = -1
+    for j in range(n):
+        for r in range(3):
+            acc = T_world_x[r, 3]
+            for u in range(3):
+                acc += T_world_x[r, u] * points_shape[j, u]
+            points_world[j, r] = acc
+        for r in range(3):
+            acc = 0.0
+            for u in range(3):
+                acc += T_world_solid[u, r] * (points_world[j, u] - T_world_solid[u, 3])
+            local[j, r] = acc
+        excess2 = 0.0
+        for i in range(3):
+            acc = 0.0
+            for u in range(3):
+                acc += box_axes[u, i] * (local[j, u] - box_center[u])
+            e = abs(acc) - box_half[i]
+            if e > 0.0:
+                excess2 += e * e
+        if excess2 > 0.0:
+            s_hi[j] = -np.sqrt(excess2)
+            continue
+        if not bounded:
+            one[0] = seed
+            d = point_depth(kind, params, planes, triangles, bounds, nodes, order, pseudo_normals, manifold,
+                            local[j], surface, one)
+            if kind == KIND_MESH and one[0] >= 0:
+                seed = one[0]
+            if d < 0.0:
+                continue
+            triangle[j] = one[0] if kind == KIND_MESH else -1
+            depth[j] = d
+            _to_world(T_world_solid, surface, surface_world, j)
+            continue
+        ref = parent[j]
+        if ref < 0 or np.isnan(s_hi[ref]):
+            ref = last
+        if ref >= 0:
+            dx = local[j, 0] - local[ref, 0]
+            dy = local[j, 1] - local[ref, 1]
+            dz = local[j, 2] - local[ref, 2]
+            gap = np.sqrt(dx * dx + dy * dy + dz * dz)
+            lo_j, hi_j = s_lo[ref] - gap, s_hi[ref] + gap
+            if lo_j > ON_SURFACE_M:              # inside, depth within [lo_j, hi_j]
+                s_lo[j], s_hi[j] = lo_j, hi_j
+                depth[j] = lo_j
+                continue
+            if hi_j < 0.0:                       # outside
+                s_lo[j], s_hi[j] = lo_j, hi_j
+                continue
+        if ref >= 0 and exact[ref] and triangle[ref] >= 0:
+            seed = triangle[ref]
+        s, t, known = _mesh_signed_distance(planes, triangles, bounds, nodes, order, pseudo_normals, local[j],
+                                            surface, seed)
+        if not known:
+            s_lo[j], s_hi[j] = -np.inf, s
+            continue
+        seed = t
+        s_lo[j] = s_hi[j] = s
+        exact[j] = True
+        triangle[j] = t
+        last = j
+        if s <= ON_SURFACE_M:
+            continue
+        depth[j] = s
+        _to_world(T_world_solid, surface, surface_world, j)
+    keep = depth > 0.0
+    labels = label_components(n, edges, keep)
+    if bounded:
+        best = np.full(n, -np.inf)
+        pending = 0
+        for j in range(n):
+            if labels[j] >= 0:
+                if exact[j]:
+                    best[labels[j]] = max(best[labels[j]], depth[j])
+                else:
+                    pending += 1
+        if pending > 0:
+            upper = np.where((labels >= 0) & ~exact, s_hi, -np.inf)
+            ranked = np.argsort(-upper)
+            computed = np.empty(pending, dtype=np.int64)     # exact in this pass: the deep ones
+            n_computed = 0
+            for m in range(pending):
+                j = ranked[m]
+                bound = upper[j]
+                for c in range(n_computed):            # tighter bounds from the deep points computed so far
+                    k = computed[c]
+                    if labels[k] != labels[j]:
+                        continue
+                    dx = local[j, 0] - local[k, 0]
+                    dy = local[j, 1] - local[k, 1]
+                    dz = local[j, 2] - local[k, 2]
+                    bound = min(bound, depth[k] + np.sqrt(dx * dx + dy * dy + dz * dz))
+                if bound < best[labels[j]]:
+                    continue
+                s, t, known = _mesh_signed_distance(planes, triangles, bounds, nodes, order, pseudo_normals,
+                                                    local[j], surface, seed)
+                computed[n_computed] = j
+                n_computed += 1
+                exact[j] = True
+                depth[j] = max(s, ON_SURFACE_M)       # inside by its interval: s > 0 but for rounding
+                triangle[j] = t
+                _to_world(T_world_solid, surface, surface_world, j)
+                best[labels[j]] = max(best[labels[j]], depth[j])
+    deepest, lo, hi = summarize_regions(labels, depth, points_world)
+    return points_world, depth, surface_world, triangle, labels, deepest, lo, hi
+
+
+@njit(cache=True)
+def summarize_regions(labels, depth, points):
+    """Per region (labels from :func:`label_components`, -1 outside): its deepest point and box.
+
+    Returns ``deepest`` (R,) int64 (index of the deepest point of each region, regions
+    in order of their first point) and ``lo``, ``hi`` (R, 3) (the box of its points).
+    """
+    n = labels.shape[0]
+    slot = np.full(n, -1)
+    n_regions = 0
+    for k in range(n):
+        if labels[k] >= 0 and slot[labels[k]] < 0:
+            slot[labels[k]] = n_regions
+            n_regions += 1
+    deepest = np.full(n_regions, -1)
+    lo = np.full((n_regions, 3), np.inf)
+    hi = np.full((n_regions, 3), -np.inf)
+    for k in range(n):
+        if labels[k] < 0:
+            continue
+        r = slot[labels[k]]
+        if deepest[r] < 0 or depth[k] > depth[deepest[r]]:
+            deepest[r] = k
+        for i in range(3):
+            lo[r, i] = min(lo[r, i], points[k, i])
+            hi[r, i] = max(hi[r, i], points[k, i])
+    return deepest, lo, hi
+
+
+@njit(cache=True)
+def merge_regions(depth, lo, hi):
+    """Group regions (R,) whose boxes (R, 3), grown by the deeper of the two depths, meet.
+
+    Returns the group (R,) of each region: the index of its group's first region.
+    """
+    n = depth.shape[0]
+    parent = np.arange(n)
+    for i in range(n):
+        for j in range(i + 1, n):
+            grow = max(depth[i], depth[j])
+            meet = True
+            for u in range(3):
+                if lo[i, u] - grow > hi[j, u] or lo[j, u] - grow > hi[i, u]:
+                    meet = False
+                    break
+            if not meet:
+                continue
+            a, b = i, j
+            while parent[a] != a:
+                a = parent[a]
+            while parent[b] != b:
+                b = parent[b]
+            if a != b:
+                parent[max(a, b)] = min(a, b)
+    for i in range(n):
+        r = i
+        while parent[r] != r:
+            r = parent[r]
+        parent[i] = r
+    return parent
+
+
 def warm_up() -> None:
     """Compile (or load from numba's cache) every kernel now, so that no request pays for it."""
-    triangles = np.array([[[0.0, 0.0, 0.0], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0]]])
+    corners = np.array([[0.0, 0.0, 0.0], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]])
+    faces = np.array([[0, 2, 1], [0, 1, 3], [1, 2, 3], [0, 3, 2]])
+    triangles = np.ascontiguousarray(corners[faces])
     planes = np.array([[0.0, 0.0, 1.0, 1.0]])
     points = np.zeros((1, 3))
     depth = np.empty(1)
     surface = np.empty((1, 3))
     triangle = np.empty(1, dtype=np.int64)
     out = np.empty(3)
+    tree = MeshTree.of(corners, faces)
     for kind in range(KIND_MESH + 1):
-        points_depth(points, np.eye(4), kind, np.ones(3), planes, triangles, np.zeros(3), np.eye(3), np.ones(3),
-                     depth, surface, triangle)
+        for manifold in (False, True):
+            points_depth(points, np.eye(4), kind, np.ones(3), planes, triangles, tree.bounds, tree.nodes,
+                         tree.order, tree.pseudo_normals, manifold, np.zeros(3), np.eye(3), np.ones(3),
+                         depth, surface, triangle)
         support_point(kind, np.ones(3), np.zeros((1, 3)), np.ones(3), out)
-    label_components(2, np.array([[0, 1]], dtype=np.int64), np.array([True, True]))
+        for manifold in (False, True):
+            surface_points_inside(corners, np.full(4, -1), np.eye(4), np.array([[0, 1]], dtype=np.int64), np.eye(4),
+                                  kind,
+                                  np.ones(3), planes, triangles, tree.bounds, tree.nodes, tree.order,
+                                  tree.pseudo_normals, manifold, np.zeros(3), np.eye(3), np.ones(3))
+        refine_to_support(1, kind, np.ones(3), corners, np.eye(4), np.zeros(3), np.ones(3), 0.5, np.eye(4),
+                          KIND_MESH, np.ones(3), planes, triangles, tree.bounds, tree.nodes, tree.order,
+                          tree.pseudo_normals, True, np.zeros(3), np.eye(3), np.ones(3))
+    labels = label_components(2, np.array([[0, 1]], dtype=np.int64), np.array([True, True]))
+    _, lo, hi = summarize_regions(labels, np.ones(2), np.zeros((2, 3)))
+    merge_regions(np.ones(len(lo)), lo, hi)

@@ -18,7 +18,8 @@ import fcl
 import numpy as np
 import trimesh
 
-from .contact_kernels import KIND_BOX, KIND_CAPSULE, KIND_CONE, KIND_CONVEX, KIND_CYLINDER, KIND_MESH, KIND_SPHERE
+from .contact_kernels import (KIND_BOX, KIND_CAPSULE, KIND_CONE, KIND_CONVEX, KIND_CYLINDER, KIND_MESH, KIND_SPHERE,
+                              MeshTree)
 from .errors import MeshError, ModelError
 from .robot_model import MAX_COORDINATE_M, Box, Capsule, Cone, Cylinder, MeshRef, ShapeSpec, Sphere, TriangleMesh
 
@@ -167,8 +168,9 @@ class ShapeGeometry:
     # (KIND_*, -1 for an open mesh, which bounds no volume), sizes (box half extents;
     # radius and half length of cylinders, capsules, cones; sphere radius), face planes of
     # a convex mesh or of a closed mesh's convex hull (F, 4: outward unit normal, offset),
-    # and the surface points tested
-    # inside the other body (vertices, or a primitive's tessellation) with their edges
+    # and the surface points tested inside the other body with the edges joining them
+    # (see _surface_samples: the vertices of the mesh or of a primitive's tessellation,
+    # then its edge midpoints and face centroids)
     solid_kind: int = -1
     solid_params: np.ndarray = field(default_factory=lambda: np.zeros(3), compare=False, repr=False)
     solid_planes: np.ndarray = field(default_factory=lambda: np.zeros((0, 4)), compare=False, repr=False)
@@ -180,6 +182,12 @@ class ShapeGeometry:
     # primitive's whole solid. Certified motion checks bound distances with them.
     cover_centres_shape: np.ndarray = field(default_factory=lambda: np.zeros((0, 3)), compare=False, repr=False)
     cover_radii_m: np.ndarray = field(default_factory=lambda: np.zeros(0), compare=False, repr=False)
+    # per surface point, an earlier point next to it (-1: none), for the kernels' distance bounds,
+    # and a face of the mesh (or tessellation) it lies on (the contact's subshape id on that body)
+    surface_parents: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64), compare=False,
+                                        repr=False)
+    surface_faces: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64), compare=False,
+                                      repr=False)
 
     def triangle_mesh(self) -> trimesh.Trimesh:
         """Triangle mesh of the shape in its own frame (primitives tessellated once, on first use)."""
@@ -191,6 +199,8 @@ class ShapeGeometry:
         return cached
 
     triangles_shape: np.ndarray | None = field(default=None, compare=False, repr=False)
+    # a closed non-convex mesh's AABB tree and pseudo-normals (contact_kernels.MeshTree)
+    mesh_tree: MeshTree | None = field(default=None, compare=False, repr=False)
     _tessellation: dict = field(default_factory=dict, compare=False, repr=False)
 
 
@@ -361,9 +371,50 @@ def _primitive(spec: ShapeSpec, owner: str) -> ShapeGeometry:
                          fcl_geometry_against_mesh=against_mesh, coal_geometry=coal_geometry,
                          coal_hull=coal_geometry, bounding_radius_m=float(np.linalg.norm(half)),
                          solid_kind=kind, solid_params=params, _tessellation={"mesh": tessellation},
-                         surface_points_shape=np.ascontiguousarray(tessellation.vertices, dtype=float),
-                         surface_edges=np.ascontiguousarray(tessellation.edges_unique, dtype=np.int64),
-                         cover_centres_shape=cover_centres, cover_radii_m=cover_radii)
+                         cover_centres_shape=cover_centres, cover_radii_m=cover_radii,
+                         **_surface_samples(tessellation.vertices, tessellation.faces, tessellation.edges_unique))
+
+
+def _surface_samples(vertices, faces, edges) -> dict:
+    """Surface points tested inside the other body, and the edges joining them (for grouping).
+
+    The vertices (0 .. V-1), then each edge's midpoint (joined to its two ends), then
+    each face's centroid (joined to its three corners and its three edge midpoints): a
+    shallow graze of two coarse meshes often has no vertex inside the other body but a
+    midpoint or a centroid. Each point's parent is an earlier point next to it: a
+    vertex's highest-numbered lower neighbour, an edge's first end, a face's first edge
+    midpoint.
+    """
+    vertices = np.asarray(vertices, dtype=float)
+    faces = np.asarray(faces, dtype=np.int64)
+    edges = np.sort(np.asarray(edges, dtype=np.int64), axis=1)
+    n_v, n_e, n_f = len(vertices), len(edges), len(faces)
+    midpoints = vertices[edges].mean(axis=1)
+    centroids = vertices[faces].mean(axis=1)
+    mid_index = n_v + np.arange(n_e)
+    centroid_index = n_v + n_e + np.arange(n_f)
+    edge_key = edges[:, 0] * n_v + edges[:, 1]
+    rank = np.argsort(edge_key)
+    links = [np.column_stack([edges[:, 0], mid_index]), np.column_stack([edges[:, 1], mid_index])]
+    parents = np.full(n_v + n_e + n_f, -1, dtype=np.int64)
+    np.maximum.at(parents, edges[:, 1], edges[:, 0])         # edges are sorted: edges[:, 0] < edges[:, 1]
+    parents[mid_index] = edges[:, 0]
+    on_face = np.full(n_v + n_e + n_f, -1, dtype=np.int64)
+    on_face[centroid_index] = np.arange(n_f)
+    for k in range(3):
+        on_face[faces[:, k]] = np.arange(n_f)
+        links.append(np.column_stack([faces[:, k], centroid_index]))
+        u, v = faces[:, k], faces[:, (k + 1) % 3]
+        key = np.minimum(u, v) * n_v + np.maximum(u, v)
+        at = np.searchsorted(edge_key[rank], key).clip(0, max(n_e - 1, 0))
+        found = edge_key[rank][at] == key
+        links.append(np.column_stack([n_v + rank[at][found], centroid_index[found]]))
+        on_face[n_v + rank[at][found]] = np.flatnonzero(found)
+        if k == 0:
+            parents[centroid_index[found]] = n_v + rank[at][found]
+    return {"surface_points_shape": np.ascontiguousarray(np.vstack([vertices, midpoints, centroids])),
+            "surface_edges": np.ascontiguousarray(np.vstack(links), dtype=np.int64),
+            "surface_parents": parents, "surface_faces": on_face}
 
 
 def _solid_of_primitive(spec: ShapeSpec) -> tuple[int, np.ndarray]:
@@ -417,6 +468,7 @@ def _mesh_geometry(spec: ShapeSpec, mesh: trimesh.Trimesh, owner: str, uri: str)
     _, first_face = np.unique(labels, return_index=True)
     probes = np.ascontiguousarray(vertices[faces[first_face, 0]])
     triangles = np.ascontiguousarray(vertices[faces]) if closed and not convex else None
+    tree = MeshTree.of(vertices, faces, labels) if triangles is not None else None
     if convex:
         coal_geometry = coal_hull = _coal_convex(vertices, faces)
     else:
@@ -442,9 +494,8 @@ def _mesh_geometry(spec: ShapeSpec, mesh: trimesh.Trimesh, owner: str, uri: str)
                          np.ascontiguousarray(half), probes, is_bvh=not convex, is_closed_bvh=closed and not convex,
                          source_mesh=mesh, triangles_shape=triangles, coal_geometry=coal_geometry,
                          coal_hull=coal_hull, bounding_radius_m=radius, solid_kind=kind, solid_planes=planes,
-                         surface_points_shape=np.ascontiguousarray(vertices),
-                         surface_edges=np.ascontiguousarray(mesh.edges_unique, dtype=np.int64),
-                         cover_centres_shape=cover_centres, cover_radii_m=cover_radii)
+                         mesh_tree=tree, cover_centres_shape=cover_centres, cover_radii_m=cover_radii,
+                         **_surface_samples(vertices, faces, mesh.edges_unique))
 
 
 def build_shape(spec: ShapeSpec, owner: str, resolver: MeshResolver) -> ShapeGeometry:

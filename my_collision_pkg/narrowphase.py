@@ -16,16 +16,19 @@ Which library does what, and why (measured here, see the README):
   "apart" from its surface, so the solid-body test (generalised winding number,
   :func:`kernels.contains_probe`) decides penetration there too.
 - For a penetrating pair involving a closed mesh, the depth is that of the
-  **deepest point** of the overlap (:func:`pair_contacts`): the surface points of
-  each body (its vertices; a primitive's tessellation, refined by its support
+  **deepest point** of the overlap (:func:`pair_contacts`): the surface samples of
+  each body (vertices, edge midpoints and face centroids of its mesh or of a
+  primitive's tessellation; a primitive's deepest sample refined by its support
   point) that lie inside the other body, each with its distance to the other
   body's surface (contact_kernels.py: analytic for primitives, face planes for
-  convex meshes, winding number and nearest triangle for closed meshes). The
-  deepest gives the depth, the witness points (the inside point and its nearest
-  point on the other surface) and the normal. This is not the translation that
-  separates the bodies where the two differ (a thin plate through a block is
-  shallow at every point yet needs a long push). When no such point exists (an
-  edge through an edge), the value is coal's triangle-level one, ``exact=False``.
+  convex meshes; for closed meshes the nearest point through an AABB tree and the
+  side from the nearest feature's pseudo-normal, or the winding number where the
+  mesh is not a clean 2-manifold). The deepest gives the depth, the witness points
+  (the inside point and its nearest point on the other surface) and the normal.
+  This is not the translation that separates the bodies where the two differ (a
+  thin plate through a block is shallow at every point yet needs a long push).
+  When no sample is inside (an edge through an edge), the value is coal's
+  triangle-level one, ``exact=False``.
 
 Conventions (those of :mod:`contacts`): body ``a`` is body 0, body ``b`` body 1;
 the normal is a unit vector from body 0 to body 1; ``p1 - p0 == distance * normal``;
@@ -38,7 +41,8 @@ from typing import NamedTuple
 import coal
 import numpy as np
 
-from .contact_kernels import KIND_CONVEX, label_components, points_depth, support_point
+from .contact_kernels import (KIND_CONVEX, MeshTree, merge_regions, refine_to_support,
+                              surface_points_inside)
 from .kernels import contains_probe
 
 # GJK/EPA stop when the distance is known to this absolute precision (metres);
@@ -50,6 +54,7 @@ _FALLBACK_NORMAL = np.array([0.0, 0.0, 1.0])
 # moves it to the body's extreme point along the current push-out direction).
 REFINE_STEPS = 3
 _NO_TRIANGLES = np.zeros((1, 3, 3))
+_NO_TREE = MeshTree.of(np.eye(3), np.array([[0, 1, 2]]))      # placeholder arrays for kinds without a tree
 
 
 class PairDistance(NamedTuple):
@@ -112,7 +117,7 @@ def _unit_normal(p0: np.ndarray, p1: np.ndarray, distance: float, hint: np.ndarr
     return between / length if length > 1e-12 else _FALLBACK_NORMAL.copy()
 
 
-def _contained(world, T_world_shape: np.ndarray, a: int, b: int) -> tuple[int, int] | None:
+def inside_closed_mesh(world, T_world_shape: np.ndarray, a: int, b: int) -> tuple[int, int] | None:
     """(outer, inner) when one shape lies wholly inside a closed mesh of the other."""
     for outer, inner in ((a, b), (b, a)):
         geom = world.shapes[outer].geometry
@@ -148,26 +153,34 @@ def pair_distance(world, T_world_shape: np.ndarray, a: int, b: int) -> PairDista
     return pair_contacts(world, T_world_shape, a, b, 1)[0]
 
 
-def pair_contacts(world, T_world_shape: np.ndarray, a: int, b: int, max_regions: int) -> list[PairDistance]:
+def pair_contacts(world, T_world_shape: np.ndarray, a: int, b: int, max_regions: int,
+                  likely_penetrating: bool = False) -> list[PairDistance]:
     """The pair's signed distance, and for penetrating closed meshes one entry per overlap region.
 
     Same as :func:`pair_distance` for primitive and convex pairs and for separated
     pairs (one entry). For a penetrating pair involving a closed mesh: the deepest
     point of each separate region of the overlap (inside surface points grouped by
     the mesh edges joining them, regions of the two bodies merged where they meet),
-    deepest first, at most ``max_regions``.
+    deepest first, at most ``max_regions``. ``likely_penetrating`` (e.g. the predicate
+    refused the pair) only changes the order of the work: the overlap regions are
+    looked for first, and coal's distance is not needed when there are some (a surface
+    point inside the other body means the bodies overlap, whatever coal says).
     """
     T_a, T_b = T_world_shape[a], T_world_shape[b]
     ga, gb = world.shapes[a].geometry, world.shapes[b].geometry
+    solids = ga.solid_kind >= 0 and gb.solid_kind >= 0
+    if likely_penetrating and solids and (ga.is_closed_bvh or gb.is_closed_bvh):
+        regions = deepest_regions(world, T_world_shape, a, b, max_regions)
+        if regions:
+            return regions
     distance, p0, p1, hint = _coal_distance(ga.coal_geometry, T_a, gb.coal_geometry, T_b)
     if not (ga.is_bvh or gb.is_bvh):
         normal = _unit_normal(p0, p1, distance, hint, T_a, T_b)
         return [PairDistance(distance, p0, p0 + distance * normal, normal, True)]
     closed = ga.is_closed_bvh or gb.is_closed_bvh
-    solids = ga.solid_kind >= 0 and gb.solid_kind >= 0
     inside = None
     if distance > 0.0:
-        inside = _contained(world, T_world_shape, a, b) if closed else None
+        inside = inside_closed_mesh(world, T_world_shape, a, b) if closed else None
         if inside is None:
             normal = _unit_normal(p0, p1, distance, hint, T_a, T_b)
             return [PairDistance(distance, p0, p0 + distance * normal, normal, True)]
@@ -189,95 +202,87 @@ def pair_contacts(world, T_world_shape: np.ndarray, a: int, b: int, max_regions:
 
 class _Region:
     """Inside points of one body grouped into one connected region, and its deepest point."""
-    __slots__ = ("side", "depth", "point", "surface", "triangle", "vertex", "lo", "hi")
+    __slots__ = ("side", "depth", "point", "surface", "triangle", "vertex", "lo", "hi", "face")
 
     def __init__(self, side, depth, point, surface, triangle, vertex, lo, hi):
         self.side, self.depth, self.point, self.surface = side, depth, point, surface
         self.triangle, self.vertex, self.lo, self.hi = triangle, vertex, lo, hi
+        self.face = -1            # the face of the point's own body it lies on (-1: unknown)
 
 
-def _depths(points_world: np.ndarray, T_world_solid: np.ndarray, geometry):
-    n = len(points_world)
-    depth, surface = np.empty(n), np.empty((n, 3))
-    triangle = np.empty(n, dtype=np.int64)
-    triangles = geometry.triangles_shape if geometry.triangles_shape is not None else _NO_TRIANGLES
-    points_depth(points_world, T_world_solid, geometry.solid_kind, geometry.solid_params, geometry.solid_planes,
-                 triangles, geometry.obb_center_shape, geometry.obb_axes_shape, geometry.obb_half_extents_m,
-                 depth, surface, triangle)
-    return depth, surface, triangle
-
-
-def _side_regions(side: int, gx, T_x: np.ndarray, gy, T_y: np.ndarray) -> list[_Region]:
-    """Regions of body x's surface points inside body y."""
-    points = gx.surface_points_shape @ T_x[:3, :3].T + T_x[:3, 3]
-    depth, surface, triangle = _depths(points, T_y, gy)
-    keep = depth > 0.0
-    if not keep.any():
-        return []
-    labels = label_components(len(points), gx.surface_edges, keep)
-    regions = []
-    for label in np.unique(labels[keep]):
-        members = np.flatnonzero(labels == label)
-        k = members[np.argmax(depth[members])]
-        lo, hi = points[members].min(axis=0), points[members].max(axis=0)
-        region = _Region(side, float(depth[k]), points[k].copy(), surface[k].copy(), int(triangle[k]), int(k), lo, hi)
-        if gx.solid_kind <= KIND_CONVEX:      # a solid with a support function: refine
-            _refine(region, gx, T_x, gy, T_y)
-        regions.append(region)
-    return regions
+def _side_samples(gx, T_x: np.ndarray, gy, T_y: np.ndarray):
+    """Body x's surface points inside body y, grouped: (points, depth, surface, triangle,
+    deepest point of each group, group boxes lo and hi), or None when no point is inside."""
+    triangles = gy.triangles_shape if gy.triangles_shape is not None else _NO_TRIANGLES
+    tree = gy.mesh_tree if gy.mesh_tree is not None else _NO_TREE
+    points, depth, surface, triangle, _, deepest, lo, hi = surface_points_inside(
+        gx.surface_points_shape, gx.surface_parents, T_x, gx.surface_edges, T_y, gy.solid_kind, gy.solid_params, gy.solid_planes,
+        triangles, tree.bounds, tree.nodes, tree.order, tree.pseudo_normals, tree.manifold, gy.obb_center_shape,
+        gy.obb_axes_shape, gy.obb_half_extents_m)
+    if len(deepest) == 0:
+        return None
+    return points, depth, surface, triangle, deepest, lo, hi
 
 
 def _refine(region: _Region, gx, T_x: np.ndarray, gy, T_y: np.ndarray) -> None:
     """Move a primitive's or convex mesh's deepest point to its support point along the push-out."""
-    local = np.empty(3)
-    for _ in range(REFINE_STEPS):
-        out = region.surface - region.point
-        length = float(np.linalg.norm(out))
-        if length < 1e-15:
-            return
-        support_point(gx.solid_kind, gx.solid_params, gx.surface_points_shape, T_x[:3, :3].T @ (-out / length),
-                      local)
-        candidate = (T_x[:3, :3] @ local + T_x[:3, 3])[None]
-        depth, surface, triangle = _depths(candidate, T_y, gy)
-        if depth[0] <= region.depth + 1e-12:
-            return
-        region.depth, region.point, region.surface = float(depth[0]), candidate[0], surface[0]
-        region.triangle, region.vertex = int(triangle[0]), -1
-        region.lo, region.hi = np.minimum(region.lo, candidate[0]), np.maximum(region.hi, candidate[0])
+    triangles = gy.triangles_shape if gy.triangles_shape is not None else _NO_TRIANGLES
+    tree = gy.mesh_tree if gy.mesh_tree is not None else _NO_TREE
+    depth, point, surface, triangle, moved = refine_to_support(
+        REFINE_STEPS, gx.solid_kind, gx.solid_params, gx.surface_points_shape, T_x, region.point, region.surface,
+        region.depth, T_y, gy.solid_kind, gy.solid_params, gy.solid_planes, triangles, tree.bounds, tree.nodes,
+        tree.order, tree.pseudo_normals, tree.manifold, gy.obb_center_shape, gy.obb_axes_shape, gy.obb_half_extents_m)
+    if moved:
+        region.depth, region.point, region.surface = float(depth), point, surface
+        region.triangle, region.vertex, region.face = int(triangle), -1, -1
+        region.lo, region.hi = np.minimum(region.lo, point), np.maximum(region.hi, point)
 
 
 def deepest_regions(world, T_world_shape: np.ndarray, a: int, b: int, max_regions: int) -> list[PairDistance]:
     """Deepest point of each separate overlap region of two solids, deepest first (empty: none found).
 
     Body 0's points inside body 1 and body 1's inside body 0 are grouped per body by
-    the edges of their surface meshes; a region of one body and one of the other are
-    the same region when their boxes, grown by the deeper of the two depths, meet.
+    the edges joining them (``surface_edges``); two such groups (of either body) are
+    the same region when their boxes, grown by the deeper of the two depths, meet
+    (samples of one patch that no inside edge joins are not told apart as regions).
+    In each region, the deepest point of each body that has a support function (a
+    primitive or a convex mesh) is moved to its support point along the push-out.
     """
     ga, gb = world.shapes[a].geometry, world.shapes[b].geometry
     T_a, T_b = T_world_shape[a], T_world_shape[b]
-    regions = _side_regions(0, ga, T_a, gb, T_b) + _side_regions(1, gb, T_b, ga, T_a)
-    if not regions:
+    bodies = ((ga, T_a, gb, T_b), (gb, T_b, ga, T_a))
+    samples = [_side_samples(*bodies[0]), _side_samples(*bodies[1])]
+    found = [(side, s) for side, s in enumerate(samples) if s is not None]
+    if not found:
         return []
-    n = len(regions)
-    group = list(range(n))
-
-    def root(i):
-        while group[i] != i:
-            group[i] = group[group[i]]
-            i = group[i]
-        return i
-
-    for i in range(n):
-        for j in range(i + 1, n):
-            ri, rj = regions[i], regions[j]
-            if ri.side == rj.side:
-                continue
-            grow = max(ri.depth, rj.depth)
-            if np.all(ri.lo - grow <= rj.hi) and np.all(rj.lo - grow <= ri.hi):
-                group[root(j)] = root(i)
+    if len(found) == 1 and len(found[0][1][4]) == 1:       # one region of one body: nothing to merge
+        side, (points, depth, surface, triangle, deepest, lo, hi) = found[0]
+        k = int(deepest[0])
+        region = _Region(side, float(depth[k]), points[k], surface[k], int(triangle[k]), k, lo[0], hi[0])
+        gx, T_x, gy, T_y = bodies[side]
+        region.face = int(gx.surface_faces[k])
+        if gx.solid_kind <= KIND_CONVEX:
+            _refine(region, gx, T_x, gy, T_y)
+        return [_region_distance(region)]
+    side_of = np.concatenate([np.full(len(s[4]), side) for side, s in found])
+    point_of = np.concatenate([s[4] for _, s in found])
+    depth_of = np.concatenate([s[1][s[4]] for _, s in found])
+    group = merge_regions(depth_of, np.vstack([s[5] for _, s in found]), np.vstack([s[6] for _, s in found]))
+    best: dict[tuple[int, int], int] = {}      # (group, side) -> its deepest region
+    for r, key in enumerate(zip(group.tolist(), side_of.tolist())):
+        if key not in best or depth_of[r] > depth_of[best[key]]:
+            best[key] = r
     deepest: dict[int, _Region] = {}
-    for i, region in enumerate(regions):
-        g = root(i)
+    for (g, side), r in best.items():
+        points, depth, surface, triangle, _, lo, hi = samples[side]
+        k = int(point_of[r])
+        slot = r - int(np.count_nonzero(side_of < side))
+        region = _Region(side, float(depth[k]), points[k].copy(), surface[k].copy(), int(triangle[k]), k,
+                         lo[slot].copy(), hi[slot].copy())
+        gx, T_x, gy, T_y = bodies[side]
+        region.face = int(gx.surface_faces[k])
+        if gx.solid_kind <= KIND_CONVEX:      # a solid with a support function: refine
+            _refine(region, gx, T_x, gy, T_y)
         if g not in deepest or region.depth > deepest[g].depth:
             deepest[g] = region
     ordered = sorted(deepest.values(), key=lambda r: -r.depth)[:max(1, int(max_regions))]
@@ -288,10 +293,10 @@ def _region_distance(region: _Region) -> PairDistance:
     depth = region.depth
     if region.side == 0:      # a point of body 0 inside body 1: body 1 moves along point - surface
         p0, normal = region.point, (region.point - region.surface) / depth
-        subshapes = (-1, region.triangle)
+        subshapes = (region.face, region.triangle)
     else:                     # a point of body 1 inside body 0: body 1 moves along surface - point
         p0, normal = region.surface, (region.surface - region.point) / depth
-        subshapes = (region.triangle, -1)
+        subshapes = (region.triangle, region.face)
     return PairDistance(-depth, p0, p0 - depth * normal, normal, True, subshapes)
 
 

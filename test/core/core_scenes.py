@@ -2,6 +2,9 @@
 import numpy as np
 import pytest
 
+from my_collision_pkg.robot_model import RobotModel
+from my_collision_pkg.scene import AddObject, ObjectShape, PlanningScene, SceneObject
+
 
 # A prismatic slider carrying a sphere (r = 0.1 m) along x, over a fixed base
 # link holding a sphere (r = 0.1 m) at the origin, and a second arm whose box
@@ -39,3 +42,14 @@ def assert_contact_invariants(contact, atol=1e-9):
     np.testing.assert_allclose(np.linalg.norm(contact.normal), 1.0, atol=1e-9)
     np.testing.assert_allclose(contact.position, 0.5 * (p0 + p1), atol=atol)
     assert contact.penetration_depth == pytest.approx(max(0.0, -contact.distance))
+
+
+def two_objects(spec_a, T_a, spec_b, T_b):
+    """World objects 'a' and 'b' beside the slider robot: (world, T_world_shape, index of a, index of b)."""
+    scene = PlanningScene(RobotModel.from_urdf_string(SLIDER_URDF), allow_adjacent=False)
+    scene.apply([AddObject(SceneObject("a", (ObjectShape(spec_a),), T_a)),
+                 AddObject(SceneObject("b", (ObjectShape(spec_b),), T_b))])
+    world = scene.world
+    T_world_shape = world.shape_transforms(world.robot.link_transforms(scene.current_positions))
+    index = {e.owner: k for k, e in enumerate(world.shapes) if not e.on_robot}
+    return world, T_world_shape, index["a"], index["b"]

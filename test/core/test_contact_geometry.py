@@ -9,9 +9,13 @@ trimesh (its own closest-point and signed-distance code, not our kernels).
 import numpy as np
 import pytest
 import trimesh
-from core_scenes import SLIDER_URDF, assert_contact_invariants
+from core_scenes import SLIDER_URDF, assert_contact_invariants, two_objects
 
 from my_collision_pkg.checker import CollisionChecker
+from my_collision_pkg.contact_kernels import FEATURE_EDGE, FEATURE_FACE, MeshTree, points_depth, tree_closest_point
+from my_collision_pkg.geometry import build_shape
+from my_collision_pkg.geometry import MeshResolver
+from my_collision_pkg.kernels import INSIDE_WINDING, winding_number
 from my_collision_pkg.narrowphase import pair_contacts, pair_distance
 from my_collision_pkg.robot_model import Box, Capsule, Cone, Cylinder, RobotModel, Sphere, TriangleMesh
 from my_collision_pkg.scene import AddObject, ObjectShape, PlanningScene, SceneObject
@@ -31,17 +35,6 @@ def rot(axis, angle_rad):
     k = np.asarray(axis, dtype=float) / np.linalg.norm(axis)
     K = np.array([[0.0, -k[2], k[1]], [k[2], 0.0, -k[0]], [-k[1], k[0], 0.0]])
     return np.eye(3) + np.sin(angle_rad) * K + (1.0 - np.cos(angle_rad)) * K @ K
-
-
-def two_objects(spec_a, T_a, spec_b, T_b):
-    """World objects 'a' and 'b' (the slider robot kept far away): (world, T_world_shape, a, b)."""
-    scene = PlanningScene(RobotModel.from_urdf_string(SLIDER_URDF), allow_adjacent=False)
-    scene.apply([AddObject(SceneObject("a", (ObjectShape(spec_a),), T_a)),
-                 AddObject(SceneObject("b", (ObjectShape(spec_b),), T_b))])
-    world = scene.world
-    T = world.shape_transforms(world.robot.link_transforms(scene.current_positions))
-    index = {e.owner: k for k, e in enumerate(world.shapes) if not e.on_robot}
-    return world, T, index["a"], index["b"]
 
 
 def as_mesh(mesh):
@@ -230,18 +223,24 @@ def test_legs_across_a_table_give_one_contact_per_leg():
     assert len(pair_contacts(world, T, a, b, 1)) == 1
 
 
+def _surface_samples(mesh):
+    """The points of a mesh tested inside the other body: vertices, edge midpoints, face centroids."""
+    return np.vstack([mesh.vertices, mesh.vertices[mesh.edges_unique].mean(axis=1), mesh.triangles_center])
+
+
 def _brute_force_deepest(mesh_a, mesh_b):
-    """Deepest vertex of either mesh inside the other, by trimesh's signed distance (> 0 inside)."""
+    """Deepest surface sample of either mesh inside the other, by trimesh's signed distance (> 0 inside)."""
     best = (0.0, None, None)
     for side, (x, y) in enumerate(((mesh_a, mesh_b), (mesh_b, mesh_a))):
-        depth = trimesh.proximity.signed_distance(y, x.vertices)
+        samples = _surface_samples(x)
+        depth = trimesh.proximity.signed_distance(y, samples)
         k = int(np.argmax(depth))
         if depth[k] > best[0]:
-            best = (float(depth[k]), side, x.vertices[k])
+            best = (float(depth[k]), side, samples[k])
     return best
 
 
-@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("seed", range(12))
 def test_two_overlapping_closed_meshes_match_brute_force(seed):
     rng = np.random.default_rng(seed)
     knot = trimesh.creation.torus(major_radius=0.12, minor_radius=0.04, major_sections=24, minor_sections=12)
@@ -254,11 +253,105 @@ def test_two_overlapping_closed_meshes_match_brute_force(seed):
     depth, side, point = _brute_force_deepest(mesh_a, mesh_b)
     r = pair_distance(world, T, a, b)
     if depth <= 0.0:
-        pytest.skip("this pose has no vertex inside (edge through edge)")
+        pytest.skip("this pose has no surface sample inside (edge through edge)")
     assert r.exact
     assert -r.distance_m == pytest.approx(depth, abs=1e-9)
     np.testing.assert_allclose(r.p0_world if side == 0 else r.p1_world, point, atol=1e-9)
     assert_invariant(r)
+
+
+# ----- the mesh tree: closest point and side against brute force ------------------
+def tree_against_brute_force(geometry, n_points=400, seed=0, near_surface_m=1e-9):
+    """Closest point and side of random points by the shape's tree, checked against brute force.
+
+    Points fill the mesh's box grown by a fifth, plus points just off random surface
+    points. Distance: the least over all triangles of trimesh's closest point on each
+    triangle (``trimesh.triangles.closest_point``; its ``proximity.closest_point`` misses
+    the nearest triangle now and then). Side: the
+    generalised winding number summed over all triangles. Points nearer the surface than
+    ``near_surface_m`` are on it (either side is right). Returns how many were inside.
+    """
+    mesh, tree, triangles = geometry.source_mesh, geometry.mesh_tree, geometry.triangles_shape
+    rng = np.random.default_rng(seed)
+    lo, hi = mesh.bounds
+    grow = 0.2 * (hi - lo)
+    surface_points, _ = trimesh.sample.sample_surface(mesh, n_points // 2, seed=seed)
+    points = np.vstack([rng.uniform(lo - grow, hi + grow, size=(n_points // 2, 3)),
+                        surface_points + rng.normal(scale=1e-3 * np.max(hi - lo), size=surface_points.shape)])
+    expected_m = np.array([np.min(np.linalg.norm(
+        trimesh.triangles.closest_point(triangles, np.repeat(p[None], len(triangles), axis=0)) - p, axis=1))
+        for p in points])
+    out = np.empty(3)
+    for p, expected in zip(points, expected_m):
+        d2, t, _ = tree_closest_point(p, triangles, tree.bounds, tree.nodes, tree.order, out)
+        assert np.sqrt(d2) == pytest.approx(expected, abs=1e-12)
+        assert np.linalg.norm(out - p) == pytest.approx(expected, abs=1e-12)
+        assert 0 <= t < len(triangles)
+    depth = np.empty(len(points))
+    surface = np.empty((len(points), 3))
+    triangle = np.empty(len(points), dtype=np.int64)
+    planes = np.zeros((0, 4))        # no hull planes: every point goes through the exact test
+    points_depth(points, np.eye(4), geometry.solid_kind, geometry.solid_params, planes, triangles, tree.bounds,
+                 tree.nodes, tree.order, tree.pseudo_normals, tree.manifold, np.zeros(3), np.eye(3),
+                 np.full(3, 1e9), depth, surface, triangle)
+    winding = np.array([winding_number(p, triangles) for p in points])
+    on_surface = expected_m < near_surface_m
+    np.testing.assert_array_equal((depth > 0.0)[~on_surface], (winding > INSIDE_WINDING)[~on_surface])
+    inside = depth > 0.0
+    np.testing.assert_allclose(depth[inside], expected_m[inside], atol=1e-12)
+    return int(inside.sum())
+
+
+def mesh_geometry(mesh):
+    return build_shape(as_mesh(mesh), "thing", MeshResolver())
+
+
+@pytest.mark.parametrize("make", [
+    lambda: trimesh.creation.torus(major_radius=0.12, minor_radius=0.04, major_sections=24, minor_sections=12),
+    lambda: notched_box((0.2, 0.15, 0.1), notch_m=0.03),
+    lambda: trimesh.creation.annulus(r_min=0.05, r_max=0.1, height=0.04, sections=20),
+    lambda: trimesh.boolean.union([trimesh.creation.box(extents=(0.3, 0.05, 0.05)),
+                                   trimesh.creation.icosphere(subdivisions=2, radius=0.04)], engine="manifold"),
+], ids=["torus", "notched box", "annulus", "box through a ball"])
+def test_tree_closest_point_and_side_match_brute_force(make):
+    geometry = mesh_geometry(make())
+    assert geometry.is_closed_bvh and geometry.mesh_tree.manifold
+    assert tree_against_brute_force(geometry) > 20
+
+
+def test_mesh_that_is_not_one_manifold_keeps_the_winding_number():
+    # two boxes crossing each other as separate shells: closed, each edge has two faces,
+    # but the pieces overlap, so the nearest feature's normal can lie about the side
+    a = trimesh.creation.box(extents=(0.3, 0.1, 0.1))
+    b = trimesh.creation.box(extents=(0.1, 0.1, 0.3))
+    geometry = mesh_geometry(trimesh.util.concatenate([a, b]))
+    assert geometry.is_closed_bvh and not geometry.mesh_tree.manifold
+    assert tree_against_brute_force(geometry) > 20
+
+
+def test_pseudo_normals_of_a_cube():
+    cube = trimesh.creation.box(extents=(2.0, 2.0, 2.0))
+    tree = MeshTree.of(cube.vertices, cube.faces)
+    assert tree.manifold
+    faces = np.asarray(cube.faces)
+    for t in range(len(faces)):
+        corners = np.asarray(cube.vertices)[faces[t]]
+        np.testing.assert_allclose(tree.pseudo_normals[t, FEATURE_FACE], cube.face_normals[t], atol=1e-12)
+        for k in range(3):             # a corner's angle-weighted normal points along the diagonal
+            np.testing.assert_allclose(tree.pseudo_normals[t, 1 + k], corners[k] / np.linalg.norm(corners[k]),
+                                       atol=1e-12)
+            edge = tree.pseudo_normals[t, FEATURE_EDGE + k]       # the diagonal of a face or an outer edge
+            mid = (corners[k] + corners[(k + 1) % 3]) / 2.0
+            assert edge @ mid > 0.0
+
+
+def test_open_and_inconsistent_meshes_are_not_manifold():
+    box = trimesh.creation.box(extents=(1.0, 1.0, 1.0))
+    open_box = MeshTree.of(box.vertices, box.faces[:-1])
+    assert not open_box.manifold
+    flipped = np.asarray(box.faces).copy()
+    flipped[0] = flipped[0, ::-1]
+    assert not MeshTree.of(box.vertices, flipped).manifold
 
 
 # ----- through explain: the contact builder, the message, single_contact_point ----

@@ -2,11 +2,10 @@
 import numpy as np
 import pytest
 import trimesh
-from core_scenes import SLIDER_URDF
+from core_scenes import two_objects
 
 from my_collision_pkg.narrowphase import pair_distance, pair_distance_lower_bound
-from my_collision_pkg.robot_model import Box, Capsule, Cone, Cylinder, RobotModel, Sphere, TriangleMesh
-from my_collision_pkg.scene import AddObject, ObjectShape, PlanningScene, SceneObject
+from my_collision_pkg.robot_model import Box, Capsule, Cone, Cylinder, Sphere, TriangleMesh
 
 
 def pose(xyz=(0.0, 0.0, 0.0), yaw_rad=0.0):
@@ -15,17 +14,6 @@ def pose(xyz=(0.0, 0.0, 0.0), yaw_rad=0.0):
     T[:3, :3] = [[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]]
     T[:3, 3] = xyz
     return T
-
-
-def two_objects(spec_a, T_a, spec_b, T_b):
-    """A world holding objects 'a' and 'b'; returns (world, T_world_shape, index of a, index of b)."""
-    scene = PlanningScene(RobotModel.from_urdf_string(SLIDER_URDF), allow_adjacent=False)
-    scene.apply([AddObject(SceneObject("a", (ObjectShape(spec_a),), T_a)),
-                 AddObject(SceneObject("b", (ObjectShape(spec_b),), T_b))])
-    world = scene.world
-    T_world_shape = world.shape_transforms(world.robot.link_transforms(scene.current_positions))
-    index = {e.owner: k for k, e in enumerate(world.shapes) if not e.on_robot}
-    return world, T_world_shape, index["a"], index["b"]
 
 
 def box_mesh(size):

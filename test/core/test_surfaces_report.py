@@ -1,4 +1,6 @@
 """Contact surfaces of an explanation, on shapes with an exact overlap."""
+import dataclasses
+
 import numpy as np
 import pytest
 from core_scenes import SLIDER_URDF
@@ -57,9 +59,16 @@ def test_mesh_contact_whose_witness_plane_misses_the_overlap_still_gets_a_surfac
         entry = next(e for e in world.shapes if e.owner == owner)
         meshes.append(entry.geometry.triangle_mesh().copy().apply_transform(
             T_world_link[entry.link_index] @ entry.T_frame_shape))
+    low, high = overlap_extent_along(meshes[0], meshes[1], contact.normal)
+    # the exact contacts' witness points now lie in the overlap; move them (and the contact)
+    # along the normal to just beyond it, as the triangle-level ones were
+    shift = (high + 0.005 - 0.5 * (contact.nearest_points[0] + contact.nearest_points[1]) @ contact.normal) \
+        * np.asarray(contact.normal)
+    contact = dataclasses.replace(contact, position=contact.position + shift,
+                                  nearest_points=tuple(p + shift for p in contact.nearest_points))
+    explanation = dataclasses.replace(explanation, contacts=(contact,))
     midpoint = 0.5 * (contact.nearest_points[0] + contact.nearest_points[1])
     assert compute_contact_surface(meshes[0], meshes[1], midpoint, contact.normal, STIFFNESS_PA_PER_M) is None
-    low, high = overlap_extent_along(meshes[0], meshes[1], contact.normal)
     (surface,) = [s for s in explanation_surfaces(world, explanation, STIFFNESS_PA_PER_M)
                   if s.body_names == ("panda_link2", "panda_hand")]
     heights = surface.patch.vertices_world @ contact.normal
