@@ -15,13 +15,12 @@ from __future__ import annotations
 
 import argparse
 import os
-import signal
 import statistics
-import subprocess
 import sys
 import time
 
 import numpy as np
+from _servers import panda_validator_command, panda_world_path, running, serve_floor
 
 EDGES = 60
 ROUNDS = 5
@@ -37,24 +36,13 @@ RNG_SEED = 5
 
 def floor_server() -> int:
     """A CheckMotion server that does no work: the cost of the transport alone."""
-    import rclpy
-    from rclpy.callback_groups import ReentrantCallbackGroup
-    from rclpy.executors import MultiThreadedExecutor
-
-    from my_collision_pkg.node_runtime import run_node
     from my_collision_pkg.srv import CheckMotion
 
-    def answer(request, response):
+    def fill(response):
         response.valid, response.status, response.message = True, CheckMotion.Response.VALID, "valid"
         response.cc_time = -1.0
-        return response
 
-    def make_node():
-        node = rclpy.create_node("floor")
-        node.create_service(CheckMotion, "~/check_motion", answer, callback_group=ReentrantCallbackGroup())
-        return node
-
-    return run_node(make_node, "floor", MultiThreadedExecutor)
+    return serve_floor(CheckMotion, "check_motion", fill)
 
 
 def edges(checker, rng) -> list[tuple[np.ndarray, np.ndarray]]:
@@ -70,25 +58,16 @@ def edges(checker, rng) -> list[tuple[np.ndarray, np.ndarray]]:
 
 
 def main() -> int:
-    from ament_index_python.packages import get_package_prefix, get_package_share_directory
-
     from my_collision_pkg.checker import CollisionChecker
     from my_collision_pkg.client import ValidatorClient
     from my_collision_pkg.models import load_scene, panda_paths
 
     urdf, srdf = panda_paths()
-    world = os.path.join(get_package_share_directory("my_collision_pkg"), "config", "panda_world.yaml")
-    core = CollisionChecker(load_scene(urdf_path=urdf, srdf_path=srdf, world_path=world))
+    core = CollisionChecker(load_scene(urdf_path=urdf, srdf_path=srdf, world_path=panda_world_path()))
     motions = edges(core, np.random.default_rng(RNG_SEED))
-    exe = os.path.join(get_package_prefix("my_collision_pkg"), "lib", "my_collision_pkg", "collision_validator")
-    servers = [
-        subprocess.Popen([exe, "--ros-args", "-p", f"urdf_path:={urdf}", "-p", f"srdf_path:={srdf}",
-                          "-p", f"scene_path:={world}", "--log-level", "warn"]),
-        subprocess.Popen([sys.executable, os.path.abspath(__file__), "--floor-server"]),
-    ]
     core_ms, ours_ms, floor_ms = [], [], []
     invalid = 0
-    try:
+    with running(panda_validator_command(), [sys.executable, os.path.abspath(__file__), "--floor-server"]):
         ours = ValidatorClient("/collision_validator", node_name="bench_motion_ours")
         floor = ValidatorClient("/floor", node_name="bench_motion_floor")
         ours.wait_for_services(STARTUP_TIMEOUT_S, services=("motion",))
@@ -112,14 +91,6 @@ def main() -> int:
                     invalid += not expected.valid
         ours.close()
         floor.close()
-    finally:
-        for server in servers:
-            server.send_signal(signal.SIGINT)
-        for server in servers:
-            try:
-                server.wait(10)
-            except subprocess.TimeoutExpired:
-                server.kill()
     m_core, m_ours, m_floor = (statistics.median(v) for v in (core_ms, ours_ms, floor_ms))
     p90 = [float(np.percentile(v, 90)) for v in (core_ms, ours_ms, floor_ms)]
     ratio = m_ours / (m_core + m_floor)

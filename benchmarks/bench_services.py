@@ -19,14 +19,13 @@ from __future__ import annotations
 
 import argparse
 import os
-import signal
 import statistics
-import subprocess
 import sys
 import threading
 import time
 
 import numpy as np
+from _servers import panda_validator_command, running, serve_floor
 
 CALLS = 2000
 WARMUP_CALLS = 200
@@ -69,23 +68,12 @@ def throughput(client, threads: int, calls_each: int) -> tuple[float, int, int]:
 
 def floor_server() -> int:
     """A CheckValidity server that does no work: the cost of the transport alone."""
-    import rclpy
-    from rclpy.callback_groups import ReentrantCallbackGroup
-    from rclpy.executors import MultiThreadedExecutor
-
-    from my_collision_pkg.node_runtime import run_node
     from my_collision_pkg.srv import CheckValidity
 
-    def answer(request, response):
+    def fill(response):
         response.valid, response.status, response.message = True, CheckValidity.Response.VALID, "valid"
-        return response
 
-    def make_node():
-        node = rclpy.create_node("floor")
-        node.create_service(CheckValidity, "~/check_validity", answer, callback_group=ReentrantCallbackGroup())
-        return node
-
-    return run_node(make_node, "floor", MultiThreadedExecutor)
+    return serve_floor(CheckValidity, "check_validity", fill)
 
 
 def _percentile(values, q: float) -> float:
@@ -93,20 +81,9 @@ def _percentile(values, q: float) -> float:
 
 
 def main() -> int:
-    from ament_index_python.packages import get_package_prefix, get_package_share_directory
-
     from my_collision_pkg.client import ValidatorClient
-    from my_collision_pkg.models import panda_paths
 
-    urdf, srdf = panda_paths()
-    world = os.path.join(get_package_share_directory("my_collision_pkg"), "config", "panda_world.yaml")
-    exe = os.path.join(get_package_prefix("my_collision_pkg"), "lib", "my_collision_pkg", "collision_validator")
-    servers = [
-        subprocess.Popen([exe, "--ros-args", "-p", f"urdf_path:={urdf}", "-p", f"srdf_path:={srdf}",
-                          "-p", f"scene_path:={world}", "--log-level", "warn"]),
-        subprocess.Popen([sys.executable, os.path.abspath(__file__), "--floor-server"]),
-    ]
-    try:
+    with running(panda_validator_command(), [sys.executable, os.path.abspath(__file__), "--floor-server"]):
         ours = ValidatorClient("/collision_validator", node_name="bench_ours")
         floor = ValidatorClient("/floor", node_name="bench_floor")
         ours.wait_for_services(STARTUP_TIMEOUT_S)
@@ -136,14 +113,6 @@ def main() -> int:
         parallel = throughput(ours, PARALLEL_CALLERS, PARALLEL_CALLS_EACH)
         ours.close()
         floor.close()
-    finally:
-        for server in servers:
-            server.send_signal(signal.SIGINT)
-        for server in servers:
-            try:
-                server.wait(10)
-            except subprocess.TimeoutExpired:
-                server.kill()
     p50_ours, p50_floor = statistics.median(ours_ms), statistics.median(floor_ms)
     p99_ours, p99_floor = _percentile(ours_ms, 99), _percentile(floor_ms, 99)
     ratio = p50_ours / p50_floor

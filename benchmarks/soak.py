@@ -20,13 +20,12 @@ from __future__ import annotations
 
 import argparse
 import os
-import signal
-import subprocess
 import sys
 import threading
 import time
 
 import numpy as np
+from _servers import panda_validator_command, panda_world_path, running
 
 ARM = [f"panda_joint{i}" for i in range(1, 8)]
 FREE = [0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785]
@@ -109,29 +108,22 @@ def main() -> int:
                         help="the node's max_batch (default: the largest the node allows)")
     args = parser.parse_args()
 
-    from ament_index_python.packages import get_package_prefix, get_package_share_directory
     from geometry_msgs.msg import Pose
     from shape_msgs.msg import SolidPrimitive
 
     from my_collision_pkg.checker import MAX_BATCH_CONFIGURATIONS
     from my_collision_pkg.client import ServiceTimeout, ValidatorClient
-    from my_collision_pkg.models import panda_paths
     from my_collision_pkg.msg import CollisionObject
 
     max_batch = args.max_batch or MAX_BATCH_CONFIGURATIONS
     rng = np.random.default_rng(9)
     pool = np.vstack([FREE, INTO_TABLE, rng.uniform(PANDA_LOWER, PANDA_UPPER, size=(POOL_SIZE, 7))])
     batches = [pool[rng.integers(0, len(pool), BATCH_ROWS)] for _ in range(16)]
-    world_path = os.path.join(get_package_share_directory("my_collision_pkg"), "config", "panda_world.yaml")
+    world_path = panda_world_path()
     t0 = time.perf_counter()
     scene, checker, oracles = build_oracles(world_path, pool, batches)
     print(f"oracle: {len(pool)} configurations x 3 worlds in {time.perf_counter() - t0:.1f} s")
 
-    urdf, srdf = panda_paths()
-    exe = os.path.join(get_package_prefix("my_collision_pkg"), "lib", "my_collision_pkg", "collision_validator")
-    node = subprocess.Popen([exe, "--ros-args", "-p", f"urdf_path:={urdf}", "-p", f"srdf_path:={srdf}",
-                             "-p", f"scene_path:={world_path}", "-p", f"max_batch:={max_batch}",
-                             "--log-level", "warn"])
     counts = {"answers": 0, "wrong": 0, "errors": 0, "timeouts": 0, "updates": 0}
     by_kind = {"check": 0, "explain": 0, "batch": 0}
     examples: list[str] = []
@@ -211,7 +203,7 @@ def main() -> int:
             if not ok:
                 note("wrong", f"{kind} #{i if kind != 'batch' else b} in worlds {sorted(states)}: {r.message}")
 
-    try:
+    with running(panda_validator_command(max_batch=max_batch)) as (node,):
         client = ValidatorClient("/collision_validator", node_name="soak_client", timeout_s=CALL_TIMEOUT_S)
         client.wait_for_services(STARTUP_TIMEOUT_S)
         for q in pool[:20]:
@@ -274,12 +266,6 @@ def main() -> int:
         print(f"batch of {max_batch + 1:,}: status {over.status}, '{over.message}'")
         big_client.close()
         client.close()
-    finally:
-        node.send_signal(signal.SIGINT)
-        try:
-            node.wait(20)
-        except subprocess.TimeoutExpired:
-            node.kill()
     print(f"node exit code {node.returncode}")
     return 0 if counts["wrong"] == 0 and counts["errors"] == 0 and counts["timeouts"] == 0 else 1
 

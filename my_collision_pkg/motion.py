@@ -154,7 +154,7 @@ class _Kinematics:
 
     def __init__(self, robot) -> None:
         (self.mimic_matrix, self.mimic_offset, kind, axis, link_parent, T_parent_origin,
-         link_joint) = robot.kinematic_arrays()
+         link_joint) = robot.kinematics_arrays
         n_links, n_mov = len(link_parent), len(kind)
         self.prismatic = kind == PRISMATIC
         self.axis = np.asarray(axis, dtype=float).reshape(-1, 3)
@@ -278,7 +278,7 @@ class _Sweep:
         self.world, self.selection = world, selection
         self.q0, self.dq = q0, q1 - q0
         self.tol = tolerance_m
-        self.fk_arrays = world.robot.kinematic_arrays()
+        self.fk_arrays = world.robot.kinematics_arrays
         # GJK's precision stays well inside the half tolerance every step keeps in reserve
         self.request = coal.DistanceRequest()
         self.request.enable_signed_distance = True

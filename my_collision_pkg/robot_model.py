@@ -509,25 +509,15 @@ class RobotModel:
         """Poses (L, 4, 4) of every link in the planning frame for one configuration (A,)."""
         return self.link_transforms_batch(np.asarray(positions, dtype=float)[None, :])[0]
 
-    # ----- accessors for motion bounds ------------------------------------
-    def kinematic_arrays(self) -> tuple[np.ndarray, ...]:
-        """The arrays forward kinematics runs on (read them, never write them).
-
-        Returns
-        -------
-        (mimic_matrix (M, A), mimic_offset (M,), joint_kind (M,), joint_axis (M, 3) in the
-        joint's child frame, link_parent (L,), T_parent_origin (L, 4, 4), link_joint (L,)),
-        with M movable joints (mimics included), A active joints and L links; see
-        :func:`kernels.forward_kinematics`.
-        """
-        return self._fk_arrays
-
     # ----- arrays for compiled kernels ----------------------------------
     @property
     def kinematics_arrays(self) -> tuple[np.ndarray, ...]:
-        """The arrays :func:`kernels.forward_kinematics` runs on, after the positions
-        (mimic matrix, mimic offsets, joint kinds, axes, link parents, origins, link joints).
-        Shared, not copies: do not write to them."""
+        """The arrays :func:`kernels.forward_kinematics` runs on, after the positions.
+
+        (mimic_matrix (M, A), mimic_offset (M,), joint_kind (M,), joint_axis (M, 3) in the
+        joint's child frame, link_parent (L,), T_parent_origin (L, 4, 4), link_joint (L,)),
+        with M movable joints (mimics included), A active joints and L links. Shared, not
+        copies: do not write to them."""
         return self._fk_arrays
 
     @property
