@@ -47,6 +47,11 @@ FEATURE_EDGE = 4          # + edge index
 N_FEATURES = 7
 TREE_LEAF_SIZE = 4        # triangles per leaf of the AABB tree
 _TREE_STACK = 128         # traversal stack; the median-split tree is about log2(T) deep
+# A triangle is skipped when its plane is farther than the nearest point so far by more than
+# this (metres), beyond its normal's own error bound (MeshTree.face_normals): far above rounding.
+_PLANE_MARGIN_M = 1e-12
+# bound of the rounding error of a computed cross product, in units of eps * |largest coordinate| * |edge|
+_CROSS_ERROR = 32.0
 
 
 @njit(cache=True)
@@ -174,13 +179,18 @@ class MeshTree(NamedTuple):
     (FEATURE_EDGE + k, edge k from corner k to corner k + 1). ``manifold``: every edge
     is shared by exactly two faces that run it in opposite directions, no face is
     degenerate, and no two connected pieces have overlapping boxes; only then does the
-    pseudo-normal of the nearest feature tell inside from outside.
+    pseudo-normal of the nearest feature tell inside from outside. ``face_normals``
+    (T, 4): each triangle's unit normal and a bound of that normal's direction error
+    (radians) from rounding (inf for a degenerate face), so that the distance to the
+    triangle's plane is a safe lower bound of the distance to the triangle
+    (:func:`tree_closest_point` skips triangles with it).
     """
     bounds: np.ndarray
     nodes: np.ndarray
     order: np.ndarray
     pseudo_normals: np.ndarray
     manifold: bool
+    face_normals: np.ndarray
 
     @staticmethod
     def of(vertices: np.ndarray, faces: np.ndarray, component_labels: np.ndarray | None = None) -> "MeshTree":
@@ -198,6 +208,11 @@ class MeshTree(NamedTuple):
         unit[usable] = cross[usable] / length[usable, None]
         pseudo = np.zeros((n_t, N_FEATURES, 3))
         pseudo[:, FEATURE_FACE] = unit
+        longest = np.max(np.linalg.norm(corners - corners[:, [1, 2, 0]], axis=2), axis=1) if n_t else np.zeros(0)
+        largest = float(np.max(np.abs(vertices))) if n_v else 0.0
+        with np.errstate(divide="ignore", invalid="ignore"):
+            error = _CROSS_ERROR * np.finfo(float).eps * largest * longest / length
+        face_normals = np.ascontiguousarray(np.column_stack([unit, np.where(usable, error, np.inf)]))
         vertex_normal = np.zeros((n_v, 3))
         for k in range(3):
             e1 = corners[:, (k + 1) % 3] - corners[:, k]
@@ -220,7 +235,7 @@ class MeshTree(NamedTuple):
             n_t, 3, 3)
         if manifold and component_labels is not None and len(np.unique(component_labels)) > 1:
             manifold = not _pieces_overlap(corners, np.asarray(component_labels))
-        return MeshTree(bounds, nodes, order, np.ascontiguousarray(pseudo), manifold)
+        return MeshTree(bounds, nodes, order, np.ascontiguousarray(pseudo), manifold, face_normals)
 
 
 def _pieces_overlap(corners: np.ndarray, labels: np.ndarray) -> bool:
@@ -362,15 +377,19 @@ def _box_distance2(bounds, node, p):
 
 
 @njit(cache=True)
-def tree_closest_point(p, triangles, bounds, nodes, order, out, seed_triangle=-1):
+def tree_closest_point(p, triangles, bounds, nodes, order, out, seed_triangle=-1, face_normals=None):
     """Nearest point ``out`` (3,) to p on a triangle mesh through its tree (:func:`build_triangle_tree`).
 
     Exact (every triangle whose box could hold a nearer point is tested; boxes are
     visited nearest first). ``seed_triangle`` (a triangle likely near p, e.g. the
     answer for a neighbouring point; -1 for none) is tested first so that more boxes
-    are pruned. Returns (squared distance, triangle index, feature).
+    are pruned. ``face_normals`` (T, 4) (``MeshTree.face_normals``; None: not used)
+    skips a triangle whose plane alone is farther than the nearest point so far, by
+    more than the normal's rounding error: the answer is the same, bit for bit.
+    Returns (squared distance, triangle index, feature).
     """
     stack = np.empty(_TREE_STACK, dtype=np.int64)
+    stack_d2 = np.empty(_TREE_STACK)          # each stacked node's box distance (squared)
     candidate = np.empty(3)
     best_d2 = np.inf
     best_t = -1
@@ -380,16 +399,25 @@ def tree_closest_point(p, triangles, bounds, nodes, order, out, seed_triangle=-1
         best_d2 = (out[0] - p[0]) ** 2 + (out[1] - p[1]) ** 2 + (out[2] - p[2]) ** 2
         best_t = seed_triangle
     stack[0] = 0
+    stack_d2[0] = _box_distance2(bounds, 0, p)
     top = 1
     while top > 0:
         top -= 1
         node = stack[top]
-        if _box_distance2(bounds, node, p) >= best_d2:
+        if stack_d2[top] >= best_d2:
             continue
         first = nodes[node, 0]
         if first < 0:
             for k in range(nodes[node, 1], nodes[node, 1] + nodes[node, 2]):
                 t = order[k]
+                if face_normals is not None:
+                    dx = p[0] - triangles[t, 0, 0]
+                    dy = p[1] - triangles[t, 0, 1]
+                    dz = p[2] - triangles[t, 0, 2]
+                    plane = abs(face_normals[t, 0] * dx + face_normals[t, 1] * dy + face_normals[t, 2] * dz)
+                    plane -= face_normals[t, 3] * (abs(dx) + abs(dy) + abs(dz)) + _PLANE_MARGIN_M
+                    if plane > 0.0 and plane * plane > best_d2:
+                        continue
                 f = closest_on_triangle(p, triangles, t, candidate)
                 dx, dy, dz = candidate[0] - p[0], candidate[1] - p[1], candidate[2] - p[2]
                 d2 = dx * dx + dy * dy + dz * dz
@@ -404,22 +432,25 @@ def tree_closest_point(p, triangles, bounds, nodes, order, out, seed_triangle=-1
             near, far, near_d2, far_d2 = far, near, far_d2, near_d2
         if far_d2 < best_d2 and top < _TREE_STACK:
             stack[top] = far
+            stack_d2[top] = far_d2
             top += 1
         if near_d2 < best_d2 and top < _TREE_STACK:
             stack[top] = near
+            stack_d2[top] = near_d2
             top += 1
     return best_d2, best_t, best_f
 
 
 @njit(cache=True)
-def _mesh_depth(hull_planes, triangles, bounds, nodes, order, pseudo_normals, manifold, p, surface, triangle):
+def _mesh_depth(hull_planes, triangles, bounds, nodes, order, pseudo_normals, manifold, p, surface, triangle,
+                face_normals=None):
     """Closed mesh; ``hull_planes`` (H, 4) those of its convex hull (a point outside them is outside)."""
     for f in range(hull_planes.shape[0]):
         if hull_planes[f, 0] * p[0] + hull_planes[f, 1] * p[1] + hull_planes[f, 2] * p[2] > hull_planes[f, 3]:
             return OUTSIDE
     if not manifold and winding_number(p, triangles) <= INSIDE_WINDING:
         return OUTSIDE
-    d2, t, feature = tree_closest_point(p, triangles, bounds, nodes, order, surface, triangle[0])
+    d2, t, feature = tree_closest_point(p, triangles, bounds, nodes, order, surface, triangle[0], face_normals)
     triangle[0] = t                 # also the next point's seed
     if manifold:
         side = 0.0
@@ -433,7 +464,7 @@ def _mesh_depth(hull_planes, triangles, bounds, nodes, order, pseudo_normals, ma
 
 @njit(cache=True)
 def point_depth(kind, params, planes, triangles, bounds, nodes, order, pseudo_normals, manifold, p, surface,
-                triangle):
+                triangle, face_normals=None):
     """Depth of p (3,) in a solid (its own frame); fills the nearest surface point and,
     for a closed mesh, ``triangle[0]`` with its triangle index (on entry: a triangle
     likely near p, or -1). A closed mesh comes with
@@ -451,12 +482,14 @@ def point_depth(kind, params, planes, triangles, bounds, nodes, order, pseudo_no
         return _cone_depth(params[0], params[1], p, surface)
     if kind == KIND_CONVEX:
         return _convex_depth(planes, p, surface)
-    return _mesh_depth(planes, triangles, bounds, nodes, order, pseudo_normals, manifold, p, surface, triangle)
+    return _mesh_depth(planes, triangles, bounds, nodes, order, pseudo_normals, manifold, p, surface, triangle,
+                       face_normals)
 
 
 @njit(cache=True)
 def points_depth(points_world, T_world_solid, kind, params, planes, triangles, bounds, nodes, order, pseudo_normals,
-                 manifold, box_center, box_axes, box_half, depth_out, surface_world_out, triangle_out):
+                 manifold, box_center, box_axes, box_half, depth_out, surface_world_out, triangle_out,
+                 face_normals=None):
     """Depth in a posed solid of points (N, 3) given in the planning frame.
 
     Points outside the solid's bounding box (centre, axes as columns, half
@@ -491,7 +524,7 @@ def points_depth(points_world, T_world_solid, kind, params, planes, triangles, b
             continue
         triangle[0] = seed
         d = point_depth(kind, params, planes, triangles, bounds, nodes, order, pseudo_normals, manifold, p, surface,
-                        triangle)
+                        triangle, face_normals)
         if kind == KIND_MESH and triangle[0] >= 0:
             seed = triangle[0]
         depth_out[n] = d
@@ -552,7 +585,7 @@ def support_point(kind, params, vertices, direction, out):
 @njit(cache=True)
 def refine_to_support(steps, kind_x, params_x, vertices_x, T_world_x, point, surface, depth, T_world_solid, kind,
                       params, planes, triangles, bounds, nodes, order, pseudo_normals, manifold, box_center, box_axes,
-                      box_half):
+                      box_half, face_normals=None):
     """Move body x's deepest point in a solid to x's support point along the push-out, up to ``steps`` times.
 
     ``point`` and ``surface`` (3,) (planning frame) and ``depth`` are the current deepest
@@ -589,7 +622,7 @@ def refine_to_support(steps, kind_x, params_x, vertices_x, T_world_x, point, sur
                 acc += T_world_x[r, u] * local[u]
             candidate[0, r] = acc
         points_depth(candidate, T_world_solid, kind, params, planes, triangles, bounds, nodes, order,
-                     pseudo_normals, manifold, box_center, box_axes, box_half, d, s, t)
+                     pseudo_normals, manifold, box_center, box_axes, box_half, d, s, t, face_normals)
         if d[0] <= depth + 1e-12:
             break
         depth = d[0]
@@ -627,7 +660,8 @@ def label_components(n_points, edges, keep):
 
 
 @njit(cache=True)
-def _mesh_signed_distance(hull_planes, triangles, bounds, nodes, order, pseudo_normals, p, surface, seed):
+def _mesh_signed_distance(hull_planes, triangles, bounds, nodes, order, pseudo_normals, p, surface, seed,
+                          face_normals=None):
     """Signed distance of p to a closed 2-manifold mesh (> 0 inside), its nearest triangle and True;
     or, when a plane of the mesh's convex hull already puts p outside, minus the distance to
     that plane (an upper bound of the signed distance), -1 and False."""
@@ -635,7 +669,7 @@ def _mesh_signed_distance(hull_planes, triangles, bounds, nodes, order, pseudo_n
         v = hull_planes[f, 0] * p[0] + hull_planes[f, 1] * p[1] + hull_planes[f, 2] * p[2] - hull_planes[f, 3]
         if v > 0.0:
             return -v, -1, False
-    d2, t, feature = tree_closest_point(p, triangles, bounds, nodes, order, surface, seed)
+    d2, t, feature = tree_closest_point(p, triangles, bounds, nodes, order, surface, seed, face_normals)
     side = 0.0
     for i in range(3):
         side += (p[i] - surface[i]) * pseudo_normals[t, feature, i]
@@ -654,7 +688,8 @@ def _to_world(T_world_solid, surface, out, j):
 
 @njit(cache=True)
 def surface_points_inside(points_shape, parent, T_world_x, edges, T_world_solid, kind, params, planes, triangles,
-                          bounds, nodes, order, pseudo_normals, manifold, box_center, box_axes, box_half):
+                          bounds, nodes, order, pseudo_normals, manifold, box_center, box_axes, box_half,
+                          face_normals=None):
     """Body x's surface points (its frame) inside a posed solid, grouped along ``edges``, and
     the deepest point of each group.
 
@@ -710,7 +745,7 @@ def surface_points_inside(points_shape, parent, T_world_x, edges, T_world_solid,
         if not bounded:
             one[0] = seed
             d = point_depth(kind, params, planes, triangles, bounds, nodes, order, pseudo_normals, manifold,
-                            local[j], surface, one)
+                            local[j], surface, one, face_normals)
             if kind == KIND_MESH and one[0] >= 0:
                 seed = one[0]
             if d < 0.0:
@@ -738,7 +773,7 @@ def surface_points_inside(points_shape, parent, T_world_x, edges, T_world_solid,
         if ref >= 0 and exact[ref] and triangle[ref] >= 0:
             seed = triangle[ref]
         s, t, known = _mesh_signed_distance(planes, triangles, bounds, nodes, order, pseudo_normals, local[j],
-                                            surface, seed)
+                                            surface, seed, face_normals)
         if not known:
             s_lo[j], s_hi[j] = -np.inf, s
             continue
@@ -781,7 +816,7 @@ def surface_points_inside(points_shape, parent, T_world_x, edges, T_world_solid,
                 if bound < best[labels[j]]:
                     continue
                 s, t, known = _mesh_signed_distance(planes, triangles, bounds, nodes, order, pseudo_normals,
-                                                    local[j], surface, seed)
+                                                    local[j], surface, seed, face_normals)
                 computed[n_computed] = j
                 n_computed += 1
                 exact[j] = True
@@ -872,15 +907,19 @@ def warm_up() -> None:
             points_depth(points, np.eye(4), kind, np.ones(3), planes, triangles, tree.bounds, tree.nodes,
                          tree.order, tree.pseudo_normals, manifold, np.zeros(3), np.eye(3), np.ones(3),
                          depth, surface, triangle)
+            points_depth(points, np.eye(4), kind, np.ones(3), planes, triangles, tree.bounds, tree.nodes,
+                         tree.order, tree.pseudo_normals, manifold, np.zeros(3), np.eye(3), np.ones(3),
+                         depth, surface, triangle, tree.face_normals)
         support_point(kind, np.ones(3), np.zeros((1, 3)), np.ones(3), out)
         for manifold in (False, True):
             surface_points_inside(corners, np.full(4, -1), np.eye(4), np.array([[0, 1]], dtype=np.int64), np.eye(4),
                                   kind,
                                   np.ones(3), planes, triangles, tree.bounds, tree.nodes, tree.order,
-                                  tree.pseudo_normals, manifold, np.zeros(3), np.eye(3), np.ones(3))
+                                  tree.pseudo_normals, manifold, np.zeros(3), np.eye(3), np.ones(3),
+                                  tree.face_normals)
         refine_to_support(1, kind, np.ones(3), corners, np.eye(4), np.zeros(3), np.ones(3), 0.5, np.eye(4),
                           KIND_MESH, np.ones(3), planes, triangles, tree.bounds, tree.nodes, tree.order,
-                          tree.pseudo_normals, True, np.zeros(3), np.eye(3), np.ones(3))
+                          tree.pseudo_normals, True, np.zeros(3), np.eye(3), np.ones(3), tree.face_normals)
     labels = label_components(2, np.array([[0, 1]], dtype=np.int64), np.array([True, True]))
     _, lo, hi = summarize_regions(labels, np.ones(2), np.zeros((2, 3)))
     merge_regions(np.ones(len(lo)), lo, hi)

@@ -218,7 +218,7 @@ def _side_samples(gx, T_x: np.ndarray, gy, T_y: np.ndarray):
     points, depth, surface, triangle, _, deepest, lo, hi = surface_points_inside(
         gx.surface_points_shape, gx.surface_parents, T_x, gx.surface_edges, T_y, gy.solid_kind, gy.solid_params, gy.solid_planes,
         triangles, tree.bounds, tree.nodes, tree.order, tree.pseudo_normals, tree.manifold, gy.obb_center_shape,
-        gy.obb_axes_shape, gy.obb_half_extents_m)
+        gy.obb_axes_shape, gy.obb_half_extents_m, tree.face_normals)
     if len(deepest) == 0:
         return None
     return points, depth, surface, triangle, deepest, lo, hi
@@ -231,7 +231,8 @@ def _refine(region: _Region, gx, T_x: np.ndarray, gy, T_y: np.ndarray) -> None:
     depth, point, surface, triangle, moved = refine_to_support(
         REFINE_STEPS, gx.solid_kind, gx.solid_params, gx.surface_points_shape, T_x, region.point, region.surface,
         region.depth, T_y, gy.solid_kind, gy.solid_params, gy.solid_planes, triangles, tree.bounds, tree.nodes,
-        tree.order, tree.pseudo_normals, tree.manifold, gy.obb_center_shape, gy.obb_axes_shape, gy.obb_half_extents_m)
+        tree.order, tree.pseudo_normals, tree.manifold, gy.obb_center_shape, gy.obb_axes_shape, gy.obb_half_extents_m,
+        tree.face_normals)
     if moved:
         region.depth, region.point, region.surface = float(depth), point, surface
         region.triangle, region.vertex, region.face = int(triangle), -1, -1
