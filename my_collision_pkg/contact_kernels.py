@@ -52,6 +52,9 @@ _TREE_STACK = 128         # traversal stack; the median-split tree is about log2
 _PLANE_MARGIN_M = 1e-12
 # bound of the rounding error of a computed cross product, in units of eps * |largest coordinate| * |edge|
 _CROSS_ERROR = 32.0
+# surface_points_inside: a point is rejected at once when it lies this far outside the other
+# body's box (metres; far above the rounding of one transform against two)
+_BOX_PREFILTER_M = 1e-9
 
 
 @njit(cache=True)
@@ -678,6 +681,31 @@ def _mesh_signed_distance(hull_planes, triangles, bounds, nodes, order, pseudo_n
 
 
 @njit(cache=True)
+def _place_point(points_shape, j, T_world_x, T_world_solid, box_center, box_axes, box_half, points_world, local):
+    """Point j of body x in the planning frame and in the solid's frame; returns its squared
+    distance to the solid's box (0 inside)."""
+    for r in range(3):
+        acc = T_world_x[r, 3]
+        for u in range(3):
+            acc += T_world_x[r, u] * points_shape[j, u]
+        points_world[j, r] = acc
+    for r in range(3):
+        acc = 0.0
+        for u in range(3):
+            acc += T_world_solid[u, r] * (points_world[j, u] - T_world_solid[u, 3])
+        local[j, r] = acc
+    excess2 = 0.0
+    for i in range(3):
+        acc = 0.0
+        for u in range(3):
+            acc += box_axes[u, i] * (local[j, u] - box_center[u])
+        e = abs(acc) - box_half[i]
+        if e > 0.0:
+            excess2 += e * e
+    return excess2
+
+
+@njit(cache=True)
 def _to_world(T_world_solid, surface, out, j):
     for r in range(3):
         acc = T_world_solid[r, 3]
@@ -702,7 +730,7 @@ def surface_points_inside(points_shape, parent, T_world_x, edges, T_world_solid,
     depth is computed only when its upper bound (also from the exact depths computed
     so far) reaches the deepest exact depth of its group; the others keep their lower
     bound in ``depth`` (and no surface point).
-    Returns ``points_world`` (N, 3), ``depth`` (N,), ``surface_world`` (N, 3),
+    Returns ``points_world`` (N, 3) (rows of points outside the box left unset), ``depth`` (N,), ``surface_world`` (N, 3),
     ``triangle`` (N,), ``labels`` (N,) (group, -1 outside), and per group ``deepest``
     (R,), ``lo``, ``hi`` (R, 3).
     """
@@ -715,30 +743,39 @@ def surface_points_inside(points_shape, parent, T_world_x, edges, T_world_solid,
     s_lo = np.full(n, np.nan)               # interval of the signed distance (NaN: nothing known)
     s_hi = np.full(n, np.nan)
     exact = np.zeros(n, dtype=np.bool_)
+    placed = np.zeros(n, dtype=np.bool_)   # points_world, local (and s_hi) computed in full
     surface = np.empty(3)
     one = np.empty(1, dtype=np.int64)
     bounded = kind == KIND_MESH and manifold
     last = -1
     seed = -1
-    for j in range(n):
-        for r in range(3):
-            acc = T_world_x[r, 3]
-            for u in range(3):
-                acc += T_world_x[r, u] * points_shape[j, u]
-            points_world[j, r] = acc
-        for r in range(3):
+    # x's frame straight to the solid's box axes (one product per point): a point this
+    # finds outside the box by more than _BOX_PREFILTER_M is outside it whatever the rounding
+    box_from_x = np.empty((3, 4))
+    for i in range(3):
+        for c in range(4):
             acc = 0.0
             for u in range(3):
-                acc += T_world_solid[u, r] * (points_world[j, u] - T_world_solid[u, 3])
-            local[j, r] = acc
+                row = 0.0                    # row u of (R_solid^T [R_x | t_x - t_solid])
+                for w in range(3):
+                    row += T_world_solid[w, u] * (T_world_x[w, c] - (T_world_solid[w, 3] if c == 3 else 0.0))
+                acc += box_axes[u, i] * (row - (box_center[u] if c == 3 else 0.0))
+            box_from_x[i, c] = acc
+    for j in range(n):
         excess2 = 0.0
         for i in range(3):
-            acc = 0.0
+            acc = box_from_x[i, 3]
             for u in range(3):
-                acc += box_axes[u, i] * (local[j, u] - box_center[u])
+                acc += box_from_x[i, u] * points_shape[j, u]
             e = abs(acc) - box_half[i]
             if e > 0.0:
                 excess2 += e * e
+        if excess2 > _BOX_PREFILTER_M * _BOX_PREFILTER_M:
+            s_hi[j] = -np.sqrt(excess2)          # placed later if a later point's bound needs it
+            continue
+        placed[j] = True
+        excess2 = _place_point(points_shape, j, T_world_x, T_world_solid, box_center, box_axes, box_half,
+                               points_world, local)
         if excess2 > 0.0:
             s_hi[j] = -np.sqrt(excess2)
             continue
@@ -757,6 +794,10 @@ def surface_points_inside(points_shape, parent, T_world_x, edges, T_world_solid,
         ref = parent[j]
         if ref < 0 or np.isnan(s_hi[ref]):
             ref = last
+        if ref >= 0 and not placed[ref]:         # outside the box: its bound as if placed at once
+            placed[ref] = True
+            s_hi[ref] = -np.sqrt(_place_point(points_shape, ref, T_world_x, T_world_solid, box_center, box_axes,
+                                              box_half, points_world, local))
         if ref >= 0:
             dx = local[j, 0] - local[ref, 0]
             dy = local[j, 1] - local[ref, 1]
