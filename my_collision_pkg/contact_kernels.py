@@ -961,6 +961,132 @@ def warm_up() -> None:
         refine_to_support(1, kind, np.ones(3), corners, np.eye(4), np.zeros(3), np.ones(3), 0.5, np.eye(4),
                           KIND_MESH, np.ones(3), planes, triangles, tree.bounds, tree.nodes, tree.order,
                           tree.pseudo_normals, True, np.zeros(3), np.eye(3), np.ones(3), tree.face_normals)
+    body = (corners, np.full(4, -1), np.array([[0, 1]], dtype=np.int64), np.zeros(4, dtype=np.int64), np.eye(4),
+            KIND_MESH, np.ones(3), planes, triangles, tree.bounds, tree.nodes, tree.order, tree.pseudo_normals, True,
+            np.zeros(3), np.eye(3), np.ones(3), tree.face_normals)
+    pair_regions(1, 1, *body, *body)
     labels = label_components(2, np.array([[0, 1]], dtype=np.int64), np.array([True, True]))
     _, lo, hi = summarize_regions(labels, np.ones(2), np.zeros((2, 3)))
     merge_regions(np.ones(len(lo)), lo, hi)
+
+
+@njit(cache=True)
+def pair_regions(max_regions, steps, points_a, parents_a, edges_a, faces_a, T_world_a, kind_a, params_a, planes_a,
+                 triangles_a, bounds_a, nodes_a, order_a, pseudo_normals_a, manifold_a, box_center_a, box_axes_a,
+                 box_half_a, face_normals_a, points_b, parents_b, edges_b, faces_b, T_world_b, kind_b, params_b,
+                 planes_b, triangles_b, bounds_b, nodes_b, order_b, pseudo_normals_b, manifold_b, box_center_b,
+                 box_axes_b, box_half_b, face_normals_b):
+    """Deepest point of each separate overlap region of two posed solids a and b, deepest first.
+
+    Per body: its surface points (own frame), their parents, the edges joining them and
+    the face each lies on (``ShapeGeometry.surface_*``), its pose, and the body as a
+    solid (kind, sizes, planes, triangles and ``MeshTree`` arrays, box). Side 0 is a's
+    points inside b, side 1 b's inside a (:func:`surface_points_inside`). The deepest
+    point of each group of a side is a region; regions whose boxes, grown by the deeper
+    of the two depths, meet are one (:func:`merge_regions`). In each, the deepest point
+    of each side whose body has a support function (a primitive or a convex mesh) is
+    moved to its support point along the push-out (``steps`` times at most,
+    :func:`refine_to_support`), and the deeper side gives the region's contact.
+    Returns, for at most ``max(1, max_regions)`` regions (none when no point is inside):
+    ``depth`` (R,), ``p0``, ``p1`` (R, 3) (witness points on a and b, planning frame),
+    ``normal`` (R, 3) (unit, from a to b; ``p1 = p0 - depth * normal``) and
+    ``subshapes`` (R, 2) (face of a, face of b the witness points lie on; -1: unknown).
+    """
+    sides = (surface_points_inside(points_a, parents_a, T_world_a, edges_a, T_world_b, kind_b, params_b, planes_b,
+                                   triangles_b, bounds_b, nodes_b, order_b, pseudo_normals_b, manifold_b, box_center_b,
+                                   box_axes_b, box_half_b, face_normals_b),
+             surface_points_inside(points_b, parents_b, T_world_b, edges_b, T_world_a, kind_a, params_a, planes_a,
+                                   triangles_a, bounds_a, nodes_a, order_a, pseudo_normals_a, manifold_a, box_center_a,
+                                   box_axes_a, box_half_a, face_normals_a))
+    n0, n1 = sides[0][5].shape[0], sides[1][5].shape[0]
+    n = n0 + n1
+    depth_of = np.empty(n)
+    lo = np.empty((n, 3))
+    hi = np.empty((n, 3))
+    for r in range(n):
+        side = 0 if r < n0 else 1
+        slot = r if r < n0 else r - n0
+        k = sides[side][5][slot]
+        depth_of[r] = sides[side][1][k]
+        lo[r] = sides[side][6][slot]
+        hi[r] = sides[side][7][slot]
+    group = merge_regions(depth_of, lo, hi)
+    # the deepest region of each (group, side), in the order the pairs first appear
+    best = np.full((max(n, 1), 2), -1)
+    key_group = np.empty(n, dtype=np.int64)
+    key_side = np.empty(n, dtype=np.int64)
+    n_keys = 0
+    for r in range(n):
+        g, side = group[r], (0 if r < n0 else 1)
+        if best[g, side] < 0:
+            key_group[n_keys], key_side[n_keys] = g, side
+            n_keys += 1
+            best[g, side] = r
+        elif depth_of[r] > depth_of[best[g, side]]:
+            best[g, side] = r
+    # per group (in the order groups first appear): the deeper of its sides' refined points
+    g_depth = np.empty(n)
+    g_point = np.empty((n, 3))
+    g_surface = np.empty((n, 3))
+    g_side = np.empty(n, dtype=np.int64)
+    g_triangle = np.empty(n, dtype=np.int64)
+    g_face = np.empty(n, dtype=np.int64)
+    g_slot = np.full(max(n, 1), -1)
+    n_groups = 0
+    for m in range(n_keys):
+        g, side = key_group[m], key_side[m]
+        r = best[g, side]
+        k = sides[side][5][r if side == 0 else r - n0]
+        depth = sides[side][1][k]
+        point = sides[side][0][k].copy()
+        surface = sides[side][2][k].copy()
+        triangle = sides[side][3][k]
+        face = faces_a[k] if side == 0 else faces_b[k]
+        if side == 0 and kind_a <= KIND_CONVEX:
+            depth, point, surface, t, moved = refine_to_support(
+                steps, kind_a, params_a, points_a, T_world_a, point, surface, depth, T_world_b, kind_b, params_b,
+                planes_b, triangles_b, bounds_b, nodes_b, order_b, pseudo_normals_b, manifold_b, box_center_b,
+                box_axes_b, box_half_b, face_normals_b)
+            if moved:
+                triangle, face = t, -1
+        elif side == 1 and kind_b <= KIND_CONVEX:
+            depth, point, surface, t, moved = refine_to_support(
+                steps, kind_b, params_b, points_b, T_world_b, point, surface, depth, T_world_a, kind_a, params_a,
+                planes_a, triangles_a, bounds_a, nodes_a, order_a, pseudo_normals_a, manifold_a, box_center_a,
+                box_axes_a, box_half_a, face_normals_a)
+            if moved:
+                triangle, face = t, -1
+        q = g_slot[g]
+        if q < 0:
+            q = g_slot[g] = n_groups
+            n_groups += 1
+        elif not depth > g_depth[q]:
+            continue
+        g_depth[q], g_side[q], g_triangle[q], g_face[q] = depth, side, triangle, face
+        g_point[q] = point
+        g_surface[q] = surface
+    ranked = np.argsort(-g_depth[:n_groups], kind="mergesort")      # stable: ties keep their order
+    n_out = min(n_groups, max(1, max_regions))
+    out_depth = np.empty(n_out)
+    p0 = np.empty((n_out, 3))
+    p1 = np.empty((n_out, 3))
+    normal = np.empty((n_out, 3))
+    subshapes = np.empty((n_out, 2), dtype=np.int64)
+    for m in range(n_out):
+        q = ranked[m]
+        depth = g_depth[q]
+        out_depth[m] = depth
+        for i in range(3):
+            if g_side[q] == 0:    # a point of a inside b: b moves along point - surface
+                p0[m, i] = g_point[q, i]
+                normal[m, i] = (g_point[q, i] - g_surface[q, i]) / depth
+            else:                 # a point of b inside a: b moves along surface - point
+                p0[m, i] = g_surface[q, i]
+                normal[m, i] = (g_surface[q, i] - g_point[q, i]) / depth
+        for i in range(3):
+            p1[m, i] = p0[m, i] - depth * normal[m, i]
+        if g_side[q] == 0:
+            subshapes[m, 0], subshapes[m, 1] = g_face[q], g_triangle[q]
+        else:
+            subshapes[m, 0], subshapes[m, 1] = g_triangle[q], g_face[q]
+    return out_depth, p0, p1, normal, subshapes
