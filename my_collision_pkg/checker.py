@@ -594,12 +594,26 @@ class _ContactBuilder:
         self.T_world_link = T_world_link
         self.T_world_shape = T_world_shape
         self._frames: dict[int, tuple] = {}     # shape -> (owner frame in world, world in owner frame)
+        self._link_from_world: np.ndarray | None = None
 
     def _owner_frames(self, shape: int) -> tuple[np.ndarray, np.ndarray]:
         frames = self._frames.get(shape)
         if frames is None:
-            T_world_owner = self.world.shape_owner_frame(shape, self.T_world_link)
-            frames = self._frames[shape] = (T_world_owner, invert_transform(T_world_owner))
+            entry = self.world.shapes[shape]
+            if entry.body_type == BodyType.ROBOT_LINK:      # every link's inverse at once, on first use
+                if self._link_from_world is None:
+                    R_world_link = self.T_world_link[:, :3, :3]
+                    inverse = np.zeros_like(self.T_world_link)
+                    inverse[:, :3, :3] = np.swapaxes(R_world_link, 1, 2)
+                    inverse[:, :3, 3] = -np.einsum("lji,lj->li", R_world_link, self.T_world_link[:, :3, 3])
+                    inverse[:, 3, 3] = 1.0
+                    self._link_from_world = inverse
+                k = entry.link_index
+                frames = (self.T_world_link[k], self._link_from_world[k])
+            else:
+                T_world_owner = self.world.shape_owner_frame(shape, self.T_world_link)
+                frames = (T_world_owner, invert_transform(T_world_owner))
+            self._frames[shape] = frames
         return frames
 
     def from_fcl(self, a, b, c, swapped: bool) -> Contact:
