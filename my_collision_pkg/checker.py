@@ -593,14 +593,28 @@ class _ContactBuilder:
         self.world = world
         self.T_world_link = T_world_link
         self.T_world_shape = T_world_shape
-        self._owner_from_world: dict[int, np.ndarray] = {}
+        self._frames: dict[int, tuple] = {}     # shape -> (owner frame in world, world in owner frame)
+        self._link_from_world: np.ndarray | None = None
 
-    def _to_owner(self, shape: int, point_world: np.ndarray) -> np.ndarray:
-        T = self._owner_from_world.get(shape)
-        if T is None:
-            T = self._owner_from_world[shape] = invert_transform(self.world.shape_owner_frame(shape,
-                                                                                               self.T_world_link))
-        return transform_points(T, point_world)
+    def _owner_frames(self, shape: int) -> tuple[np.ndarray, np.ndarray]:
+        frames = self._frames.get(shape)
+        if frames is None:
+            entry = self.world.shapes[shape]
+            if entry.body_type == BodyType.ROBOT_LINK:      # every link's inverse at once, on first use
+                if self._link_from_world is None:
+                    R_world_link = self.T_world_link[:, :3, :3]
+                    inverse = np.zeros_like(self.T_world_link)
+                    inverse[:, :3, :3] = np.swapaxes(R_world_link, 1, 2)
+                    inverse[:, :3, 3] = -np.einsum("lji,lj->li", R_world_link, self.T_world_link[:, :3, 3])
+                    inverse[:, 3, 3] = 1.0
+                    self._link_from_world = inverse
+                k = entry.link_index
+                frames = (self.T_world_link[k], self._link_from_world[k])
+            else:
+                T_world_owner = self.world.shape_owner_frame(shape, self.T_world_link)
+                frames = (T_world_owner, invert_transform(T_world_owner))
+            self._frames[shape] = frames
+        return frames
 
     def from_fcl(self, a, b, c, swapped: bool) -> Contact:
         normal = np.asarray(c.normal, dtype=float)
@@ -660,18 +674,19 @@ class _ContactBuilder:
         The point on body 1 is ``p0 + distance * normal``, so the documented
         invariant holds exactly.
         """
-        world = self.world
-        sa, sb = world.shapes[a], world.shapes[b]
+        shapes = self.world.shapes
+        sa, sb = shapes[a], shapes[b]
         p1 = p0 + distance * normal
         kind = ContactType.SELF if (sa.on_robot and sb.on_robot) else ContactType.ENVIRONMENT
         sub0 = int(b1) if sa.geometry.is_bvh and b1 is not None and b1 >= 0 else NO_SUBSHAPE
         sub1 = int(b2) if sb.geometry.is_bvh and b2 is not None and b2 >= 0 else NO_SUBSHAPE
+        T_world_a, a_from_world = self._owner_frames(a)
+        T_world_b, b_from_world = self._owner_frames(b)
         return Contact(kind, (sa.owner, sb.owner), (BodyType(sa.body_type), BodyType(sb.body_type)),
                        (sa.shape_id, sb.shape_id), (sub0, sub1), 0.5 * (p0 + p1), (p0, p1),
-                       (self._to_owner(a, p0), self._to_owner(b, p1)), normal, float(distance),
-                       max(0.0, -float(distance)), single, depth_is_fallback=fallback,
-                       transforms=(np.array(world.shape_owner_frame(a, self.T_world_link)),
-                                   np.array(world.shape_owner_frame(b, self.T_world_link))))
+                       (transform_points(a_from_world, p0), transform_points(b_from_world, p1)), normal,
+                       float(distance), max(0.0, -float(distance)), single, depth_is_fallback=fallback,
+                       transforms=(np.array(T_world_a), np.array(T_world_b)))
 
 
 def _single_contact_point(ga, gb) -> bool:

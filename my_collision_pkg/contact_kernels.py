@@ -47,6 +47,14 @@ FEATURE_EDGE = 4          # + edge index
 N_FEATURES = 7
 TREE_LEAF_SIZE = 4        # triangles per leaf of the AABB tree
 _TREE_STACK = 128         # traversal stack; the median-split tree is about log2(T) deep
+# A triangle is skipped when its plane is farther than the nearest point so far by more than
+# this (metres), beyond its normal's own error bound (MeshTree.face_normals): far above rounding.
+_PLANE_MARGIN_M = 1e-12
+# bound of the rounding error of a computed cross product, in units of eps * |largest coordinate| * |edge|
+_CROSS_ERROR = 32.0
+# surface_points_inside: a point is rejected at once when it lies this far outside the other
+# body's box (metres; far above the rounding of one transform against two)
+_BOX_PREFILTER_M = 1e-9
 
 
 @njit(cache=True)
@@ -174,13 +182,18 @@ class MeshTree(NamedTuple):
     (FEATURE_EDGE + k, edge k from corner k to corner k + 1). ``manifold``: every edge
     is shared by exactly two faces that run it in opposite directions, no face is
     degenerate, and no two connected pieces have overlapping boxes; only then does the
-    pseudo-normal of the nearest feature tell inside from outside.
+    pseudo-normal of the nearest feature tell inside from outside. ``face_normals``
+    (T, 4): each triangle's unit normal and a bound of that normal's direction error
+    (radians) from rounding (inf for a degenerate face), so that the distance to the
+    triangle's plane is a safe lower bound of the distance to the triangle
+    (:func:`tree_closest_point` skips triangles with it).
     """
     bounds: np.ndarray
     nodes: np.ndarray
     order: np.ndarray
     pseudo_normals: np.ndarray
     manifold: bool
+    face_normals: np.ndarray
 
     @staticmethod
     def of(vertices: np.ndarray, faces: np.ndarray, component_labels: np.ndarray | None = None) -> "MeshTree":
@@ -198,6 +211,11 @@ class MeshTree(NamedTuple):
         unit[usable] = cross[usable] / length[usable, None]
         pseudo = np.zeros((n_t, N_FEATURES, 3))
         pseudo[:, FEATURE_FACE] = unit
+        longest = np.max(np.linalg.norm(corners - corners[:, [1, 2, 0]], axis=2), axis=1) if n_t else np.zeros(0)
+        largest = float(np.max(np.abs(vertices))) if n_v else 0.0
+        with np.errstate(divide="ignore", invalid="ignore"):
+            error = _CROSS_ERROR * np.finfo(float).eps * largest * longest / length
+        face_normals = np.ascontiguousarray(np.column_stack([unit, np.where(usable, error, np.inf)]))
         vertex_normal = np.zeros((n_v, 3))
         for k in range(3):
             e1 = corners[:, (k + 1) % 3] - corners[:, k]
@@ -220,7 +238,7 @@ class MeshTree(NamedTuple):
             n_t, 3, 3)
         if manifold and component_labels is not None and len(np.unique(component_labels)) > 1:
             manifold = not _pieces_overlap(corners, np.asarray(component_labels))
-        return MeshTree(bounds, nodes, order, np.ascontiguousarray(pseudo), manifold)
+        return MeshTree(bounds, nodes, order, np.ascontiguousarray(pseudo), manifold, face_normals)
 
 
 def _pieces_overlap(corners: np.ndarray, labels: np.ndarray) -> bool:
@@ -362,15 +380,19 @@ def _box_distance2(bounds, node, p):
 
 
 @njit(cache=True)
-def tree_closest_point(p, triangles, bounds, nodes, order, out, seed_triangle=-1):
+def tree_closest_point(p, triangles, bounds, nodes, order, out, seed_triangle=-1, face_normals=None):
     """Nearest point ``out`` (3,) to p on a triangle mesh through its tree (:func:`build_triangle_tree`).
 
     Exact (every triangle whose box could hold a nearer point is tested; boxes are
     visited nearest first). ``seed_triangle`` (a triangle likely near p, e.g. the
     answer for a neighbouring point; -1 for none) is tested first so that more boxes
-    are pruned. Returns (squared distance, triangle index, feature).
+    are pruned. ``face_normals`` (T, 4) (``MeshTree.face_normals``; None: not used)
+    skips a triangle whose plane alone is farther than the nearest point so far, by
+    more than the normal's rounding error: the answer is the same, bit for bit.
+    Returns (squared distance, triangle index, feature).
     """
     stack = np.empty(_TREE_STACK, dtype=np.int64)
+    stack_d2 = np.empty(_TREE_STACK)          # each stacked node's box distance (squared)
     candidate = np.empty(3)
     best_d2 = np.inf
     best_t = -1
@@ -380,16 +402,25 @@ def tree_closest_point(p, triangles, bounds, nodes, order, out, seed_triangle=-1
         best_d2 = (out[0] - p[0]) ** 2 + (out[1] - p[1]) ** 2 + (out[2] - p[2]) ** 2
         best_t = seed_triangle
     stack[0] = 0
+    stack_d2[0] = _box_distance2(bounds, 0, p)
     top = 1
     while top > 0:
         top -= 1
         node = stack[top]
-        if _box_distance2(bounds, node, p) >= best_d2:
+        if stack_d2[top] >= best_d2:
             continue
         first = nodes[node, 0]
         if first < 0:
             for k in range(nodes[node, 1], nodes[node, 1] + nodes[node, 2]):
                 t = order[k]
+                if face_normals is not None:
+                    dx = p[0] - triangles[t, 0, 0]
+                    dy = p[1] - triangles[t, 0, 1]
+                    dz = p[2] - triangles[t, 0, 2]
+                    plane = abs(face_normals[t, 0] * dx + face_normals[t, 1] * dy + face_normals[t, 2] * dz)
+                    plane -= face_normals[t, 3] * (abs(dx) + abs(dy) + abs(dz)) + _PLANE_MARGIN_M
+                    if plane > 0.0 and plane * plane > best_d2:
+                        continue
                 f = closest_on_triangle(p, triangles, t, candidate)
                 dx, dy, dz = candidate[0] - p[0], candidate[1] - p[1], candidate[2] - p[2]
                 d2 = dx * dx + dy * dy + dz * dz
@@ -404,22 +435,25 @@ def tree_closest_point(p, triangles, bounds, nodes, order, out, seed_triangle=-1
             near, far, near_d2, far_d2 = far, near, far_d2, near_d2
         if far_d2 < best_d2 and top < _TREE_STACK:
             stack[top] = far
+            stack_d2[top] = far_d2
             top += 1
         if near_d2 < best_d2 and top < _TREE_STACK:
             stack[top] = near
+            stack_d2[top] = near_d2
             top += 1
     return best_d2, best_t, best_f
 
 
 @njit(cache=True)
-def _mesh_depth(hull_planes, triangles, bounds, nodes, order, pseudo_normals, manifold, p, surface, triangle):
+def _mesh_depth(hull_planes, triangles, bounds, nodes, order, pseudo_normals, manifold, p, surface, triangle,
+                face_normals=None):
     """Closed mesh; ``hull_planes`` (H, 4) those of its convex hull (a point outside them is outside)."""
     for f in range(hull_planes.shape[0]):
         if hull_planes[f, 0] * p[0] + hull_planes[f, 1] * p[1] + hull_planes[f, 2] * p[2] > hull_planes[f, 3]:
             return OUTSIDE
     if not manifold and winding_number(p, triangles) <= INSIDE_WINDING:
         return OUTSIDE
-    d2, t, feature = tree_closest_point(p, triangles, bounds, nodes, order, surface, triangle[0])
+    d2, t, feature = tree_closest_point(p, triangles, bounds, nodes, order, surface, triangle[0], face_normals)
     triangle[0] = t                 # also the next point's seed
     if manifold:
         side = 0.0
@@ -433,7 +467,7 @@ def _mesh_depth(hull_planes, triangles, bounds, nodes, order, pseudo_normals, ma
 
 @njit(cache=True)
 def point_depth(kind, params, planes, triangles, bounds, nodes, order, pseudo_normals, manifold, p, surface,
-                triangle):
+                triangle, face_normals=None):
     """Depth of p (3,) in a solid (its own frame); fills the nearest surface point and,
     for a closed mesh, ``triangle[0]`` with its triangle index (on entry: a triangle
     likely near p, or -1). A closed mesh comes with
@@ -451,12 +485,14 @@ def point_depth(kind, params, planes, triangles, bounds, nodes, order, pseudo_no
         return _cone_depth(params[0], params[1], p, surface)
     if kind == KIND_CONVEX:
         return _convex_depth(planes, p, surface)
-    return _mesh_depth(planes, triangles, bounds, nodes, order, pseudo_normals, manifold, p, surface, triangle)
+    return _mesh_depth(planes, triangles, bounds, nodes, order, pseudo_normals, manifold, p, surface, triangle,
+                       face_normals)
 
 
 @njit(cache=True)
 def points_depth(points_world, T_world_solid, kind, params, planes, triangles, bounds, nodes, order, pseudo_normals,
-                 manifold, box_center, box_axes, box_half, depth_out, surface_world_out, triangle_out):
+                 manifold, box_center, box_axes, box_half, depth_out, surface_world_out, triangle_out,
+                 face_normals=None):
     """Depth in a posed solid of points (N, 3) given in the planning frame.
 
     Points outside the solid's bounding box (centre, axes as columns, half
@@ -491,7 +527,7 @@ def points_depth(points_world, T_world_solid, kind, params, planes, triangles, b
             continue
         triangle[0] = seed
         d = point_depth(kind, params, planes, triangles, bounds, nodes, order, pseudo_normals, manifold, p, surface,
-                        triangle)
+                        triangle, face_normals)
         if kind == KIND_MESH and triangle[0] >= 0:
             seed = triangle[0]
         depth_out[n] = d
@@ -552,7 +588,7 @@ def support_point(kind, params, vertices, direction, out):
 @njit(cache=True)
 def refine_to_support(steps, kind_x, params_x, vertices_x, T_world_x, point, surface, depth, T_world_solid, kind,
                       params, planes, triangles, bounds, nodes, order, pseudo_normals, manifold, box_center, box_axes,
-                      box_half):
+                      box_half, face_normals=None):
     """Move body x's deepest point in a solid to x's support point along the push-out, up to ``steps`` times.
 
     ``point`` and ``surface`` (3,) (planning frame) and ``depth`` are the current deepest
@@ -589,7 +625,7 @@ def refine_to_support(steps, kind_x, params_x, vertices_x, T_world_x, point, sur
                 acc += T_world_x[r, u] * local[u]
             candidate[0, r] = acc
         points_depth(candidate, T_world_solid, kind, params, planes, triangles, bounds, nodes, order,
-                     pseudo_normals, manifold, box_center, box_axes, box_half, d, s, t)
+                     pseudo_normals, manifold, box_center, box_axes, box_half, d, s, t, face_normals)
         if d[0] <= depth + 1e-12:
             break
         depth = d[0]
@@ -627,7 +663,8 @@ def label_components(n_points, edges, keep):
 
 
 @njit(cache=True)
-def _mesh_signed_distance(hull_planes, triangles, bounds, nodes, order, pseudo_normals, p, surface, seed):
+def _mesh_signed_distance(hull_planes, triangles, bounds, nodes, order, pseudo_normals, p, surface, seed,
+                          face_normals=None):
     """Signed distance of p to a closed 2-manifold mesh (> 0 inside), its nearest triangle and True;
     or, when a plane of the mesh's convex hull already puts p outside, minus the distance to
     that plane (an upper bound of the signed distance), -1 and False."""
@@ -635,12 +672,37 @@ def _mesh_signed_distance(hull_planes, triangles, bounds, nodes, order, pseudo_n
         v = hull_planes[f, 0] * p[0] + hull_planes[f, 1] * p[1] + hull_planes[f, 2] * p[2] - hull_planes[f, 3]
         if v > 0.0:
             return -v, -1, False
-    d2, t, feature = tree_closest_point(p, triangles, bounds, nodes, order, surface, seed)
+    d2, t, feature = tree_closest_point(p, triangles, bounds, nodes, order, surface, seed, face_normals)
     side = 0.0
     for i in range(3):
         side += (p[i] - surface[i]) * pseudo_normals[t, feature, i]
     d = np.sqrt(d2)
     return (d if side < 0.0 else -d), t, True
+
+
+@njit(cache=True)
+def _place_point(points_shape, j, T_world_x, T_world_solid, box_center, box_axes, box_half, points_world, local):
+    """Point j of body x in the planning frame and in the solid's frame; returns its squared
+    distance to the solid's box (0 inside)."""
+    for r in range(3):
+        acc = T_world_x[r, 3]
+        for u in range(3):
+            acc += T_world_x[r, u] * points_shape[j, u]
+        points_world[j, r] = acc
+    for r in range(3):
+        acc = 0.0
+        for u in range(3):
+            acc += T_world_solid[u, r] * (points_world[j, u] - T_world_solid[u, 3])
+        local[j, r] = acc
+    excess2 = 0.0
+    for i in range(3):
+        acc = 0.0
+        for u in range(3):
+            acc += box_axes[u, i] * (local[j, u] - box_center[u])
+        e = abs(acc) - box_half[i]
+        if e > 0.0:
+            excess2 += e * e
+    return excess2
 
 
 @njit(cache=True)
@@ -654,7 +716,8 @@ def _to_world(T_world_solid, surface, out, j):
 
 @njit(cache=True)
 def surface_points_inside(points_shape, parent, T_world_x, edges, T_world_solid, kind, params, planes, triangles,
-                          bounds, nodes, order, pseudo_normals, manifold, box_center, box_axes, box_half):
+                          bounds, nodes, order, pseudo_normals, manifold, box_center, box_axes, box_half,
+                          face_normals=None):
     """Body x's surface points (its frame) inside a posed solid, grouped along ``edges``, and
     the deepest point of each group.
 
@@ -667,7 +730,7 @@ def surface_points_inside(points_shape, parent, T_world_x, edges, T_world_solid,
     depth is computed only when its upper bound (also from the exact depths computed
     so far) reaches the deepest exact depth of its group; the others keep their lower
     bound in ``depth`` (and no surface point).
-    Returns ``points_world`` (N, 3), ``depth`` (N,), ``surface_world`` (N, 3),
+    Returns ``points_world`` (N, 3) (rows of points outside the box left unset), ``depth`` (N,), ``surface_world`` (N, 3),
     ``triangle`` (N,), ``labels`` (N,) (group, -1 outside), and per group ``deepest``
     (R,), ``lo``, ``hi`` (R, 3).
     """
@@ -680,37 +743,46 @@ def surface_points_inside(points_shape, parent, T_world_x, edges, T_world_solid,
     s_lo = np.full(n, np.nan)               # interval of the signed distance (NaN: nothing known)
     s_hi = np.full(n, np.nan)
     exact = np.zeros(n, dtype=np.bool_)
+    placed = np.zeros(n, dtype=np.bool_)   # points_world, local (and s_hi) computed in full
     surface = np.empty(3)
     one = np.empty(1, dtype=np.int64)
     bounded = kind == KIND_MESH and manifold
     last = -1
     seed = -1
-    for j in range(n):
-        for r in range(3):
-            acc = T_world_x[r, 3]
-            for u in range(3):
-                acc += T_world_x[r, u] * points_shape[j, u]
-            points_world[j, r] = acc
-        for r in range(3):
+    # x's frame straight to the solid's box axes (one product per point): a point this
+    # finds outside the box by more than _BOX_PREFILTER_M is outside it whatever the rounding
+    box_from_x = np.empty((3, 4))
+    for i in range(3):
+        for c in range(4):
             acc = 0.0
             for u in range(3):
-                acc += T_world_solid[u, r] * (points_world[j, u] - T_world_solid[u, 3])
-            local[j, r] = acc
+                row = 0.0                    # row u of (R_solid^T [R_x | t_x - t_solid])
+                for w in range(3):
+                    row += T_world_solid[w, u] * (T_world_x[w, c] - (T_world_solid[w, 3] if c == 3 else 0.0))
+                acc += box_axes[u, i] * (row - (box_center[u] if c == 3 else 0.0))
+            box_from_x[i, c] = acc
+    for j in range(n):
         excess2 = 0.0
         for i in range(3):
-            acc = 0.0
+            acc = box_from_x[i, 3]
             for u in range(3):
-                acc += box_axes[u, i] * (local[j, u] - box_center[u])
+                acc += box_from_x[i, u] * points_shape[j, u]
             e = abs(acc) - box_half[i]
             if e > 0.0:
                 excess2 += e * e
+        if excess2 > _BOX_PREFILTER_M * _BOX_PREFILTER_M:
+            s_hi[j] = -np.sqrt(excess2)          # placed later if a later point's bound needs it
+            continue
+        placed[j] = True
+        excess2 = _place_point(points_shape, j, T_world_x, T_world_solid, box_center, box_axes, box_half,
+                               points_world, local)
         if excess2 > 0.0:
             s_hi[j] = -np.sqrt(excess2)
             continue
         if not bounded:
             one[0] = seed
             d = point_depth(kind, params, planes, triangles, bounds, nodes, order, pseudo_normals, manifold,
-                            local[j], surface, one)
+                            local[j], surface, one, face_normals)
             if kind == KIND_MESH and one[0] >= 0:
                 seed = one[0]
             if d < 0.0:
@@ -722,6 +794,10 @@ def surface_points_inside(points_shape, parent, T_world_x, edges, T_world_solid,
         ref = parent[j]
         if ref < 0 or np.isnan(s_hi[ref]):
             ref = last
+        if ref >= 0 and not placed[ref]:         # outside the box: its bound as if placed at once
+            placed[ref] = True
+            s_hi[ref] = -np.sqrt(_place_point(points_shape, ref, T_world_x, T_world_solid, box_center, box_axes,
+                                              box_half, points_world, local))
         if ref >= 0:
             dx = local[j, 0] - local[ref, 0]
             dy = local[j, 1] - local[ref, 1]
@@ -738,7 +814,7 @@ def surface_points_inside(points_shape, parent, T_world_x, edges, T_world_solid,
         if ref >= 0 and exact[ref] and triangle[ref] >= 0:
             seed = triangle[ref]
         s, t, known = _mesh_signed_distance(planes, triangles, bounds, nodes, order, pseudo_normals, local[j],
-                                            surface, seed)
+                                            surface, seed, face_normals)
         if not known:
             s_lo[j], s_hi[j] = -np.inf, s
             continue
@@ -781,7 +857,7 @@ def surface_points_inside(points_shape, parent, T_world_x, edges, T_world_solid,
                 if bound < best[labels[j]]:
                     continue
                 s, t, known = _mesh_signed_distance(planes, triangles, bounds, nodes, order, pseudo_normals,
-                                                    local[j], surface, seed)
+                                                    local[j], surface, seed, face_normals)
                 computed[n_computed] = j
                 n_computed += 1
                 exact[j] = True
@@ -872,15 +948,145 @@ def warm_up() -> None:
             points_depth(points, np.eye(4), kind, np.ones(3), planes, triangles, tree.bounds, tree.nodes,
                          tree.order, tree.pseudo_normals, manifold, np.zeros(3), np.eye(3), np.ones(3),
                          depth, surface, triangle)
+            points_depth(points, np.eye(4), kind, np.ones(3), planes, triangles, tree.bounds, tree.nodes,
+                         tree.order, tree.pseudo_normals, manifold, np.zeros(3), np.eye(3), np.ones(3),
+                         depth, surface, triangle, tree.face_normals)
         support_point(kind, np.ones(3), np.zeros((1, 3)), np.ones(3), out)
         for manifold in (False, True):
             surface_points_inside(corners, np.full(4, -1), np.eye(4), np.array([[0, 1]], dtype=np.int64), np.eye(4),
                                   kind,
                                   np.ones(3), planes, triangles, tree.bounds, tree.nodes, tree.order,
-                                  tree.pseudo_normals, manifold, np.zeros(3), np.eye(3), np.ones(3))
+                                  tree.pseudo_normals, manifold, np.zeros(3), np.eye(3), np.ones(3),
+                                  tree.face_normals)
         refine_to_support(1, kind, np.ones(3), corners, np.eye(4), np.zeros(3), np.ones(3), 0.5, np.eye(4),
                           KIND_MESH, np.ones(3), planes, triangles, tree.bounds, tree.nodes, tree.order,
-                          tree.pseudo_normals, True, np.zeros(3), np.eye(3), np.ones(3))
+                          tree.pseudo_normals, True, np.zeros(3), np.eye(3), np.ones(3), tree.face_normals)
+    body = (corners, np.full(4, -1), np.array([[0, 1]], dtype=np.int64), np.zeros(4, dtype=np.int64), np.eye(4),
+            KIND_MESH, np.ones(3), planes, triangles, tree.bounds, tree.nodes, tree.order, tree.pseudo_normals, True,
+            np.zeros(3), np.eye(3), np.ones(3), tree.face_normals)
+    pair_regions(1, 1, *body, *body)
     labels = label_components(2, np.array([[0, 1]], dtype=np.int64), np.array([True, True]))
     _, lo, hi = summarize_regions(labels, np.ones(2), np.zeros((2, 3)))
     merge_regions(np.ones(len(lo)), lo, hi)
+
+
+@njit(cache=True)
+def pair_regions(max_regions, steps, points_a, parents_a, edges_a, faces_a, T_world_a, kind_a, params_a, planes_a,
+                 triangles_a, bounds_a, nodes_a, order_a, pseudo_normals_a, manifold_a, box_center_a, box_axes_a,
+                 box_half_a, face_normals_a, points_b, parents_b, edges_b, faces_b, T_world_b, kind_b, params_b,
+                 planes_b, triangles_b, bounds_b, nodes_b, order_b, pseudo_normals_b, manifold_b, box_center_b,
+                 box_axes_b, box_half_b, face_normals_b):
+    """Deepest point of each separate overlap region of two posed solids a and b, deepest first.
+
+    Per body: its surface points (own frame), their parents, the edges joining them and
+    the face each lies on (``ShapeGeometry.surface_*``), its pose, and the body as a
+    solid (kind, sizes, planes, triangles and ``MeshTree`` arrays, box). Side 0 is a's
+    points inside b, side 1 b's inside a (:func:`surface_points_inside`). The deepest
+    point of each group of a side is a region; regions whose boxes, grown by the deeper
+    of the two depths, meet are one (:func:`merge_regions`). In each, the deepest point
+    of each side whose body has a support function (a primitive or a convex mesh) is
+    moved to its support point along the push-out (``steps`` times at most,
+    :func:`refine_to_support`), and the deeper side gives the region's contact.
+    Returns, for at most ``max(1, max_regions)`` regions (none when no point is inside):
+    ``depth`` (R,), ``p0``, ``p1`` (R, 3) (witness points on a and b, planning frame),
+    ``normal`` (R, 3) (unit, from a to b; ``p1 = p0 - depth * normal``) and
+    ``subshapes`` (R, 2) (face of a, face of b the witness points lie on; -1: unknown).
+    """
+    sides = (surface_points_inside(points_a, parents_a, T_world_a, edges_a, T_world_b, kind_b, params_b, planes_b,
+                                   triangles_b, bounds_b, nodes_b, order_b, pseudo_normals_b, manifold_b, box_center_b,
+                                   box_axes_b, box_half_b, face_normals_b),
+             surface_points_inside(points_b, parents_b, T_world_b, edges_b, T_world_a, kind_a, params_a, planes_a,
+                                   triangles_a, bounds_a, nodes_a, order_a, pseudo_normals_a, manifold_a, box_center_a,
+                                   box_axes_a, box_half_a, face_normals_a))
+    n0, n1 = sides[0][5].shape[0], sides[1][5].shape[0]
+    n = n0 + n1
+    depth_of = np.empty(n)
+    lo = np.empty((n, 3))
+    hi = np.empty((n, 3))
+    for r in range(n):
+        side = 0 if r < n0 else 1
+        slot = r if r < n0 else r - n0
+        k = sides[side][5][slot]
+        depth_of[r] = sides[side][1][k]
+        lo[r] = sides[side][6][slot]
+        hi[r] = sides[side][7][slot]
+    group = merge_regions(depth_of, lo, hi)
+    # the deepest region of each (group, side), in the order the pairs first appear
+    best = np.full((max(n, 1), 2), -1)
+    key_group = np.empty(n, dtype=np.int64)
+    key_side = np.empty(n, dtype=np.int64)
+    n_keys = 0
+    for r in range(n):
+        g, side = group[r], (0 if r < n0 else 1)
+        if best[g, side] < 0:
+            key_group[n_keys], key_side[n_keys] = g, side
+            n_keys += 1
+            best[g, side] = r
+        elif depth_of[r] > depth_of[best[g, side]]:
+            best[g, side] = r
+    # per group (in the order groups first appear): the deeper of its sides' refined points
+    g_depth = np.empty(n)
+    g_point = np.empty((n, 3))
+    g_surface = np.empty((n, 3))
+    g_side = np.empty(n, dtype=np.int64)
+    g_triangle = np.empty(n, dtype=np.int64)
+    g_face = np.empty(n, dtype=np.int64)
+    g_slot = np.full(max(n, 1), -1)
+    n_groups = 0
+    for m in range(n_keys):
+        g, side = key_group[m], key_side[m]
+        r = best[g, side]
+        k = sides[side][5][r if side == 0 else r - n0]
+        depth = sides[side][1][k]
+        point = sides[side][0][k].copy()
+        surface = sides[side][2][k].copy()
+        triangle = sides[side][3][k]
+        face = faces_a[k] if side == 0 else faces_b[k]
+        if side == 0 and kind_a <= KIND_CONVEX:
+            depth, point, surface, t, moved = refine_to_support(
+                steps, kind_a, params_a, points_a, T_world_a, point, surface, depth, T_world_b, kind_b, params_b,
+                planes_b, triangles_b, bounds_b, nodes_b, order_b, pseudo_normals_b, manifold_b, box_center_b,
+                box_axes_b, box_half_b, face_normals_b)
+            if moved:
+                triangle, face = t, -1
+        elif side == 1 and kind_b <= KIND_CONVEX:
+            depth, point, surface, t, moved = refine_to_support(
+                steps, kind_b, params_b, points_b, T_world_b, point, surface, depth, T_world_a, kind_a, params_a,
+                planes_a, triangles_a, bounds_a, nodes_a, order_a, pseudo_normals_a, manifold_a, box_center_a,
+                box_axes_a, box_half_a, face_normals_a)
+            if moved:
+                triangle, face = t, -1
+        q = g_slot[g]
+        if q < 0:
+            q = g_slot[g] = n_groups
+            n_groups += 1
+        elif not depth > g_depth[q]:
+            continue
+        g_depth[q], g_side[q], g_triangle[q], g_face[q] = depth, side, triangle, face
+        g_point[q] = point
+        g_surface[q] = surface
+    ranked = np.argsort(-g_depth[:n_groups], kind="mergesort")      # stable: ties keep their order
+    n_out = min(n_groups, max(1, max_regions))
+    out_depth = np.empty(n_out)
+    p0 = np.empty((n_out, 3))
+    p1 = np.empty((n_out, 3))
+    normal = np.empty((n_out, 3))
+    subshapes = np.empty((n_out, 2), dtype=np.int64)
+    for m in range(n_out):
+        q = ranked[m]
+        depth = g_depth[q]
+        out_depth[m] = depth
+        for i in range(3):
+            if g_side[q] == 0:    # a point of a inside b: b moves along point - surface
+                p0[m, i] = g_point[q, i]
+                normal[m, i] = (g_point[q, i] - g_surface[q, i]) / depth
+            else:                 # a point of b inside a: b moves along surface - point
+                p0[m, i] = g_surface[q, i]
+                normal[m, i] = (g_surface[q, i] - g_point[q, i]) / depth
+        for i in range(3):
+            p1[m, i] = p0[m, i] - depth * normal[m, i]
+        if g_side[q] == 0:
+            subshapes[m, 0], subshapes[m, 1] = g_face[q], g_triangle[q]
+        else:
+            subshapes[m, 0], subshapes[m, 1] = g_triangle[q], g_face[q]
+    return out_depth, p0, p1, normal, subshapes

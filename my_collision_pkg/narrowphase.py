@@ -41,8 +41,7 @@ from typing import NamedTuple
 import coal
 import numpy as np
 
-from .contact_kernels import (KIND_CONVEX, MeshTree, merge_regions, refine_to_support,
-                              surface_points_inside)
+from .contact_kernels import MeshTree, pair_regions
 from .kernels import contains_probe
 
 # GJK/EPA stop when the distance is known to this absolute precision (metres);
@@ -200,42 +199,13 @@ def pair_contacts(world, T_world_shape: np.ndarray, a: int, b: int, max_regions:
     return [PairDistance(depth, p0, p0 + depth * normal, normal, False)]
 
 
-class _Region:
-    """Inside points of one body grouped into one connected region, and its deepest point."""
-    __slots__ = ("side", "depth", "point", "surface", "triangle", "vertex", "lo", "hi", "face")
-
-    def __init__(self, side, depth, point, surface, triangle, vertex, lo, hi):
-        self.side, self.depth, self.point, self.surface = side, depth, point, surface
-        self.triangle, self.vertex, self.lo, self.hi = triangle, vertex, lo, hi
-        self.face = -1            # the face of the point's own body it lies on (-1: unknown)
-
-
-def _side_samples(gx, T_x: np.ndarray, gy, T_y: np.ndarray):
-    """Body x's surface points inside body y, grouped: (points, depth, surface, triangle,
-    deepest point of each group, group boxes lo and hi), or None when no point is inside."""
-    triangles = gy.triangles_shape if gy.triangles_shape is not None else _NO_TRIANGLES
-    tree = gy.mesh_tree if gy.mesh_tree is not None else _NO_TREE
-    points, depth, surface, triangle, _, deepest, lo, hi = surface_points_inside(
-        gx.surface_points_shape, gx.surface_parents, T_x, gx.surface_edges, T_y, gy.solid_kind, gy.solid_params, gy.solid_planes,
-        triangles, tree.bounds, tree.nodes, tree.order, tree.pseudo_normals, tree.manifold, gy.obb_center_shape,
-        gy.obb_axes_shape, gy.obb_half_extents_m)
-    if len(deepest) == 0:
-        return None
-    return points, depth, surface, triangle, deepest, lo, hi
-
-
-def _refine(region: _Region, gx, T_x: np.ndarray, gy, T_y: np.ndarray) -> None:
-    """Move a primitive's or convex mesh's deepest point to its support point along the push-out."""
-    triangles = gy.triangles_shape if gy.triangles_shape is not None else _NO_TRIANGLES
-    tree = gy.mesh_tree if gy.mesh_tree is not None else _NO_TREE
-    depth, point, surface, triangle, moved = refine_to_support(
-        REFINE_STEPS, gx.solid_kind, gx.solid_params, gx.surface_points_shape, T_x, region.point, region.surface,
-        region.depth, T_y, gy.solid_kind, gy.solid_params, gy.solid_planes, triangles, tree.bounds, tree.nodes,
-        tree.order, tree.pseudo_normals, tree.manifold, gy.obb_center_shape, gy.obb_axes_shape, gy.obb_half_extents_m)
-    if moved:
-        region.depth, region.point, region.surface = float(depth), point, surface
-        region.triangle, region.vertex, region.face = int(triangle), -1, -1
-        region.lo, region.hi = np.minimum(region.lo, point), np.maximum(region.hi, point)
+def _body_arguments(g, T_world: np.ndarray) -> tuple:
+    """One body's arguments of ``contact_kernels.pair_regions``: its surface samples, pose and solid."""
+    triangles = g.triangles_shape if g.triangles_shape is not None else _NO_TRIANGLES
+    tree = g.mesh_tree if g.mesh_tree is not None else _NO_TREE
+    return (g.surface_points_shape, g.surface_parents, g.surface_edges, g.surface_faces, T_world, g.solid_kind,
+            g.solid_params, g.solid_planes, triangles, tree.bounds, tree.nodes, tree.order, tree.pseudo_normals,
+            tree.manifold, g.obb_center_shape, g.obb_axes_shape, g.obb_half_extents_m, tree.face_normals)
 
 
 def deepest_regions(world, T_world_shape: np.ndarray, a: int, b: int, max_regions: int) -> list[PairDistance]:
@@ -247,57 +217,13 @@ def deepest_regions(world, T_world_shape: np.ndarray, a: int, b: int, max_region
     (samples of one patch that no inside edge joins are not told apart as regions).
     In each region, the deepest point of each body that has a support function (a
     primitive or a convex mesh) is moved to its support point along the push-out.
+    All in one compiled call (``contact_kernels.pair_regions``).
     """
-    ga, gb = world.shapes[a].geometry, world.shapes[b].geometry
-    T_a, T_b = T_world_shape[a], T_world_shape[b]
-    bodies = ((ga, T_a, gb, T_b), (gb, T_b, ga, T_a))
-    samples = [_side_samples(*bodies[0]), _side_samples(*bodies[1])]
-    found = [(side, s) for side, s in enumerate(samples) if s is not None]
-    if not found:
-        return []
-    if len(found) == 1 and len(found[0][1][4]) == 1:       # one region of one body: nothing to merge
-        side, (points, depth, surface, triangle, deepest, lo, hi) = found[0]
-        k = int(deepest[0])
-        region = _Region(side, float(depth[k]), points[k], surface[k], int(triangle[k]), k, lo[0], hi[0])
-        gx, T_x, gy, T_y = bodies[side]
-        region.face = int(gx.surface_faces[k])
-        if gx.solid_kind <= KIND_CONVEX:
-            _refine(region, gx, T_x, gy, T_y)
-        return [_region_distance(region)]
-    side_of = np.concatenate([np.full(len(s[4]), side) for side, s in found])
-    point_of = np.concatenate([s[4] for _, s in found])
-    depth_of = np.concatenate([s[1][s[4]] for _, s in found])
-    group = merge_regions(depth_of, np.vstack([s[5] for _, s in found]), np.vstack([s[6] for _, s in found]))
-    best: dict[tuple[int, int], int] = {}      # (group, side) -> its deepest region
-    for r, key in enumerate(zip(group.tolist(), side_of.tolist())):
-        if key not in best or depth_of[r] > depth_of[best[key]]:
-            best[key] = r
-    deepest: dict[int, _Region] = {}
-    for (g, side), r in best.items():
-        points, depth, surface, triangle, _, lo, hi = samples[side]
-        k = int(point_of[r])
-        slot = r - int(np.count_nonzero(side_of < side))
-        region = _Region(side, float(depth[k]), points[k].copy(), surface[k].copy(), int(triangle[k]), k,
-                         lo[slot].copy(), hi[slot].copy())
-        gx, T_x, gy, T_y = bodies[side]
-        region.face = int(gx.surface_faces[k])
-        if gx.solid_kind <= KIND_CONVEX:      # a solid with a support function: refine
-            _refine(region, gx, T_x, gy, T_y)
-        if g not in deepest or region.depth > deepest[g].depth:
-            deepest[g] = region
-    ordered = sorted(deepest.values(), key=lambda r: -r.depth)[:max(1, int(max_regions))]
-    return [_region_distance(r) for r in ordered]
-
-
-def _region_distance(region: _Region) -> PairDistance:
-    depth = region.depth
-    if region.side == 0:      # a point of body 0 inside body 1: body 1 moves along point - surface
-        p0, normal = region.point, (region.point - region.surface) / depth
-        subshapes = (region.face, region.triangle)
-    else:                     # a point of body 1 inside body 0: body 1 moves along surface - point
-        p0, normal = region.surface, (region.surface - region.point) / depth
-        subshapes = (region.triangle, region.face)
-    return PairDistance(-depth, p0, p0 - depth * normal, normal, True, subshapes)
+    depth, p0, p1, normal, subshapes = pair_regions(
+        int(max_regions), REFINE_STEPS, *_body_arguments(world.shapes[a].geometry, T_world_shape[a]),
+        *_body_arguments(world.shapes[b].geometry, T_world_shape[b]))
+    return [PairDistance(-float(depth[m]), p0[m], p1[m], normal[m], True, (int(subshapes[m, 0]), int(subshapes[m, 1])))
+            for m in range(len(depth))]
 
 
 def pair_distance_lower_bound(world, T_world_shape: np.ndarray, a: int, b: int, enough_m: float) -> float:
