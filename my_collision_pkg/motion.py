@@ -270,6 +270,36 @@ def _cover_tables(world):
     return tables
 
 
+_SWEEP_TABLES: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def _sweep_tables(world, selection, kin: _Kinematics) -> dict:
+    """The parts of a sweep's bounds that do not depend on the motion, cached per world and selection:
+    bounding spheres, which joints move each shape (A (S, M)), the lever lengths without prismatic
+    travel (S, M), and per pair the joints that move one body but not the other (W_a, W_b (P, M))."""
+    per_world = _SWEEP_TABLES.setdefault(world, {})
+    key = selection.index.tobytes()
+    tables = per_world.get(key)
+    if tables is None:
+        centre, radius = _shape_spheres(world)
+        link = world.shape_link
+        on_robot = link >= 0
+        A = np.zeros((len(world.shapes), len(kin.prismatic)), dtype=bool)
+        A[on_robot] = kin.chain[link[on_robot]]
+        T_fs = world.T_frame_shape
+        centre_link = np.einsum("sij,sj->si", T_fs[:, :3, :3], centre) + T_fs[:, :3, 3]
+        lk = np.where(on_robot, link, 0)
+        lever = ((kin.path_len[lk][:, None] - kin.path_len[kin.child_link][None, :])
+                 + np.linalg.norm(centre_link, axis=1)[:, None] + radius[:, None])
+        a, b = selection.pairs[:, 0], selection.pairs[:, 1]
+        common = A[a] & A[b]
+        tables = per_world[key] = dict(
+            centre=centre, radius=radius, A=A, link=lk, lever=lever, chain=kin.chain.astype(float),
+            below_T=kin.below.T.astype(float), W_a=(A[a] & ~common).astype(float),
+            W_b=(A[b] & ~common).astype(float))
+    return tables
+
+
 # ----- one motion -----------------------------------------------------------------
 class _Sweep:
     """One joint-linear motion against the pairs of one request: poses, speed and distance bounds."""
@@ -289,31 +319,21 @@ class _Sweep:
         self.pairs = selection.pairs
         self.margins = selection.margins
         self.a, self.b = self.pairs[:, 0], self.pairs[:, 1]
-        self.centre_shape, self.radius = _shape_spheres(world)
-        link = world.shape_link
-        on_robot = link >= 0
-        A = np.zeros((len(world.shapes), len(kin.prismatic)), dtype=bool)
-        A[on_robot] = kin.chain[link[on_robot]]
+        static = _sweep_tables(world, selection, kin)
+        self.centre_shape, self.radius = static["centre"], static["radius"]
+        A = static["A"]
         dqm = kin.mimic_matrix @ self.dq
         self.adq = np.abs(dqm)
         v0 = kin.mimic_matrix @ q0 + kin.mimic_offset
         v1 = kin.mimic_matrix @ q1 + kin.mimic_offset
         travel = np.where(kin.prismatic, np.maximum(np.abs(v0), np.abs(v1)), 0.0)
-        prism_path = kin.chain.astype(float) @ travel                     # (L,)
+        prism_path = static["chain"] @ travel                             # (L,)
         # static lever of shape s about joint k: fixed offsets + travel below k + centre + radius
-        T_fs = world.T_frame_shape
-        centre_link = np.einsum("sij,sj->si", T_fs[:, :3, :3], self.centre_shape) + T_fs[:, :3, 3]
-        lk = np.where(on_robot, link, 0)
-        cl = kin.child_link
-        R_static = ((kin.path_len[lk][:, None] - kin.path_len[cl][None, :])
-                    + (prism_path[lk][:, None] - prism_path[cl][None, :])
-                    + np.linalg.norm(centre_link, axis=1)[:, None] + self.radius[:, None])
+        R_static = static["lever"] + (prism_path[static["link"]][:, None] - prism_path[kin.child_link][None, :])
         w = A * self.adq[None, :] * np.where(kin.prismatic[None, :], 1.0, R_static)
-        self.D_below = w @ kin.below.T.astype(float)                      # (S, M)
+        self.D_below = w @ static["below_T"]                              # (S, M)
         self.moved = np.any(A & (self.adq[None, :] > 0), axis=1)          # (S,)
-        common = A[self.a] & A[self.b]
-        self.W_a = (A[self.a] & ~common).astype(float)                    # (P, M)
-        self.W_b = (A[self.b] & ~common).astype(float)
+        self.W_a, self.W_b = static["W_a"], static["W_b"]                 # (P, M)
         self._kind, self._geoms, self._hulls = _pair_tables(world, selection)
         self._covers = _cover_tables(world)
         self.kernel_steps = np.zeros(len(self.pairs), dtype=np.int64)    # per pair, for benchmarks
