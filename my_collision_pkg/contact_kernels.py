@@ -663,15 +663,38 @@ def label_components(n_points, edges, keep):
 
 
 @njit(cache=True)
-def _mesh_signed_distance(hull_planes, triangles, bounds, nodes, order, pseudo_normals, p, surface, seed,
+def _first_plane_outside(planes_t, p):
+    """The first plane f (of ``planes_t`` (4, H): the rows of (H, 4) planes as columns) with
+    n . p - d > 0 and that value; (-1, 0) when p is inside them all.
+
+    One pass over every plane without a branch (the compiler vectorises it: a point inside
+    the hull, the common case, scans them all), then the first one found in order. The
+    values are those of the plain per-plane loop, bit for bit.
+    """
+    n = planes_t.shape[1]
+    x, y, z = p[0], p[1], p[2]
+    a, b, c, d = planes_t[0], planes_t[1], planes_t[2], planes_t[3]
+    hit = 0
+    for f in range(n):
+        hit += a[f] * x + b[f] * y + c[f] * z - d[f] > 0.0
+    if hit:
+        for f in range(n):
+            v = a[f] * x + b[f] * y + c[f] * z - d[f]
+            if v > 0.0:
+                return f, v
+    return -1, 0.0
+
+
+@njit(cache=True)
+def _mesh_signed_distance(hull_planes_t, triangles, bounds, nodes, order, pseudo_normals, p, surface, seed,
                           face_normals=None):
     """Signed distance of p to a closed 2-manifold mesh (> 0 inside), its nearest triangle and True;
-    or, when a plane of the mesh's convex hull already puts p outside, minus the distance to
-    that plane (an upper bound of the signed distance), -1 and False."""
-    for f in range(hull_planes.shape[0]):
-        v = hull_planes[f, 0] * p[0] + hull_planes[f, 1] * p[1] + hull_planes[f, 2] * p[2] - hull_planes[f, 3]
-        if v > 0.0:
-            return -v, -1, False
+    or, when a plane of the mesh's convex hull (``hull_planes_t`` (4, H), see
+    :func:`_first_plane_outside`) already puts p outside, minus the distance to that plane
+    (an upper bound of the signed distance), -1 and False."""
+    f, v = _first_plane_outside(hull_planes_t, p)
+    if f >= 0:
+        return -v, -1, False
     d2, t, feature = tree_closest_point(p, triangles, bounds, nodes, order, surface, seed, face_normals)
     side = 0.0
     for i in range(3):
@@ -747,6 +770,7 @@ def surface_points_inside(points_shape, parent, T_world_x, edges, T_world_solid,
     surface = np.empty(3)
     one = np.empty(1, dtype=np.int64)
     bounded = kind == KIND_MESH and manifold
+    planes_t = np.ascontiguousarray(planes.T)     # hull planes as columns: a vectorised scan
     last = -1
     seed = -1
     # x's frame straight to the solid's box axes (one product per point): a point this
@@ -813,7 +837,7 @@ def surface_points_inside(points_shape, parent, T_world_x, edges, T_world_solid,
                 continue
         if ref >= 0 and exact[ref] and triangle[ref] >= 0:
             seed = triangle[ref]
-        s, t, known = _mesh_signed_distance(planes, triangles, bounds, nodes, order, pseudo_normals, local[j],
+        s, t, known = _mesh_signed_distance(planes_t, triangles, bounds, nodes, order, pseudo_normals, local[j],
                                             surface, seed, face_normals)
         if not known:
             s_lo[j], s_hi[j] = -np.inf, s
@@ -856,7 +880,7 @@ def surface_points_inside(points_shape, parent, T_world_x, edges, T_world_solid,
                     bound = min(bound, depth[k] + np.sqrt(dx * dx + dy * dy + dz * dz))
                 if bound < best[labels[j]]:
                     continue
-                s, t, known = _mesh_signed_distance(planes, triangles, bounds, nodes, order, pseudo_normals,
+                s, t, known = _mesh_signed_distance(planes_t, triangles, bounds, nodes, order, pseudo_normals,
                                                     local[j], surface, seed, face_normals)
                 computed[n_computed] = j
                 n_computed += 1
