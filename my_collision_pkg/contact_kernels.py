@@ -704,6 +704,27 @@ def _mesh_signed_distance(hull_planes_t, triangles, bounds, nodes, order, pseudo
 
 
 @njit(cache=True)
+def adjacency(n_points, edges):
+    """The neighbours of each point along edges (E, 2): those of point j are
+    ``adjacent[adjacent_start[j]:adjacent_start[j + 1]]``."""
+    adjacent_start = np.zeros(n_points + 1, dtype=np.int64)
+    for e in range(edges.shape[0]):
+        adjacent_start[edges[e, 0] + 1] += 1
+        adjacent_start[edges[e, 1] + 1] += 1
+    for j in range(n_points):
+        adjacent_start[j + 1] += adjacent_start[j]
+    fill = adjacent_start[:n_points].copy()
+    adjacent = np.empty(2 * edges.shape[0], dtype=np.int64)
+    for e in range(edges.shape[0]):
+        i, k = edges[e, 0], edges[e, 1]
+        adjacent[fill[i]] = k
+        fill[i] += 1
+        adjacent[fill[k]] = i
+        fill[k] += 1
+    return adjacent_start, adjacent
+
+
+@njit(cache=True)
 def _place_point(points_shape, j, T_world_x, T_world_solid, box_center, box_axes, box_half, points_world, local):
     """Point j of body x in the planning frame and in the solid's frame; returns its squared
     distance to the solid's box (0 inside)."""
@@ -738,7 +759,8 @@ def _to_world(T_world_solid, surface, out, j):
 
 
 @njit(cache=True)
-def surface_points_inside(points_shape, parent, T_world_x, edges, T_world_solid, kind, params, planes, triangles,
+def surface_points_inside(points_shape, parent, T_world_x, edges, adjacent_start, adjacent, T_world_solid, kind,
+                          params, planes, triangles,
                           bounds, nodes, order, pseudo_normals, manifold, box_center, box_axes, box_half,
                           face_normals=None):
     """Body x's surface points (its frame) inside a posed solid, grouped along ``edges``, and
@@ -748,7 +770,10 @@ def surface_points_inside(points_shape, parent, T_world_x, edges, T_world_solid,
     group. For a closed 2-manifold mesh the signed distance s is 1-Lipschitz: each point
     gets an interval of s, exact when computed, else from its ``parent`` (an earlier point
     near it, -1 for none: then the last computed point) widened by the distance between
-    the two; the side is known when the interval does not hold 0. Points outside the box
+    the two, narrowed when that does not tell the side by its earlier neighbours along
+    ``edges`` (``adjacent_start``, ``adjacent``: :func:`adjacency` of ``edges``; when
+    ``adjacent_start`` does not have one entry per point plus one, the parent alone) the same
+    way; the side is known when the interval does not hold 0. Points outside the box
     or the hull get an upper bound (minus their distance to it). An inside point's exact
     depth is computed only when its upper bound (also from the exact depths computed
     so far) reaches the deepest exact depth of its group; the others keep their lower
@@ -771,6 +796,7 @@ def surface_points_inside(points_shape, parent, T_world_x, edges, T_world_solid,
     one = np.empty(1, dtype=np.int64)
     bounded = kind == KIND_MESH and manifold
     planes_t = np.ascontiguousarray(planes.T)     # hull planes as columns: a vectorised scan
+    neighbours = adjacent_start.shape[0] == n + 1
     last = -1
     seed = -1
     # x's frame straight to the solid's box axes (one product per point): a point this
@@ -822,19 +848,36 @@ def surface_points_inside(points_shape, parent, T_world_x, edges, T_world_solid,
             placed[ref] = True
             s_hi[ref] = -np.sqrt(_place_point(points_shape, ref, T_world_x, T_world_solid, box_center, box_axes,
                                               box_half, points_world, local))
+        lo_j, hi_j = -np.inf, np.inf
         if ref >= 0:
             dx = local[j, 0] - local[ref, 0]
             dy = local[j, 1] - local[ref, 1]
             dz = local[j, 2] - local[ref, 2]
             gap = np.sqrt(dx * dx + dy * dy + dz * dz)
             lo_j, hi_j = s_lo[ref] - gap, s_hi[ref] + gap
-            if lo_j > ON_SURFACE_M:              # inside, depth within [lo_j, hi_j]
-                s_lo[j], s_hi[j] = lo_j, hi_j
-                depth[j] = lo_j
-                continue
-            if hi_j < 0.0:                       # outside
-                s_lo[j], s_hi[j] = lo_j, hi_j
-                continue
+        if not (lo_j > ON_SURFACE_M or hi_j < 0.0) and neighbours:
+            # not decided by the reference: every earlier neighbour with an interval narrows it
+            for e in range(adjacent_start[j], adjacent_start[j + 1]):
+                k = adjacent[e]
+                if k >= j or k == ref or not placed[k] or np.isnan(s_hi[k]):
+                    continue
+                dx = local[j, 0] - local[k, 0]
+                dy = local[j, 1] - local[k, 1]
+                dz = local[j, 2] - local[k, 2]
+                gap = np.sqrt(dx * dx + dy * dy + dz * dz)
+                if s_lo[k] - gap > lo_j:
+                    lo_j = s_lo[k] - gap
+                if s_hi[k] + gap < hi_j:
+                    hi_j = s_hi[k] + gap
+                if lo_j > ON_SURFACE_M or hi_j < 0.0:
+                    break
+        if lo_j > ON_SURFACE_M:                  # inside, depth within [lo_j, hi_j]
+            s_lo[j], s_hi[j] = lo_j, hi_j
+            depth[j] = lo_j
+            continue
+        if hi_j < 0.0:                           # outside
+            s_lo[j], s_hi[j] = lo_j, hi_j
+            continue
         if ref >= 0 and exact[ref] and triangle[ref] >= 0:
             seed = triangle[ref]
         s, t, known = _mesh_signed_distance(planes_t, triangles, bounds, nodes, order, pseudo_normals, local[j],
@@ -977,7 +1020,8 @@ def warm_up() -> None:
                          depth, surface, triangle, tree.face_normals)
         support_point(kind, np.ones(3), np.zeros((1, 3)), np.ones(3), out)
         for manifold in (False, True):
-            surface_points_inside(corners, np.full(4, -1), np.eye(4), np.array([[0, 1]], dtype=np.int64), np.eye(4),
+            edges = np.array([[0, 1]], dtype=np.int64)
+            surface_points_inside(corners, np.full(4, -1), np.eye(4), edges, *adjacency(4, edges), np.eye(4),
                                   kind,
                                   np.ones(3), planes, triangles, tree.bounds, tree.nodes, tree.order,
                                   tree.pseudo_normals, manifold, np.zeros(3), np.eye(3), np.ones(3),
@@ -985,7 +1029,8 @@ def warm_up() -> None:
         refine_to_support(1, kind, np.ones(3), corners, np.eye(4), np.zeros(3), np.ones(3), 0.5, np.eye(4),
                           KIND_MESH, np.ones(3), planes, triangles, tree.bounds, tree.nodes, tree.order,
                           tree.pseudo_normals, True, np.zeros(3), np.eye(3), np.ones(3), tree.face_normals)
-    body = (corners, np.full(4, -1), np.array([[0, 1]], dtype=np.int64), np.zeros(4, dtype=np.int64), np.eye(4),
+    edges = np.array([[0, 1]], dtype=np.int64)
+    body = (corners, np.full(4, -1), edges, *adjacency(4, edges), np.zeros(4, dtype=np.int64), np.eye(4),
             KIND_MESH, np.ones(3), planes, triangles, tree.bounds, tree.nodes, tree.order, tree.pseudo_normals, True,
             np.zeros(3), np.eye(3), np.ones(3), tree.face_normals)
     pair_regions(1, 1, *body, *body)
@@ -995,15 +1040,17 @@ def warm_up() -> None:
 
 
 @njit(cache=True)
-def pair_regions(max_regions, steps, points_a, parents_a, edges_a, faces_a, T_world_a, kind_a, params_a, planes_a,
+def pair_regions(max_regions, steps, points_a, parents_a, edges_a, adjacent_start_a, adjacent_a, faces_a, T_world_a,
+                 kind_a, params_a, planes_a,
                  triangles_a, bounds_a, nodes_a, order_a, pseudo_normals_a, manifold_a, box_center_a, box_axes_a,
-                 box_half_a, face_normals_a, points_b, parents_b, edges_b, faces_b, T_world_b, kind_b, params_b,
+                 box_half_a, face_normals_a, points_b, parents_b, edges_b, adjacent_start_b, adjacent_b, faces_b,
+                 T_world_b, kind_b, params_b,
                  planes_b, triangles_b, bounds_b, nodes_b, order_b, pseudo_normals_b, manifold_b, box_center_b,
                  box_axes_b, box_half_b, face_normals_b):
     """Deepest point of each separate overlap region of two posed solids a and b, deepest first.
 
-    Per body: its surface points (own frame), their parents, the edges joining them and
-    the face each lies on (``ShapeGeometry.surface_*``), its pose, and the body as a
+    Per body: its surface points (own frame), their parents, the edges joining them (and
+    their :func:`adjacency`), and the face each lies on (``ShapeGeometry.surface_*``), its pose, and the body as a
     solid (kind, sizes, planes, triangles and ``MeshTree`` arrays, box). Side 0 is a's
     points inside b, side 1 b's inside a (:func:`surface_points_inside`). The deepest
     point of each group of a side is a region; regions whose boxes, grown by the deeper
@@ -1016,10 +1063,12 @@ def pair_regions(max_regions, steps, points_a, parents_a, edges_a, faces_a, T_wo
     ``normal`` (R, 3) (unit, from a to b; ``p1 = p0 - depth * normal``) and
     ``subshapes`` (R, 2) (face of a, face of b the witness points lie on; -1: unknown).
     """
-    sides = (surface_points_inside(points_a, parents_a, T_world_a, edges_a, T_world_b, kind_b, params_b, planes_b,
+    sides = (surface_points_inside(points_a, parents_a, T_world_a, edges_a, adjacent_start_a, adjacent_a, T_world_b,
+                                   kind_b, params_b, planes_b,
                                    triangles_b, bounds_b, nodes_b, order_b, pseudo_normals_b, manifold_b, box_center_b,
                                    box_axes_b, box_half_b, face_normals_b),
-             surface_points_inside(points_b, parents_b, T_world_b, edges_b, T_world_a, kind_a, params_a, planes_a,
+             surface_points_inside(points_b, parents_b, T_world_b, edges_b, adjacent_start_b, adjacent_b, T_world_a,
+                                   kind_a, params_a, planes_a,
                                    triangles_a, bounds_a, nodes_a, order_a, pseudo_normals_a, manifold_a, box_center_a,
                                    box_axes_a, box_half_a, face_normals_a))
     n0, n1 = sides[0][5].shape[0], sides[1][5].shape[0]
