@@ -368,14 +368,12 @@ def closest_on_triangle(p, triangles, t, out):
 
 @njit(cache=True)
 def _box_distance2(bounds, node, p):
+    """Squared distance of p to a node's box (0 inside); branch-free, the value of the
+    plain per-axis test (lo - p > 0 or p - hi > 0, at most one of them as lo <= hi)."""
     d2 = 0.0
     for i in range(3):
-        if p[i] < bounds[node, 0, i]:
-            e = bounds[node, 0, i] - p[i]
-            d2 += e * e
-        elif p[i] > bounds[node, 1, i]:
-            e = p[i] - bounds[node, 1, i]
-            d2 += e * e
+        e = max(max(bounds[node, 0, i] - p[i], p[i] - bounds[node, 1, i]), 0.0)
+        d2 += e * e
     return d2
 
 
