@@ -893,6 +893,9 @@ def surface_points_inside(points_shape, parent, T_world_x, edges, adjacent_start
         depth[j] = s
         _to_world(T_world_solid, surface, surface_world, j)
     keep = depth > 0.0
+    if not keep.any():                       # nothing inside: no group
+        return (points_world, depth, surface_world, triangle, np.full(n, -1), np.full(0, -1),
+                np.full((0, 3), np.inf), np.full((0, 3), -np.inf))
     labels = label_components(n, edges, keep)
     if bounded:
         best = np.full(n, -np.inf)
