@@ -511,7 +511,8 @@ class CollisionChecker:
                 return True, [replace(c, depth_is_fallback=True) for c in contacts]
         if not found:
             results = [r for r in results if r.distance_m < threshold]
-        return found, [build.from_distance(a, b, r) for r in results]
+        single = _single_contact_point(ga, gb)
+        return found, [build.from_distance(a, b, r, single) for r in results]
 
     def _fcl_contacts(self, build: "_ContactBuilder", objects, stamp, tick, a, b, call, swapped, margin,
                       contact_distance):
@@ -595,6 +596,26 @@ class _ContactBuilder:
         self.T_world_shape = T_world_shape
         self._frames: dict[int, tuple] = {}     # shape -> (owner frame in world, world in owner frame)
         self._link_from_world: np.ndarray | None = None
+        self._local: dict[int, tuple] = {}      # shape -> (rotation^T, translation) of world in owner frame
+        self._shape_info: dict[int, tuple] = {}  # shape -> what a contact records of it
+
+    def _info(self, shape: int) -> tuple:
+        """(owner, body type, shape id, is a BVH, on the robot) of a shape."""
+        info = self._shape_info.get(shape)
+        if info is None:
+            entry = self.world.shapes[shape]
+            info = self._shape_info[shape] = (entry.owner, BodyType(entry.body_type), entry.shape_id,
+                                              bool(entry.geometry.is_bvh), bool(entry.on_robot))
+        return info
+
+    def _to_owner(self, shape: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(owner frame in world, R^T, t) with ``p @ R^T + t`` a world point in the owner frame
+        (the very operations of ``transform_points`` with the inverse frame)."""
+        local = self._local.get(shape)
+        if local is None:
+            T_world_owner, owner_from_world = self._owner_frames(shape)
+            local = self._local[shape] = (T_world_owner, owner_from_world[:3, :3].T, owner_from_world[:3, 3])
+        return local
 
     def _owner_frames(self, shape: int) -> tuple[np.ndarray, np.ndarray]:
         frames = self._frames.get(shape)
@@ -628,12 +649,14 @@ class _ContactBuilder:
         p0 = position + 0.5 * depth * normal
         return self.make(a, b, p0, normal, -depth, b1, b2)
 
-    def from_distance(self, a, b, result: PairDistance) -> Contact:
-        """A contact from the checker's distance function (witness points, normal, signed distance)."""
-        ga, gb = self.world.shapes[a].geometry, self.world.shapes[b].geometry
+    def from_distance(self, a, b, result: PairDistance, single: bool | None = None) -> Contact:
+        """A contact from the checker's distance function (witness points, normal, signed distance).
+
+        ``single``: :func:`_single_contact_point` of the pair, when the caller knows it already."""
+        if single is None:
+            single = _single_contact_point(self.world.shapes[a].geometry, self.world.shapes[b].geometry)
         return self.make(a, b, np.asarray(result.p0_world, dtype=float), np.asarray(result.normal_world, dtype=float),
-                         float(result.distance_m), *result.subshapes, single=_single_contact_point(ga, gb),
-                         fallback=not result.exact)
+                         float(result.distance_m), *result.subshapes, single=single, fallback=not result.exact)
 
     def from_points(self, a, b, p0, p1, distance, b1, b2) -> Contact:
         delta = p1 - p0
@@ -674,19 +697,18 @@ class _ContactBuilder:
         The point on body 1 is ``p0 + distance * normal``, so the documented
         invariant holds exactly.
         """
-        shapes = self.world.shapes
-        sa, sb = shapes[a], shapes[b]
+        owner_a, type_a, id_a, bvh_a, robot_a = self._info(a)
+        owner_b, type_b, id_b, bvh_b, robot_b = self._info(b)
+        distance = float(distance)
         p1 = p0 + distance * normal
-        kind = ContactType.SELF if (sa.on_robot and sb.on_robot) else ContactType.ENVIRONMENT
-        sub0 = int(b1) if sa.geometry.is_bvh and b1 is not None and b1 >= 0 else NO_SUBSHAPE
-        sub1 = int(b2) if sb.geometry.is_bvh and b2 is not None and b2 >= 0 else NO_SUBSHAPE
-        T_world_a, a_from_world = self._owner_frames(a)
-        T_world_b, b_from_world = self._owner_frames(b)
-        return Contact(kind, (sa.owner, sb.owner), (BodyType(sa.body_type), BodyType(sb.body_type)),
-                       (sa.shape_id, sb.shape_id), (sub0, sub1), 0.5 * (p0 + p1), (p0, p1),
-                       (transform_points(a_from_world, p0), transform_points(b_from_world, p1)), normal,
-                       float(distance), max(0.0, -float(distance)), single, depth_is_fallback=fallback,
-                       transforms=(np.array(T_world_a), np.array(T_world_b)))
+        kind = ContactType.SELF if (robot_a and robot_b) else ContactType.ENVIRONMENT
+        sub0 = int(b1) if bvh_a and b1 is not None and b1 >= 0 else NO_SUBSHAPE
+        sub1 = int(b2) if bvh_b and b2 is not None and b2 >= 0 else NO_SUBSHAPE
+        T_world_a, R_a, t_a = self._to_owner(a)
+        T_world_b, R_b, t_b = self._to_owner(b)
+        return Contact(kind, (owner_a, owner_b), (type_a, type_b), (id_a, id_b), (sub0, sub1), 0.5 * (p0 + p1),
+                       (p0, p1), (p0 @ R_a + t_a, p1 @ R_b + t_b), normal, distance, max(0.0, -distance), single,
+                       depth_is_fallback=fallback, transforms=(T_world_a.copy(), T_world_b.copy()))
 
 
 def _single_contact_point(ga, gb) -> bool:

@@ -368,14 +368,12 @@ def closest_on_triangle(p, triangles, t, out):
 
 @njit(cache=True)
 def _box_distance2(bounds, node, p):
+    """Squared distance of p to a node's box (0 inside); branch-free, the value of the
+    plain per-axis test (lo - p > 0 or p - hi > 0, at most one of them as lo <= hi)."""
     d2 = 0.0
     for i in range(3):
-        if p[i] < bounds[node, 0, i]:
-            e = bounds[node, 0, i] - p[i]
-            d2 += e * e
-        elif p[i] > bounds[node, 1, i]:
-            e = p[i] - bounds[node, 1, i]
-            d2 += e * e
+        e = max(max(bounds[node, 0, i] - p[i], p[i] - bounds[node, 1, i]), 0.0)
+        d2 += e * e
     return d2
 
 
@@ -663,21 +661,65 @@ def label_components(n_points, edges, keep):
 
 
 @njit(cache=True)
-def _mesh_signed_distance(hull_planes, triangles, bounds, nodes, order, pseudo_normals, p, surface, seed,
+def _first_plane_outside(planes_t, p):
+    """The first plane f (of ``planes_t`` (4, H): the rows of (H, 4) planes as columns) with
+    n . p - d > 0 and that value; (-1, 0) when p is inside them all.
+
+    One pass over every plane without a branch (the compiler vectorises it: a point inside
+    the hull, the common case, scans them all), then the first one found in order. The
+    values are those of the plain per-plane loop, bit for bit.
+    """
+    n = planes_t.shape[1]
+    x, y, z = p[0], p[1], p[2]
+    a, b, c, d = planes_t[0], planes_t[1], planes_t[2], planes_t[3]
+    hit = 0
+    for f in range(n):
+        hit += a[f] * x + b[f] * y + c[f] * z - d[f] > 0.0
+    if hit:
+        for f in range(n):
+            v = a[f] * x + b[f] * y + c[f] * z - d[f]
+            if v > 0.0:
+                return f, v
+    return -1, 0.0
+
+
+@njit(cache=True)
+def _mesh_signed_distance(hull_planes_t, triangles, bounds, nodes, order, pseudo_normals, p, surface, seed,
                           face_normals=None):
     """Signed distance of p to a closed 2-manifold mesh (> 0 inside), its nearest triangle and True;
-    or, when a plane of the mesh's convex hull already puts p outside, minus the distance to
-    that plane (an upper bound of the signed distance), -1 and False."""
-    for f in range(hull_planes.shape[0]):
-        v = hull_planes[f, 0] * p[0] + hull_planes[f, 1] * p[1] + hull_planes[f, 2] * p[2] - hull_planes[f, 3]
-        if v > 0.0:
-            return -v, -1, False
+    or, when a plane of the mesh's convex hull (``hull_planes_t`` (4, H), see
+    :func:`_first_plane_outside`) already puts p outside, minus the distance to that plane
+    (an upper bound of the signed distance), -1 and False."""
+    f, v = _first_plane_outside(hull_planes_t, p)
+    if f >= 0:
+        return -v, -1, False
     d2, t, feature = tree_closest_point(p, triangles, bounds, nodes, order, surface, seed, face_normals)
     side = 0.0
     for i in range(3):
         side += (p[i] - surface[i]) * pseudo_normals[t, feature, i]
     d = np.sqrt(d2)
     return (d if side < 0.0 else -d), t, True
+
+
+@njit(cache=True)
+def adjacency(n_points, edges):
+    """The neighbours of each point along edges (E, 2): those of point j are
+    ``adjacent[adjacent_start[j]:adjacent_start[j + 1]]``."""
+    adjacent_start = np.zeros(n_points + 1, dtype=np.int64)
+    for e in range(edges.shape[0]):
+        adjacent_start[edges[e, 0] + 1] += 1
+        adjacent_start[edges[e, 1] + 1] += 1
+    for j in range(n_points):
+        adjacent_start[j + 1] += adjacent_start[j]
+    fill = adjacent_start[:n_points].copy()
+    adjacent = np.empty(2 * edges.shape[0], dtype=np.int64)
+    for e in range(edges.shape[0]):
+        i, k = edges[e, 0], edges[e, 1]
+        adjacent[fill[i]] = k
+        fill[i] += 1
+        adjacent[fill[k]] = i
+        fill[k] += 1
+    return adjacent_start, adjacent
 
 
 @njit(cache=True)
@@ -715,7 +757,8 @@ def _to_world(T_world_solid, surface, out, j):
 
 
 @njit(cache=True)
-def surface_points_inside(points_shape, parent, T_world_x, edges, T_world_solid, kind, params, planes, triangles,
+def surface_points_inside(points_shape, parent, T_world_x, edges, adjacent_start, adjacent, T_world_solid, kind,
+                          params, planes, triangles,
                           bounds, nodes, order, pseudo_normals, manifold, box_center, box_axes, box_half,
                           face_normals=None):
     """Body x's surface points (its frame) inside a posed solid, grouped along ``edges``, and
@@ -725,7 +768,10 @@ def surface_points_inside(points_shape, parent, T_world_x, edges, T_world_solid,
     group. For a closed 2-manifold mesh the signed distance s is 1-Lipschitz: each point
     gets an interval of s, exact when computed, else from its ``parent`` (an earlier point
     near it, -1 for none: then the last computed point) widened by the distance between
-    the two; the side is known when the interval does not hold 0. Points outside the box
+    the two, narrowed when that does not tell the side by its earlier neighbours along
+    ``edges`` (``adjacent_start``, ``adjacent``: :func:`adjacency` of ``edges``; when
+    ``adjacent_start`` does not have one entry per point plus one, the parent alone) the same
+    way; the side is known when the interval does not hold 0. Points outside the box
     or the hull get an upper bound (minus their distance to it). An inside point's exact
     depth is computed only when its upper bound (also from the exact depths computed
     so far) reaches the deepest exact depth of its group; the others keep their lower
@@ -747,6 +793,8 @@ def surface_points_inside(points_shape, parent, T_world_x, edges, T_world_solid,
     surface = np.empty(3)
     one = np.empty(1, dtype=np.int64)
     bounded = kind == KIND_MESH and manifold
+    planes_t = np.ascontiguousarray(planes.T)     # hull planes as columns: a vectorised scan
+    neighbours = adjacent_start.shape[0] == n + 1
     last = -1
     seed = -1
     # x's frame straight to the solid's box axes (one product per point): a point this
@@ -798,22 +846,39 @@ def surface_points_inside(points_shape, parent, T_world_x, edges, T_world_solid,
             placed[ref] = True
             s_hi[ref] = -np.sqrt(_place_point(points_shape, ref, T_world_x, T_world_solid, box_center, box_axes,
                                               box_half, points_world, local))
+        lo_j, hi_j = -np.inf, np.inf
         if ref >= 0:
             dx = local[j, 0] - local[ref, 0]
             dy = local[j, 1] - local[ref, 1]
             dz = local[j, 2] - local[ref, 2]
             gap = np.sqrt(dx * dx + dy * dy + dz * dz)
             lo_j, hi_j = s_lo[ref] - gap, s_hi[ref] + gap
-            if lo_j > ON_SURFACE_M:              # inside, depth within [lo_j, hi_j]
-                s_lo[j], s_hi[j] = lo_j, hi_j
-                depth[j] = lo_j
-                continue
-            if hi_j < 0.0:                       # outside
-                s_lo[j], s_hi[j] = lo_j, hi_j
-                continue
+        if not (lo_j > ON_SURFACE_M or hi_j < 0.0) and neighbours:
+            # not decided by the reference: every earlier neighbour with an interval narrows it
+            for e in range(adjacent_start[j], adjacent_start[j + 1]):
+                k = adjacent[e]
+                if k >= j or k == ref or not placed[k] or np.isnan(s_hi[k]):
+                    continue
+                dx = local[j, 0] - local[k, 0]
+                dy = local[j, 1] - local[k, 1]
+                dz = local[j, 2] - local[k, 2]
+                gap = np.sqrt(dx * dx + dy * dy + dz * dz)
+                if s_lo[k] - gap > lo_j:
+                    lo_j = s_lo[k] - gap
+                if s_hi[k] + gap < hi_j:
+                    hi_j = s_hi[k] + gap
+                if lo_j > ON_SURFACE_M or hi_j < 0.0:
+                    break
+        if lo_j > ON_SURFACE_M:                  # inside, depth within [lo_j, hi_j]
+            s_lo[j], s_hi[j] = lo_j, hi_j
+            depth[j] = lo_j
+            continue
+        if hi_j < 0.0:                           # outside
+            s_lo[j], s_hi[j] = lo_j, hi_j
+            continue
         if ref >= 0 and exact[ref] and triangle[ref] >= 0:
             seed = triangle[ref]
-        s, t, known = _mesh_signed_distance(planes, triangles, bounds, nodes, order, pseudo_normals, local[j],
+        s, t, known = _mesh_signed_distance(planes_t, triangles, bounds, nodes, order, pseudo_normals, local[j],
                                             surface, seed, face_normals)
         if not known:
             s_lo[j], s_hi[j] = -np.inf, s
@@ -828,6 +893,9 @@ def surface_points_inside(points_shape, parent, T_world_x, edges, T_world_solid,
         depth[j] = s
         _to_world(T_world_solid, surface, surface_world, j)
     keep = depth > 0.0
+    if not keep.any():                       # nothing inside: no group
+        return (points_world, depth, surface_world, triangle, np.full(n, -1), np.full(0, -1),
+                np.full((0, 3), np.inf), np.full((0, 3), -np.inf))
     labels = label_components(n, edges, keep)
     if bounded:
         best = np.full(n, -np.inf)
@@ -856,7 +924,7 @@ def surface_points_inside(points_shape, parent, T_world_x, edges, T_world_solid,
                     bound = min(bound, depth[k] + np.sqrt(dx * dx + dy * dy + dz * dz))
                 if bound < best[labels[j]]:
                     continue
-                s, t, known = _mesh_signed_distance(planes, triangles, bounds, nodes, order, pseudo_normals,
+                s, t, known = _mesh_signed_distance(planes_t, triangles, bounds, nodes, order, pseudo_normals,
                                                     local[j], surface, seed, face_normals)
                 computed[n_computed] = j
                 n_computed += 1
@@ -953,7 +1021,8 @@ def warm_up() -> None:
                          depth, surface, triangle, tree.face_normals)
         support_point(kind, np.ones(3), np.zeros((1, 3)), np.ones(3), out)
         for manifold in (False, True):
-            surface_points_inside(corners, np.full(4, -1), np.eye(4), np.array([[0, 1]], dtype=np.int64), np.eye(4),
+            edges = np.array([[0, 1]], dtype=np.int64)
+            surface_points_inside(corners, np.full(4, -1), np.eye(4), edges, *adjacency(4, edges), np.eye(4),
                                   kind,
                                   np.ones(3), planes, triangles, tree.bounds, tree.nodes, tree.order,
                                   tree.pseudo_normals, manifold, np.zeros(3), np.eye(3), np.ones(3),
@@ -961,7 +1030,8 @@ def warm_up() -> None:
         refine_to_support(1, kind, np.ones(3), corners, np.eye(4), np.zeros(3), np.ones(3), 0.5, np.eye(4),
                           KIND_MESH, np.ones(3), planes, triangles, tree.bounds, tree.nodes, tree.order,
                           tree.pseudo_normals, True, np.zeros(3), np.eye(3), np.ones(3), tree.face_normals)
-    body = (corners, np.full(4, -1), np.array([[0, 1]], dtype=np.int64), np.zeros(4, dtype=np.int64), np.eye(4),
+    edges = np.array([[0, 1]], dtype=np.int64)
+    body = (corners, np.full(4, -1), edges, *adjacency(4, edges), np.zeros(4, dtype=np.int64), np.eye(4),
             KIND_MESH, np.ones(3), planes, triangles, tree.bounds, tree.nodes, tree.order, tree.pseudo_normals, True,
             np.zeros(3), np.eye(3), np.ones(3), tree.face_normals)
     pair_regions(1, 1, *body, *body)
@@ -971,15 +1041,17 @@ def warm_up() -> None:
 
 
 @njit(cache=True)
-def pair_regions(max_regions, steps, points_a, parents_a, edges_a, faces_a, T_world_a, kind_a, params_a, planes_a,
+def pair_regions(max_regions, steps, points_a, parents_a, edges_a, adjacent_start_a, adjacent_a, faces_a, T_world_a,
+                 kind_a, params_a, planes_a,
                  triangles_a, bounds_a, nodes_a, order_a, pseudo_normals_a, manifold_a, box_center_a, box_axes_a,
-                 box_half_a, face_normals_a, points_b, parents_b, edges_b, faces_b, T_world_b, kind_b, params_b,
+                 box_half_a, face_normals_a, points_b, parents_b, edges_b, adjacent_start_b, adjacent_b, faces_b,
+                 T_world_b, kind_b, params_b,
                  planes_b, triangles_b, bounds_b, nodes_b, order_b, pseudo_normals_b, manifold_b, box_center_b,
                  box_axes_b, box_half_b, face_normals_b):
     """Deepest point of each separate overlap region of two posed solids a and b, deepest first.
 
-    Per body: its surface points (own frame), their parents, the edges joining them and
-    the face each lies on (``ShapeGeometry.surface_*``), its pose, and the body as a
+    Per body: its surface points (own frame), their parents, the edges joining them (and
+    their :func:`adjacency`), and the face each lies on (``ShapeGeometry.surface_*``), its pose, and the body as a
     solid (kind, sizes, planes, triangles and ``MeshTree`` arrays, box). Side 0 is a's
     points inside b, side 1 b's inside a (:func:`surface_points_inside`). The deepest
     point of each group of a side is a region; regions whose boxes, grown by the deeper
@@ -992,10 +1064,12 @@ def pair_regions(max_regions, steps, points_a, parents_a, edges_a, faces_a, T_wo
     ``normal`` (R, 3) (unit, from a to b; ``p1 = p0 - depth * normal``) and
     ``subshapes`` (R, 2) (face of a, face of b the witness points lie on; -1: unknown).
     """
-    sides = (surface_points_inside(points_a, parents_a, T_world_a, edges_a, T_world_b, kind_b, params_b, planes_b,
+    sides = (surface_points_inside(points_a, parents_a, T_world_a, edges_a, adjacent_start_a, adjacent_a, T_world_b,
+                                   kind_b, params_b, planes_b,
                                    triangles_b, bounds_b, nodes_b, order_b, pseudo_normals_b, manifold_b, box_center_b,
                                    box_axes_b, box_half_b, face_normals_b),
-             surface_points_inside(points_b, parents_b, T_world_b, edges_b, T_world_a, kind_a, params_a, planes_a,
+             surface_points_inside(points_b, parents_b, T_world_b, edges_b, adjacent_start_b, adjacent_b, T_world_a,
+                                   kind_a, params_a, planes_a,
                                    triangles_a, bounds_a, nodes_a, order_a, pseudo_normals_a, manifold_a, box_center_a,
                                    box_axes_a, box_half_a, face_normals_a))
     n0, n1 = sides[0][5].shape[0], sides[1][5].shape[0]

@@ -19,7 +19,7 @@ import numpy as np
 import trimesh
 
 from .contact_kernels import (KIND_BOX, KIND_CAPSULE, KIND_CONE, KIND_CONVEX, KIND_CYLINDER, KIND_MESH, KIND_SPHERE,
-                              MeshTree)
+                              MeshTree, adjacency)
 from .errors import MeshError, ModelError
 from .robot_model import MAX_COORDINATE_M, Box, Capsule, Cone, Cylinder, MeshRef, ShapeSpec, Sphere, TriangleMesh
 
@@ -188,6 +188,12 @@ class ShapeGeometry:
                                         repr=False)
     surface_faces: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64), compare=False,
                                       repr=False)
+    # the surface points' neighbours along surface_edges, for the kernels' distance bounds: those
+    # of point j are surface_adjacency[surface_adjacency_start[j]:surface_adjacency_start[j + 1]]
+    surface_adjacency_start: np.ndarray = field(default_factory=lambda: np.zeros(1, dtype=np.int64),
+                                                compare=False, repr=False)
+    surface_adjacency: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64), compare=False,
+                                          repr=False)
 
     def triangle_mesh(self) -> trimesh.Trimesh:
         """Triangle mesh of the shape in its own frame (primitives tessellated once, on first use)."""
@@ -412,9 +418,11 @@ def _surface_samples(vertices, faces, edges) -> dict:
         on_face[n_v + rank[at][found]] = np.flatnonzero(found)
         if k == 0:
             parents[centroid_index[found]] = n_v + rank[at][found]
+    surface_edges = np.ascontiguousarray(np.vstack(links), dtype=np.int64)
+    adjacency_start, adjacent = adjacency(n_v + n_e + n_f, surface_edges)
     return {"surface_points_shape": np.ascontiguousarray(np.vstack([vertices, midpoints, centroids])),
-            "surface_edges": np.ascontiguousarray(np.vstack(links), dtype=np.int64),
-            "surface_parents": parents, "surface_faces": on_face}
+            "surface_edges": surface_edges, "surface_parents": parents, "surface_faces": on_face,
+            "surface_adjacency_start": adjacency_start, "surface_adjacency": adjacent}
 
 
 def _solid_of_primitive(spec: ShapeSpec) -> tuple[int, np.ndarray]:

@@ -203,7 +203,8 @@ def _body_arguments(g, T_world: np.ndarray) -> tuple:
     """One body's arguments of ``contact_kernels.pair_regions``: its surface samples, pose and solid."""
     triangles = g.triangles_shape if g.triangles_shape is not None else _NO_TRIANGLES
     tree = g.mesh_tree if g.mesh_tree is not None else _NO_TREE
-    return (g.surface_points_shape, g.surface_parents, g.surface_edges, g.surface_faces, T_world, g.solid_kind,
+    return (g.surface_points_shape, g.surface_parents, g.surface_edges, g.surface_adjacency_start,
+            g.surface_adjacency, g.surface_faces, T_world, g.solid_kind,
             g.solid_params, g.solid_planes, triangles, tree.bounds, tree.nodes, tree.order, tree.pseudo_normals,
             tree.manifold, g.obb_center_shape, g.obb_axes_shape, g.obb_half_extents_m, tree.face_normals)
 
