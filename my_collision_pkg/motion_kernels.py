@@ -48,11 +48,17 @@ def _solid_distance(kind, params, x, y, z):
 
 
 @njit(cache=True)
-def cover_bound(a, b, Ta, Tb, kind, params, cover_start, cover_c, cover_r, centre, reach):
+def cover_bound(a, b, Ta, Tb, kind, params, cover_start, cover_c, cover_r, centre, reach, floor, ceiling):
     """Lower bound of the distance between shape a (pose Ta (4, 4)) and shape b (pose Tb):
     b's primitive solid against a's cover spheres, else a's against b's, else sphere
     pairs (``reach[s]``: radius about ``centre[s]`` (shape frame) holding s's cover
-    spheres). Negative values mean only "may touch"."""
+    spheres). Negative values mean only "may touch".
+
+    Two cut-offs, for a caller that uses the bound only when it exceeds ``floor`` and
+    needs it exactly only below ``ceiling``: once a sphere gives a value <= ``floor`` that
+    value is returned (the bound is no larger); for sphere pairs, when every one of a's
+    spheres is at least ``ceiling`` from b's reach sphere, that smallest distance (a lower
+    bound of the cover bound, >= ``ceiling``) is returned. ``-inf, inf``: the bound itself."""
     if kind[b] == COVER_SPHERES_KIND and kind[a] != COVER_SPHERES_KIND:
         a, b = b, a
         Ta, Tb = Tb, Ta
@@ -69,6 +75,8 @@ def cover_bound(a, b, Ta, Tb, kind, params, cover_start, cover_c, cover_r, centr
             d = _solid_distance(kind[b], params[b], x, y, z) - cover_r[i]
             if d < best:
                 best = d
+                if best <= floor:
+                    return best
         return best
     nb = cover_start[b + 1] - cover_start[b]
     na = cover_start[a + 1] - cover_start[a]
@@ -93,6 +101,8 @@ def cover_bound(a, b, Ta, Tb, kind, params, cover_start, cover_c, cover_r, centr
         coarse[i] = np.sqrt(dx * dx + dy * dy + dz * dz) - cover_r[cover_start[a] + i] - reach[b]
         if coarse[i] < coarse[first]:
             first = i
+    if na > 0 and coarse[first] >= ceiling:
+        return coarse[first]
     for n in range(na):
         i = first if n == 0 else (n - 1 if n <= first else n)
         if n > 0 and coarse[i] >= best:
@@ -105,6 +115,8 @@ def cover_bound(a, b, Ta, Tb, kind, params, cover_start, cover_c, cover_r, centr
             g = dx * dx + dy * dy + dz * dz
             if near > 0.0 and g < near * near:
                 best = np.sqrt(g) - ra - rb
+                if best <= floor:
+                    return best
     return best
 
 
@@ -230,6 +242,9 @@ def advance(q0, dq, limit, t, p, pair_a, pair_b, margins, W_a, W_b,
     Ta = np.empty((4, 4))
     Tb = np.empty((4, 4))
     corners = np.empty((8, 3))
+    fk_t = np.nan                                  # T_link holds links [:fk_upto] at time fk_t
+    fk_upto = 0
+    n_links = T_link_out.shape[1]
     for k in range(n):
         q = p[k]
         a = pair_a[q]
@@ -242,8 +257,11 @@ def advance(q0, dq, limit, t, p, pair_a, pair_b, margins, W_a, W_b,
             steps[k] += 1
             for i in range(q0.shape[0]):
                 positions[0, i] = q0[i] + t[k] * dq[i]
-            forward_kinematics(positions, fk_mimic, fk_offset, fk_kind, fk_axis, fk_parent[:upto],
-                               fk_origin[:upto], fk_joint[:upto], T_link[:, :upto])
+            if t[k] != fk_t or upto > fk_upto:     # pairs on the same clock share the poses
+                forward_kinematics(positions, fk_mimic, fk_offset, fk_kind, fk_axis, fk_parent[:upto],
+                                   fk_origin[:upto], fk_joint[:upto], T_link[:, :upto])
+                fk_t = t[k]
+                fk_upto = upto
             _shape_pose(T_link[0], shape_link, T_frame_shape, a, Ta)
             _shape_pose(T_link[0], shape_link, T_frame_shape, b, Tb)
             v0, v1 = pair_speed(T_link[0], Ta, Tb, a, b, W_a[q], W_b[q], child_link, axis, prismatic, centre_shape,
@@ -266,7 +284,8 @@ def advance(q0, dq, limit, t, p, pair_a, pair_b, margins, W_a, W_b,
                               and _holds_none(b, a, Tb, Ta, container, probe_start, probes, obb_center, obb_axes,
                                               obb_half))
                 if usable:
-                    cover = cover_bound(a, b, Ta, Tb, kind, params, cover_start, cover_c, cover_r, centre_shape, reach)
+                    cover = cover_bound(a, b, Ta, Tb, kind, params, cover_start, cover_c, cover_r, centre_shape, reach,
+                                        d, enough)
                     if cover > d:
                         d = cover
             if d < enough and d < m + tol + accept:
@@ -275,8 +294,10 @@ def advance(q0, dq, limit, t, p, pair_a, pair_b, margins, W_a, W_b,
                 V1[k] = v1
                 T_pair[k, 0] = Ta
                 T_pair[k, 1] = Tb
-                forward_kinematics(positions, fk_mimic, fk_offset, fk_kind, fk_axis, fk_parent, fk_origin, fk_joint,
-                                   T_link)
+                if fk_upto < n_links:
+                    forward_kinematics(positions, fk_mimic, fk_offset, fk_kind, fk_axis, fk_parent, fk_origin,
+                                       fk_joint, T_link)
+                    fk_upto = n_links
                 T_link_out[k] = T_link[0]
                 break
             if v0 + v1 <= 0.0:

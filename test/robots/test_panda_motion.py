@@ -133,8 +133,17 @@ def test_cover_bound_is_below_the_exact_distance(world_scene, random_configurati
             exact = pair_distance(world, T_shape, int(a), int(b)).distance_m
             if exact <= 0.0 or exact > 0.3:
                 continue
-            bound = mk.cover_bound(int(a), int(b), T_shape[a], T_shape[b], kind, params, start, centres, radii,
-                                   world.obb_center, reach)
+            args = (int(a), int(b), T_shape[a], T_shape[b], kind, params, start, centres, radii, world.obb_center,
+                    reach)
+            bound = mk.cover_bound(*args, -np.inf, np.inf)
             assert bound <= exact + 1e-9, (world.shapes[a].owner, world.shapes[b].owner, bound, exact)
+            # the cut-offs: a value <= floor only when the bound is <= floor; above the ceiling
+            # only a lower bound of the bound that is itself >= the ceiling
+            for floor in (bound - 0.01, bound, bound + 0.01):
+                cut = mk.cover_bound(*args, floor, np.inf)
+                assert (cut <= floor) == (bound <= floor) and cut >= bound - 1e-12
+            for ceiling in (bound - 0.05, bound + 0.01):
+                cut = mk.cover_bound(*args, -np.inf, ceiling)
+                assert cut == bound or ceiling <= cut <= bound + 1e-12, (cut, bound, ceiling)
             tested += 1
     assert tested > 100
