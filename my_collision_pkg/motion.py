@@ -425,23 +425,18 @@ class _Sweep:
         kin, world = self.kin, self.world
         T_pair, T_link = self._buffers
         tol = self.tol
+        status = np.empty(len(p), dtype=np.int64)
+        V0, V1 = np.empty(len(p)), np.empty(len(p))
+        need = np.empty(len(p), dtype=np.int64)
         while live.size:
             limit = min(1.0, best) if stop_at_first else 1.0
-            n = live.size
-            tk, kk = t[live], known[live]
-            status = np.empty(n, dtype=np.int64)
-            V0, V1 = np.empty(n), np.empty(n)
-            steps = np.zeros(n, dtype=np.int64)
-            mk.advance(self.q0, self.dq, limit, tk, p[live], self.a, self.b, self.margins, self.W_a, self.W_b,
-                       *self.fk_arrays, world.shape_link, world.T_frame_shape, kin.child_link, kin.axis,
-                       kin.prismatic, self.centre_shape, self.radius, world.obb_center, world.obb_axes,
-                       world.obb_half, self.adq, self.D_below, *self._covers, tol, COVER_ACCEPT_M, kk, status,
-                       V0, V1, T_pair[:n], T_link[:n], steps)
-            np.add.at(self.kernel_steps, p[live], steps)
-            t[live], known[live] = tk, kk
-            need = np.flatnonzero(status == mk.NEED)
+            count = mk.advance(self.q0, self.dq, limit, t, live, p, self.a, self.b, self.margins, self.W_a, self.W_b,
+                               *self.fk_arrays, world.shape_link, world.T_frame_shape, kin.child_link, kin.axis,
+                               kin.prismatic, self.centre_shape, self.radius, world.obb_center, world.obb_axes,
+                               world.obb_half, self.adq, self.D_below, *self._covers, tol, COVER_ACCEPT_M, known,
+                               status, V0, V1, T_pair, T_link, self.kernel_steps, need)
             keep = []
-            for j in need.tolist():
+            for j in need[:count].tolist():
                 k = int(live[j])
                 if stop_at_first and t[k] > best:
                     continue

@@ -223,20 +223,23 @@ def pair_speed(T_link, Ta, Tb, a, b, W_a, W_b, child_link, axis, prismatic, cent
 
 
 @njit(cache=True)
-def advance(q0, dq, limit, t, p, pair_a, pair_b, margins, W_a, W_b,
+def advance(q0, dq, limit, t, live, p, pair_a, pair_b, margins, W_a, W_b,
             fk_mimic, fk_offset, fk_kind, fk_axis, fk_parent, fk_origin, fk_joint,
             shape_link, T_frame_shape, child_link, axis, prismatic, centre_shape, radius,
             obb_center, obb_axes, obb_half, adq, D_below,
             kind, params, cover_start, cover_c, cover_r, reach, container, probe_start, probes,
-            tol, accept, known, status, V0, V1, T_pair, T_link_out, steps):
-    """Advance pairs p (K,) from their times t (K,, updated in place) without narrow phase.
+            tol, accept, known, status, V0, V1, T_pair, T_link_out, steps, need):
+    """Advance the items ``live`` (n,) of pairs p (K,) from their times t (K,, updated in
+    place) without narrow phase; returns how many items need the narrow phase.
 
-    Per pair: status DONE (t past ``limit``, or inf when nothing moves it) or NEED (its
-    bound is below padding + tol + accept: the narrow phase decides at t; V0, V1 (K,),
-    T_pair (K, 2, 4, 4) and T_link_out (K, L, 4, 4) hold its speed bounds and poses there).
-    ``known`` (K,) marks pairs known to be apart at t (updated); ``steps`` (K,) counts the
-    bound evaluations made for each pair (added to)."""
-    n = t.shape[0]
+    Per item j (pair ``p[live[j]]``): status[j] DONE (t past ``limit``, or inf when nothing
+    moves it) or NEED (its bound is below padding + tol + accept: the narrow phase decides
+    at t; V0[j], V1[j], T_pair[j] (2, 4, 4) and T_link_out[j] (L, 4, 4) hold its speed
+    bounds and poses there); the NEED items are listed in ``need`` (n,), in order.
+    ``known`` (K,) marks pairs known to be apart at t (updated); ``steps`` (P,) counts the
+    bound evaluations made for each pair index p (added to)."""
+    n = live.shape[0]
+    count = 0
     positions = np.empty((1, q0.shape[0]))
     T_link = np.empty((1, T_link_out.shape[1], 4, 4))
     Ta = np.empty((4, 4))
@@ -245,16 +248,17 @@ def advance(q0, dq, limit, t, p, pair_a, pair_b, margins, W_a, W_b,
     fk_t = np.nan                                  # T_link holds links [:fk_upto] at time fk_t
     fk_upto = 0
     n_links = T_link_out.shape[1]
-    for k in range(n):
+    for j in range(n):
+        k = live[j]
         q = p[k]
         a = pair_a[q]
         b = pair_b[q]
         m = margins[q]
-        status[k] = DONE
+        status[j] = DONE
         keeps_apart = m + 0.5 * tol > 0.0
         upto = max(shape_link[a], shape_link[b], 0) + 1       # links come after their parents
         while t[k] <= limit:
-            steps[k] += 1
+            steps[q] += 1
             for i in range(q0.shape[0]):
                 positions[0, i] = q0[i] + t[k] * dq[i]
             if t[k] != fk_t or upto > fk_upto:     # pairs on the same clock share the poses
@@ -289,16 +293,18 @@ def advance(q0, dq, limit, t, p, pair_a, pair_b, margins, W_a, W_b,
                     if cover > d:
                         d = cover
             if d < enough and d < m + tol + accept:
-                status[k] = NEED
-                V0[k] = v0
-                V1[k] = v1
-                T_pair[k, 0] = Ta
-                T_pair[k, 1] = Tb
+                status[j] = NEED
+                need[count] = j
+                count += 1
+                V0[j] = v0
+                V1[j] = v1
+                T_pair[j, 0] = Ta
+                T_pair[j, 1] = Tb
                 if fk_upto < n_links:
                     forward_kinematics(positions, fk_mimic, fk_offset, fk_kind, fk_axis, fk_parent, fk_origin,
                                        fk_joint, T_link)
                     fk_upto = n_links
-                T_link_out[k] = T_link[0]
+                T_link_out[j] = T_link[0]
                 break
             if v0 + v1 <= 0.0:
                 t[k] = np.inf
@@ -306,3 +312,4 @@ def advance(q0, dq, limit, t, p, pair_a, pair_b, margins, W_a, W_b,
             reserve = d - m - 0.5 * tol
             t[k] += 2.0 * reserve / (v0 + np.sqrt(v0 * v0 + 4.0 * v1 * reserve))
             known[k] = keeps_apart
+    return count
