@@ -21,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .kernels import forward_kinematics
+from .kernels import REVOLUTE
 
 COVER_SPHERES_KIND = 0          # the shape is bounded by its cover spheres
 BOX, BALL, CYLINDER, CAPSULE = 1, 2, 3, 4
@@ -149,6 +149,72 @@ def _holds_none(outer, inner, T_outer, T_inner, container, probe_start, probes, 
 
 
 @njit(cache=True)
+def _rigid_fk(positions, mimic_matrix, mimic_offset, joint_kind, joint_axis, link_parent, T_parent_origin,
+              link_joint, upto, values, T_link):
+    """Poses T_link (L, 4, 4) of links [:upto] at active positions (A,): the arithmetic of
+    :func:`kernels.forward_kinematics` (same products, same order) without the terms that
+    rigid transforms make exactly zero or one (their bottom rows are 0 0 0 1)."""
+    for m in range(mimic_matrix.shape[0]):
+        v = mimic_offset[m]
+        for a in range(mimic_matrix.shape[1]):
+            v += mimic_matrix[m, a] * positions[a]
+        values[m] = v
+    for k in range(upto):
+        p = link_parent[k]
+        j = link_joint[k]
+        O = T_parent_origin[k]
+        # local = origin @ motion (rows 0..2)
+        if j >= 0 and joint_kind[j] == REVOLUTE:
+            x, y, z = joint_axis[j, 0], joint_axis[j, 1], joint_axis[j, 2]
+            sn = np.sin(values[j])
+            cs = np.cos(values[j])
+            t = 1.0 - cs
+            m00 = t * x * x + cs
+            m01 = t * x * y - sn * z
+            m02 = t * x * z + sn * y
+            m10 = t * x * y + sn * z
+            m11 = t * y * y + cs
+            m12 = t * y * z - sn * x
+            m20 = t * x * z - sn * y
+            m21 = t * y * z + sn * x
+            m22 = t * z * z + cs
+            l00 = O[0, 0] * m00 + O[0, 1] * m10 + O[0, 2] * m20
+            l01 = O[0, 0] * m01 + O[0, 1] * m11 + O[0, 2] * m21
+            l02 = O[0, 0] * m02 + O[0, 1] * m12 + O[0, 2] * m22
+            l10 = O[1, 0] * m00 + O[1, 1] * m10 + O[1, 2] * m20
+            l11 = O[1, 0] * m01 + O[1, 1] * m11 + O[1, 2] * m21
+            l12 = O[1, 0] * m02 + O[1, 1] * m12 + O[1, 2] * m22
+            l20 = O[2, 0] * m00 + O[2, 1] * m10 + O[2, 2] * m20
+            l21 = O[2, 0] * m01 + O[2, 1] * m11 + O[2, 2] * m21
+            l22 = O[2, 0] * m02 + O[2, 1] * m12 + O[2, 2] * m22
+            l03, l13, l23 = O[0, 3], O[1, 3], O[2, 3]
+        else:
+            l00, l01, l02, l03 = O[0, 0], O[0, 1], O[0, 2], O[0, 3]
+            l10, l11, l12, l13 = O[1, 0], O[1, 1], O[1, 2], O[1, 3]
+            l20, l21, l22, l23 = O[2, 0], O[2, 1], O[2, 2], O[2, 3]
+            if j >= 0:                                   # prismatic: translation along the axis
+                v = values[j]
+                tx, ty, tz = v * joint_axis[j, 0], v * joint_axis[j, 1], v * joint_axis[j, 2]
+                l03 = O[0, 0] * tx + O[0, 1] * ty + O[0, 2] * tz + O[0, 3]
+                l13 = O[1, 0] * tx + O[1, 1] * ty + O[1, 2] * tz + O[1, 3]
+                l23 = O[2, 0] * tx + O[2, 1] * ty + O[2, 2] * tz + O[2, 3]
+        T = T_link[k]
+        if p < 0:
+            T[0, 0], T[0, 1], T[0, 2], T[0, 3] = l00, l01, l02, l03
+            T[1, 0], T[1, 1], T[1, 2], T[1, 3] = l10, l11, l12, l13
+            T[2, 0], T[2, 1], T[2, 2], T[2, 3] = l20, l21, l22, l23
+        else:
+            P = T_link[p]
+            for r in range(3):
+                a0, a1, a2, a3 = P[r, 0], P[r, 1], P[r, 2], P[r, 3]
+                T[r, 0] = a0 * l00 + a1 * l10 + a2 * l20
+                T[r, 1] = a0 * l01 + a1 * l11 + a2 * l21
+                T[r, 2] = a0 * l02 + a1 * l12 + a2 * l22
+                T[r, 3] = a0 * l03 + a1 * l13 + a2 * l23 + a3
+        T[3, 0], T[3, 1], T[3, 2], T[3, 3] = 0.0, 0.0, 0.0, 1.0
+
+
+@njit(cache=True)
 def _shape_pose(T_link, shape_link, T_frame_shape, s, out):
     k = shape_link[s]
     for r in range(4):
@@ -240,8 +306,9 @@ def advance(q0, dq, limit, t, live, p, pair_a, pair_b, margins, W_a, W_b,
     bound evaluations made for each pair index p (added to)."""
     n = live.shape[0]
     count = 0
-    positions = np.empty((1, q0.shape[0]))
-    T_link = np.empty((1, T_link_out.shape[1], 4, 4))
+    positions = np.empty(q0.shape[0])
+    values = np.empty(fk_mimic.shape[0])
+    T_link = np.empty((T_link_out.shape[1], 4, 4))
     Ta = np.empty((4, 4))
     Tb = np.empty((4, 4))
     corners = np.empty((8, 3))
@@ -260,15 +327,15 @@ def advance(q0, dq, limit, t, live, p, pair_a, pair_b, margins, W_a, W_b,
         while t[k] <= limit:
             steps[q] += 1
             for i in range(q0.shape[0]):
-                positions[0, i] = q0[i] + t[k] * dq[i]
+                positions[i] = q0[i] + t[k] * dq[i]
             if t[k] != fk_t or upto > fk_upto:     # pairs on the same clock share the poses
-                forward_kinematics(positions, fk_mimic, fk_offset, fk_kind, fk_axis, fk_parent[:upto],
-                                   fk_origin[:upto], fk_joint[:upto], T_link[:, :upto])
+                _rigid_fk(positions, fk_mimic, fk_offset, fk_kind, fk_axis, fk_parent, fk_origin, fk_joint, upto,
+                          values, T_link)
                 fk_t = t[k]
                 fk_upto = upto
-            _shape_pose(T_link[0], shape_link, T_frame_shape, a, Ta)
-            _shape_pose(T_link[0], shape_link, T_frame_shape, b, Tb)
-            v0, v1 = pair_speed(T_link[0], Ta, Tb, a, b, W_a[q], W_b[q], child_link, axis, prismatic, centre_shape,
+            _shape_pose(T_link, shape_link, T_frame_shape, a, Ta)
+            _shape_pose(T_link, shape_link, T_frame_shape, b, Tb)
+            v0, v1 = pair_speed(T_link, Ta, Tb, a, b, W_a[q], W_b[q], child_link, axis, prismatic, centre_shape,
                                 radius, obb_axes, obb_half, adq, D_below, corners)
             rest = 1.0 - t[k]
             enough = m + tol + rest * (v0 + rest * v1)
@@ -301,10 +368,10 @@ def advance(q0, dq, limit, t, live, p, pair_a, pair_b, margins, W_a, W_b,
                 T_pair[j, 0] = Ta
                 T_pair[j, 1] = Tb
                 if fk_upto < n_links:
-                    forward_kinematics(positions, fk_mimic, fk_offset, fk_kind, fk_axis, fk_parent, fk_origin,
-                                       fk_joint, T_link)
+                    _rigid_fk(positions, fk_mimic, fk_offset, fk_kind, fk_axis, fk_parent, fk_origin, fk_joint,
+                              n_links, values, T_link)
                     fk_upto = n_links
-                T_link_out[j] = T_link[0]
+                T_link_out[j] = T_link
                 break
             if v0 + v1 <= 0.0:
                 t[k] = np.inf
