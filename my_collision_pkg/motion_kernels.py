@@ -216,16 +216,22 @@ def _rigid_fk(positions, mimic_matrix, mimic_offset, joint_kind, joint_axis, lin
 
 @njit(cache=True)
 def _shape_pose(T_link, shape_link, T_frame_shape, s, out):
+    """out = T_link[link of s] @ T_frame_shape[s] (world shapes: T_frame_shape[s]); the link
+    poses' bottom rows are 0 0 0 1, so out's is T_frame_shape[s]'s."""
     k = shape_link[s]
-    for r in range(4):
+    F = T_frame_shape[s]
+    if k < 0:
+        for r in range(4):
+            for c in range(4):
+                out[r, c] = F[r, c]
+        return
+    L = T_link[k]
+    for r in range(3):
+        a0, a1, a2, a3 = L[r, 0], L[r, 1], L[r, 2], L[r, 3]
         for c in range(4):
-            if k < 0:
-                out[r, c] = T_frame_shape[s, r, c]
-            else:
-                acc = 0.0
-                for u in range(4):
-                    acc += T_link[k, r, u] * T_frame_shape[s, u, c]
-                out[r, c] = acc
+            out[r, c] = a0 * F[0, c] + a1 * F[1, c] + a2 * F[2, c] + a3 * F[3, c]
+    for c in range(4):
+        out[3, c] = F[3, c]
 
 
 @njit(cache=True)
