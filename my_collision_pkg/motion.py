@@ -294,7 +294,8 @@ def _sweep_tables(world, selection, kin: _Kinematics) -> dict:
         a, b = selection.pairs[:, 0], selection.pairs[:, 1]
         common = A[a] & A[b]
         tables = per_world[key] = dict(
-            centre=centre, radius=radius, A=A, link=lk, lever=lever, chain=kin.chain.astype(float),
+            centre=centre, radius=radius, box_local=mk.box_corners(centre, world.obb_axes, world.obb_half),
+            A=A, link=lk, lever=lever, chain=kin.chain.astype(float),
             below_T=kin.below.T.astype(float), W_a=(A[a] & ~common).astype(float),
             W_b=(A[b] & ~common).astype(float))
     return tables
@@ -321,6 +322,7 @@ class _Sweep:
         self.a, self.b = self.pairs[:, 0], self.pairs[:, 1]
         static = _sweep_tables(world, selection, kin)
         self.centre_shape, self.radius = static["centre"], static["radius"]
+        self.box_local = static["box_local"]
         A = static["A"]
         dqm = kin.mimic_matrix @ self.dq
         self.adq = np.abs(dqm)
@@ -366,7 +368,7 @@ class _Sweep:
                 V0[k], V1[k] = mk.pair_speed(np.ascontiguousarray(T_link[k]), np.ascontiguousarray(T_shape[k, a]),
                                              np.ascontiguousarray(T_shape[k, b]), a, b, self.W_a[q], self.W_b[q],
                                              kin.child_link, kin.axis, kin.prismatic, self.centre_shape, self.radius,
-                                             world.obb_axes, world.obb_half, self.adq, self.D_below, corners)
+                                             self.box_local, self.adq, self.D_below, corners)
         return V0, V1
 
     def narrow(self, p: int, T_a: np.ndarray, T_b: np.ndarray, T_link: np.ndarray, enough: float) -> float:
@@ -433,7 +435,8 @@ class _Sweep:
             count = mk.advance(self.q0, self.dq, limit, t, live, p, self.a, self.b, self.margins, self.W_a, self.W_b,
                                *self.fk_arrays, world.shape_link, world.T_frame_shape, kin.child_link, kin.axis,
                                kin.prismatic, self.centre_shape, self.radius, world.obb_center, world.obb_axes,
-                               world.obb_half, self.adq, self.D_below, *self._covers, tol, COVER_ACCEPT_M, known,
+                               world.obb_half, self.box_local, self.adq, self.D_below, *self._covers, tol,
+                               COVER_ACCEPT_M, known,
                                status, V0, V1, T_pair, T_link, self.kernel_steps, need)
             keep = []
             for j in need[:count].tolist():

@@ -235,14 +235,35 @@ def _shape_pose(T_link, shape_link, T_frame_shape, s, out):
 
 
 @njit(cache=True)
-def pair_speed(T_link, Ta, Tb, a, b, W_a, W_b, child_link, axis, prismatic, centre_shape, radius, obb_axes,
-               obb_half, adq, D_below, corners):
+def box_corners(centre_shape, obb_axes, obb_half):
+    """Corners (S, 8, 3) of each shape's bounding box in its frame (corner bit e: sign along axis e)."""
+    out = np.empty((centre_shape.shape[0], 8, 3))
+    for s in range(centre_shape.shape[0]):
+        for corner in range(8):
+            lx = centre_shape[s, 0]
+            ly = centre_shape[s, 1]
+            lz = centre_shape[s, 2]
+            for e in range(3):
+                sign = 1.0 if (corner >> e) & 1 else -1.0
+                lx += obb_axes[s, 0, e] * sign * obb_half[s, e]
+                ly += obb_axes[s, 1, e] * sign * obb_half[s, e]
+                lz += obb_axes[s, 2, e] * sign * obb_half[s, e]
+            out[s, corner, 0] = lx
+            out[s, corner, 1] = ly
+            out[s, corner, 2] = lz
+    return out
+
+
+@njit(cache=True)
+def pair_speed(T_link, Ta, Tb, a, b, W_a, W_b, child_link, axis, prismatic, centre_shape, radius, box_local,
+               adq, D_below, corners):
     """(V0, V1) of one pair: over [t, t + h] its distance changes at most at the rate V0 + h V1.
 
     A shape's lever about revolute joint j is the smaller of (its bounding sphere centre's
     distance from the axis + radius) and its bounding box's farthest corner from the axis
     (the distance from a line is convex, so a box's farthest point from it is a corner).
-    Joints that move both bodies (W zero) are left out; prismatic ones add |dq_j|."""
+    Joints that move both bodies (W zero) are left out; prismatic ones add |dq_j|.
+    ``box_local``: :func:`box_corners`."""
     v0 = 0.0
     v1 = 0.0
     for side in range(2):
@@ -261,14 +282,9 @@ def pair_speed(T_link, Ta, Tb, a, b, W_a, W_b, child_link, axis, prismatic, cent
                 continue
             if not have_corners:
                 for corner in range(8):
-                    lx = centre_shape[s, 0]
-                    ly = centre_shape[s, 1]
-                    lz = centre_shape[s, 2]
-                    for e in range(3):
-                        sign = 1.0 if (corner >> e) & 1 else -1.0
-                        lx += obb_axes[s, 0, e] * sign * obb_half[s, e]
-                        ly += obb_axes[s, 1, e] * sign * obb_half[s, e]
-                        lz += obb_axes[s, 2, e] * sign * obb_half[s, e]
+                    lx = box_local[s, corner, 0]
+                    ly = box_local[s, corner, 1]
+                    lz = box_local[s, corner, 2]
                     corners[corner, 0] = T[0, 0] * lx + T[0, 1] * ly + T[0, 2] * lz + T[0, 3]
                     corners[corner, 1] = T[1, 0] * lx + T[1, 1] * ly + T[1, 2] * lz + T[1, 3]
                     corners[corner, 2] = T[2, 0] * lx + T[2, 1] * ly + T[2, 2] * lz + T[2, 3]
@@ -298,7 +314,7 @@ def pair_speed(T_link, Ta, Tb, a, b, W_a, W_b, child_link, axis, prismatic, cent
 def advance(q0, dq, limit, t, live, p, pair_a, pair_b, margins, W_a, W_b,
             fk_mimic, fk_offset, fk_kind, fk_axis, fk_parent, fk_origin, fk_joint,
             shape_link, T_frame_shape, child_link, axis, prismatic, centre_shape, radius,
-            obb_center, obb_axes, obb_half, adq, D_below,
+            obb_center, obb_axes, obb_half, box_local, adq, D_below,
             kind, params, cover_start, cover_c, cover_r, reach, container, probe_start, probes,
             tol, accept, known, status, V0, V1, T_pair, T_link_out, steps, need):
     """Advance the items ``live`` (n,) of pairs p (K,) from their times t (K,, updated in
@@ -342,7 +358,7 @@ def advance(q0, dq, limit, t, live, p, pair_a, pair_b, margins, W_a, W_b,
             _shape_pose(T_link, shape_link, T_frame_shape, a, Ta)
             _shape_pose(T_link, shape_link, T_frame_shape, b, Tb)
             v0, v1 = pair_speed(T_link, Ta, Tb, a, b, W_a[q], W_b[q], child_link, axis, prismatic, centre_shape,
-                                radius, obb_axes, obb_half, adq, D_below, corners)
+                                radius, box_local, adq, D_below, corners)
             rest = 1.0 - t[k]
             enough = m + tol + rest * (v0 + rest * v1)
             gap = 0.0
