@@ -314,6 +314,7 @@ class _Sweep:
         self.request = coal.DistanceRequest()
         self.request.enable_signed_distance = True
         self.request.gjk_tolerance = min(GJK_TOLERANCE_M, 0.1 * tolerance_m)
+        self._poses = (coal.Transform3s(), coal.Transform3s())       # set per narrow-phase call
         robot = world.robot
         self.robot = robot
         kin = self.kin = _kinematics(robot)
@@ -379,8 +380,11 @@ class _Sweep:
         exact mesh distance (the surfaces' distance while the hulls are apart; with the
         solid-body test of :func:`narrowphase.pair_distance` when they overlap).
         """
-        pose_a = coal.Transform3s(np.ascontiguousarray(T_a[:3, :3]), np.ascontiguousarray(T_a[:3, 3]))
-        pose_b = coal.Transform3s(np.ascontiguousarray(T_b[:3, :3]), np.ascontiguousarray(T_b[:3, 3]))
+        pose_a, pose_b = self._poses
+        pose_a.setRotation(T_a[:3, :3])
+        pose_a.setTranslation(T_a[:3, 3])
+        pose_b.setRotation(T_b[:3, :3])
+        pose_b.setTranslation(T_b[:3, 3])
         how = self._kind[p]
         if how == _CONVEX:
             ga, gb = self._geoms[p]
