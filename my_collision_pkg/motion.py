@@ -434,6 +434,7 @@ class _Sweep:
         status = np.empty(len(p), dtype=np.int64)
         V0, V1 = np.empty(len(p)), np.empty(len(p))
         need = np.empty(len(p), dtype=np.int64)
+        p_list, margins, narrow_calls = p.tolist(), self.margins.tolist(), self.narrow_calls
         while live.size:
             limit = min(1.0, best) if stop_at_first else 1.0
             count = mk.advance(self.q0, self.dq, limit, t, live, p, self.a, self.b, self.margins, self.W_a, self.W_b,
@@ -443,26 +444,27 @@ class _Sweep:
                                COVER_ACCEPT_M, known,
                                status, V0, V1, T_pair, T_link, self.kernel_steps, need)
             keep = []
-            for j in need[:count].tolist():
-                k = int(live[j])
-                if stop_at_first and t[k] > best:
+            items = need[:count].tolist()
+            for j, k, tk, v0, v1 in zip(items, live[items].tolist(), t[live[items]].tolist(), V0[items].tolist(),
+                                        V1[items].tolist()):
+                if stop_at_first and tk > best:
                     continue
-                q = int(p[k])
-                margin = float(self.margins[q])
-                v0, v1 = float(V0[j]), float(V1[j])
-                rest = 1.0 - t[k]
-                self.narrow_calls[q] += 1
+                q = p_list[k]
+                margin = margins[q]
+                rest = 1.0 - tk
+                narrow_calls[q] += 1
                 d = self.narrow(q, T_pair[j, 0], T_pair[j, 1], T_link[j], margin + tol + rest * (v0 + rest * v1))
                 if d < margin + tol:
-                    touch[k], speed[k] = t[k], v0
-                    best = min(best, float(t[k]))
+                    touch[k], speed[k] = tk, v0
+                    best = min(best, tk)
                     continue
                 if v0 + v1 <= 0.0:
                     continue
                 reserve = d - margin - 0.5 * tol
-                t[k] += 2.0 * reserve / (v0 + math.sqrt(v0 * v0 + 4.0 * v1 * reserve))
+                tk += 2.0 * reserve / (v0 + math.sqrt(v0 * v0 + 4.0 * v1 * reserve))
+                t[k] = tk
                 known[k] = margin + 0.5 * tol > 0.0
-                if t[k] <= 1.0:
+                if tk <= 1.0:
                     keep.append(k)
             live = np.array(keep, dtype=np.int64)
         return touch, speed
