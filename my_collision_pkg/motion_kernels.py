@@ -59,58 +59,83 @@ def cover_bound(a, b, Ta, Tb, kind, params, cover_start, cover_c, cover_r, centr
     value is returned (the bound is no larger); for sphere pairs, when every one of a's
     spheres is at least ``ceiling`` from b's reach sphere, that smallest distance (a lower
     bound of the cover bound, >= ``ceiling``) is returned. ``-inf, inf``: the bound itself."""
+    most = 0
+    for s in range(cover_start.shape[0] - 1):
+        most = max(most, cover_start[s + 1] - cover_start[s])
+    return _cover_bound(a, b, Ta, Tb, kind, params, cover_start, cover_c, cover_r, centre, reach, floor, ceiling,
+                        np.empty((max(most, 1), 7)))
+
+
+@njit(cache=True)
+def _cover_bound(a, b, Ta, Tb, kind, params, cover_start, cover_c, cover_r, centre, reach, floor, ceiling, work):
+    """:func:`cover_bound` with scratch space ``work`` (at least (largest cover, 7))."""
     if kind[b] == COVER_SPHERES_KIND and kind[a] != COVER_SPHERES_KIND:
         a, b = b, a
         Ta, Tb = Tb, Ta
+    a00, a01, a02, a03 = Ta[0, 0], Ta[0, 1], Ta[0, 2], Ta[0, 3]
+    a10, a11, a12, a13 = Ta[1, 0], Ta[1, 1], Ta[1, 2], Ta[1, 3]
+    a20, a21, a22, a23 = Ta[2, 0], Ta[2, 1], Ta[2, 2], Ta[2, 3]
+    b00, b01, b02, b03 = Tb[0, 0], Tb[0, 1], Tb[0, 2], Tb[0, 3]
+    b10, b11, b12, b13 = Tb[1, 0], Tb[1, 1], Tb[1, 2], Tb[1, 3]
+    b20, b21, b22, b23 = Tb[2, 0], Tb[2, 1], Tb[2, 2], Tb[2, 3]
     best = np.inf
     if kind[b] != COVER_SPHERES_KIND:
+        kb = kind[b]
+        pb = params[b]
         for i in range(cover_start[a], cover_start[a + 1]):
-            c = cover_c[i]
-            wx = Ta[0, 0] * c[0] + Ta[0, 1] * c[1] + Ta[0, 2] * c[2] + Ta[0, 3] - Tb[0, 3]
-            wy = Ta[1, 0] * c[0] + Ta[1, 1] * c[1] + Ta[1, 2] * c[2] + Ta[1, 3] - Tb[1, 3]
-            wz = Ta[2, 0] * c[0] + Ta[2, 1] * c[1] + Ta[2, 2] * c[2] + Ta[2, 3] - Tb[2, 3]
-            x = Tb[0, 0] * wx + Tb[1, 0] * wy + Tb[2, 0] * wz
-            y = Tb[0, 1] * wx + Tb[1, 1] * wy + Tb[2, 1] * wz
-            z = Tb[0, 2] * wx + Tb[1, 2] * wy + Tb[2, 2] * wz
-            d = _solid_distance(kind[b], params[b], x, y, z) - cover_r[i]
+            c0, c1, c2 = cover_c[i, 0], cover_c[i, 1], cover_c[i, 2]
+            wx = a00 * c0 + a01 * c1 + a02 * c2 + a03 - b03
+            wy = a10 * c0 + a11 * c1 + a12 * c2 + a13 - b13
+            wz = a20 * c0 + a21 * c1 + a22 * c2 + a23 - b23
+            x = b00 * wx + b10 * wy + b20 * wz
+            y = b01 * wx + b11 * wy + b21 * wz
+            z = b02 * wx + b12 * wy + b22 * wz
+            d = _solid_distance(kb, pb, x, y, z) - cover_r[i]
             if d < best:
                 best = d
                 if best <= floor:
                     return best
         return best
-    nb = cover_start[b + 1] - cover_start[b]
-    na = cover_start[a + 1] - cover_start[a]
-    wb = np.empty((nb, 3))
+    # work columns: 0-2 a's sphere centres (world), 3-5 b's, 6 a's spheres' bounds against b's reach
+    sa, sb = cover_start[a], cover_start[b]
+    nb = cover_start[b + 1] - sb
+    na = cover_start[a + 1] - sa
     for i in range(nb):
-        c = cover_c[cover_start[b] + i]
-        for r in range(3):
-            wb[i, r] = Tb[r, 0] * c[0] + Tb[r, 1] * c[1] + Tb[r, 2] * c[2] + Tb[r, 3]
+        c0, c1, c2 = cover_c[sb + i, 0], cover_c[sb + i, 1], cover_c[sb + i, 2]
+        work[i, 3] = b00 * c0 + b01 * c1 + b02 * c2 + b03
+        work[i, 4] = b10 * c0 + b11 * c1 + b12 * c2 + b13
+        work[i, 5] = b20 * c0 + b21 * c1 + b22 * c2 + b23
     # a's spheres against b's reach (a sphere about b's centre holding all of b's spheres):
     # a sphere of a whose bound there is not below the best so far cannot lower it
-    cb = np.empty(3)
-    for r in range(3):
-        cb[r] = Tb[r, 0] * centre[b, 0] + Tb[r, 1] * centre[b, 1] + Tb[r, 2] * centre[b, 2] + Tb[r, 3]
-    wa = np.empty((na, 3))
-    coarse = np.empty(na)
+    e0, e1, e2 = centre[b, 0], centre[b, 1], centre[b, 2]
+    cb0 = b00 * e0 + b01 * e1 + b02 * e2 + b03
+    cb1 = b10 * e0 + b11 * e1 + b12 * e2 + b13
+    cb2 = b20 * e0 + b21 * e1 + b22 * e2 + b23
+    reach_b = reach[b]
     first = 0
     for i in range(na):
-        c = cover_c[cover_start[a] + i]
-        for r in range(3):
-            wa[i, r] = Ta[r, 0] * c[0] + Ta[r, 1] * c[1] + Ta[r, 2] * c[2] + Ta[r, 3]
-        dx, dy, dz = wa[i, 0] - cb[0], wa[i, 1] - cb[1], wa[i, 2] - cb[2]
-        coarse[i] = np.sqrt(dx * dx + dy * dy + dz * dz) - cover_r[cover_start[a] + i] - reach[b]
-        if coarse[i] < coarse[first]:
+        c0, c1, c2 = cover_c[sa + i, 0], cover_c[sa + i, 1], cover_c[sa + i, 2]
+        x = a00 * c0 + a01 * c1 + a02 * c2 + a03
+        y = a10 * c0 + a11 * c1 + a12 * c2 + a13
+        z = a20 * c0 + a21 * c1 + a22 * c2 + a23
+        work[i, 0] = x
+        work[i, 1] = y
+        work[i, 2] = z
+        dx, dy, dz = x - cb0, y - cb1, z - cb2
+        work[i, 6] = np.sqrt(dx * dx + dy * dy + dz * dz) - cover_r[sa + i] - reach_b
+        if work[i, 6] < work[first, 6]:
             first = i
-    if na > 0 and coarse[first] >= ceiling:
-        return coarse[first]
+    if na > 0 and work[first, 6] >= ceiling:
+        return work[first, 6]
     for n in range(na):
         i = first if n == 0 else (n - 1 if n <= first else n)
-        if n > 0 and coarse[i] >= best:
+        if n > 0 and work[i, 6] >= best:
             continue
-        ra = cover_r[cover_start[a] + i]
+        ra = cover_r[sa + i]
+        x, y, z = work[i, 0], work[i, 1], work[i, 2]
         for j in range(nb):
-            dx, dy, dz = wa[i, 0] - wb[j, 0], wa[i, 1] - wb[j, 1], wa[i, 2] - wb[j, 2]
-            rb = cover_r[cover_start[b] + j]
+            dx, dy, dz = x - work[j, 3], y - work[j, 4], z - work[j, 5]
+            rb = cover_r[sb + j]
             near = best + ra + rb                 # centres closer than this give a smaller bound
             g = dx * dx + dy * dy + dz * dz
             if near > 0.0 and g < near * near:
@@ -334,6 +359,10 @@ def advance(q0, dq, limit, t, live, p, pair_a, pair_b, margins, W_a, W_b,
     Ta = np.empty((4, 4))
     Tb = np.empty((4, 4))
     corners = np.empty((8, 3))
+    most = 1
+    for s in range(cover_start.shape[0] - 1):
+        most = max(most, cover_start[s + 1] - cover_start[s])
+    work = np.empty((most, 7))
     fk_t = np.nan                                  # T_link holds links [:fk_upto] at time fk_t
     fk_upto = 0
     n_links = T_link_out.shape[1]
@@ -377,8 +406,8 @@ def advance(q0, dq, limit, t, live, p, pair_a, pair_b, margins, W_a, W_b,
                               and _holds_none(b, a, Tb, Ta, container, probe_start, probes, obb_center, obb_axes,
                                               obb_half))
                 if usable:
-                    cover = cover_bound(a, b, Ta, Tb, kind, params, cover_start, cover_c, cover_r, centre_shape, reach,
-                                        d, enough)
+                    cover = _cover_bound(a, b, Ta, Tb, kind, params, cover_start, cover_c, cover_r, centre_shape,
+                                         reach, d, enough, work)
                     if cover > d:
                         d = cover
             if d < enough and d < m + tol + accept:
