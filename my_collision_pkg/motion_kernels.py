@@ -178,7 +178,8 @@ def _rigid_fk(positions, mimic_matrix, mimic_offset, joint_kind, joint_axis, lin
               link_joint, upto, values, T_link):
     """Poses T_link (L, 4, 4) of links [:upto] at active positions (A,): the arithmetic of
     :func:`kernels.forward_kinematics` (same products, same order) without the terms that
-    rigid transforms make exactly zero or one (their bottom rows are 0 0 0 1)."""
+    rigid transforms make exactly zero or one (their bottom rows are 0 0 0 1). Arrays are
+    indexed in full, not through row views (views cost more than the arithmetic here)."""
     for m in range(mimic_matrix.shape[0]):
         v = mimic_offset[m]
         for a in range(mimic_matrix.shape[1]):
@@ -187,7 +188,12 @@ def _rigid_fk(positions, mimic_matrix, mimic_offset, joint_kind, joint_axis, lin
     for k in range(upto):
         p = link_parent[k]
         j = link_joint[k]
-        O = T_parent_origin[k]
+        o00, o01, o02, o03 = T_parent_origin[k, 0, 0], T_parent_origin[k, 0, 1], T_parent_origin[k, 0, 2], \
+            T_parent_origin[k, 0, 3]
+        o10, o11, o12, o13 = T_parent_origin[k, 1, 0], T_parent_origin[k, 1, 1], T_parent_origin[k, 1, 2], \
+            T_parent_origin[k, 1, 3]
+        o20, o21, o22, o23 = T_parent_origin[k, 2, 0], T_parent_origin[k, 2, 1], T_parent_origin[k, 2, 2], \
+            T_parent_origin[k, 2, 3]
         # local = origin @ motion (rows 0..2)
         if j >= 0 and joint_kind[j] == REVOLUTE:
             x, y, z = joint_axis[j, 0], joint_axis[j, 1], joint_axis[j, 2]
@@ -203,40 +209,38 @@ def _rigid_fk(positions, mimic_matrix, mimic_offset, joint_kind, joint_axis, lin
             m20 = t * x * z - sn * y
             m21 = t * y * z + sn * x
             m22 = t * z * z + cs
-            l00 = O[0, 0] * m00 + O[0, 1] * m10 + O[0, 2] * m20
-            l01 = O[0, 0] * m01 + O[0, 1] * m11 + O[0, 2] * m21
-            l02 = O[0, 0] * m02 + O[0, 1] * m12 + O[0, 2] * m22
-            l10 = O[1, 0] * m00 + O[1, 1] * m10 + O[1, 2] * m20
-            l11 = O[1, 0] * m01 + O[1, 1] * m11 + O[1, 2] * m21
-            l12 = O[1, 0] * m02 + O[1, 1] * m12 + O[1, 2] * m22
-            l20 = O[2, 0] * m00 + O[2, 1] * m10 + O[2, 2] * m20
-            l21 = O[2, 0] * m01 + O[2, 1] * m11 + O[2, 2] * m21
-            l22 = O[2, 0] * m02 + O[2, 1] * m12 + O[2, 2] * m22
-            l03, l13, l23 = O[0, 3], O[1, 3], O[2, 3]
+            l00 = o00 * m00 + o01 * m10 + o02 * m20
+            l01 = o00 * m01 + o01 * m11 + o02 * m21
+            l02 = o00 * m02 + o01 * m12 + o02 * m22
+            l10 = o10 * m00 + o11 * m10 + o12 * m20
+            l11 = o10 * m01 + o11 * m11 + o12 * m21
+            l12 = o10 * m02 + o11 * m12 + o12 * m22
+            l20 = o20 * m00 + o21 * m10 + o22 * m20
+            l21 = o20 * m01 + o21 * m11 + o22 * m21
+            l22 = o20 * m02 + o21 * m12 + o22 * m22
+            l03, l13, l23 = o03, o13, o23
         else:
-            l00, l01, l02, l03 = O[0, 0], O[0, 1], O[0, 2], O[0, 3]
-            l10, l11, l12, l13 = O[1, 0], O[1, 1], O[1, 2], O[1, 3]
-            l20, l21, l22, l23 = O[2, 0], O[2, 1], O[2, 2], O[2, 3]
+            l00, l01, l02, l03 = o00, o01, o02, o03
+            l10, l11, l12, l13 = o10, o11, o12, o13
+            l20, l21, l22, l23 = o20, o21, o22, o23
             if j >= 0:                                   # prismatic: translation along the axis
                 v = values[j]
                 tx, ty, tz = v * joint_axis[j, 0], v * joint_axis[j, 1], v * joint_axis[j, 2]
-                l03 = O[0, 0] * tx + O[0, 1] * ty + O[0, 2] * tz + O[0, 3]
-                l13 = O[1, 0] * tx + O[1, 1] * ty + O[1, 2] * tz + O[1, 3]
-                l23 = O[2, 0] * tx + O[2, 1] * ty + O[2, 2] * tz + O[2, 3]
-        T = T_link[k]
+                l03 = o00 * tx + o01 * ty + o02 * tz + o03
+                l13 = o10 * tx + o11 * ty + o12 * tz + o13
+                l23 = o20 * tx + o21 * ty + o22 * tz + o23
         if p < 0:
-            T[0, 0], T[0, 1], T[0, 2], T[0, 3] = l00, l01, l02, l03
-            T[1, 0], T[1, 1], T[1, 2], T[1, 3] = l10, l11, l12, l13
-            T[2, 0], T[2, 1], T[2, 2], T[2, 3] = l20, l21, l22, l23
+            T_link[k, 0, 0], T_link[k, 0, 1], T_link[k, 0, 2], T_link[k, 0, 3] = l00, l01, l02, l03
+            T_link[k, 1, 0], T_link[k, 1, 1], T_link[k, 1, 2], T_link[k, 1, 3] = l10, l11, l12, l13
+            T_link[k, 2, 0], T_link[k, 2, 1], T_link[k, 2, 2], T_link[k, 2, 3] = l20, l21, l22, l23
         else:
-            P = T_link[p]
             for r in range(3):
-                a0, a1, a2, a3 = P[r, 0], P[r, 1], P[r, 2], P[r, 3]
-                T[r, 0] = a0 * l00 + a1 * l10 + a2 * l20
-                T[r, 1] = a0 * l01 + a1 * l11 + a2 * l21
-                T[r, 2] = a0 * l02 + a1 * l12 + a2 * l22
-                T[r, 3] = a0 * l03 + a1 * l13 + a2 * l23 + a3
-        T[3, 0], T[3, 1], T[3, 2], T[3, 3] = 0.0, 0.0, 0.0, 1.0
+                a0, a1, a2, a3 = T_link[p, r, 0], T_link[p, r, 1], T_link[p, r, 2], T_link[p, r, 3]
+                T_link[k, r, 0] = a0 * l00 + a1 * l10 + a2 * l20
+                T_link[k, r, 1] = a0 * l01 + a1 * l11 + a2 * l21
+                T_link[k, r, 2] = a0 * l02 + a1 * l12 + a2 * l22
+                T_link[k, r, 3] = a0 * l03 + a1 * l13 + a2 * l23 + a3
+        T_link[k, 3, 0], T_link[k, 3, 1], T_link[k, 3, 2], T_link[k, 3, 3] = 0.0, 0.0, 0.0, 1.0
 
 
 @njit(cache=True)
@@ -244,19 +248,18 @@ def _shape_pose(T_link, shape_link, T_frame_shape, s, out):
     """out = T_link[link of s] @ T_frame_shape[s] (world shapes: T_frame_shape[s]); the link
     poses' bottom rows are 0 0 0 1, so out's is T_frame_shape[s]'s."""
     k = shape_link[s]
-    F = T_frame_shape[s]
     if k < 0:
         for r in range(4):
             for c in range(4):
-                out[r, c] = F[r, c]
+                out[r, c] = T_frame_shape[s, r, c]
         return
-    L = T_link[k]
     for r in range(3):
-        a0, a1, a2, a3 = L[r, 0], L[r, 1], L[r, 2], L[r, 3]
+        a0, a1, a2, a3 = T_link[k, r, 0], T_link[k, r, 1], T_link[k, r, 2], T_link[k, r, 3]
         for c in range(4):
-            out[r, c] = a0 * F[0, c] + a1 * F[1, c] + a2 * F[2, c] + a3 * F[3, c]
+            out[r, c] = (a0 * T_frame_shape[s, 0, c] + a1 * T_frame_shape[s, 1, c] + a2 * T_frame_shape[s, 2, c]
+                         + a3 * T_frame_shape[s, 3, c])
     for c in range(4):
-        out[3, c] = F[3, c]
+        out[3, c] = T_frame_shape[s, 3, c]
 
 
 @njit(cache=True)
@@ -314,17 +317,19 @@ def pair_speed(T_link, Ta, Tb, a, b, W_a, W_b, child_link, axis, prismatic, cent
                     corners[corner, 1] = T[1, 0] * lx + T[1, 1] * ly + T[1, 2] * lz + T[1, 3]
                     corners[corner, 2] = T[2, 0] * lx + T[2, 1] * ly + T[2, 2] * lz + T[2, 3]
                 have_corners = True
-            J = T_link[child_link[j]]
-            ax = J[0, 0] * axis[j, 0] + J[0, 1] * axis[j, 1] + J[0, 2] * axis[j, 2]
-            ay = J[1, 0] * axis[j, 0] + J[1, 1] * axis[j, 1] + J[1, 2] * axis[j, 2]
-            az = J[2, 0] * axis[j, 0] + J[2, 1] * axis[j, 1] + J[2, 2] * axis[j, 2]
-            rx, ry, rz = cx - J[0, 3], cy - J[1, 3], cz - J[2, 3]
+            J = child_link[j]
+            ux, uy, uz = axis[j, 0], axis[j, 1], axis[j, 2]
+            ox, oy, oz = T_link[J, 0, 3], T_link[J, 1, 3], T_link[J, 2, 3]
+            ax = T_link[J, 0, 0] * ux + T_link[J, 0, 1] * uy + T_link[J, 0, 2] * uz
+            ay = T_link[J, 1, 0] * ux + T_link[J, 1, 1] * uy + T_link[J, 1, 2] * uz
+            az = T_link[J, 2, 0] * ux + T_link[J, 2, 1] * uy + T_link[J, 2, 2] * uz
+            rx, ry, rz = cx - ox, cy - oy, cz - oz
             along = rx * ax + ry * ay + rz * az
             off = rx * rx + ry * ry + rz * rz - along * along
             lever = (np.sqrt(off) if off > 0.0 else 0.0) + radius[s]
             box = 0.0
             for corner in range(8):
-                rx, ry, rz = corners[corner, 0] - J[0, 3], corners[corner, 1] - J[1, 3], corners[corner, 2] - J[2, 3]
+                rx, ry, rz = corners[corner, 0] - ox, corners[corner, 1] - oy, corners[corner, 2] - oz
                 along = rx * ax + ry * ay + rz * az
                 off = rx * rx + ry * ry + rz * rz - along * along
                 if off > box:
