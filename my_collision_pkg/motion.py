@@ -367,7 +367,7 @@ class _Sweep:
             for k, q in enumerate(np.asarray(p, dtype=np.int64).tolist()):
                 a, b = int(self.a[q]), int(self.b[q])
                 V0[k], V1[k] = mk.pair_speed(np.ascontiguousarray(T_link[k]), np.ascontiguousarray(T_shape[k, a]),
-                                             np.ascontiguousarray(T_shape[k, b]), a, b, self.W_a[q], self.W_b[q],
+                                             np.ascontiguousarray(T_shape[k, b]), a, b, self.W_a, self.W_b, q,
                                              kin.child_link, kin.axis, kin.prismatic, self.centre_shape, self.radius,
                                              self.box_local, self.adq, self.D_below, corners)
         return V0, V1

@@ -283,7 +283,7 @@ def box_corners(centre_shape, obb_axes, obb_half):
 
 
 @njit(cache=True)
-def pair_speed(T_link, Ta, Tb, a, b, W_a, W_b, child_link, axis, prismatic, centre_shape, radius, box_local,
+def pair_speed(T_link, Ta, Tb, a, b, W_a, W_b, q, child_link, axis, prismatic, centre_shape, radius, box_local,
                adq, D_below, corners):
     """(V0, V1) of one pair: over [t, t + h] its distance changes at most at the rate V0 + h V1.
 
@@ -291,19 +291,20 @@ def pair_speed(T_link, Ta, Tb, a, b, W_a, W_b, child_link, axis, prismatic, cent
     distance from the axis + radius) and its bounding box's farthest corner from the axis
     (the distance from a line is convex, so a box's farthest point from it is a corner).
     Joints that move both bodies (W zero) are left out; prismatic ones add |dq_j|.
+    ``W_a[q]``, ``W_b[q]``: the joints that move one body of pair q but not the other;
     ``box_local``: :func:`box_corners`."""
     v0 = 0.0
     v1 = 0.0
     for side in range(2):
         s = a if side == 0 else b
         T = Ta if side == 0 else Tb
-        W = W_a if side == 0 else W_b
+        W = W_a if side == 0 else W_b                # (P, M): row q is this pair's
         cx = T[0, 0] * centre_shape[s, 0] + T[0, 1] * centre_shape[s, 1] + T[0, 2] * centre_shape[s, 2] + T[0, 3]
         cy = T[1, 0] * centre_shape[s, 0] + T[1, 1] * centre_shape[s, 1] + T[1, 2] * centre_shape[s, 2] + T[1, 3]
         cz = T[2, 0] * centre_shape[s, 0] + T[2, 1] * centre_shape[s, 1] + T[2, 2] * centre_shape[s, 2] + T[2, 3]
         have_corners = False
         for j in range(adq.shape[0]):
-            if W[j] == 0.0 or adq[j] == 0.0:
+            if W[q, j] == 0.0 or adq[j] == 0.0:
                 continue
             if prismatic[j]:
                 v0 += adq[j]
@@ -391,7 +392,7 @@ def advance(q0, dq, limit, t, live, p, pair_a, pair_b, margins, W_a, W_b,
                 fk_upto = upto
             _shape_pose(T_link, shape_link, T_frame_shape, a, Ta)
             _shape_pose(T_link, shape_link, T_frame_shape, b, Tb)
-            v0, v1 = pair_speed(T_link, Ta, Tb, a, b, W_a[q], W_b[q], child_link, axis, prismatic, centre_shape,
+            v0, v1 = pair_speed(T_link, Ta, Tb, a, b, W_a, W_b, q, child_link, axis, prismatic, centre_shape,
                                 radius, box_local, adq, D_below, corners)
             rest = 1.0 - t[k]
             enough = m + tol + rest * (v0 + rest * v1)
