@@ -435,17 +435,19 @@ class _Sweep:
         V0, V1 = np.empty(len(p)), np.empty(len(p))
         need = np.empty(len(p), dtype=np.int64)
         p_list, margins, narrow_calls = p.tolist(), self.margins.tolist(), self.narrow_calls
+        tables = (self.a, self.b, self.margins, self.W_a, self.W_b, *self.fk_arrays, world.shape_link,
+                  world.T_frame_shape, kin.child_link, kin.axis, kin.prismatic, self.centre_shape, self.radius,
+                  world.obb_center, world.obb_axes, world.obb_half, self.box_local, self.adq, self.D_below,
+                  *self._covers, tol, COVER_ACCEPT_M, known, status, V0, V1, T_pair, T_link, self.kernel_steps, need)
         while live.size:
             limit = min(1.0, best) if stop_at_first else 1.0
-            count = mk.advance(self.q0, self.dq, limit, t, live, p, self.a, self.b, self.margins, self.W_a, self.W_b,
-                               *self.fk_arrays, world.shape_link, world.T_frame_shape, kin.child_link, kin.axis,
-                               kin.prismatic, self.centre_shape, self.radius, world.obb_center, world.obb_axes,
-                               world.obb_half, self.box_local, self.adq, self.D_below, *self._covers, tol,
-                               COVER_ACCEPT_M, known,
-                               status, V0, V1, T_pair, T_link, self.kernel_steps, need)
+            count = mk.advance(self.q0, self.dq, limit, t, live, p, *tables)
+            if not count:
+                break
             keep = []
-            items = need[:count].tolist()
-            for j, k, tk, v0, v1 in zip(items, live[items].tolist(), t[live[items]].tolist(), V0[items].tolist(),
+            items = need[:count]
+            ks = live[items]
+            for j, k, tk, v0, v1 in zip(items.tolist(), ks.tolist(), t[ks].tolist(), V0[items].tolist(),
                                         V1[items].tolist()):
                 if stop_at_first and tk > best:
                     continue
