@@ -597,7 +597,10 @@ def _shape_index(world) -> dict:
 
 def _contacts_at(checker, sweep: _Sweep, t: float, speed_at: dict, contact_distance: float,
                  max_contacts: int | None):
-    """Contacts of every pair touching at t (penetrating: explain's contacts), cc fields filled."""
+    """Contacts of every pair touching at t (penetrating: explain's contacts), cc fields filled.
+
+    Exact distances are computed only for pairs that neither their bounding spheres nor their
+    sphere covers (:func:`motion_kernels.certainly_apart`) prove to be beyond the threshold."""
     from .checker import _ContactBuilder
     world, robot = sweep.world, sweep.robot
     q = sweep.configurations(np.array([t]))[0]
@@ -610,6 +613,11 @@ def _contacts_at(checker, sweep: _Sweep, t: float, speed_at: dict, contact_dista
     centres = np.einsum("sij,sj->si", T0[:, :3, :3], sweep.centre_shape) + T0[:, :3, 3]
     lower = np.linalg.norm(centres[sweep.a] - centres[sweep.b], axis=1) - sweep.radius[sweep.a] - sweep.radius[sweep.b]
     near = every[lower < threshold]
+    # pairs whose cover bound already proves them apart by the threshold need no exact distance
+    kind, params, start, cover_c, cover_r, reach, container, probe_start, probes = sweep._covers
+    near = near[~mk.certainly_apart(near, sweep.a, sweep.b, np.ascontiguousarray(T0), threshold, kind, params, start,
+                                    cover_c, cover_r, sweep.centre_shape, reach, container, probe_start, probes,
+                                    world.obb_center, world.obb_axes, world.obb_half)]
     explanation = checker.explain(robot.active_joint_names, q, contact_distance=0.0,
                                   max_contacts=max_contacts, world=world,
                                   **sweep.request_flags)

@@ -244,6 +244,35 @@ def _rigid_fk(positions, mimic_matrix, mimic_offset, joint_kind, joint_axis, lin
 
 
 @njit(cache=True)
+def certainly_apart(pairs, a_of, b_of, T_shape, threshold, kind, params, cover_start, cover_c, cover_r, centre, reach,
+                    container, probe_start, probes, obb_center, obb_axes, obb_half):
+    """Per pair index in ``pairs``: True when its cover bound proves its distance >= threshold[p] > 0
+    at the shape poses T_shape (S, 4, 4): the bound is positive (the surfaces are apart) and
+    neither body can hold the other, so it bounds the bodies' distance."""
+    out = np.zeros(pairs.shape[0], dtype=np.bool_)
+    Ta = np.empty((4, 4))
+    Tb = np.empty((4, 4))
+    most = 1
+    for s in range(cover_start.shape[0] - 1):
+        most = max(most, cover_start[s + 1] - cover_start[s])
+    work = np.empty((most, 7))
+    for i in range(pairs.shape[0]):
+        p = pairs[i]
+        a, b = a_of[p], b_of[p]
+        for r in range(4):
+            for c in range(4):
+                Ta[r, c] = T_shape[a, r, c]
+                Tb[r, c] = T_shape[b, r, c]
+        if not (_holds_none(a, b, Ta, Tb, container, probe_start, probes, obb_center, obb_axes, obb_half)
+                and _holds_none(b, a, Tb, Ta, container, probe_start, probes, obb_center, obb_axes, obb_half)):
+            continue
+        bound = _cover_bound(a, b, Ta, Tb, kind, params, cover_start, cover_c, cover_r, centre, reach,
+                             min(threshold[p], 0.0), np.inf, work)
+        out[i] = bound > 0.0 and bound >= threshold[p]
+    return out
+
+
+@njit(cache=True)
 def _shape_pose(T_link, shape_link, T_frame_shape, s, out):
     """out = T_link[link of s] @ T_frame_shape[s] (world shapes: T_frame_shape[s]); the link
     poses' bottom rows are 0 0 0 1, so out's is T_frame_shape[s]'s."""
