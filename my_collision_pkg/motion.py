@@ -294,7 +294,8 @@ def _sweep_tables(world, selection, kin: _Kinematics) -> dict:
         a, b = selection.pairs[:, 0], selection.pairs[:, 1]
         common = A[a] & A[b]
         tables = per_world[key] = dict(
-            centre=centre, radius=radius, A=A, link=lk, lever=lever, chain=kin.chain.astype(float),
+            centre=centre, radius=radius, box_local=mk.box_corners(centre, world.obb_axes, world.obb_half),
+            A=A, link=lk, lever=lever, chain=kin.chain.astype(float),
             below_T=kin.below.T.astype(float), W_a=(A[a] & ~common).astype(float),
             W_b=(A[b] & ~common).astype(float))
     return tables
@@ -313,6 +314,7 @@ class _Sweep:
         self.request = coal.DistanceRequest()
         self.request.enable_signed_distance = True
         self.request.gjk_tolerance = min(GJK_TOLERANCE_M, 0.1 * tolerance_m)
+        self._poses = (coal.Transform3s(), coal.Transform3s())       # set per narrow-phase call
         robot = world.robot
         self.robot = robot
         kin = self.kin = _kinematics(robot)
@@ -321,6 +323,7 @@ class _Sweep:
         self.a, self.b = self.pairs[:, 0], self.pairs[:, 1]
         static = _sweep_tables(world, selection, kin)
         self.centre_shape, self.radius = static["centre"], static["radius"]
+        self.box_local = static["box_local"]
         A = static["A"]
         dqm = kin.mimic_matrix @ self.dq
         self.adq = np.abs(dqm)
@@ -364,9 +367,9 @@ class _Sweep:
             for k, q in enumerate(np.asarray(p, dtype=np.int64).tolist()):
                 a, b = int(self.a[q]), int(self.b[q])
                 V0[k], V1[k] = mk.pair_speed(np.ascontiguousarray(T_link[k]), np.ascontiguousarray(T_shape[k, a]),
-                                             np.ascontiguousarray(T_shape[k, b]), a, b, self.W_a[q], self.W_b[q],
+                                             np.ascontiguousarray(T_shape[k, b]), a, b, self.W_a, self.W_b, q,
                                              kin.child_link, kin.axis, kin.prismatic, self.centre_shape, self.radius,
-                                             world.obb_axes, world.obb_half, self.adq, self.D_below, corners)
+                                             self.box_local, self.adq, self.D_below, corners)
         return V0, V1
 
     def narrow(self, p: int, T_a: np.ndarray, T_b: np.ndarray, T_link: np.ndarray, enough: float) -> float:
@@ -377,8 +380,11 @@ class _Sweep:
         exact mesh distance (the surfaces' distance while the hulls are apart; with the
         solid-body test of :func:`narrowphase.pair_distance` when they overlap).
         """
-        pose_a = coal.Transform3s(np.ascontiguousarray(T_a[:3, :3]), np.ascontiguousarray(T_a[:3, 3]))
-        pose_b = coal.Transform3s(np.ascontiguousarray(T_b[:3, :3]), np.ascontiguousarray(T_b[:3, 3]))
+        pose_a, pose_b = self._poses
+        pose_a.setRotation(T_a[:3, :3])
+        pose_a.setTranslation(T_a[:3, 3])
+        pose_b.setRotation(T_b[:3, :3])
+        pose_b.setTranslation(T_b[:3, 3])
         how = self._kind[p]
         if how == _CONVEX:
             ga, gb = self._geoms[p]
@@ -425,42 +431,42 @@ class _Sweep:
         kin, world = self.kin, self.world
         T_pair, T_link = self._buffers
         tol = self.tol
+        status = np.empty(len(p), dtype=np.int64)
+        V0, V1 = np.empty(len(p)), np.empty(len(p))
+        need = np.empty(len(p), dtype=np.int64)
+        p_list, margins, narrow_calls = p.tolist(), self.margins.tolist(), self.narrow_calls
+        tables = (self.a, self.b, self.margins, self.W_a, self.W_b, *self.fk_arrays, world.shape_link,
+                  world.T_frame_shape, kin.child_link, kin.axis, kin.prismatic, self.centre_shape, self.radius,
+                  world.obb_center, world.obb_axes, world.obb_half, self.box_local, self.adq, self.D_below,
+                  *self._covers, tol, COVER_ACCEPT_M, known, status, V0, V1, T_pair, T_link, self.kernel_steps, need)
         while live.size:
             limit = min(1.0, best) if stop_at_first else 1.0
-            n = live.size
-            tk, kk = t[live], known[live]
-            status = np.empty(n, dtype=np.int64)
-            V0, V1 = np.empty(n), np.empty(n)
-            steps = np.zeros(n, dtype=np.int64)
-            mk.advance(self.q0, self.dq, limit, tk, p[live], self.a, self.b, self.margins, self.W_a, self.W_b,
-                       *self.fk_arrays, world.shape_link, world.T_frame_shape, kin.child_link, kin.axis,
-                       kin.prismatic, self.centre_shape, self.radius, world.obb_center, world.obb_axes,
-                       world.obb_half, self.adq, self.D_below, *self._covers, tol, COVER_ACCEPT_M, kk, status,
-                       V0, V1, T_pair[:n], T_link[:n], steps)
-            np.add.at(self.kernel_steps, p[live], steps)
-            t[live], known[live] = tk, kk
-            need = np.flatnonzero(status == mk.NEED)
+            count = mk.advance(self.q0, self.dq, limit, t, live, p, *tables)
+            if not count:
+                break
             keep = []
-            for j in need.tolist():
-                k = int(live[j])
-                if stop_at_first and t[k] > best:
+            items = need[:count]
+            ks = live[items]
+            for j, k, tk, v0, v1 in zip(items.tolist(), ks.tolist(), t[ks].tolist(), V0[items].tolist(),
+                                        V1[items].tolist()):
+                if stop_at_first and tk > best:
                     continue
-                q = int(p[k])
-                margin = float(self.margins[q])
-                v0, v1 = float(V0[j]), float(V1[j])
-                rest = 1.0 - t[k]
-                self.narrow_calls[q] += 1
+                q = p_list[k]
+                margin = margins[q]
+                rest = 1.0 - tk
+                narrow_calls[q] += 1
                 d = self.narrow(q, T_pair[j, 0], T_pair[j, 1], T_link[j], margin + tol + rest * (v0 + rest * v1))
                 if d < margin + tol:
-                    touch[k], speed[k] = t[k], v0
-                    best = min(best, float(t[k]))
+                    touch[k], speed[k] = tk, v0
+                    best = min(best, tk)
                     continue
                 if v0 + v1 <= 0.0:
                     continue
                 reserve = d - margin - 0.5 * tol
-                t[k] += 2.0 * reserve / (v0 + math.sqrt(v0 * v0 + 4.0 * v1 * reserve))
+                tk += 2.0 * reserve / (v0 + math.sqrt(v0 * v0 + 4.0 * v1 * reserve))
+                t[k] = tk
                 known[k] = margin + 0.5 * tol > 0.0
-                if t[k] <= 1.0:
+                if tk <= 1.0:
                     keep.append(k)
             live = np.array(keep, dtype=np.int64)
         return touch, speed
@@ -591,7 +597,10 @@ def _shape_index(world) -> dict:
 
 def _contacts_at(checker, sweep: _Sweep, t: float, speed_at: dict, contact_distance: float,
                  max_contacts: int | None):
-    """Contacts of every pair touching at t (penetrating: explain's contacts), cc fields filled."""
+    """Contacts of every pair touching at t (penetrating: explain's contacts), cc fields filled.
+
+    Exact distances are computed only for pairs that neither their bounding spheres nor their
+    sphere covers (:func:`motion_kernels.certainly_apart`) prove to be beyond the threshold."""
     from .checker import _ContactBuilder
     world, robot = sweep.world, sweep.robot
     q = sweep.configurations(np.array([t]))[0]
@@ -604,6 +613,11 @@ def _contacts_at(checker, sweep: _Sweep, t: float, speed_at: dict, contact_dista
     centres = np.einsum("sij,sj->si", T0[:, :3, :3], sweep.centre_shape) + T0[:, :3, 3]
     lower = np.linalg.norm(centres[sweep.a] - centres[sweep.b], axis=1) - sweep.radius[sweep.a] - sweep.radius[sweep.b]
     near = every[lower < threshold]
+    # pairs whose cover bound already proves them apart by the threshold need no exact distance
+    kind, params, start, cover_c, cover_r, reach, container, probe_start, probes = sweep._covers
+    near = near[~mk.certainly_apart(near, sweep.a, sweep.b, np.ascontiguousarray(T0), threshold, kind, params, start,
+                                    cover_c, cover_r, sweep.centre_shape, reach, container, probe_start, probes,
+                                    world.obb_center, world.obb_axes, world.obb_half)]
     explanation = checker.explain(robot.active_joint_names, q, contact_distance=0.0,
                                   max_contacts=max_contacts, world=world,
                                   **sweep.request_flags)

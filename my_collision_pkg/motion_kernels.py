@@ -21,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .kernels import forward_kinematics
+from .kernels import REVOLUTE
 
 COVER_SPHERES_KIND = 0          # the shape is bounded by its cover spheres
 BOX, BALL, CYLINDER, CAPSULE = 1, 2, 3, 4
@@ -48,63 +48,100 @@ def _solid_distance(kind, params, x, y, z):
 
 
 @njit(cache=True)
-def cover_bound(a, b, Ta, Tb, kind, params, cover_start, cover_c, cover_r, centre, reach):
+def cover_bound(a, b, Ta, Tb, kind, params, cover_start, cover_c, cover_r, centre, reach, floor, ceiling):
     """Lower bound of the distance between shape a (pose Ta (4, 4)) and shape b (pose Tb):
     b's primitive solid against a's cover spheres, else a's against b's, else sphere
     pairs (``reach[s]``: radius about ``centre[s]`` (shape frame) holding s's cover
-    spheres). Negative values mean only "may touch"."""
+    spheres). Negative values mean only "may touch".
+
+    Two cut-offs, for a caller that uses the bound only when it exceeds ``floor`` and
+    needs it exactly only below ``ceiling``: once a sphere gives a value <= ``floor`` that
+    value is returned (the bound is no larger); for sphere pairs, when every one of a's
+    spheres is at least ``ceiling`` from b's reach sphere, that smallest distance (a lower
+    bound of the cover bound, >= ``ceiling``) is returned. ``-inf, inf``: the bound itself."""
+    most = 0
+    for s in range(cover_start.shape[0] - 1):
+        most = max(most, cover_start[s + 1] - cover_start[s])
+    return _cover_bound(a, b, Ta, Tb, kind, params, cover_start, cover_c, cover_r, centre, reach, floor, ceiling,
+                        np.empty((max(most, 1), 7)))
+
+
+@njit(cache=True)
+def _cover_bound(a, b, Ta, Tb, kind, params, cover_start, cover_c, cover_r, centre, reach, floor, ceiling, work):
+    """:func:`cover_bound` with scratch space ``work`` (at least (largest cover, 7))."""
     if kind[b] == COVER_SPHERES_KIND and kind[a] != COVER_SPHERES_KIND:
         a, b = b, a
         Ta, Tb = Tb, Ta
+    a00, a01, a02, a03 = Ta[0, 0], Ta[0, 1], Ta[0, 2], Ta[0, 3]
+    a10, a11, a12, a13 = Ta[1, 0], Ta[1, 1], Ta[1, 2], Ta[1, 3]
+    a20, a21, a22, a23 = Ta[2, 0], Ta[2, 1], Ta[2, 2], Ta[2, 3]
+    b00, b01, b02, b03 = Tb[0, 0], Tb[0, 1], Tb[0, 2], Tb[0, 3]
+    b10, b11, b12, b13 = Tb[1, 0], Tb[1, 1], Tb[1, 2], Tb[1, 3]
+    b20, b21, b22, b23 = Tb[2, 0], Tb[2, 1], Tb[2, 2], Tb[2, 3]
     best = np.inf
     if kind[b] != COVER_SPHERES_KIND:
+        kb = kind[b]
+        pb = params[b]
         for i in range(cover_start[a], cover_start[a + 1]):
-            c = cover_c[i]
-            wx = Ta[0, 0] * c[0] + Ta[0, 1] * c[1] + Ta[0, 2] * c[2] + Ta[0, 3] - Tb[0, 3]
-            wy = Ta[1, 0] * c[0] + Ta[1, 1] * c[1] + Ta[1, 2] * c[2] + Ta[1, 3] - Tb[1, 3]
-            wz = Ta[2, 0] * c[0] + Ta[2, 1] * c[1] + Ta[2, 2] * c[2] + Ta[2, 3] - Tb[2, 3]
-            x = Tb[0, 0] * wx + Tb[1, 0] * wy + Tb[2, 0] * wz
-            y = Tb[0, 1] * wx + Tb[1, 1] * wy + Tb[2, 1] * wz
-            z = Tb[0, 2] * wx + Tb[1, 2] * wy + Tb[2, 2] * wz
-            d = _solid_distance(kind[b], params[b], x, y, z) - cover_r[i]
+            c0, c1, c2 = cover_c[i, 0], cover_c[i, 1], cover_c[i, 2]
+            wx = a00 * c0 + a01 * c1 + a02 * c2 + a03 - b03
+            wy = a10 * c0 + a11 * c1 + a12 * c2 + a13 - b13
+            wz = a20 * c0 + a21 * c1 + a22 * c2 + a23 - b23
+            x = b00 * wx + b10 * wy + b20 * wz
+            y = b01 * wx + b11 * wy + b21 * wz
+            z = b02 * wx + b12 * wy + b22 * wz
+            d = _solid_distance(kb, pb, x, y, z) - cover_r[i]
             if d < best:
                 best = d
+                if best <= floor:
+                    return best
         return best
-    nb = cover_start[b + 1] - cover_start[b]
-    na = cover_start[a + 1] - cover_start[a]
-    wb = np.empty((nb, 3))
+    # work columns: 0-2 a's sphere centres (world), 3-5 b's, 6 a's spheres' bounds against b's reach
+    sa, sb = cover_start[a], cover_start[b]
+    nb = cover_start[b + 1] - sb
+    na = cover_start[a + 1] - sa
     for i in range(nb):
-        c = cover_c[cover_start[b] + i]
-        for r in range(3):
-            wb[i, r] = Tb[r, 0] * c[0] + Tb[r, 1] * c[1] + Tb[r, 2] * c[2] + Tb[r, 3]
+        c0, c1, c2 = cover_c[sb + i, 0], cover_c[sb + i, 1], cover_c[sb + i, 2]
+        work[i, 3] = b00 * c0 + b01 * c1 + b02 * c2 + b03
+        work[i, 4] = b10 * c0 + b11 * c1 + b12 * c2 + b13
+        work[i, 5] = b20 * c0 + b21 * c1 + b22 * c2 + b23
     # a's spheres against b's reach (a sphere about b's centre holding all of b's spheres):
     # a sphere of a whose bound there is not below the best so far cannot lower it
-    cb = np.empty(3)
-    for r in range(3):
-        cb[r] = Tb[r, 0] * centre[b, 0] + Tb[r, 1] * centre[b, 1] + Tb[r, 2] * centre[b, 2] + Tb[r, 3]
-    wa = np.empty((na, 3))
-    coarse = np.empty(na)
+    e0, e1, e2 = centre[b, 0], centre[b, 1], centre[b, 2]
+    cb0 = b00 * e0 + b01 * e1 + b02 * e2 + b03
+    cb1 = b10 * e0 + b11 * e1 + b12 * e2 + b13
+    cb2 = b20 * e0 + b21 * e1 + b22 * e2 + b23
+    reach_b = reach[b]
     first = 0
     for i in range(na):
-        c = cover_c[cover_start[a] + i]
-        for r in range(3):
-            wa[i, r] = Ta[r, 0] * c[0] + Ta[r, 1] * c[1] + Ta[r, 2] * c[2] + Ta[r, 3]
-        dx, dy, dz = wa[i, 0] - cb[0], wa[i, 1] - cb[1], wa[i, 2] - cb[2]
-        coarse[i] = np.sqrt(dx * dx + dy * dy + dz * dz) - cover_r[cover_start[a] + i] - reach[b]
-        if coarse[i] < coarse[first]:
+        c0, c1, c2 = cover_c[sa + i, 0], cover_c[sa + i, 1], cover_c[sa + i, 2]
+        x = a00 * c0 + a01 * c1 + a02 * c2 + a03
+        y = a10 * c0 + a11 * c1 + a12 * c2 + a13
+        z = a20 * c0 + a21 * c1 + a22 * c2 + a23
+        work[i, 0] = x
+        work[i, 1] = y
+        work[i, 2] = z
+        dx, dy, dz = x - cb0, y - cb1, z - cb2
+        work[i, 6] = np.sqrt(dx * dx + dy * dy + dz * dz) - cover_r[sa + i] - reach_b
+        if work[i, 6] < work[first, 6]:
             first = i
+    if na > 0 and work[first, 6] >= ceiling:
+        return work[first, 6]
     for n in range(na):
         i = first if n == 0 else (n - 1 if n <= first else n)
-        if n > 0 and coarse[i] >= best:
+        if n > 0 and work[i, 6] >= best:
             continue
-        ra = cover_r[cover_start[a] + i]
+        ra = cover_r[sa + i]
+        x, y, z = work[i, 0], work[i, 1], work[i, 2]
         for j in range(nb):
-            dx, dy, dz = wa[i, 0] - wb[j, 0], wa[i, 1] - wb[j, 1], wa[i, 2] - wb[j, 2]
-            rb = cover_r[cover_start[b] + j]
+            dx, dy, dz = x - work[j, 3], y - work[j, 4], z - work[j, 5]
+            rb = cover_r[sb + j]
             near = best + ra + rb                 # centres closer than this give a smaller bound
             g = dx * dx + dy * dy + dz * dz
             if near > 0.0 and g < near * near:
                 best = np.sqrt(g) - ra - rb
+                if best <= floor:
+                    return best
     return best
 
 
@@ -137,69 +174,192 @@ def _holds_none(outer, inner, T_outer, T_inner, container, probe_start, probes, 
 
 
 @njit(cache=True)
-def _shape_pose(T_link, shape_link, T_frame_shape, s, out):
-    k = shape_link[s]
-    for r in range(4):
-        for c in range(4):
-            if k < 0:
-                out[r, c] = T_frame_shape[s, r, c]
-            else:
-                acc = 0.0
-                for u in range(4):
-                    acc += T_link[k, r, u] * T_frame_shape[s, u, c]
-                out[r, c] = acc
+def _rigid_fk(positions, mimic_matrix, mimic_offset, joint_kind, joint_axis, link_parent, T_parent_origin,
+              link_joint, upto, values, T_link):
+    """Poses T_link (L, 4, 4) of links [:upto] at active positions (A,): the arithmetic of
+    :func:`kernels.forward_kinematics` (same products, same order) without the terms that
+    rigid transforms make exactly zero or one (their bottom rows are 0 0 0 1). Arrays are
+    indexed in full, not through row views (views cost more than the arithmetic here)."""
+    for m in range(mimic_matrix.shape[0]):
+        v = mimic_offset[m]
+        for a in range(mimic_matrix.shape[1]):
+            v += mimic_matrix[m, a] * positions[a]
+        values[m] = v
+    for k in range(upto):
+        p = link_parent[k]
+        j = link_joint[k]
+        o00, o01, o02, o03 = T_parent_origin[k, 0, 0], T_parent_origin[k, 0, 1], T_parent_origin[k, 0, 2], \
+            T_parent_origin[k, 0, 3]
+        o10, o11, o12, o13 = T_parent_origin[k, 1, 0], T_parent_origin[k, 1, 1], T_parent_origin[k, 1, 2], \
+            T_parent_origin[k, 1, 3]
+        o20, o21, o22, o23 = T_parent_origin[k, 2, 0], T_parent_origin[k, 2, 1], T_parent_origin[k, 2, 2], \
+            T_parent_origin[k, 2, 3]
+        # local = origin @ motion (rows 0..2)
+        if j >= 0 and joint_kind[j] == REVOLUTE:
+            x, y, z = joint_axis[j, 0], joint_axis[j, 1], joint_axis[j, 2]
+            sn = np.sin(values[j])
+            cs = np.cos(values[j])
+            t = 1.0 - cs
+            m00 = t * x * x + cs
+            m01 = t * x * y - sn * z
+            m02 = t * x * z + sn * y
+            m10 = t * x * y + sn * z
+            m11 = t * y * y + cs
+            m12 = t * y * z - sn * x
+            m20 = t * x * z - sn * y
+            m21 = t * y * z + sn * x
+            m22 = t * z * z + cs
+            l00 = o00 * m00 + o01 * m10 + o02 * m20
+            l01 = o00 * m01 + o01 * m11 + o02 * m21
+            l02 = o00 * m02 + o01 * m12 + o02 * m22
+            l10 = o10 * m00 + o11 * m10 + o12 * m20
+            l11 = o10 * m01 + o11 * m11 + o12 * m21
+            l12 = o10 * m02 + o11 * m12 + o12 * m22
+            l20 = o20 * m00 + o21 * m10 + o22 * m20
+            l21 = o20 * m01 + o21 * m11 + o22 * m21
+            l22 = o20 * m02 + o21 * m12 + o22 * m22
+            l03, l13, l23 = o03, o13, o23
+        else:
+            l00, l01, l02, l03 = o00, o01, o02, o03
+            l10, l11, l12, l13 = o10, o11, o12, o13
+            l20, l21, l22, l23 = o20, o21, o22, o23
+            if j >= 0:                                   # prismatic: translation along the axis
+                v = values[j]
+                tx, ty, tz = v * joint_axis[j, 0], v * joint_axis[j, 1], v * joint_axis[j, 2]
+                l03 = o00 * tx + o01 * ty + o02 * tz + o03
+                l13 = o10 * tx + o11 * ty + o12 * tz + o13
+                l23 = o20 * tx + o21 * ty + o22 * tz + o23
+        if p < 0:
+            T_link[k, 0, 0], T_link[k, 0, 1], T_link[k, 0, 2], T_link[k, 0, 3] = l00, l01, l02, l03
+            T_link[k, 1, 0], T_link[k, 1, 1], T_link[k, 1, 2], T_link[k, 1, 3] = l10, l11, l12, l13
+            T_link[k, 2, 0], T_link[k, 2, 1], T_link[k, 2, 2], T_link[k, 2, 3] = l20, l21, l22, l23
+        else:
+            for r in range(3):
+                a0, a1, a2, a3 = T_link[p, r, 0], T_link[p, r, 1], T_link[p, r, 2], T_link[p, r, 3]
+                T_link[k, r, 0] = a0 * l00 + a1 * l10 + a2 * l20
+                T_link[k, r, 1] = a0 * l01 + a1 * l11 + a2 * l21
+                T_link[k, r, 2] = a0 * l02 + a1 * l12 + a2 * l22
+                T_link[k, r, 3] = a0 * l03 + a1 * l13 + a2 * l23 + a3
+        T_link[k, 3, 0], T_link[k, 3, 1], T_link[k, 3, 2], T_link[k, 3, 3] = 0.0, 0.0, 0.0, 1.0
 
 
 @njit(cache=True)
-def pair_speed(T_link, Ta, Tb, a, b, W_a, W_b, child_link, axis, prismatic, centre_shape, radius, obb_axes,
-               obb_half, adq, D_below, corners):
+def certainly_apart(pairs, a_of, b_of, T_shape, threshold, kind, params, cover_start, cover_c, cover_r, centre, reach,
+                    container, probe_start, probes, obb_center, obb_axes, obb_half):
+    """Per pair index in ``pairs``: True when its cover bound proves its distance >= threshold[p] > 0
+    at the shape poses T_shape (S, 4, 4): the bound is positive (the surfaces are apart) and
+    neither body can hold the other, so it bounds the bodies' distance."""
+    out = np.zeros(pairs.shape[0], dtype=np.bool_)
+    Ta = np.empty((4, 4))
+    Tb = np.empty((4, 4))
+    most = 1
+    for s in range(cover_start.shape[0] - 1):
+        most = max(most, cover_start[s + 1] - cover_start[s])
+    work = np.empty((most, 7))
+    for i in range(pairs.shape[0]):
+        p = pairs[i]
+        a, b = a_of[p], b_of[p]
+        for r in range(4):
+            for c in range(4):
+                Ta[r, c] = T_shape[a, r, c]
+                Tb[r, c] = T_shape[b, r, c]
+        if not (_holds_none(a, b, Ta, Tb, container, probe_start, probes, obb_center, obb_axes, obb_half)
+                and _holds_none(b, a, Tb, Ta, container, probe_start, probes, obb_center, obb_axes, obb_half)):
+            continue
+        bound = _cover_bound(a, b, Ta, Tb, kind, params, cover_start, cover_c, cover_r, centre, reach,
+                             min(threshold[p], 0.0), np.inf, work)
+        out[i] = bound > 0.0 and bound >= threshold[p]
+    return out
+
+
+@njit(cache=True)
+def _shape_pose(T_link, shape_link, T_frame_shape, s, out):
+    """out = T_link[link of s] @ T_frame_shape[s] (world shapes: T_frame_shape[s]); the link
+    poses' bottom rows are 0 0 0 1, so out's is T_frame_shape[s]'s."""
+    k = shape_link[s]
+    if k < 0:
+        for r in range(4):
+            for c in range(4):
+                out[r, c] = T_frame_shape[s, r, c]
+        return
+    for r in range(3):
+        a0, a1, a2, a3 = T_link[k, r, 0], T_link[k, r, 1], T_link[k, r, 2], T_link[k, r, 3]
+        for c in range(4):
+            out[r, c] = (a0 * T_frame_shape[s, 0, c] + a1 * T_frame_shape[s, 1, c] + a2 * T_frame_shape[s, 2, c]
+                         + a3 * T_frame_shape[s, 3, c])
+    for c in range(4):
+        out[3, c] = T_frame_shape[s, 3, c]
+
+
+@njit(cache=True)
+def box_corners(centre_shape, obb_axes, obb_half):
+    """Corners (S, 8, 3) of each shape's bounding box in its frame (corner bit e: sign along axis e)."""
+    out = np.empty((centre_shape.shape[0], 8, 3))
+    for s in range(centre_shape.shape[0]):
+        for corner in range(8):
+            lx = centre_shape[s, 0]
+            ly = centre_shape[s, 1]
+            lz = centre_shape[s, 2]
+            for e in range(3):
+                sign = 1.0 if (corner >> e) & 1 else -1.0
+                lx += obb_axes[s, 0, e] * sign * obb_half[s, e]
+                ly += obb_axes[s, 1, e] * sign * obb_half[s, e]
+                lz += obb_axes[s, 2, e] * sign * obb_half[s, e]
+            out[s, corner, 0] = lx
+            out[s, corner, 1] = ly
+            out[s, corner, 2] = lz
+    return out
+
+
+@njit(cache=True)
+def pair_speed(T_link, Ta, Tb, a, b, W_a, W_b, q, child_link, axis, prismatic, centre_shape, radius, box_local,
+               adq, D_below, corners):
     """(V0, V1) of one pair: over [t, t + h] its distance changes at most at the rate V0 + h V1.
 
     A shape's lever about revolute joint j is the smaller of (its bounding sphere centre's
     distance from the axis + radius) and its bounding box's farthest corner from the axis
     (the distance from a line is convex, so a box's farthest point from it is a corner).
-    Joints that move both bodies (W zero) are left out; prismatic ones add |dq_j|."""
+    Joints that move both bodies (W zero) are left out; prismatic ones add |dq_j|.
+    ``W_a[q]``, ``W_b[q]``: the joints that move one body of pair q but not the other;
+    ``box_local``: :func:`box_corners`."""
     v0 = 0.0
     v1 = 0.0
     for side in range(2):
         s = a if side == 0 else b
         T = Ta if side == 0 else Tb
-        W = W_a if side == 0 else W_b
+        W = W_a if side == 0 else W_b                # (P, M): row q is this pair's
         cx = T[0, 0] * centre_shape[s, 0] + T[0, 1] * centre_shape[s, 1] + T[0, 2] * centre_shape[s, 2] + T[0, 3]
         cy = T[1, 0] * centre_shape[s, 0] + T[1, 1] * centre_shape[s, 1] + T[1, 2] * centre_shape[s, 2] + T[1, 3]
         cz = T[2, 0] * centre_shape[s, 0] + T[2, 1] * centre_shape[s, 1] + T[2, 2] * centre_shape[s, 2] + T[2, 3]
         have_corners = False
         for j in range(adq.shape[0]):
-            if W[j] == 0.0 or adq[j] == 0.0:
+            if W[q, j] == 0.0 or adq[j] == 0.0:
                 continue
             if prismatic[j]:
                 v0 += adq[j]
                 continue
             if not have_corners:
                 for corner in range(8):
-                    lx = centre_shape[s, 0]
-                    ly = centre_shape[s, 1]
-                    lz = centre_shape[s, 2]
-                    for e in range(3):
-                        sign = 1.0 if (corner >> e) & 1 else -1.0
-                        lx += obb_axes[s, 0, e] * sign * obb_half[s, e]
-                        ly += obb_axes[s, 1, e] * sign * obb_half[s, e]
-                        lz += obb_axes[s, 2, e] * sign * obb_half[s, e]
+                    lx = box_local[s, corner, 0]
+                    ly = box_local[s, corner, 1]
+                    lz = box_local[s, corner, 2]
                     corners[corner, 0] = T[0, 0] * lx + T[0, 1] * ly + T[0, 2] * lz + T[0, 3]
                     corners[corner, 1] = T[1, 0] * lx + T[1, 1] * ly + T[1, 2] * lz + T[1, 3]
                     corners[corner, 2] = T[2, 0] * lx + T[2, 1] * ly + T[2, 2] * lz + T[2, 3]
                 have_corners = True
-            J = T_link[child_link[j]]
-            ax = J[0, 0] * axis[j, 0] + J[0, 1] * axis[j, 1] + J[0, 2] * axis[j, 2]
-            ay = J[1, 0] * axis[j, 0] + J[1, 1] * axis[j, 1] + J[1, 2] * axis[j, 2]
-            az = J[2, 0] * axis[j, 0] + J[2, 1] * axis[j, 1] + J[2, 2] * axis[j, 2]
-            rx, ry, rz = cx - J[0, 3], cy - J[1, 3], cz - J[2, 3]
+            J = child_link[j]
+            ux, uy, uz = axis[j, 0], axis[j, 1], axis[j, 2]
+            ox, oy, oz = T_link[J, 0, 3], T_link[J, 1, 3], T_link[J, 2, 3]
+            ax = T_link[J, 0, 0] * ux + T_link[J, 0, 1] * uy + T_link[J, 0, 2] * uz
+            ay = T_link[J, 1, 0] * ux + T_link[J, 1, 1] * uy + T_link[J, 1, 2] * uz
+            az = T_link[J, 2, 0] * ux + T_link[J, 2, 1] * uy + T_link[J, 2, 2] * uz
+            rx, ry, rz = cx - ox, cy - oy, cz - oz
             along = rx * ax + ry * ay + rz * az
             off = rx * rx + ry * ry + rz * rz - along * along
             lever = (np.sqrt(off) if off > 0.0 else 0.0) + radius[s]
             box = 0.0
             for corner in range(8):
-                rx, ry, rz = corners[corner, 0] - J[0, 3], corners[corner, 1] - J[1, 3], corners[corner, 2] - J[2, 3]
+                rx, ry, rz = corners[corner, 0] - ox, corners[corner, 1] - oy, corners[corner, 2] - oz
                 along = rx * ax + ry * ay + rz * az
                 off = rx * rx + ry * ry + rz * rz - along * along
                 if off > box:
@@ -211,43 +371,58 @@ def pair_speed(T_link, Ta, Tb, a, b, W_a, W_b, child_link, axis, prismatic, cent
 
 
 @njit(cache=True)
-def advance(q0, dq, limit, t, p, pair_a, pair_b, margins, W_a, W_b,
+def advance(q0, dq, limit, t, live, p, pair_a, pair_b, margins, W_a, W_b,
             fk_mimic, fk_offset, fk_kind, fk_axis, fk_parent, fk_origin, fk_joint,
             shape_link, T_frame_shape, child_link, axis, prismatic, centre_shape, radius,
-            obb_center, obb_axes, obb_half, adq, D_below,
+            obb_center, obb_axes, obb_half, box_local, adq, D_below,
             kind, params, cover_start, cover_c, cover_r, reach, container, probe_start, probes,
-            tol, accept, known, status, V0, V1, T_pair, T_link_out, steps):
-    """Advance pairs p (K,) from their times t (K,, updated in place) without narrow phase.
+            tol, accept, known, status, V0, V1, T_pair, T_link_out, steps, need):
+    """Advance the items ``live`` (n,) of pairs p (K,) from their times t (K,, updated in
+    place) without narrow phase; returns how many items need the narrow phase.
 
-    Per pair: status DONE (t past ``limit``, or inf when nothing moves it) or NEED (its
-    bound is below padding + tol + accept: the narrow phase decides at t; V0, V1 (K,),
-    T_pair (K, 2, 4, 4) and T_link_out (K, L, 4, 4) hold its speed bounds and poses there).
-    ``known`` (K,) marks pairs known to be apart at t (updated); ``steps`` (K,) counts the
-    bound evaluations made for each pair (added to)."""
-    n = t.shape[0]
-    positions = np.empty((1, q0.shape[0]))
-    T_link = np.empty((1, T_link_out.shape[1], 4, 4))
+    Per item j (pair ``p[live[j]]``): status[j] DONE (t past ``limit``, or inf when nothing
+    moves it) or NEED (its bound is below padding + tol + accept: the narrow phase decides
+    at t; V0[j], V1[j], T_pair[j] (2, 4, 4) and T_link_out[j] (L, 4, 4) hold its speed
+    bounds and poses there); the NEED items are listed in ``need`` (n,), in order.
+    ``known`` (K,) marks pairs known to be apart at t (updated); ``steps`` (P,) counts the
+    bound evaluations made for each pair index p (added to)."""
+    n = live.shape[0]
+    count = 0
+    positions = np.empty(q0.shape[0])
+    values = np.empty(fk_mimic.shape[0])
+    T_link = np.empty((T_link_out.shape[1], 4, 4))
     Ta = np.empty((4, 4))
     Tb = np.empty((4, 4))
     corners = np.empty((8, 3))
-    for k in range(n):
+    most = 1
+    for s in range(cover_start.shape[0] - 1):
+        most = max(most, cover_start[s + 1] - cover_start[s])
+    work = np.empty((most, 7))
+    fk_t = np.nan                                  # T_link holds links [:fk_upto] at time fk_t
+    fk_upto = 0
+    n_links = T_link_out.shape[1]
+    for j in range(n):
+        k = live[j]
         q = p[k]
         a = pair_a[q]
         b = pair_b[q]
         m = margins[q]
-        status[k] = DONE
+        status[j] = DONE
         keeps_apart = m + 0.5 * tol > 0.0
         upto = max(shape_link[a], shape_link[b], 0) + 1       # links come after their parents
         while t[k] <= limit:
-            steps[k] += 1
+            steps[q] += 1
             for i in range(q0.shape[0]):
-                positions[0, i] = q0[i] + t[k] * dq[i]
-            forward_kinematics(positions, fk_mimic, fk_offset, fk_kind, fk_axis, fk_parent[:upto],
-                               fk_origin[:upto], fk_joint[:upto], T_link[:, :upto])
-            _shape_pose(T_link[0], shape_link, T_frame_shape, a, Ta)
-            _shape_pose(T_link[0], shape_link, T_frame_shape, b, Tb)
-            v0, v1 = pair_speed(T_link[0], Ta, Tb, a, b, W_a[q], W_b[q], child_link, axis, prismatic, centre_shape,
-                                radius, obb_axes, obb_half, adq, D_below, corners)
+                positions[i] = q0[i] + t[k] * dq[i]
+            if t[k] != fk_t or upto > fk_upto:     # pairs on the same clock share the poses
+                _rigid_fk(positions, fk_mimic, fk_offset, fk_kind, fk_axis, fk_parent, fk_origin, fk_joint, upto,
+                          values, T_link)
+                fk_t = t[k]
+                fk_upto = upto
+            _shape_pose(T_link, shape_link, T_frame_shape, a, Ta)
+            _shape_pose(T_link, shape_link, T_frame_shape, b, Tb)
+            v0, v1 = pair_speed(T_link, Ta, Tb, a, b, W_a, W_b, q, child_link, axis, prismatic, centre_shape,
+                                radius, box_local, adq, D_below, corners)
             rest = 1.0 - t[k]
             enough = m + tol + rest * (v0 + rest * v1)
             gap = 0.0
@@ -266,18 +441,23 @@ def advance(q0, dq, limit, t, p, pair_a, pair_b, margins, W_a, W_b,
                               and _holds_none(b, a, Tb, Ta, container, probe_start, probes, obb_center, obb_axes,
                                               obb_half))
                 if usable:
-                    cover = cover_bound(a, b, Ta, Tb, kind, params, cover_start, cover_c, cover_r, centre_shape, reach)
+                    cover = _cover_bound(a, b, Ta, Tb, kind, params, cover_start, cover_c, cover_r, centre_shape,
+                                         reach, d, enough, work)
                     if cover > d:
                         d = cover
             if d < enough and d < m + tol + accept:
-                status[k] = NEED
-                V0[k] = v0
-                V1[k] = v1
-                T_pair[k, 0] = Ta
-                T_pair[k, 1] = Tb
-                forward_kinematics(positions, fk_mimic, fk_offset, fk_kind, fk_axis, fk_parent, fk_origin, fk_joint,
-                                   T_link)
-                T_link_out[k] = T_link[0]
+                status[j] = NEED
+                need[count] = j
+                count += 1
+                V0[j] = v0
+                V1[j] = v1
+                T_pair[j, 0] = Ta
+                T_pair[j, 1] = Tb
+                if fk_upto < n_links:
+                    _rigid_fk(positions, fk_mimic, fk_offset, fk_kind, fk_axis, fk_parent, fk_origin, fk_joint,
+                              n_links, values, T_link)
+                    fk_upto = n_links
+                T_link_out[j] = T_link
                 break
             if v0 + v1 <= 0.0:
                 t[k] = np.inf
@@ -285,3 +465,4 @@ def advance(q0, dq, limit, t, p, pair_a, pair_b, margins, W_a, W_b,
             reserve = d - m - 0.5 * tol
             t[k] += 2.0 * reserve / (v0 + np.sqrt(v0 * v0 + 4.0 * v1 * reserve))
             known[k] = keeps_apart
+    return count

@@ -133,8 +133,43 @@ def test_cover_bound_is_below_the_exact_distance(world_scene, random_configurati
             exact = pair_distance(world, T_shape, int(a), int(b)).distance_m
             if exact <= 0.0 or exact > 0.3:
                 continue
-            bound = mk.cover_bound(int(a), int(b), T_shape[a], T_shape[b], kind, params, start, centres, radii,
-                                   world.obb_center, reach)
+            args = (int(a), int(b), T_shape[a], T_shape[b], kind, params, start, centres, radii, world.obb_center,
+                    reach)
+            bound = mk.cover_bound(*args, -np.inf, np.inf)
             assert bound <= exact + 1e-9, (world.shapes[a].owner, world.shapes[b].owner, bound, exact)
+            # the cut-offs: a value <= floor only when the bound is <= floor; above the ceiling
+            # only a lower bound of the bound that is itself >= the ceiling
+            for floor in (bound - 0.01, bound, bound + 0.01):
+                cut = mk.cover_bound(*args, floor, np.inf)
+                assert (cut <= floor) == (bound <= floor) and cut >= bound - 1e-12
+            for ceiling in (bound - 0.05, bound + 0.01):
+                cut = mk.cover_bound(*args, -np.inf, ceiling)
+                assert cut == bound or ceiling <= cut <= bound + 1e-12, (cut, bound, ceiling)
             tested += 1
     assert tested > 100
+
+
+def test_certainly_apart_only_for_pairs_at_least_that_far(world_scene, random_configurations):
+    """The filter of the contacts step: a pair it calls apart is at least its threshold away
+    (exact narrow phase, meshes as solids), over configurations that include overlaps."""
+    from my_collision_pkg import motion as motion_module
+    from my_collision_pkg import motion_kernels as mk
+    from my_collision_pkg.narrowphase import pair_distance
+    world, robot = world_scene.world, world_scene.robot
+    kind, params, start, centres, radii, reach, container, probe_start, probes = motion_module._cover_tables(world)
+    pairs = np.asarray(world.pairs)
+    every = np.arange(len(pairs))
+    Q = random_configurations(robot.lower_limits, robot.upper_limits, 40, 12)
+    apart = close = 0
+    for q in Q:
+        T_shape = np.ascontiguousarray(world.shape_transforms(robot.link_transforms_batch(q[None]))[0])
+        exact = np.array([pair_distance(world, T_shape, int(a), int(b)).distance_m for a, b in pairs])
+        for threshold_m in (1e-4, 0.02):
+            threshold = np.full(len(pairs), threshold_m)
+            said = mk.certainly_apart(every, pairs[:, 0].copy(), pairs[:, 1].copy(), T_shape, threshold, kind, params,
+                                      start, centres, radii, world.obb_center, reach, container, probe_start, probes,
+                                      world.obb_center, world.obb_axes, world.obb_half)
+            assert np.all(exact[said] >= threshold_m - 1e-9), exact[said].min()
+            apart += int(said.sum())
+            close += int(np.sum(~said & (exact < 0.05)))
+    assert apart > 100 and close > 10
