@@ -132,7 +132,9 @@ def fill_explain_response(response, explanation: Explanation, surfaces=(), stamp
     return response
 
 
-def contact_report(explanation: Explanation, planning_frame: str, stamp, surfaces=()) -> ContactReport:
+def contact_report(explanation: Explanation | MotionResult, planning_frame: str, stamp, surfaces=()) -> ContactReport:
+    """The ContactReport of a checked state: an explanation, or a motion's first-contact state
+    (the motion's start when it is valid)."""
     report = ContactReport()
     report.header.frame_id = planning_frame
     report.header.stamp = stamp
@@ -277,21 +279,10 @@ def fill_check_motion_response(response, result: MotionResult, stamp=None):
     return response
 
 
-def motion_contact_report(result: MotionResult, planning_frame: str, stamp) -> ContactReport:
-    """The ContactReport of a motion's first-contact state (the start when the motion is valid)."""
-    report = ContactReport()
-    report.header.frame_id = planning_frame
-    report.header.stamp = stamp
-    report.state = joint_state_msg(result.joint_names, result.positions, stamp)
-    report.valid = bool(result.valid)
-    report.contacts = [contact_to_msg(c) for c in result.contacts]
-    return report
-
-
 def trajectory_contact_report(result: TrajectoryResult, planning_frame: str, stamp) -> ContactReport:
     """The ContactReport of a trajectory's first-contact state; without one, a valid report with no state."""
     if result.first_contact is not None:
-        return motion_contact_report(result.first_contact, planning_frame, stamp)
+        return contact_report(result.first_contact, planning_frame, stamp)
     report = ContactReport()
     report.header.frame_id = planning_frame
     report.header.stamp = stamp

@@ -270,15 +270,20 @@ def _label_text(ns: str, contacts) -> str:
     return f"{ns}  clearance {clearance * MM_PER_M:.1f} mm"
 
 
-def _add_label(b: _Builder, ns: str, contacts, options: MarkerOptions) -> None:
-    anchor = min(contacts, key=lambda c: c.distance)  # deepest (or closest) contact
+def _add_text(b: _Builder, ns: str, anchor_position, text: str, options: MarkerOptions) -> None:
+    """A label ``label_offset_m`` above a contact position."""
     label = b.add(ns, Marker.TEXT_VIEW_FACING)
-    position = _xyz(anchor.position)
+    position = _xyz(anchor_position)
     position[2] += options.label_offset_m
     label.pose.position = _point(position)
     label.scale.z = options.label_height_m
     label.color = _color(options.label_rgba)
-    label.text = _label_text(ns, contacts)
+    label.text = text
+
+
+def _add_label(b: _Builder, ns: str, contacts, options: MarkerOptions) -> None:
+    anchor = min(contacts, key=lambda c: c.distance)  # deepest (or closest) contact
+    _add_text(b, ns, anchor.position, _label_text(ns, contacts), options)
 
 
 def _surface_arrays(surface) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -385,12 +390,7 @@ def contact_intervals_marker_array(contact_lists, frame_id: str, stamp, sweeps=N
                 line.color = _color(INTERVAL_RGBA)
                 line.points = [_point(p) for p in path]
             if options.show_labels:
-                label = b.add(ns, Marker.TEXT_VIEW_FACING)
-                position = _xyz(contact.position)
-                position[2] += options.label_offset_m
-                label.pose.position = _point(position)
-                label.scale.z = options.label_height_m
-                label.color = _color(options.label_rgba)
-                label.text = (f"{ns}  [{interval.activation_time:.3f}, {interval.deactivation_time:.3f}) s  "
-                              f"{contact.penetration_depth * MM_PER_M:.1f} mm")
+                _add_text(b, ns, contact.position,
+                          f"{ns}  [{interval.activation_time:.3f}, {interval.deactivation_time:.3f}) s  "
+                          f"{contact.penetration_depth * MM_PER_M:.1f} mm", options)
     return MarkerArray(markers=[_delete_all(header)] + b.markers)

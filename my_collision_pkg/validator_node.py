@@ -238,7 +238,7 @@ class CollisionValidatorNode(Node):
         stamp = self.get_clock().now().to_msg()
         conversions.fill_check_motion_response(response, result, stamp)
         if result.status != Status.INVALID_REQUEST:
-            self._reports.publish(conversions.motion_contact_report(result, world.robot.root_link, stamp))
+            self._reports.publish(conversions.contact_report(result, world.robot.root_link, stamp))
         return response
 
     def _on_check_trajectory(self, request: CheckTrajectory.Request, response: CheckTrajectory.Response):

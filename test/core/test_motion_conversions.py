@@ -72,7 +72,7 @@ def test_motion_result_fills_the_response_and_the_report():
     assert response.message == "ball and wall at t=0.4"
     assert list(response.state.name) == ["slide_x", "slide_y"] and list(response.state.position) == [0.4, 0.0]
     assert response.contacts[0].cc_time[0] == 0.4 and response.contacts[0].distance == -0.002
-    report = conversions.motion_contact_report(result, "base", STAMP)
+    report = conversions.contact_report(result, "base", STAMP)
     assert report.header.frame_id == "base" and not report.valid and len(report.contacts) == 1
     assert list(report.state.position) == [0.4, 0.0]
 
