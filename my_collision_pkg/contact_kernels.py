@@ -27,7 +27,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from .kernels import INSIDE_WINDING, closest_point_on_triangles, winding_number
+from .kernels import INSIDE_WINDING, closest_point_on_triangles, point_in_box, winding_number
 
 KIND_BOX = 0
 KIND_SPHERE = 1
@@ -511,15 +511,7 @@ def points_depth(points_world, T_world_solid, kind, params, planes, triangles, b
             for u in range(3):
                 acc += T_world_solid[u, r] * (points_world[n, u] - T_world_solid[u, 3])
             p[r] = acc
-        inside_box = True
-        for i in range(3):
-            acc = 0.0
-            for u in range(3):
-                acc += box_axes[u, i] * (p[u] - box_center[u])
-            if abs(acc) > box_half[i]:
-                inside_box = False
-                break
-        if not inside_box:
+        if not point_in_box(p, box_center, box_axes, box_half):
             depth_out[n] = OUTSIDE
             triangle_out[n] = -1
             continue

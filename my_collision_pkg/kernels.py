@@ -209,6 +209,18 @@ def obb_candidates(T_world_shape, obb_center, obb_axes, obb_half, pairs, margin,
 
 
 @njit(cache=True)
+def point_in_box(point, box_center, box_axes, box_half) -> bool:
+    """True when a point lies in an oriented box (centre, axes as columns, half extents), all in one frame."""
+    for i in range(3):
+        acc = 0.0
+        for u in range(3):
+            acc += box_axes[u, i] * (point[u] - box_center[u])
+        if abs(acc) > box_half[i]:
+            return False
+    return True
+
+
+@njit(cache=True)
 def contains_probe(T_world_outer, T_world_inner, probes_inner, obb_center, obb_axes, obb_half, triangles):
     """True when a probe point of the inner shape lies inside the closed outer mesh.
 
@@ -228,14 +240,7 @@ def contains_probe(T_world_outer, T_world_inner, probes_inner, obb_center, obb_a
             for u in range(3):
                 acc += T_world_outer[u, r] * point_world[u]
             point[r] = acc
-        inside_box = True
-        for i in range(3):
-            acc = 0.0
-            for u in range(3):
-                acc += obb_axes[u, i] * (point[u] - obb_center[u])
-            if abs(acc) > obb_half[i]:
-                inside_box = False
-        if inside_box and winding_number(point, triangles) > INSIDE_WINDING:
+        if point_in_box(point, obb_center, obb_axes, obb_half) and winding_number(point, triangles) > INSIDE_WINDING:
             return True
     return False
 

@@ -29,6 +29,15 @@ DONE, NEED = 0, 1
 
 
 @njit(cache=True)
+def _cover_scratch(cover_start):
+    """Scratch rows for the cover-bound loop: as many as the largest shape cover has spheres."""
+    most = 1
+    for s in range(cover_start.shape[0] - 1):
+        most = max(most, cover_start[s + 1] - cover_start[s])
+    return np.empty((most, 7))
+
+
+@njit(cache=True)
 def _solid_distance(kind, params, x, y, z):
     """Distance of point (x, y, z) (shape frame) from a primitive solid; 0 inside."""
     if kind == BOX:
@@ -252,10 +261,7 @@ def certainly_apart(pairs, a_of, b_of, T_shape, threshold, kind, params, cover_s
     out = np.zeros(pairs.shape[0], dtype=np.bool_)
     Ta = np.empty((4, 4))
     Tb = np.empty((4, 4))
-    most = 1
-    for s in range(cover_start.shape[0] - 1):
-        most = max(most, cover_start[s + 1] - cover_start[s])
-    work = np.empty((most, 7))
+    work = _cover_scratch(cover_start)
     for i in range(pairs.shape[0]):
         p = pairs[i]
         a, b = a_of[p], b_of[p]
@@ -394,10 +400,7 @@ def advance(q0, dq, limit, t, live, p, pair_a, pair_b, margins, W_a, W_b,
     Ta = np.empty((4, 4))
     Tb = np.empty((4, 4))
     corners = np.empty((8, 3))
-    most = 1
-    for s in range(cover_start.shape[0] - 1):
-        most = max(most, cover_start[s + 1] - cover_start[s])
-    work = np.empty((most, 7))
+    work = _cover_scratch(cover_start)
     fk_t = np.nan                                  # T_link holds links [:fk_upto] at time fk_t
     fk_upto = 0
     n_links = T_link_out.shape[1]
