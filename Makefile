@@ -13,7 +13,7 @@
 #   MCP_CACHE    folder holding the venv and the workspace (default ~/.cache/my_collision_pkg)
 #   TESTS        what pytest runs (default test)
 #   PYTEST_ARGS  extra pytest arguments, e.g. PYTEST_ARGS='-k explain -x'
-#   DEMO_ARGS    arguments for python -m my_collision_pkg.demo
+#   DEMO_ARGS    arguments for python -m my_collision_pkg.tools.demo
 #
 # Both folders live outside the source tree (a venv inside it breaks the CMake build:
 # rosidl exports numpy's include folder, and CMake refuses an exported include path
@@ -116,7 +116,7 @@ test: build
 	exit $$rc
 
 demo: build
-	@cd '$(REPO)' && $(ENV) python -m my_collision_pkg.demo $(DEMO_ARGS)
+	@cd '$(REPO)' && $(ENV) python -m my_collision_pkg.tools.demo $(DEMO_ARGS)
 
 # Benchmarks are scripts that print figures; files starting with _ are helpers,
 # importable by the scripts (benchmarks/ is put on PYTHONPATH after the install).

@@ -25,7 +25,7 @@ def panda_validator_command(**parameters) -> list[str]:
     """The collision_validator command line for the Panda and its default world, plus ``parameters``."""
     from ament_index_python.packages import get_package_prefix
 
-    from my_collision_pkg.models import panda_paths
+    from my_collision_pkg.core.scene.loading import panda_paths
 
     urdf, srdf = panda_paths()
     exe = os.path.join(get_package_prefix("my_collision_pkg"), "lib", "my_collision_pkg", "collision_validator")
@@ -42,7 +42,7 @@ def serve_floor(srv_type, service: str, fill) -> int:
     from rclpy.callback_groups import ReentrantCallbackGroup
     from rclpy.executors import MultiThreadedExecutor
 
-    from my_collision_pkg.node_runtime import run_node
+    from my_collision_pkg.ros.runtime import run_node
 
     def answer(request, response):
         fill(response)

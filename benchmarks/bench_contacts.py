@@ -42,8 +42,8 @@ FIGURES = (("predicate_us", "predicate, one per call (us/cfg)"), ("batch_us", "b
 def measure(configurations: int, seed: int, rounds: int) -> dict:
     """The figures of the package found first on the import path."""
     import my_collision_pkg
-    from my_collision_pkg.checker import CollisionChecker
-    from my_collision_pkg.models import load_scene, panda_paths
+    from my_collision_pkg.core.checks.checker import CollisionChecker
+    from my_collision_pkg.core.scene.loading import load_scene, panda_paths
 
     urdf, srdf = panda_paths()
     t = time.perf_counter()

@@ -46,8 +46,8 @@ import time
 
 import numpy as np
 
-from my_collision_pkg.checker import CollisionChecker
-from my_collision_pkg.models import example_robot_data_share, load_scene, panda_paths
+from my_collision_pkg.core.checks.checker import CollisionChecker
+from my_collision_pkg.core.scene.loading import example_robot_data_share, load_scene, panda_paths
 
 RANDOM_SEED = 20_260_611          # same set as test/robots/conftest.py
 N_CONFIGURATIONS = 2000

@@ -27,10 +27,10 @@ import time
 
 import numpy as np
 
-from my_collision_pkg.checker import CollisionChecker
-from my_collision_pkg.models import load_scene, panda_paths
-from my_collision_pkg.motion import DEFAULT_TOUCH_TOLERANCE_M, MotionMode
-from my_collision_pkg.narrowphase import pair_distance
+from my_collision_pkg.core.checks.checker import CollisionChecker
+from my_collision_pkg.core.scene.loading import load_scene, panda_paths
+from my_collision_pkg.core.checks.results import DEFAULT_TOUCH_TOLERANCE_M, MotionMode
+from my_collision_pkg.core.checks.narrowphase import pair_distance
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PANDA_WORLD = os.path.join(REPO, "config", "panda_world.yaml")

@@ -58,9 +58,9 @@ def edges(checker, rng) -> list[tuple[np.ndarray, np.ndarray]]:
 
 
 def main() -> int:
-    from my_collision_pkg.checker import CollisionChecker
-    from my_collision_pkg.client import ValidatorClient
-    from my_collision_pkg.models import load_scene, panda_paths
+    from my_collision_pkg.core.checks.checker import CollisionChecker
+    from my_collision_pkg.ros.client import ValidatorClient
+    from my_collision_pkg.core.scene.loading import load_scene, panda_paths
 
     urdf, srdf = panda_paths()
     core = CollisionChecker(load_scene(urdf_path=urdf, srdf_path=srdf, world_path=panda_world_path()))

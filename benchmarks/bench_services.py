@@ -12,7 +12,7 @@ Prints, measured side by side in one run (calls alternate A, B, A, B ...):
   calls were never answered (target: 0).
 
 Both servers run as their own processes with a multi-threaded executor; the
-client spins one executor in a background thread (my_collision_pkg.client).
+client spins one executor in a background thread (my_collision_pkg.ros.client).
 Run with ``make bench`` (or ``scripts/env.sh python benchmarks/bench_services.py``).
 """
 from __future__ import annotations
@@ -44,7 +44,7 @@ PARALLEL_CALLS_EACH = 50
 
 def throughput(client, threads: int, calls_each: int) -> tuple[float, int, int]:
     """(answers per second, answered, unanswered) for ``threads`` callers sharing ``client``."""
-    from my_collision_pkg.client import ServiceTimeout
+    from my_collision_pkg.ros.client import ServiceTimeout
 
     answered, lost = [0] * threads, [0] * threads
 
@@ -81,7 +81,7 @@ def _percentile(values, q: float) -> float:
 
 
 def main() -> int:
-    from my_collision_pkg.client import ValidatorClient
+    from my_collision_pkg.ros.client import ValidatorClient
 
     with running(panda_validator_command(), [sys.executable, os.path.abspath(__file__), "--floor-server"]):
         ours = ValidatorClient("/collision_validator", node_name="bench_ours")

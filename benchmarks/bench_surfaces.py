@@ -28,7 +28,7 @@ import manifold3d
 import numpy as np
 import trimesh
 
-from my_collision_pkg.surfaces import compute_contact_surface
+from my_collision_pkg.core.surfaces.contact_surface import compute_contact_surface
 
 TARGET_MS_PER_PAIR = 20.0
 STIFFNESS_PA_PER_M = 1.0e6
@@ -138,9 +138,9 @@ COLLIDING = (
 
 def colliding_configurations(rounds: int) -> None:
     """Surfaces as the validator computes them: every penetrating shape pair of an explanation."""
-    from my_collision_pkg.checker import CollisionChecker
-    from my_collision_pkg.models import load_scene, panda_paths
-    from my_collision_pkg.surfaces_report import explanation_surfaces
+    from my_collision_pkg.core.checks.checker import CollisionChecker
+    from my_collision_pkg.core.scene.loading import load_scene, panda_paths
+    from my_collision_pkg.core.surfaces.explanation_surfaces import explanation_surfaces
 
     urdf, srdf = panda_paths()
     world_file = pathlib.Path(__file__).resolve().parent.parent / "config" / "panda_world.yaml"

@@ -75,11 +75,11 @@ class Versions:
 def build_oracles(world_path: str, pool: np.ndarray, batches: list[np.ndarray]):
     """Per world state (none, mover at A, mover at B): verdicts of the pool, explain's
     (valid, colliding links) of the pool, and the batch answers."""
-    from my_collision_pkg.checker import CollisionChecker
-    from my_collision_pkg.models import load_scene, panda_paths
-    from my_collision_pkg.robot_model import Box
-    from my_collision_pkg.scene import AddObject, ObjectShape, RemoveObject, SceneObject
-    from my_collision_pkg.transforms import make_transform
+    from my_collision_pkg.core.checks.checker import CollisionChecker
+    from my_collision_pkg.core.scene.loading import load_scene, panda_paths
+    from my_collision_pkg.core.model.robot_model import Box
+    from my_collision_pkg.core.scene.planning_scene import AddObject, ObjectShape, RemoveObject, SceneObject
+    from my_collision_pkg.core.model.transforms import make_transform
 
     urdf, srdf = panda_paths()
     scene = load_scene(urdf_path=urdf, srdf_path=srdf, world_path=world_path)
@@ -111,8 +111,8 @@ def main() -> int:
     from geometry_msgs.msg import Pose
     from shape_msgs.msg import SolidPrimitive
 
-    from my_collision_pkg.checker import MAX_BATCH_CONFIGURATIONS
-    from my_collision_pkg.client import ServiceTimeout, ValidatorClient
+    from my_collision_pkg.core.checks.checker import MAX_BATCH_CONFIGURATIONS
+    from my_collision_pkg.ros.client import ServiceTimeout, ValidatorClient
     from my_collision_pkg.msg import CollisionObject
 
     max_batch = args.max_batch or MAX_BATCH_CONFIGURATIONS
@@ -247,9 +247,9 @@ def main() -> int:
             valid = np.asarray(r.valid, dtype=bool)
             world = scene.world
             if final:
-                from my_collision_pkg.robot_model import Box
-                from my_collision_pkg.scene import AddObject, ObjectShape, SceneObject
-                from my_collision_pkg.transforms import make_transform
+                from my_collision_pkg.core.model.robot_model import Box
+                from my_collision_pkg.core.scene.planning_scene import AddObject, ObjectShape, SceneObject
+                from my_collision_pkg.core.model.transforms import make_transform
                 world = scene.apply([AddObject(SceneObject("mover", (ObjectShape(Box((MOVER_SIZE_M,) * 3)),),
                                                            make_transform(None, MOVER_AT[final - 1])))])
             sample = rng.integers(0, n, 2000)

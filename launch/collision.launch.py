@@ -8,7 +8,7 @@
     ros2 launch my_collision_pkg collision.launch.py --show-args
 
 The arguments, their defaults and their checks live in
-``my_collision_pkg.launch_arguments`` (plain Python, tested without ROS); this file
+``my_collision_pkg.tools.launch_arguments`` (plain Python, tested without ROS); this file
 only adapts them to ``launch``. Every argument is checked, and every file read,
 before any process starts: a fault ends the launch with one line and exit code 1.
 When collision_validator exits, everything is shut down; the launch exits 1 if the
@@ -34,7 +34,7 @@ from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
 from launch_ros.parameter_descriptions import ParameterValue
 
-from my_collision_pkg.launch_arguments import (
+from my_collision_pkg.tools.launch_arguments import (
     ARGUMENTS, RVIZ_CONFIG_FILE, LaunchArgumentError, resolve_launch, rviz_config_text)
 
 PACKAGE = 'my_collision_pkg'

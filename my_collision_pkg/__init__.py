@@ -1,6 +1,25 @@
 """my_collision_pkg: collision validation for ROS 2 planners.
 
-The modules directly under this package form a ROS-free core (robot model,
-geometry, planning scene, checks, contacts, contact surfaces); only the
-``*_node`` modules and ``conversions`` import rclpy or message types.
+The package is layered; a module imports only from its own layer or the layers
+listed before it:
+
+``core/``
+    The ROS-free library: robot model, planning scene, geometry, checks (configuration,
+    batch, explain, motion, trajectory), contact surfaces and the compiled kernels.
+    numpy, numba, fcl, coal, trimesh, manifold3d, yaml and xacro only; never rclpy,
+    message types or ``ament_index_python`` (resources such as ``package://`` lookup are
+    passed in). ``core/kernels/`` holds only compiled code (numpy, numba, math).
+``viz/``
+    ROS-free pictures: the PNG renderer and the colour, arrow and label policy that the
+    RViz markers share.
+``ros/``
+    The only code that imports rclpy, message types or the generated ``msg``/``srv``:
+    the nodes, message conversions, runtime, QoS, client and marker building.
+``tools/``
+    Programs around the package: launch arguments (plain Python) and the demo.
+
+``test/core`` keeps the layers honest (``test_layering.py``). The other modules directly
+in this folder are the old flat import paths: each warns once and forwards to its new
+home (see ``_moved.py`` and the README). ``msg`` and ``srv`` are generated beside them
+by rosidl at build time. This file imports nothing.
 """

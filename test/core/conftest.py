@@ -2,9 +2,9 @@
 import pytest
 from core_scenes import SLIDER_URDF
 
-from my_collision_pkg.checker import CollisionChecker
-from my_collision_pkg.robot_model import RobotModel
-from my_collision_pkg.scene import PlanningScene
+from my_collision_pkg.core.checks.checker import CollisionChecker
+from my_collision_pkg.core.model.robot_model import RobotModel
+from my_collision_pkg.core.scene.planning_scene import PlanningScene
 
 
 @pytest.fixture

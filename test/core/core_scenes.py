@@ -2,8 +2,8 @@
 import numpy as np
 import pytest
 
-from my_collision_pkg.robot_model import RobotModel
-from my_collision_pkg.scene import AddObject, ObjectShape, PlanningScene, SceneObject
+from my_collision_pkg.core.model.robot_model import RobotModel
+from my_collision_pkg.core.scene.planning_scene import AddObject, ObjectShape, PlanningScene, SceneObject
 
 
 # A prismatic slider carrying a sphere (r = 0.1 m) along x, over a fixed base

@@ -3,13 +3,13 @@ import numpy as np
 import pytest
 from core_scenes import SLIDER_URDF, assert_contact_invariants
 
-from my_collision_pkg.checker import CollisionChecker
-from my_collision_pkg.contacts import BodyType, ContactType, Status
-from my_collision_pkg.errors import RequestError
-from my_collision_pkg.robot_model import Box, RobotModel, Sphere
-from my_collision_pkg.scene import AddObject, ObjectShape, PlanningScene, SceneObject
-from my_collision_pkg.srdf import parse_srdf
-from my_collision_pkg.transforms import make_transform
+from my_collision_pkg.core.checks.checker import CollisionChecker
+from my_collision_pkg.core.checks.results import BodyType, ContactType, Status
+from my_collision_pkg.core.errors import RequestError
+from my_collision_pkg.core.model.robot_model import Box, RobotModel, Sphere
+from my_collision_pkg.core.scene.planning_scene import AddObject, ObjectShape, PlanningScene, SceneObject
+from my_collision_pkg.core.model.srdf import parse_srdf
+from my_collision_pkg.core.model.transforms import make_transform
 
 
 def world_sphere(oid, center, radius):

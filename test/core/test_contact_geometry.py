@@ -11,14 +11,14 @@ import pytest
 import trimesh
 from core_scenes import SLIDER_URDF, assert_contact_invariants, two_objects
 
-from my_collision_pkg.checker import CollisionChecker
-from my_collision_pkg.contact_kernels import FEATURE_EDGE, FEATURE_FACE, MeshTree, points_depth, tree_closest_point
-from my_collision_pkg.geometry import build_shape
-from my_collision_pkg.geometry import MeshResolver
-from my_collision_pkg.kernels import INSIDE_WINDING, winding_number
-from my_collision_pkg.narrowphase import pair_contacts, pair_distance
-from my_collision_pkg.robot_model import Box, Capsule, Cone, Cylinder, RobotModel, Sphere, TriangleMesh
-from my_collision_pkg.scene import AddObject, ObjectShape, PlanningScene, SceneObject
+from my_collision_pkg.core.checks.checker import CollisionChecker
+from my_collision_pkg.core.kernels.depth import FEATURE_EDGE, FEATURE_FACE, MeshTree, points_depth, tree_closest_point
+from my_collision_pkg.core.geometry.shape_geometry import build_shape
+from my_collision_pkg.core.geometry.shape_geometry import MeshResolver
+from my_collision_pkg.core.kernels.kinematics import INSIDE_WINDING, winding_number
+from my_collision_pkg.core.checks.narrowphase import pair_contacts, pair_distance
+from my_collision_pkg.core.model.robot_model import Box, Capsule, Cone, Cylinder, RobotModel, Sphere, TriangleMesh
+from my_collision_pkg.core.scene.planning_scene import AddObject, ObjectShape, PlanningScene, SceneObject
 
 TOL_M = 1e-6
 

@@ -15,14 +15,14 @@ import math
 import numpy as np
 import pytest
 
-from my_collision_pkg.contact_list import (
+from my_collision_pkg.core.checks.contact_list import (
     NS_PER_S,
     ContactInterval,
     ContactList,
     ns_from_seconds,
     seconds_from_ns,
 )
-from my_collision_pkg.contacts import BodyType, Contact, ContactType
+from my_collision_pkg.core.checks.results import BodyType, Contact, ContactType
 
 T_MIN, T_MAX = -6, 40        # times drawn from here (ns); small so operations collide often
 QUERY_TIMES = range(T_MIN - 2, T_MAX + 3)

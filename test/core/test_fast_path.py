@@ -15,14 +15,14 @@ import numpy as np
 import pytest
 import trimesh
 
-from my_collision_pkg import kernels
-from my_collision_pkg.checker import CollisionChecker
-from my_collision_pkg.contacts import Status
-from my_collision_pkg.errors import CollisionPkgError
-from my_collision_pkg.robot_model import Box, RobotModel, Sphere, TriangleMesh
-from my_collision_pkg.scene import AddObject, ObjectShape, PlanningScene, SceneObject
-from my_collision_pkg.srdf import parse_srdf
-from my_collision_pkg.transforms import make_transform
+from my_collision_pkg.core.kernels import kinematics as kernels
+from my_collision_pkg.core.checks.checker import CollisionChecker
+from my_collision_pkg.core.checks.results import Status
+from my_collision_pkg.core.errors import CollisionPkgError
+from my_collision_pkg.core.model.robot_model import Box, RobotModel, Sphere, TriangleMesh
+from my_collision_pkg.core.scene.planning_scene import AddObject, ObjectShape, PlanningScene, SceneObject
+from my_collision_pkg.core.model.srdf import parse_srdf
+from my_collision_pkg.core.model.transforms import make_transform
 
 N_RANDOM = 600
 OUT_OF_LIMITS_FRACTION = 0.15     # each limited joint's range is widened by this on both sides

@@ -1,4 +1,4 @@
-"""The launch file's arguments and checks (my_collision_pkg.launch_arguments), without ROS.
+"""The launch file's arguments and checks (my_collision_pkg.tools.launch_arguments), without ROS.
 
 The launch file itself needs ``launch``/``launch_ros`` (not installable here); it is a
 thin adapter over this module, and its structure is checked by reading its source.
@@ -11,10 +11,10 @@ import re
 
 import pytest
 
-from my_collision_pkg.launch_arguments import (
+from my_collision_pkg.tools.launch_arguments import (
     ARGUMENTS, AUTO, DEFAULT_JOINT_STATES_TOPIC, NONE, LaunchArgumentError, is_none, parse_bool,
     resolve_launch, rviz_config_text)
-from my_collision_pkg.models import example_robot_paths, panda_paths, read_description
+from my_collision_pkg.core.scene.loading import example_robot_paths, panda_paths, read_description
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 CONFIG = os.path.join(REPO, "config")
@@ -71,7 +71,7 @@ def test_arguments_are_unique_and_described():
 def test_the_launch_file_declares_the_table_and_starts_nodes_only_after_the_checks():
     tree = ast.parse(open(LAUNCH_FILE, encoding="utf-8").read())
     imported = {alias.name for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)
-                and node.module == "my_collision_pkg.launch_arguments" for alias in node.names}
+                and node.module == "my_collision_pkg.tools.launch_arguments" for alias in node.names}
     assert {"ARGUMENTS", "resolve_launch"} <= imported
     functions = {node.name: node for node in tree.body if isinstance(node, ast.FunctionDef)}
 

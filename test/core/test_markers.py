@@ -9,7 +9,7 @@ from builtin_interfaces.msg import Time
 from geometry_msgs.msg import Point, Vector3
 from visualization_msgs.msg import Marker
 
-from my_collision_pkg.markers import (
+from my_collision_pkg.ros.markers import (
     MOVEIT_CONTACT_RADIUS_M,
     MOVEIT_CONTACT_RGBA,
     MOVEIT_MARKER_LIFETIME_S,
@@ -20,7 +20,7 @@ from my_collision_pkg.markers import (
     report_to_marker_array,
 )
 from my_collision_pkg.msg import Contact, ContactReport, ContactSurface
-from my_collision_pkg.pressure_colors import pressure_colormap
+from my_collision_pkg.viz.style import pressure_colormap
 
 FRAME = "panda_link0"
 STAMP = Time(sec=12, nanosec=345)

@@ -4,12 +4,12 @@ import math
 import numpy as np
 import pytest
 
-from my_collision_pkg.checker import CollisionChecker
-from my_collision_pkg.contacts import BodyType, CCType, Status
-from my_collision_pkg.models import load_scene
-from my_collision_pkg.motion import DEFAULT_TOUCH_TOLERANCE_M, MotionMode
-from my_collision_pkg.robot_model import Box, Sphere
-from my_collision_pkg.scene import AddObject, ObjectShape, SceneObject
+from my_collision_pkg.core.checks.checker import CollisionChecker
+from my_collision_pkg.core.checks.results import BodyType, CCType, Status
+from my_collision_pkg.core.scene.loading import load_scene
+from my_collision_pkg.core.checks.results import DEFAULT_TOUCH_TOLERANCE_M, MotionMode
+from my_collision_pkg.core.model.robot_model import Box, Sphere
+from my_collision_pkg.core.scene.planning_scene import AddObject, ObjectShape, SceneObject
 
 BALL_RADIUS_M = 0.005
 # A small ball on a prismatic joint along x.

@@ -11,16 +11,16 @@ from builtin_interfaces.msg import Duration, Time
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 from visualization_msgs.msg import Marker
 
-from my_collision_pkg import conversions
-from my_collision_pkg.contact_list import ContactList
-from my_collision_pkg.contacts import BodyType, CCType, Contact, ContactType, Status
-from my_collision_pkg.errors import RequestError
-from my_collision_pkg.interval_sweeps import interval_sweeps, trajectory_positions_at
-from my_collision_pkg.markers import contact_intervals_marker_array, pair_namespace
-from my_collision_pkg.motion import MotionResult, TrajectoryResult
+from my_collision_pkg.ros import conversions
+from my_collision_pkg.core.checks.contact_list import ContactList
+from my_collision_pkg.core.checks.results import BodyType, CCType, Contact, ContactType, Status
+from my_collision_pkg.core.errors import RequestError
+from my_collision_pkg.core.checks.interval_sweeps import interval_sweeps, trajectory_positions_at
+from my_collision_pkg.ros.markers import contact_intervals_marker_array, pair_namespace
+from my_collision_pkg.core.checks.results import MotionResult, TrajectoryResult
 from my_collision_pkg.msg import Contact as ContactMsg
 from my_collision_pkg.srv import CheckMotion, CheckTrajectory
-from my_collision_pkg.transforms import make_transform, rpy_to_matrix
+from my_collision_pkg.core.model.transforms import make_transform, rpy_to_matrix
 
 STAMP = Time(sec=3, nanosec=4)
 

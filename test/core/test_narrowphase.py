@@ -4,8 +4,8 @@ import pytest
 import trimesh
 from core_scenes import two_objects
 
-from my_collision_pkg.narrowphase import pair_distance, pair_distance_lower_bound
-from my_collision_pkg.robot_model import Box, Capsule, Cone, Cylinder, Sphere, TriangleMesh
+from my_collision_pkg.core.checks.narrowphase import pair_distance, pair_distance_lower_bound
+from my_collision_pkg.core.model.robot_model import Box, Capsule, Cone, Cylinder, Sphere, TriangleMesh
 
 
 def pose(xyz=(0.0, 0.0, 0.0), yaw_rad=0.0):

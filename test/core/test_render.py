@@ -9,18 +9,18 @@ import pytest
 from builtin_interfaces.msg import Time
 from matplotlib.image import imread
 
-from my_collision_pkg import render
-from my_collision_pkg.checker import CollisionChecker
-from my_collision_pkg.contacts import ContactType
-from my_collision_pkg.conversions import contact_report, fill_check_motion_response, fill_explain_response
-from my_collision_pkg.models import load_scene, panda_paths
-from my_collision_pkg.motion import DEFAULT_TOUCH_TOLERANCE_M, MotionMode
-from my_collision_pkg.render import RenderedImage, render_report_png
-from my_collision_pkg.robot_model import Box
-from my_collision_pkg.scene import AddObject, ObjectShape, SceneObject
+from my_collision_pkg.viz import render
+from my_collision_pkg.core.checks.checker import CollisionChecker
+from my_collision_pkg.core.checks.results import ContactType
+from my_collision_pkg.ros.conversions import contact_report, fill_check_motion_response, fill_explain_response
+from my_collision_pkg.core.scene.loading import load_scene, panda_paths
+from my_collision_pkg.core.checks.results import DEFAULT_TOUCH_TOLERANCE_M, MotionMode
+from my_collision_pkg.viz.render import RenderedImage, render_report_png
+from my_collision_pkg.core.model.robot_model import Box
+from my_collision_pkg.core.scene.planning_scene import AddObject, ObjectShape, SceneObject
 from my_collision_pkg.srv import CheckMotion, ExplainCollision
-from my_collision_pkg.surfaces_report import explanation_surfaces
-from my_collision_pkg.transforms import make_transform, rpy_to_matrix
+from my_collision_pkg.core.surfaces.explanation_surfaces import explanation_surfaces
+from my_collision_pkg.core.model.transforms import make_transform, rpy_to_matrix
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 PANDA_WORLD = os.path.join(REPO, "config", "panda_world.yaml")

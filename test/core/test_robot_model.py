@@ -2,8 +2,8 @@
 import numpy as np
 import pytest
 
-from my_collision_pkg.errors import ModelError
-from my_collision_pkg.robot_model import Box, Cylinder, MeshRef, RobotModel, Sphere
+from my_collision_pkg.core.errors import ModelError
+from my_collision_pkg.core.model.robot_model import Box, Cylinder, MeshRef, RobotModel, Sphere
 
 # Two revolute links in the x-y plane (lengths 1 m and 0.5 m), a prismatic tool,
 # a continuous wrist and a finger pair with mimic joints (one chained, one with
@@ -200,7 +200,7 @@ def test_nan_origin_robot_is_refused_while_the_same_robot_with_a_finite_origin_l
     ('<cylinder radius="0.1" length="2e4"/>', "cylinder radius and length"),
 ])
 def test_huge_urdf_shapes_are_refused_when_the_scene_is_built(geometry, fragment):
-    from my_collision_pkg.scene import PlanningScene
+    from my_collision_pkg.core.scene.planning_scene import PlanningScene
     robot = RobotModel.from_urdf_string(f"""<robot name="big"><link name="a"><collision><geometry>{geometry}
         </geometry></collision></link></robot>""")
     with pytest.raises(ModelError) as info:

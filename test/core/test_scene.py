@@ -9,14 +9,14 @@ import pytest
 import trimesh
 from core_scenes import SLIDER_URDF, assert_contact_invariants
 
-from my_collision_pkg.checker import CollisionChecker
-from my_collision_pkg.contacts import BodyType, ContactType, Status
-from my_collision_pkg.errors import MeshError, ModelError, SceneError
-from my_collision_pkg.geometry import MeshResolver
-from my_collision_pkg.robot_model import Box, Capsule, Cone, Cylinder, MeshRef, RobotModel, Sphere, TriangleMesh
-from my_collision_pkg.scene import (AddObject, ClearObjects, MoveObject, ObjectShape, PlanningScene, RemoveObject,
+from my_collision_pkg.core.checks.checker import CollisionChecker
+from my_collision_pkg.core.checks.results import BodyType, ContactType, Status
+from my_collision_pkg.core.errors import MeshError, ModelError, SceneError
+from my_collision_pkg.core.geometry.shape_geometry import MeshResolver
+from my_collision_pkg.core.model.robot_model import Box, Capsule, Cone, Cylinder, MeshRef, RobotModel, Sphere, TriangleMesh
+from my_collision_pkg.core.scene.planning_scene import (AddObject, ClearObjects, MoveObject, ObjectShape, PlanningScene, RemoveObject,
                                     SceneObject)
-from my_collision_pkg.transforms import make_transform
+from my_collision_pkg.core.model.transforms import make_transform
 
 
 SWAP_PAUSE_S = 0.002
@@ -340,19 +340,19 @@ def test_apply_returns_the_world_it_made(scene):
     ([AddObject(obj("a", Sphere(0.05))), ClearObjects()], "only allowed as the first update"),
 ])
 def test_ambiguous_update_batches_are_refused(updates, fragment):
-    from my_collision_pkg.scene import check_unambiguous
+    from my_collision_pkg.core.scene.planning_scene import check_unambiguous
     with pytest.raises(SceneError, match=fragment):
         check_unambiguous(updates)
 
 
 def test_unambiguous_update_batches_pass():
-    from my_collision_pkg.scene import check_unambiguous
+    from my_collision_pkg.core.scene.planning_scene import check_unambiguous
     check_unambiguous([ClearObjects(), AddObject(obj("a", Sphere(0.05))), AddObject(obj("b", Sphere(0.05))),
                        MoveObject("c", np.eye(4)), RemoveObject("d")])
 
 
 def test_batches_over_several_chunks_equal_single_checks(scene):
-    from my_collision_pkg.checker import BATCH_CHUNK
+    from my_collision_pkg.core.checks.checker import BATCH_CHUNK
     scene.apply([AddObject(obj("wall", Box((0.1, 2.0, 2.0)), (1.0, 0, 0)))])
     checker = CollisionChecker(scene)
     rng = np.random.default_rng(5)

@@ -4,10 +4,10 @@ import pytest
 from core_scenes import SLIDER_URDF
 from visualization_msgs.msg import Marker
 
-from my_collision_pkg.robot_model import Box, Capsule, Cylinder, MeshRef, RobotModel, Sphere
-from my_collision_pkg.scene import AddObject, ObjectShape, PlanningScene, RemoveObject, SceneObject
-from my_collision_pkg.scene_markers import scene_objects_marker_array
-from my_collision_pkg.transforms import make_transform, rpy_to_matrix
+from my_collision_pkg.core.model.robot_model import Box, Capsule, Cylinder, MeshRef, RobotModel, Sphere
+from my_collision_pkg.core.scene.planning_scene import AddObject, ObjectShape, PlanningScene, RemoveObject, SceneObject
+from my_collision_pkg.ros.scene_markers import scene_objects_marker_array
+from my_collision_pkg.core.model.transforms import make_transform, rpy_to_matrix
 
 
 @pytest.fixture

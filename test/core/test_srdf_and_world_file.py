@@ -3,12 +3,12 @@ import numpy as np
 import pytest
 from core_scenes import SLIDER_URDF
 
-from my_collision_pkg.checker import CollisionChecker
-from my_collision_pkg.errors import ModelError, RequestError, SceneError, WorldFileError
-from my_collision_pkg.robot_model import Box, Cylinder, MeshRef, RobotModel, Sphere
-from my_collision_pkg.scene import PlanningScene
-from my_collision_pkg.srdf import parse_srdf, parse_srdf_file
-from my_collision_pkg.world_file import load_world_file, parse_world
+from my_collision_pkg.core.checks.checker import CollisionChecker
+from my_collision_pkg.core.errors import ModelError, RequestError, SceneError, WorldFileError
+from my_collision_pkg.core.model.robot_model import Box, Cylinder, MeshRef, RobotModel, Sphere
+from my_collision_pkg.core.scene.planning_scene import PlanningScene
+from my_collision_pkg.core.model.srdf import parse_srdf, parse_srdf_file
+from my_collision_pkg.core.scene.world_file import load_world_file, parse_world
 
 SRDF = """<robot name="slider">
   <group name="xs"><joint name="slide_x"/></group>

@@ -1,4 +1,4 @@
-"""Contact surfaces (my_collision_pkg.surfaces), checked against geometry whose answer is known.
+"""Contact surfaces (my_collision_pkg.core.surfaces.contact_surface), checked against geometry whose answer is known.
 
 Tolerances, and why:
 
@@ -33,8 +33,8 @@ import numpy as np
 import pytest
 import trimesh
 
-from my_collision_pkg.errors import CollisionPkgError
-from my_collision_pkg.surfaces import (
+from my_collision_pkg.core.errors import CollisionPkgError
+from my_collision_pkg.core.surfaces.contact_surface import (
     REFINE_RELATIVE_TOLERANCE,
     ContactSurfaceError,
     SurfacePatch,
@@ -581,7 +581,7 @@ def test_the_module_imports_no_ros():
     import my_collision_pkg
 
     code = (
-        "import sys, my_collision_pkg.surfaces\n"
+        "import sys, my_collision_pkg.core.surfaces.contact_surface\n"
         "bad = [m for m in sys.modules if m.split('.')[0] in ('rclpy', 'geometry_msgs', "
         "'visualization_msgs') or m.startswith('my_collision_pkg.msg')]\n"
         "assert not bad, bad\n"

@@ -5,12 +5,12 @@ import numpy as np
 import pytest
 from core_scenes import SLIDER_URDF
 
-from my_collision_pkg.checker import CollisionChecker
-from my_collision_pkg.contacts import BodyType
-from my_collision_pkg.robot_model import Box, RobotModel
-from my_collision_pkg.scene import AddObject, ObjectShape, PlanningScene, SceneObject
-from my_collision_pkg.surfaces_report import explanation_surfaces
-from my_collision_pkg.transforms import make_transform
+from my_collision_pkg.core.checks.checker import CollisionChecker
+from my_collision_pkg.core.checks.results import BodyType
+from my_collision_pkg.core.model.robot_model import Box, RobotModel
+from my_collision_pkg.core.scene.planning_scene import AddObject, ObjectShape, PlanningScene, SceneObject
+from my_collision_pkg.core.surfaces.explanation_surfaces import explanation_surfaces
+from my_collision_pkg.core.model.transforms import make_transform
 
 STIFFNESS_PA_PER_M = 2.0e5
 
@@ -43,8 +43,8 @@ def test_no_penetration_no_surface():
 def test_mesh_contact_whose_witness_plane_misses_the_overlap_still_gets_a_surface():
     """Panda link2 against the hand (two BVH meshes): the triangle-level witness points put
     the plane beside the overlap; the surface is then cut halfway through it."""
-    from my_collision_pkg.models import load_scene, panda_paths
-    from my_collision_pkg.surfaces import compute_contact_surface, overlap_extent_along
+    from my_collision_pkg.core.scene.loading import load_scene, panda_paths
+    from my_collision_pkg.core.surfaces.contact_surface import compute_contact_surface, overlap_extent_along
 
     urdf, srdf = panda_paths()
     scene = load_scene(urdf_path=urdf, srdf_path=srdf)

@@ -13,9 +13,9 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from my_collision_pkg.checker import CollisionChecker
-from my_collision_pkg.errors import ModelError
-from my_collision_pkg.models import is_xacro, load_scene, parse_xacro_args, read_description
+from my_collision_pkg.core.checks.checker import CollisionChecker
+from my_collision_pkg.core.errors import ModelError
+from my_collision_pkg.core.scene.loading import is_xacro, load_scene, parse_xacro_args, read_description
 
 DATA = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "data")
 URDF_XACRO = os.path.join(DATA, "two_arms.urdf.xacro")

@@ -4,7 +4,7 @@ import os
 import pytest
 from node_processes import STARTUP_TIMEOUT_S, NodeProcess, panda_params
 
-from my_collision_pkg.client import ValidatorClient
+from my_collision_pkg.ros.client import ValidatorClient
 
 
 @pytest.fixture(scope="module")

@@ -12,7 +12,7 @@ from ament_index_python.packages import get_package_prefix
 from rclpy.context import Context
 from rclpy.executors import SingleThreadedExecutor
 
-from my_collision_pkg.models import panda_paths
+from my_collision_pkg.core.scene.loading import panda_paths
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 PANDA_WORLD = os.path.join(REPO, "config", "panda_world.yaml")

@@ -16,11 +16,11 @@ from rclpy.executors import SingleThreadedExecutor
 from sensor_msgs.msg import JointState
 from visualization_msgs.msg import Marker, MarkerArray
 
-from my_collision_pkg.client import ValidatorClient
-from my_collision_pkg.markers import MarkerOptions, pair_namespace
-from my_collision_pkg.markers_node import CONTACTS_QOS, MARKERS_QOS, _COLOURS, _NUMBER_RANGES, _SWITCHES
-from my_collision_pkg.models import panda_paths
-from my_collision_pkg.validator_node import REPORT_QOS
+from my_collision_pkg.ros.client import ValidatorClient
+from my_collision_pkg.ros.markers import MarkerOptions, pair_namespace
+from my_collision_pkg.ros.markers_node import CONTACTS_QOS, MARKERS_QOS, _COLOURS, _NUMBER_RANGES, _SWITCHES
+from my_collision_pkg.core.scene.loading import panda_paths
+from my_collision_pkg.ros.validator_node import REPORT_QOS
 from node_processes import PANDA_WORLD, NodeProcess, executable, ros_args
 
 ARM = [f"panda_joint{i}" for i in range(1, 8)]

@@ -8,13 +8,13 @@ from node_processes import ARM, FREE, INTO_TABLE, PANDA_WORLD, listener
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 from visualization_msgs.msg import Marker, MarkerArray
 
-from my_collision_pkg import motion
-from my_collision_pkg.checker import CollisionChecker
-from my_collision_pkg.contact_list import seconds_from_ns
-from my_collision_pkg.models import load_scene, panda_paths
+from my_collision_pkg.core.checks import motion
+from my_collision_pkg.core.checks.checker import CollisionChecker
+from my_collision_pkg.core.checks.contact_list import seconds_from_ns
+from my_collision_pkg.core.scene.loading import load_scene, panda_paths
 from my_collision_pkg.msg import Contact, ContactReport
 from my_collision_pkg.srv import CheckMotion, CheckTrajectory
-from my_collision_pkg.validator_node import REPORT_QOS
+from my_collision_pkg.ros.validator_node import REPORT_QOS
 
 INVALID = CheckMotion.Response.INVALID_REQUEST
 CC_TIME_TOL = 1e-9     # same code, same scene: the node's answer is the core's

@@ -13,18 +13,18 @@ from node_processes import ARM, FREE, INTO_TABLE, PANDA_WORLD, executable, panda
 from shape_msgs.msg import Mesh, MeshTriangle, SolidPrimitive
 from geometry_msgs.msg import Point
 
-from my_collision_pkg import conversions
-from my_collision_pkg.checker import CollisionChecker
-from my_collision_pkg.client import ValidatorClient
-from my_collision_pkg.errors import SceneError
-from my_collision_pkg.models import load_scene, panda_paths
+from my_collision_pkg.ros import conversions
+from my_collision_pkg.core.checks.checker import CollisionChecker
+from my_collision_pkg.ros.client import ValidatorClient
+from my_collision_pkg.core.errors import SceneError
+from my_collision_pkg.core.scene.loading import load_scene, panda_paths
 from my_collision_pkg.msg import CollisionObject
-from my_collision_pkg.node_runtime import SERVICE_QOS, CallbackGuard, refuse
-from my_collision_pkg.robot_model import Box
-from my_collision_pkg.scene import AddObject, ObjectShape, RemoveObject, SceneObject
+from my_collision_pkg.ros.runtime import SERVICE_QOS, CallbackGuard, refuse
+from my_collision_pkg.core.model.robot_model import Box
+from my_collision_pkg.core.scene.planning_scene import AddObject, ObjectShape, RemoveObject, SceneObject
 from my_collision_pkg.srv import ApplyCollisionObjects, CheckValidity, CheckValidityBatch, ExplainCollision
-from my_collision_pkg.surfaces_report import explanation_surfaces
-from my_collision_pkg.transforms import make_transform
+from my_collision_pkg.core.surfaces.explanation_surfaces import explanation_surfaces
+from my_collision_pkg.core.model.transforms import make_transform
 
 INVALID = CheckValidity.Response.INVALID_REQUEST
 PARALLEL_CALLERS = 32

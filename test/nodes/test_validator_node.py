@@ -15,10 +15,10 @@ from sensor_msgs.msg import JointState
 from visualization_msgs.msg import MarkerArray
 from shape_msgs.msg import SolidPrimitive
 
-from my_collision_pkg.client import ValidatorClient
+from my_collision_pkg.ros.client import ValidatorClient
 from my_collision_pkg.msg import CollisionObject, Contact, ContactReport
 from my_collision_pkg.srv import CheckValidity
-from my_collision_pkg.validator_node import REPORT_QOS
+from my_collision_pkg.ros.validator_node import REPORT_QOS
 
 VALID, IN_COLLISION, OUT_OF_BOUNDS, INVALID = (CheckValidity.Response.VALID, CheckValidity.Response.IN_COLLISION,
                                                CheckValidity.Response.OUT_OF_BOUNDS,

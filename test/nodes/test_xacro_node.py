@@ -9,7 +9,7 @@ import subprocess
 
 from node_processes import REPO, STARTUP_TIMEOUT_S, NodeProcess, executable, ros_args
 
-from my_collision_pkg.client import ValidatorClient
+from my_collision_pkg.ros.client import ValidatorClient
 from my_collision_pkg.srv import CheckValidity
 
 DATA = os.path.join(REPO, "test", "data")

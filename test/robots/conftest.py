@@ -15,10 +15,10 @@ import numpy as np
 import pinocchio as pin
 import pytest
 
-from my_collision_pkg.checker import CollisionChecker
-from my_collision_pkg.models import example_robot_data_share, load_scene, panda_paths
-from my_collision_pkg.robot_model import Box, Capsule, Cone, Cylinder, Sphere
-from my_collision_pkg.scene import PlanningScene
+from my_collision_pkg.core.checks.checker import CollisionChecker
+from my_collision_pkg.core.scene.loading import example_robot_data_share, load_scene, panda_paths
+from my_collision_pkg.core.model.robot_model import Box, Capsule, Cone, Cylinder, Sphere
+from my_collision_pkg.core.scene.planning_scene import PlanningScene
 
 RANDOM_SEED = 20_260_611          # fixed: the same Panda set in every run
 N_RANDOM_CONFIGURATIONS = 2000

@@ -13,12 +13,12 @@ import pinocchio as pin
 import pytest
 import trimesh
 
-from my_collision_pkg.checker import CollisionChecker
-from my_collision_pkg.contact_kernels import points_depth, tree_closest_point
-from my_collision_pkg.kernels import INSIDE_WINDING, winding_number
-from my_collision_pkg.models import example_robot_data_share, load_scene
-from my_collision_pkg.robot_model import Box
-from my_collision_pkg.scene import AddObject, ObjectShape, SceneObject
+from my_collision_pkg.core.checks.checker import CollisionChecker
+from my_collision_pkg.core.kernels.depth import points_depth, tree_closest_point
+from my_collision_pkg.core.kernels.kinematics import INSIDE_WINDING, winding_number
+from my_collision_pkg.core.scene.loading import example_robot_data_share, load_scene
+from my_collision_pkg.core.model.robot_model import Box
+from my_collision_pkg.core.scene.planning_scene import AddObject, ObjectShape, SceneObject
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 PANDA_WORLD = os.path.join(REPO, "config", "panda_world.yaml")

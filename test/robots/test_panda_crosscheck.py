@@ -26,11 +26,11 @@ import pinocchio as pin
 import pytest
 import trimesh
 
-from my_collision_pkg.checker import CollisionChecker
-from my_collision_pkg.contacts import Status
-from my_collision_pkg.models import load_scene
-from my_collision_pkg.robot_model import Sphere
-from my_collision_pkg.scene import AddObject, ObjectShape, SceneObject
+from my_collision_pkg.core.checks.checker import CollisionChecker
+from my_collision_pkg.core.checks.results import Status
+from my_collision_pkg.core.scene.loading import load_scene
+from my_collision_pkg.core.model.robot_model import Sphere
+from my_collision_pkg.core.scene.planning_scene import AddObject, ObjectShape, SceneObject
 
 NEAR_CONTACT_M = 1e-5           # below this clearance the two engines may differ
 KINEMATICS_TOLERANCE_M = 1e-9

@@ -17,10 +17,10 @@ import os
 import numpy as np
 import pytest
 
-from my_collision_pkg.checker import CollisionChecker
-from my_collision_pkg.contacts import Status
-from my_collision_pkg.models import load_scene
-from my_collision_pkg.motion import DEFAULT_TOUCH_TOLERANCE_M, MotionMode
+from my_collision_pkg.core.checks.checker import CollisionChecker
+from my_collision_pkg.core.checks.results import Status
+from my_collision_pkg.core.scene.loading import load_scene
+from my_collision_pkg.core.checks.results import DEFAULT_TOUCH_TOLERANCE_M, MotionMode
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 PANDA_WORLD = os.path.join(REPO, "config", "panda_world.yaml")
@@ -120,9 +120,9 @@ def test_sphere_covers_hold_their_shapes(world_scene):
 
 def test_cover_bound_is_below_the_exact_distance(world_scene, random_configurations):
     """The compiled cover bound never exceeds the narrow phase's distance where the bodies are apart."""
-    from my_collision_pkg import motion as motion_module
-    from my_collision_pkg import motion_kernels as mk
-    from my_collision_pkg.narrowphase import pair_distance
+    from my_collision_pkg.core.checks import motion as motion_module
+    from my_collision_pkg.core.kernels import advancement as mk
+    from my_collision_pkg.core.checks.narrowphase import pair_distance
     world, robot = world_scene.world, world_scene.robot
     kind, params, start, centres, radii, reach = motion_module._cover_tables(world)[:6]
     Q = random_configurations(robot.lower_limits, robot.upper_limits, 30, 11)
@@ -152,9 +152,9 @@ def test_cover_bound_is_below_the_exact_distance(world_scene, random_configurati
 def test_certainly_apart_only_for_pairs_at_least_that_far(world_scene, random_configurations):
     """The filter of the contacts step: a pair it calls apart is at least its threshold away
     (exact narrow phase, meshes as solids), over configurations that include overlaps."""
-    from my_collision_pkg import motion as motion_module
-    from my_collision_pkg import motion_kernels as mk
-    from my_collision_pkg.narrowphase import pair_distance
+    from my_collision_pkg.core.checks import motion as motion_module
+    from my_collision_pkg.core.kernels import advancement as mk
+    from my_collision_pkg.core.checks.narrowphase import pair_distance
     world, robot = world_scene.world, world_scene.robot
     kind, params, start, centres, radii, reach, container, probe_start, probes = motion_module._cover_tables(world)
     pairs = np.asarray(world.pairs)

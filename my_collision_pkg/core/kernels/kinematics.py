@@ -9,8 +9,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-REVOLUTE = 0
-PRISMATIC = 1
+from my_collision_pkg.core.kernels.codes import JOINT_PRISMATIC as PRISMATIC, JOINT_REVOLUTE as REVOLUTE  # noqa: F401
 # Slack added to every separating-axis comparison so that touching boxes are
 # kept for the exact narrow phase (culling must never reject a contact).
 SAT_EPSILON = 1e-9

@@ -21,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .kernels import REVOLUTE
+from my_collision_pkg.core.kernels.kinematics import REVOLUTE
 
 COVER_SPHERES_KIND = 0          # the shape is bounded by its cover spheres
 BOX, BALL, CYLINDER, CAPSULE = 1, 2, 3, 4

@@ -27,15 +27,10 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from .kernels import INSIDE_WINDING, closest_point_on_triangles, point_in_box, winding_number
+from my_collision_pkg.core.kernels.codes import (KIND_BOX, KIND_CAPSULE, KIND_CONE, KIND_CONVEX, KIND_CYLINDER,  # noqa: F401
+                                                KIND_MESH, KIND_SPHERE)
+from my_collision_pkg.core.kernels.kinematics import INSIDE_WINDING, closest_point_on_triangles, point_in_box, winding_number
 
-KIND_BOX = 0
-KIND_SPHERE = 1
-KIND_CYLINDER = 2
-KIND_CAPSULE = 3
-KIND_CONE = 4
-KIND_CONVEX = 5
-KIND_MESH = 6
 OUTSIDE = -1.0            # depth of a point that is not inside
 ON_SURFACE_M = 1e-12      # a mesh point nearer the surface than this touches it: not inside
 _TINY = 1e-15

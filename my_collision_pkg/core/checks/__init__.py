@@ -1,0 +1,1 @@
+"""The checks: configuration, batch, explain, motion and trajectory, and their result types."""

@@ -1,0 +1,250 @@
+"""The checker's one distance function: signed distance between two posed shapes.
+
+Explain's contacts and the motion checks both stand on :func:`pair_distance`;
+the motion checks' step sizes stand on :func:`pair_distance_lower_bound`.
+
+Which library does what, and why (measured here, see the README):
+
+- **coal** computes the signed distance of primitive and convex pairs (GJK for
+  separated shapes, EPA for penetrating ones). It returns the exact distance,
+  witness points on the bodies and the normal for every pair python-fcl gets
+  wrong (non-minimal GJK distances, box-cone depths, witness points off the
+  bodies), and is faster per call than python-fcl's ``distance``.
+- For a pair involving a triangle mesh checked as a BVH, coal's distance is the
+  exact distance between the two surfaces while they are apart. A surface
+  distance knows nothing of volumes: a body wholly inside a closed mesh is
+  "apart" from its surface, so the solid-body test (generalised winding number,
+  :func:`kernels.contains_probe`) decides penetration there too.
+- For a penetrating pair involving a closed mesh, the depth is that of the
+  **deepest point** of the overlap (:func:`pair_contacts`): the surface samples of
+  each body (vertices, edge midpoints and face centroids of its mesh or of a
+  primitive's tessellation; a primitive's deepest sample refined by its support
+  point) that lie inside the other body, each with its distance to the other
+  body's surface (contact_kernels.py: analytic for primitives, face planes for
+  convex meshes; for closed meshes the nearest point through an AABB tree and the
+  side from the nearest feature's pseudo-normal, or the winding number where the
+  mesh is not a clean 2-manifold). The deepest gives the depth, the witness points
+  (the inside point and its nearest point on the other surface) and the normal.
+  This is not the translation that separates the bodies where the two differ (a
+  thin plate through a block is shallow at every point yet needs a long push).
+  When no sample is inside (an edge through an edge), the value is coal's
+  triangle-level one, ``exact=False``.
+
+Conventions (those of :mod:`contacts`): body ``a`` is body 0, body ``b`` body 1;
+the normal is a unit vector from body 0 to body 1; ``p1 - p0 == distance * normal``;
+everything in metres in the planning frame.
+"""
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import coal
+import numpy as np
+
+from my_collision_pkg.core.kernels.depth import MeshTree, pair_regions
+from my_collision_pkg.core.kernels.kinematics import contains_probe
+
+# GJK/EPA stop when the distance is known to this absolute precision (metres);
+# coal's default (1e-6) leaves witness points a micrometre off curved surfaces.
+GJK_TOLERANCE_M = 1e-9
+EPA_TOLERANCE_M = 1e-9
+_FALLBACK_NORMAL = np.array([0.0, 0.0, 1.0])
+# Support-point refinements of a primitive's or convex mesh's deepest point (each step
+# moves it to the body's extreme point along the current push-out direction).
+REFINE_STEPS = 3
+_NO_TRIANGLES = np.zeros((1, 3, 3))
+_NO_TREE = MeshTree.of(np.eye(3), np.array([[0, 1, 2]]))      # placeholder arrays for kinds without a tree
+
+
+class PairDistance(NamedTuple):
+    """Signed distance between two shapes and where it is attained."""
+    distance_m: float          # > 0 apart, < 0 penetrating (then -distance_m is the depth)
+    p0_world: np.ndarray       # (3,) witness point on body a
+    p1_world: np.ndarray       # (3,) witness point on body b
+    normal_world: np.ndarray   # (3,) unit, from body a to body b; p1 - p0 == distance_m * normal
+    exact: bool                # False where the value is a fallback (see pair_distance)
+    subshapes: tuple = (-1, -1)  # triangle of each body the witness point lies on (-1: none or not a mesh)
+
+
+# EPA may fail to converge at the tight tolerance (coal then returns -DBL_MAX and points
+# at infinity: seen with a Panda finger box against a cylinder); retry looser, down to
+# coal's default. An answer beyond this size is such a failure.
+_RETRY_TOLERANCES_M = (1e-7, 1e-6)
+_SANE_DISTANCE_M = 1e6
+
+
+def _request(tolerance_gjk: float = GJK_TOLERANCE_M, tolerance_epa: float = EPA_TOLERANCE_M) -> coal.DistanceRequest:
+    request = coal.DistanceRequest()
+    request.enable_signed_distance = True
+    request.gjk_tolerance = tolerance_gjk
+    request.epa_tolerance = tolerance_epa
+    return request
+
+
+_REQUEST = _request()
+_RETRY_REQUESTS = tuple(_request(t, t) for t in _RETRY_TOLERANCES_M)
+
+
+def coal_transform(T_world_shape: np.ndarray) -> coal.Transform3s:
+    """coal pose of a shape from its (4, 4) pose in the planning frame."""
+    return coal.Transform3s(np.ascontiguousarray(T_world_shape[:3, :3]), np.ascontiguousarray(T_world_shape[:3, 3]))
+
+
+def _coal_distance(geom_a, T_a: np.ndarray, geom_b, T_b: np.ndarray):
+    pose_a, pose_b = coal_transform(T_a), coal_transform(T_b)
+    for request in (_REQUEST,) + _RETRY_REQUESTS:
+        result = coal.DistanceResult()
+        distance = float(coal.distance(geom_a, pose_a, geom_b, pose_b, request, result))
+        p0, p1 = np.array(result.getNearestPoint1()), np.array(result.getNearestPoint2())
+        if abs(distance) < _SANE_DISTANCE_M and np.all(np.abs(p0) < _SANE_DISTANCE_M) \
+                and np.all(np.abs(p1) < _SANE_DISTANCE_M):
+            break
+    return distance, p0, p1, np.array(result.normal)
+
+
+def _unit_normal(p0: np.ndarray, p1: np.ndarray, distance: float, hint: np.ndarray, T_a, T_b) -> np.ndarray:
+    """The unit normal from body a to body b, consistent with the sign of the distance."""
+    delta = p1 - p0
+    norm = float(np.linalg.norm(delta))
+    if norm > 1e-12 and abs(distance) > 1e-12:
+        return delta / norm * np.sign(distance)
+    length = float(np.linalg.norm(hint))
+    if length > 1e-12:
+        return hint / length
+    between = T_b[:3, 3] - T_a[:3, 3]
+    length = float(np.linalg.norm(between))
+    return between / length if length > 1e-12 else _FALLBACK_NORMAL.copy()
+
+
+def inside_closed_mesh(world, T_world_shape: np.ndarray, a: int, b: int) -> tuple[int, int] | None:
+    """(outer, inner) when one shape lies wholly inside a closed mesh of the other."""
+    for outer, inner in ((a, b), (b, a)):
+        geom = world.shapes[outer].geometry
+        if geom.is_closed_bvh and contains_probe(T_world_shape[outer], T_world_shape[inner],
+                                                 world.shapes[inner].geometry.probe_points_shape,
+                                                 geom.obb_center_shape, geom.obb_axes_shape,
+                                                 geom.obb_half_extents_m, geom.triangles_shape):
+            return outer, inner
+    return None
+
+
+def pair_distance(world, T_world_shape: np.ndarray, a: int, b: int) -> PairDistance:
+    """Signed distance between shapes ``a`` and ``b`` of ``world`` at the poses ``T_world_shape``.
+
+    Parameters
+    ----------
+    world : CollisionWorld
+    T_world_shape : (S, 4, 4) array
+        Every shape's pose in the planning frame for one configuration, as
+        ``CollisionWorld.shape_transforms`` gives it.
+    a, b : int
+        Indices into ``world.shapes``; ``a`` is body 0.
+
+    Returns
+    -------
+    PairDistance
+        Exact for primitive and convex pairs (coal) and for separated pairs involving a
+        mesh. For a penetrating pair involving a closed BVH mesh, minus the depth of the
+        deepest point of the overlap (see :func:`pair_contacts`). The value is a fallback
+        (``exact=False``, coal's triangle-level value) for a penetrating open mesh and when
+        no surface point of either body lies inside the other.
+    """
+    return pair_contacts(world, T_world_shape, a, b, 1)[0]
+
+
+def pair_contacts(world, T_world_shape: np.ndarray, a: int, b: int, max_regions: int,
+                  likely_penetrating: bool = False) -> list[PairDistance]:
+    """The pair's signed distance, and for penetrating closed meshes one entry per overlap region.
+
+    Same as :func:`pair_distance` for primitive and convex pairs and for separated
+    pairs (one entry). For a penetrating pair involving a closed mesh: the deepest
+    point of each separate region of the overlap (inside surface points grouped by
+    the mesh edges joining them, regions of the two bodies merged where they meet),
+    deepest first, at most ``max_regions``. ``likely_penetrating`` (e.g. the predicate
+    refused the pair) only changes the order of the work: the overlap regions are
+    looked for first, and coal's distance is not needed when there are some (a surface
+    point inside the other body means the bodies overlap, whatever coal says).
+    """
+    T_a, T_b = T_world_shape[a], T_world_shape[b]
+    ga, gb = world.shapes[a].geometry, world.shapes[b].geometry
+    solids = ga.solid_kind >= 0 and gb.solid_kind >= 0
+    if likely_penetrating and solids and (ga.is_closed_bvh or gb.is_closed_bvh):
+        regions = deepest_regions(world, T_world_shape, a, b, max_regions)
+        if regions:
+            return regions
+    distance, p0, p1, hint = _coal_distance(ga.coal_geometry, T_a, gb.coal_geometry, T_b)
+    if not (ga.is_bvh or gb.is_bvh):
+        normal = _unit_normal(p0, p1, distance, hint, T_a, T_b)
+        return [PairDistance(distance, p0, p0 + distance * normal, normal, True)]
+    closed = ga.is_closed_bvh or gb.is_closed_bvh
+    inside = None
+    if distance > 0.0:
+        inside = inside_closed_mesh(world, T_world_shape, a, b) if closed else None
+        if inside is None:
+            normal = _unit_normal(p0, p1, distance, hint, T_a, T_b)
+            return [PairDistance(distance, p0, p0 + distance * normal, normal, True)]
+    if solids:
+        regions = deepest_regions(world, T_world_shape, a, b, max_regions)
+        if regions:
+            return regions
+    if inside is not None:
+        # the surfaces are apart but one body is inside the other: it penetrates at least
+        # as deep as the gap; the normal points so that moving body 1 along it frees the inner one
+        outer, _ = inside
+        normal = _unit_normal(p0, p1, distance, hint, T_a, T_b)
+        normal = -normal if outer == a else normal
+        return [PairDistance(-distance, p0, p0 - distance * normal, normal, False)]
+    normal = _unit_normal(p0, p1, distance, hint, T_a, T_b)
+    depth = min(distance, 0.0)
+    return [PairDistance(depth, p0, p0 + depth * normal, normal, False)]
+
+
+def _body_arguments(g, T_world: np.ndarray) -> tuple:
+    """One body's arguments of ``contact_kernels.pair_regions``: its surface samples, pose and solid."""
+    triangles = g.triangles_shape if g.triangles_shape is not None else _NO_TRIANGLES
+    tree = g.mesh_tree if g.mesh_tree is not None else _NO_TREE
+    return (g.surface_points_shape, g.surface_parents, g.surface_edges, g.surface_adjacency_start,
+            g.surface_adjacency, g.surface_faces, T_world, g.solid_kind,
+            g.solid_params, g.solid_planes, triangles, tree.bounds, tree.nodes, tree.order, tree.pseudo_normals,
+            tree.manifold, g.obb_center_shape, g.obb_axes_shape, g.obb_half_extents_m, tree.face_normals)
+
+
+def deepest_regions(world, T_world_shape: np.ndarray, a: int, b: int, max_regions: int) -> list[PairDistance]:
+    """Deepest point of each separate overlap region of two solids, deepest first (empty: none found).
+
+    Body 0's points inside body 1 and body 1's inside body 0 are grouped per body by
+    the edges joining them (``surface_edges``); two such groups (of either body) are
+    the same region when their boxes, grown by the deeper of the two depths, meet
+    (samples of one patch that no inside edge joins are not told apart as regions).
+    In each region, the deepest point of each body that has a support function (a
+    primitive or a convex mesh) is moved to its support point along the push-out.
+    All in one compiled call (``contact_kernels.pair_regions``).
+    """
+    depth, p0, p1, normal, subshapes = pair_regions(
+        int(max_regions), REFINE_STEPS, *_body_arguments(world.shapes[a].geometry, T_world_shape[a]),
+        *_body_arguments(world.shapes[b].geometry, T_world_shape[b]))
+    return [PairDistance(-float(depth[m]), p0[m], p1[m], normal[m], True, (int(subshapes[m, 0]), int(subshapes[m, 1])))
+            for m in range(len(depth))]
+
+
+def pair_distance_lower_bound(world, T_world_shape: np.ndarray, a: int, b: int, enough_m: float) -> float:
+    """A value never above ``pair_distance(world, T_world_shape, a, b).distance_m``.
+
+    Cheap when it can be: the distance between bounding spheres, then (for meshes)
+    between the convex hulls (a hull contains its mesh, so the hull distance is a
+    lower bound of the mesh distance), returned as soon as one is ``>= enough_m``.
+    Otherwise the exact signed distance of :func:`pair_distance`.
+    """
+    ea, eb = world.shapes[a], world.shapes[b]
+    ga, gb = ea.geometry, eb.geometry
+    T_a, T_b = T_world_shape[a], T_world_shape[b]
+    centre_a = T_a[:3, :3] @ ga.obb_center_shape + T_a[:3, 3]
+    centre_b = T_b[:3, :3] @ gb.obb_center_shape + T_b[:3, 3]
+    spheres = float(np.linalg.norm(centre_b - centre_a)) - ga.bounding_radius_m - gb.bounding_radius_m
+    if spheres >= enough_m:
+        return spheres
+    if (ga.is_bvh or gb.is_bvh) and ga.coal_hull is not None and gb.coal_hull is not None:
+        hulls = _coal_distance(ga.coal_hull, T_a, gb.coal_hull, T_b)[0]
+        if hulls >= enough_m:
+            return hulls
+    return pair_distance(world, T_world_shape, a, b).distance_m

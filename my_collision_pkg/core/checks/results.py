@@ -1,0 +1,160 @@
+"""What a check reports: contacts, verdicts and explanations (plain data).
+
+Conventions (those of hpp-fcl's ``Contact`` and Tesseract's ``ContactResult``):
+body 0 and body 1 are ordered (for environment contacts: the robot body, then
+the world object); ``normal`` is a unit vector from body 0 to body 1;
+``nearest_points[0]`` lies on body 0 and ``nearest_points[1]`` on body 1, with
+``nearest_points[1] - nearest_points[0] == distance * normal``; ``distance`` is
+signed, negative when the bodies penetrate, and then
+``penetration_depth == -distance``. Everything is in metres, in the planning
+frame unless the name says ``local`` (the body's own frame: link frame for a
+link, object frame for an object).
+"""
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+
+import numpy as np
+
+
+class ContactType(enum.IntEnum):
+    SELF = 0
+    ENVIRONMENT = 1
+
+
+class BodyType(enum.IntEnum):
+    ROBOT_LINK = 0
+    WORLD_OBJECT = 1
+    ROBOT_ATTACHED = 2
+
+
+class Status(enum.IntEnum):
+    """Outcome of a check (same values as the services' status constants)."""
+    VALID = 0
+    IN_COLLISION = 1
+    OUT_OF_BOUNDS = 2
+    INVALID_REQUEST = 3
+
+
+class CCType(enum.IntEnum):
+    """When along a motion a body is in contact (Tesseract's ``ContinuousCollisionType``).
+
+    NONE: the body does not move in the motion (or no motion was checked); TIME0: in
+    contact at the motion's start; TIME1: only at its end; BETWEEN: first in contact
+    strictly inside the motion.
+    """
+    NONE = 0
+    TIME0 = 1
+    TIME1 = 2
+    BETWEEN = 3
+
+
+NO_SUBSHAPE = -1
+NO_CC_TIME = -1.0
+
+
+@dataclass(frozen=True)
+class Contact:
+    """One contact (or near miss) between two bodies."""
+    type: ContactType
+    link_names: tuple[str, str]
+    body_types: tuple[BodyType, BodyType]
+    shape_ids: tuple[int, int]
+    subshape_ids: tuple[int, int]
+    position: np.ndarray = field(repr=False)
+    nearest_points: tuple[np.ndarray, np.ndarray] = field(repr=False)
+    nearest_points_local: tuple[np.ndarray, np.ndarray] = field(repr=False)
+    normal: np.ndarray = field(repr=False)
+    distance: float
+    penetration_depth: float
+    single_contact_point: bool = False
+    # the depth is not the deepest point's (no surface point of either body lies inside the
+    # other, e.g. an edge through an edge): fcl's or coal's contact against one triangle
+    depth_is_fallback: bool = False
+    # World pose (4, 4) of each body's frame (link frame; object frame) at the checked
+    # configuration, or at the motion's start for a motion check.
+    transforms: tuple[np.ndarray, np.ndarray] | None = field(default=None, repr=False)
+    # Motion checks only: per body, the time in [0, 1] of the first contact along the
+    # motion (-1 for a body the motion does not move), its kind, and the body's frame
+    # pose at the motion's end (interpolate with ``transforms`` to get the contact pose).
+    cc_time: tuple[float, float] = (NO_CC_TIME, NO_CC_TIME)
+    cc_type: tuple[CCType, CCType] = (CCType.NONE, CCType.NONE)
+    cc_transforms: tuple[np.ndarray, np.ndarray] | None = field(default=None, repr=False)
+
+    @property
+    def in_penetration(self) -> bool:
+        return self.distance < 0.0
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """Answer of the validity predicate."""
+    valid: bool
+    status: Status
+    message: str
+
+
+@dataclass(frozen=True)
+class Explanation:
+    """Answer of :meth:`CollisionChecker.explain`.
+
+    ``valid`` equals the predicate's verdict on the same request. ``contacts``
+    lists self-contacts before environment contacts; near misses (positive
+    distance, reported when ``contact_distance > 0``) come after the contacts
+    that refused the configuration. ``positions`` is the full configuration
+    checked (every active joint, in the robot's order ``joint_names``).
+    """
+    valid: bool
+    status: Status
+    message: str
+    colliding_links: tuple[str, ...] = ()
+    contacts: tuple[Contact, ...] = ()
+    joint_names: tuple[str, ...] = ()
+    positions: np.ndarray = field(default_factory=lambda: np.zeros(0), repr=False)
+    contact_budget_spent: bool = False
+
+
+class MotionMode(enum.IntEnum):
+    """How a motion is checked (same values as the services' constants)."""
+    CERTIFIED = 0
+    DISCRETE = 1
+
+
+DEFAULT_TOUCH_TOLERANCE_M = 1e-4   # pairs closer than this (plus padding) touch, in motion checks
+
+
+@dataclass(frozen=True)
+class MotionResult:
+    """Answer of :meth:`CollisionChecker.check_motion`.
+
+    ``cc_time`` in [0, 1] is the first contact along the motion (-1 when none);
+    ``contacts`` are every pair touching there (within the tolerance, or
+    ``contact_distance``) with the ``cc_*`` fields filled; ``positions`` is the full
+    configuration (every active joint, order ``joint_names``) at ``cc_time``, or at the
+    start when the motion is valid.
+    """
+    valid: bool
+    status: Status
+    message: str
+    cc_time: float = NO_CC_TIME
+    contacts: tuple[Contact, ...] = ()
+    joint_names: tuple[str, ...] = ()
+    positions: np.ndarray = field(default_factory=lambda: np.zeros(0), repr=False)
+
+
+@dataclass(frozen=True)
+class TrajectoryResult:
+    """Answer of :meth:`CollisionChecker.check_trajectory`.
+
+    ``contact_lists`` holds one :class:`ContactList` per body pair that touches (times in
+    integer nanoseconds from the trajectory's start); ``first_contact`` is the first
+    contact state as a :class:`MotionResult` of its segment (``cc_time`` relative to it).
+    """
+    valid: bool
+    status: Status
+    message: str
+    first_invalid_time_s: float = -1.0
+    first_invalid_segment: int = -1
+    contact_lists: tuple = ()
+    first_contact: MotionResult | None = None

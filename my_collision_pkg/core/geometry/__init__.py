@@ -1,0 +1,1 @@
+"""Collision geometry of shapes: fcl and coal objects, mesh files, surface samples."""

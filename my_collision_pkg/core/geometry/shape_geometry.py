@@ -1,0 +1,534 @@
+"""Collision shapes: mesh lookup and loading, fcl geometry, bounding volumes.
+
+A :class:`ShapeGeometry` is everything the checker needs about one shape in its
+own frame: the fcl geometry, an oriented bounding box for culling, probe points
+for the solid-body test, and (lazily) a triangle mesh for surfaces and pictures.
+Closed convex meshes become ``fcl.Convex`` (true GJK/EPA depth and normal);
+other meshes become BVH models, whose contacts carry the triangle index.
+"""
+from __future__ import annotations
+
+import os
+import threading
+from dataclasses import dataclass, field
+from urllib.parse import unquote, urlparse
+
+import coal
+import fcl
+import numpy as np
+import trimesh
+
+from my_collision_pkg.core.kernels.depth import (KIND_BOX, KIND_CAPSULE, KIND_CONE, KIND_CONVEX, KIND_CYLINDER, KIND_MESH, KIND_SPHERE,
+                              MeshTree, adjacency)
+from my_collision_pkg.core.errors import MeshError, ModelError
+from my_collision_pkg.core.model.robot_model import MAX_COORDINATE_M, Box, Capsule, Cone, Cylinder, MeshRef, ShapeSpec, Sphere, TriangleMesh
+
+SPHERE_SUBDIVISIONS = 3      # icosphere used to draw spheres and build their surfaces
+ROUND_SECTIONS = 48          # facets around cylinders, capsules and cones
+MIN_DIMENSION_M = 0.0        # sizes must be strictly above this
+
+
+class MeshResolver:
+    """Turns mesh URIs into files.
+
+    ``package://name/rel`` is looked up through the ament index, then in each
+    search folder as ``folder/name/rel`` (or ``folder/rel`` when the folder itself
+    is the package). ``file://`` URIs and absolute paths are used as they are;
+    relative paths are taken from ``base_dir`` (the URDF's folder), else the
+    current folder.
+    """
+
+    def __init__(self, package_paths: tuple[str, ...] | list[str] = (), base_dir: str | None = None) -> None:
+        self._package_paths = tuple(os.path.expanduser(p) for p in package_paths)
+        self._base_dir = base_dir
+
+    @property
+    def package_paths(self) -> tuple[str, ...]:
+        return self._package_paths
+
+    def resolve(self, uri: str, owner: str) -> str:
+        """Path of an existing file for ``uri``.
+
+        Raises
+        ------
+        MeshError
+            If no file exists for the URI (the message lists where it looked).
+        """
+        tried: list[str] = []
+        if uri.startswith("package://"):
+            rest = uri[len("package://"):]
+            package, _, relative = rest.partition("/")
+            for root in self._package_roots(package):
+                candidate = os.path.join(root, relative)
+                tried.append(candidate)
+                if os.path.isfile(candidate):
+                    return candidate
+            if not tried:
+                raise MeshError(owner, uri, f"package '{package}' is not in the ament index nor in "
+                                            f"the search folders {list(self._package_paths)}")
+        elif uri.startswith("file://"):
+            path = unquote(urlparse(uri).path)
+            tried.append(path)
+            if os.path.isfile(path):
+                return path
+        else:
+            path = uri if os.path.isabs(uri) else os.path.join(self._base_dir or os.getcwd(), uri)
+            tried.append(path)
+            if os.path.isfile(path):
+                return path
+        raise MeshError(owner, uri, f"file not found (looked at {', '.join(tried)})")
+
+    def _package_roots(self, package: str) -> list[str]:
+        roots = []
+        try:
+            from ament_index_python.packages import PackageNotFoundError, get_package_share_directory
+            try:
+                roots.append(get_package_share_directory(package))
+            except (PackageNotFoundError, ValueError, LookupError, OSError):
+                pass
+        except ImportError:
+            pass
+        for folder in self._package_paths:
+            if os.path.isdir(os.path.join(folder, package)):
+                roots.append(os.path.join(folder, package))
+            if os.path.basename(os.path.normpath(folder)) == package:
+                roots.append(folder)
+        return roots
+
+
+_MESH_CACHE: dict[tuple[str, tuple[float, float, float]], trimesh.Trimesh] = {}
+_MESH_CACHE_LOCK = threading.Lock()
+
+
+def load_mesh_file(path: str, scale: tuple[float, float, float], owner: str, uri: str) -> trimesh.Trimesh:
+    """Read a mesh file (STL, OBJ, DAE, PLY, ...) as one triangle mesh, scaled.
+
+    Raises
+    ------
+    MeshError
+        If the file cannot be read or holds no triangles.
+    """
+    key = (os.path.realpath(path), tuple(scale))
+    with _MESH_CACHE_LOCK:
+        cached = _MESH_CACHE.get(key)
+    if cached is not None:
+        return cached
+    try:
+        mesh = trimesh.load(path, force="mesh")
+    except Exception as exc:  # trimesh raises many types for unreadable files
+        raise MeshError(owner, uri, f"cannot be read ({type(exc).__name__}: {exc})") from exc
+    if not isinstance(mesh, trimesh.Trimesh) or len(mesh.faces) == 0:
+        raise MeshError(owner, uri, "holds no triangles")
+    if not np.allclose(scale, 1.0):
+        mesh = mesh.copy()
+        mesh.apply_scale(np.asarray(scale, dtype=float))
+    mesh.merge_vertices()
+    with _MESH_CACHE_LOCK:
+        _MESH_CACHE[key] = mesh
+    return mesh
+
+
+@dataclass(frozen=True)
+class ShapeGeometry:
+    """One collision shape in its own frame.
+
+    Attributes
+    ----------
+    spec : ShapeSpec
+        What the shape was built from.
+    fcl_geometry : fcl.CollisionGeometry
+    obb_center_shape : (3,) centre of the oriented bounding box, shape frame, metres.
+    obb_axes_shape : (3, 3) box axes as columns, shape frame.
+    obb_half_extents_m : (3,) half sizes along those axes.
+    probe_points_shape : (K, 3) one point inside (or on) each connected piece.
+    is_bvh : bool
+        Mesh checked as a triangle soup (subshape ids are triangle indices).
+    is_closed_bvh : bool
+        BVH mesh that encloses a volume: the solid-body test applies to it.
+    """
+    spec: ShapeSpec
+    fcl_geometry: object = field(compare=False, repr=False)
+    obb_center_shape: np.ndarray = field(compare=False, repr=False)
+    obb_axes_shape: np.ndarray = field(compare=False, repr=False)
+    obb_half_extents_m: np.ndarray = field(compare=False, repr=False)
+    probe_points_shape: np.ndarray = field(compare=False, repr=False)
+    is_bvh: bool = False
+    is_closed_bvh: bool = False
+    source_mesh: trimesh.Trimesh | None = field(default=None, compare=False, repr=False)
+    # fcl geometry to use against BVH meshes when the plain one is unreliable there
+    fcl_geometry_against_mesh: object = field(default=None, compare=False, repr=False)
+    # coal's view of the shape, for exact signed distances (see narrowphase.py): the shape
+    # itself (primitive, convex mesh, or BVH model of a triangle mesh), and a convex solid
+    # containing it (the shape itself when convex, else its mesh's convex hull)
+    coal_geometry: object = field(default=None, compare=False, repr=False)
+    coal_hull: object = field(default=None, compare=False, repr=False)
+    # radius of a sphere about obb_center_shape that contains the shape, metres
+    bounding_radius_m: float = 0.0
+    # the shape as a solid for the deepest-point contacts (contact_kernels.py): its kind
+    # (KIND_*, -1 for an open mesh, which bounds no volume), sizes (box half extents;
+    # radius and half length of cylinders, capsules, cones; sphere radius), face planes of
+    # a convex mesh or of a closed mesh's convex hull (F, 4: outward unit normal, offset),
+    # and the surface points tested inside the other body with the edges joining them
+    # (see _surface_samples: the vertices of the mesh or of a primitive's tessellation,
+    # then its edge midpoints and face centroids)
+    solid_kind: int = -1
+    solid_params: np.ndarray = field(default_factory=lambda: np.zeros(3), compare=False, repr=False)
+    solid_planes: np.ndarray = field(default_factory=lambda: np.zeros((0, 4)), compare=False, repr=False)
+    surface_points_shape: np.ndarray = field(default_factory=lambda: np.zeros((0, 3)), compare=False, repr=False)
+    surface_edges: np.ndarray = field(default_factory=lambda: np.zeros((0, 2), dtype=np.int64), compare=False,
+                                      repr=False)
+    # spheres (centres (N, 3) in the shape frame, radii (N,) in metres) whose union contains
+    # the shape: a mesh's every triangle (its surface; not the inside of a closed mesh), a
+    # primitive's whole solid. Certified motion checks bound distances with them.
+    cover_centres_shape: np.ndarray = field(default_factory=lambda: np.zeros((0, 3)), compare=False, repr=False)
+    cover_radii_m: np.ndarray = field(default_factory=lambda: np.zeros(0), compare=False, repr=False)
+    # per surface point, an earlier point next to it (-1: none), for the kernels' distance bounds,
+    # and a face of the mesh (or tessellation) it lies on (the contact's subshape id on that body)
+    surface_parents: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64), compare=False,
+                                        repr=False)
+    surface_faces: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64), compare=False,
+                                      repr=False)
+    # the surface points' neighbours along surface_edges, for the kernels' distance bounds: those
+    # of point j are surface_adjacency[surface_adjacency_start[j]:surface_adjacency_start[j + 1]]
+    surface_adjacency_start: np.ndarray = field(default_factory=lambda: np.zeros(1, dtype=np.int64),
+                                                compare=False, repr=False)
+    surface_adjacency: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64), compare=False,
+                                          repr=False)
+
+    def triangle_mesh(self) -> trimesh.Trimesh:
+        """Triangle mesh of the shape in its own frame (primitives tessellated once, on first use)."""
+        if self.source_mesh is not None:
+            return self.source_mesh
+        cached = self._tessellation.get("mesh")
+        if cached is None:
+            cached = self._tessellation.setdefault("mesh", primitive_mesh(self.spec))
+        return cached
+
+    triangles_shape: np.ndarray | None = field(default=None, compare=False, repr=False)
+    # a closed non-convex mesh's AABB tree and pseudo-normals (contact_kernels.MeshTree)
+    mesh_tree: MeshTree | None = field(default=None, compare=False, repr=False)
+    _tessellation: dict = field(default_factory=dict, compare=False, repr=False)
+
+
+def primitive_mesh(spec: ShapeSpec) -> trimesh.Trimesh:
+    """Tessellation of a primitive, centred on its frame like the fcl shape."""
+    if isinstance(spec, Box):
+        return trimesh.creation.box(extents=spec.size_m)
+    if isinstance(spec, Sphere):
+        return trimesh.creation.icosphere(subdivisions=SPHERE_SUBDIVISIONS, radius=spec.radius_m)
+    if isinstance(spec, Cylinder):
+        return trimesh.creation.cylinder(radius=spec.radius_m, height=spec.length_m, sections=ROUND_SECTIONS)
+    if isinstance(spec, Capsule):
+        return trimesh.creation.capsule(height=spec.length_m, radius=spec.radius_m, count=[ROUND_SECTIONS, ROUND_SECTIONS])
+    if isinstance(spec, Cone):
+        mesh = trimesh.creation.cone(radius=spec.radius_m, height=spec.length_m, sections=ROUND_SECTIONS)
+        mesh.apply_translation([0.0, 0.0, -spec.length_m / 2.0])
+        return mesh
+    raise TypeError(f"{type(spec).__name__} is not a primitive")
+
+
+def _coal_primitive(spec: ShapeSpec):
+    """The coal shape of a primitive, in the same frame convention as its fcl shape."""
+    if isinstance(spec, Box):
+        return coal.Box(*(float(v) for v in spec.size_m))
+    if isinstance(spec, Sphere):
+        return coal.Sphere(float(spec.radius_m))
+    if isinstance(spec, Cylinder):
+        return coal.Cylinder(float(spec.radius_m), float(spec.length_m))
+    if isinstance(spec, Capsule):
+        return coal.Capsule(float(spec.radius_m), float(spec.length_m))
+    if isinstance(spec, Cone):
+        return coal.Cone(float(spec.radius_m), float(spec.length_m))
+    raise TypeError(type(spec).__name__)
+
+
+def _coal_convex(vertices: np.ndarray, faces: np.ndarray):
+    """A coal convex solid from a closed convex triangle mesh."""
+    points = coal.StdVec_Vec3s()
+    for v in np.asarray(vertices, dtype=float):
+        points.append(v)
+    triangles = coal.StdVec_Triangle()
+    for a, b, c in np.asarray(faces, dtype=np.int64):
+        triangles.append(coal.Triangle(int(a), int(b), int(c)))
+    return coal.Convex(points, triangles)
+
+
+def _coal_bvh(vertices: np.ndarray, faces: np.ndarray):
+    """A coal BVH model (triangle soup) of a mesh."""
+    model = coal.BVHModelOBBRSS()
+    model.beginModel(len(faces), len(vertices))
+    model.addVertices(np.ascontiguousarray(vertices, dtype=float))
+    model.addTriangles(np.ascontiguousarray(faces, dtype=np.int64))
+    model.endModel()
+    return model
+
+
+COVER_SPHERES = 16           # spheres covering a mesh's triangles (fewer for small meshes)
+COVER_CELLS = 16             # boxes (each in its circumscribed sphere) covering a primitive's bounding box
+_COVER_ITERATIONS = 8
+
+
+def mesh_sphere_cover(vertices: np.ndarray, faces: np.ndarray, count: int = COVER_SPHERES):
+    """Spheres whose union contains every triangle of a mesh: (centres (N, 3), radii (N,)).
+
+    The triangles are clustered by centroid (k-means from farthest-point seeds); each
+    cluster's sphere is centred on its vertices' box and reaches its farthest vertex, so it
+    contains its triangles (a ball is convex). Checked here, vertex by vertex.
+    """
+    vertices = np.asarray(vertices, dtype=float)
+    faces = np.asarray(faces, dtype=np.int64)
+    corners = vertices[faces]                                    # (F, 3, 3)
+    centroids = corners.mean(axis=1)
+    k = max(1, min(int(count), len(faces)))
+    seeds = [0]
+    gap = np.linalg.norm(centroids - centroids[0], axis=1)
+    for _ in range(1, k):
+        seeds.append(int(np.argmax(gap)))
+        gap = np.minimum(gap, np.linalg.norm(centroids - centroids[seeds[-1]], axis=1))
+    means = centroids[seeds].copy()
+    for _ in range(_COVER_ITERATIONS):
+        label = np.argmin(((centroids[:, None, :] - means[None, :, :]) ** 2).sum(axis=2), axis=1)
+        for c in range(k):
+            members = centroids[label == c]
+            if len(members):
+                means[c] = members.mean(axis=0)
+    label = np.argmin(((centroids[:, None, :] - means[None, :, :]) ** 2).sum(axis=2), axis=1)
+    centres, radii = [], []
+    for c in range(k):
+        points = corners[label == c].reshape(-1, 3)
+        if not len(points):
+            continue
+        centre = (points.min(axis=0) + points.max(axis=0)) / 2.0
+        radius = float(np.max(np.linalg.norm(points - centre, axis=1))) * (1.0 + 1e-9) + 1e-12
+        if np.any(np.linalg.norm(points - centre, axis=1) > radius):
+            raise AssertionError("a cover sphere misses a vertex of its triangles")
+        centres.append(centre)
+        radii.append(radius)
+    centres, radii = np.array(centres), np.array(radii)
+    return np.ascontiguousarray(centres), np.ascontiguousarray(radii)
+
+
+def box_sphere_cover(half: np.ndarray, cells: int = COVER_CELLS):
+    """Spheres containing a centred box of half sizes ``half`` (3,): the box cut into at most
+    ``cells`` equal boxes, each in its circumscribed sphere. (centres (N, 3), radii (N,))."""
+    half = np.asarray(half, dtype=float)
+    lo, hi = 1e-12, 2.0 * float(np.max(half))
+    for _ in range(60):                    # smallest cell size giving at most ``cells`` cells
+        size = 0.5 * (lo + hi)
+        if np.prod(np.ceil(2.0 * half / size)) <= cells:
+            hi = size
+        else:
+            lo = size
+    n = np.maximum(np.ceil(2.0 * half / hi - 1e-9), 1).astype(int)
+    step = 2.0 * half / n
+    grids = [-half[i] + step[i] * (np.arange(n[i]) + 0.5) for i in range(3)]
+    centres = np.stack(np.meshgrid(*grids, indexing="ij"), axis=-1).reshape(-1, 3)
+    radius = float(np.linalg.norm(step / 2.0)) * (1.0 + 1e-9) + 1e-12
+    return np.ascontiguousarray(centres), np.full(len(centres), radius)
+
+
+def _check_sizes(owner: str, what: str, values) -> None:
+    arr = np.asarray(values, dtype=float)
+    if not np.all(np.isfinite(arr)) or np.any(arr <= MIN_DIMENSION_M):
+        raise ModelError(f"'{owner}': {what} {[float(v) for v in np.ravel(arr)]} must be finite and positive")
+    if np.any(arr > MAX_COORDINATE_M):
+        raise ModelError(f"'{owner}': {what} {[float(v) for v in np.ravel(arr)]} is beyond the bound of "
+                         f"{MAX_COORDINATE_M:g} m")
+
+
+def _check_vertices(owner: str, uri: str, vertices: np.ndarray) -> None:
+    """Mesh vertices (V, 3), metres, after scaling: finite and within MAX_COORDINATE_M."""
+    if not np.all(np.isfinite(vertices)):
+        raise MeshError(owner, uri, "has non-finite vertices")
+    if vertices.size and np.max(np.abs(vertices)) > MAX_COORDINATE_M:
+        raise MeshError(owner, uri, f"has a vertex coordinate of {np.max(np.abs(vertices)):g} m, beyond the bound "
+                                    f"of {MAX_COORDINATE_M:g} m")
+
+
+def _primitive(spec: ShapeSpec, owner: str) -> ShapeGeometry:
+    if isinstance(spec, Box):
+        _check_sizes(owner, "box size", spec.size_m)
+        geom, half = fcl.Box(*spec.size_m), np.asarray(spec.size_m, dtype=float) / 2.0
+    elif isinstance(spec, Sphere):
+        _check_sizes(owner, "sphere radius", [spec.radius_m])
+        geom, half = fcl.Sphere(spec.radius_m), np.full(3, spec.radius_m)
+    elif isinstance(spec, Cylinder):
+        _check_sizes(owner, "cylinder radius and length", [spec.radius_m, spec.length_m])
+        geom = fcl.Cylinder(spec.radius_m, spec.length_m)
+        half = np.array([spec.radius_m, spec.radius_m, spec.length_m / 2.0])
+    elif isinstance(spec, Capsule):
+        _check_sizes(owner, "capsule radius and length", [spec.radius_m, spec.length_m])
+        geom = fcl.Capsule(spec.radius_m, spec.length_m)
+        half = np.array([spec.radius_m, spec.radius_m, spec.length_m / 2.0 + spec.radius_m])
+    elif isinstance(spec, Cone):
+        _check_sizes(owner, "cone radius and length", [spec.radius_m, spec.length_m])
+        geom = fcl.Cone(spec.radius_m, spec.length_m)
+        half = np.array([spec.radius_m, spec.radius_m, spec.length_m / 2.0])
+    else:
+        raise TypeError(type(spec).__name__)
+    # fcl's dedicated sphere-triangle routines give negative depths and local-frame witness
+    # points here; an ellipsoid with three equal radii is the same solid through plain GJK/EPA.
+    against_mesh = fcl.Ellipsoid(spec.radius_m, spec.radius_m, spec.radius_m) if isinstance(spec, Sphere) else None
+    coal_geometry = _coal_primitive(spec)
+    kind, params = _solid_of_primitive(spec)
+    tessellation = primitive_mesh(spec)
+    cover_centres, cover_radii = box_sphere_cover(half)
+    return ShapeGeometry(spec, geom, np.zeros(3), np.eye(3), half, np.zeros((1, 3)),
+                         fcl_geometry_against_mesh=against_mesh, coal_geometry=coal_geometry,
+                         coal_hull=coal_geometry, bounding_radius_m=float(np.linalg.norm(half)),
+                         solid_kind=kind, solid_params=params, _tessellation={"mesh": tessellation},
+                         cover_centres_shape=cover_centres, cover_radii_m=cover_radii,
+                         **_surface_samples(tessellation.vertices, tessellation.faces, tessellation.edges_unique))
+
+
+def _surface_samples(vertices, faces, edges) -> dict:
+    """Surface points tested inside the other body, and the edges joining them (for grouping).
+
+    The vertices (0 .. V-1), then each edge's midpoint (joined to its two ends), then
+    each face's centroid (joined to its three corners and its three edge midpoints): a
+    shallow graze of two coarse meshes often has no vertex inside the other body but a
+    midpoint or a centroid. Each point's parent is an earlier point next to it: a
+    vertex's highest-numbered lower neighbour, an edge's first end, a face's first edge
+    midpoint.
+    """
+    vertices = np.asarray(vertices, dtype=float)
+    faces = np.asarray(faces, dtype=np.int64)
+    edges = np.sort(np.asarray(edges, dtype=np.int64), axis=1)
+    n_v, n_e, n_f = len(vertices), len(edges), len(faces)
+    midpoints = vertices[edges].mean(axis=1)
+    centroids = vertices[faces].mean(axis=1)
+    mid_index = n_v + np.arange(n_e)
+    centroid_index = n_v + n_e + np.arange(n_f)
+    edge_key = edges[:, 0] * n_v + edges[:, 1]
+    rank = np.argsort(edge_key)
+    links = [np.column_stack([edges[:, 0], mid_index]), np.column_stack([edges[:, 1], mid_index])]
+    parents = np.full(n_v + n_e + n_f, -1, dtype=np.int64)
+    np.maximum.at(parents, edges[:, 1], edges[:, 0])         # edges are sorted: edges[:, 0] < edges[:, 1]
+    parents[mid_index] = edges[:, 0]
+    on_face = np.full(n_v + n_e + n_f, -1, dtype=np.int64)
+    on_face[centroid_index] = np.arange(n_f)
+    for k in range(3):
+        on_face[faces[:, k]] = np.arange(n_f)
+        links.append(np.column_stack([faces[:, k], centroid_index]))
+        u, v = faces[:, k], faces[:, (k + 1) % 3]
+        key = np.minimum(u, v) * n_v + np.maximum(u, v)
+        at = np.searchsorted(edge_key[rank], key).clip(0, max(n_e - 1, 0))
+        found = edge_key[rank][at] == key
+        links.append(np.column_stack([n_v + rank[at][found], centroid_index[found]]))
+        on_face[n_v + rank[at][found]] = np.flatnonzero(found)
+        if k == 0:
+            parents[centroid_index[found]] = n_v + rank[at][found]
+    surface_edges = np.ascontiguousarray(np.vstack(links), dtype=np.int64)
+    adjacency_start, adjacent = adjacency(n_v + n_e + n_f, surface_edges)
+    return {"surface_points_shape": np.ascontiguousarray(np.vstack([vertices, midpoints, centroids])),
+            "surface_edges": surface_edges, "surface_parents": parents, "surface_faces": on_face,
+            "surface_adjacency_start": adjacency_start, "surface_adjacency": adjacent}
+
+
+def _solid_of_primitive(spec: ShapeSpec) -> tuple[int, np.ndarray]:
+    """(kind, sizes) of a primitive for the contact kernels."""
+    if isinstance(spec, Box):
+        return KIND_BOX, np.asarray(spec.size_m, dtype=float) / 2.0
+    if isinstance(spec, Sphere):
+        return KIND_SPHERE, np.array([spec.radius_m, 0.0, 0.0])
+    kind = {Cylinder: KIND_CYLINDER, Capsule: KIND_CAPSULE, Cone: KIND_CONE}[type(spec)]
+    return kind, np.array([spec.radius_m, spec.length_m / 2.0, 0.0])
+
+
+def _face_planes(vertices: np.ndarray, faces: np.ndarray) -> np.ndarray:
+    """(F, 4) outward unit normal and offset of each face of a closed convex mesh."""
+    corners = vertices[faces]
+    normals = np.cross(corners[:, 1] - corners[:, 0], corners[:, 2] - corners[:, 0])
+    lengths = np.linalg.norm(normals, axis=1)
+    keep = lengths > 1e-15
+    normals = normals[keep] / lengths[keep, None]
+    offsets = np.einsum("ij,ij->i", normals, corners[keep, 0])
+    if np.mean(offsets - normals @ vertices.mean(axis=0)) < 0.0:     # inward winding: turn out
+        normals, offsets = -normals, -offsets
+    return np.ascontiguousarray(np.hstack([normals, offsets[:, None]]))
+
+
+def _mesh_geometry(spec: ShapeSpec, mesh: trimesh.Trimesh, owner: str, uri: str) -> ShapeGeometry:
+    vertices = np.array(mesh.vertices, dtype=float)      # plain arrays: trimesh's tracked ones are slow
+    faces = np.array(mesh.faces, dtype=np.int64)
+    _check_vertices(owner, uri, vertices)
+    closed = bool(mesh.is_watertight)
+    convex = closed and bool(mesh.is_convex)
+    if convex:
+        hull_faces = np.hstack([np.full((len(faces), 1), 3, dtype=np.int64), faces]).ravel()
+        geom = fcl.Convex(vertices, len(faces), hull_faces)
+    else:
+        geom = fcl.BVHModel()
+        geom.beginModel(len(vertices), len(faces))
+        geom.addSubModel(vertices, faces)
+        geom.endModel()
+    lo, hi = vertices.min(axis=0), vertices.max(axis=0)
+    center, half = (lo + hi) / 2.0, np.maximum((hi - lo) / 2.0, 1e-9)
+    axes = np.eye(3)
+    try:
+        T_obb = mesh.bounding_box_oriented.primitive.transform
+        extents = mesh.bounding_box_oriented.primitive.extents
+        if np.prod(extents) < np.prod(2.0 * half):
+            center, axes, half = T_obb[:3, 3].copy(), T_obb[:3, :3].copy(), np.maximum(extents / 2.0, 1e-9)
+    except Exception:  # degenerate (flat) meshes: keep the axis-aligned box
+        pass
+    labels = trimesh.graph.connected_component_labels(mesh.face_adjacency, node_count=len(faces))
+    _, first_face = np.unique(labels, return_index=True)
+    probes = np.ascontiguousarray(vertices[faces[first_face, 0]])
+    triangles = np.ascontiguousarray(vertices[faces]) if closed and not convex else None
+    tree = MeshTree.of(vertices, faces, labels) if triangles is not None else None
+    if convex:
+        coal_geometry = coal_hull = _coal_convex(vertices, faces)
+    else:
+        coal_geometry = _coal_bvh(vertices, faces)
+        try:
+            hull = mesh.convex_hull
+            coal_hull = _coal_convex(np.asarray(hull.vertices), np.asarray(hull.faces))
+        except Exception:  # qhull refuses flat meshes: no hull bound for them
+            coal_hull = None
+    radius = float(np.max(np.linalg.norm(vertices - center, axis=1)))
+    kind = KIND_CONVEX if convex else (KIND_MESH if closed else -1)
+    cover_centres, cover_radii = mesh_sphere_cover(vertices, faces)
+    planes = np.zeros((0, 4))
+    if convex:
+        planes = _face_planes(vertices, faces)
+    elif closed:        # the hull's planes: a quick "outside" before the winding number
+        try:
+            hull = mesh.convex_hull
+            planes = _face_planes(np.asarray(hull.vertices, dtype=float), np.asarray(hull.faces, dtype=np.int64))
+        except Exception:  # qhull refuses flat meshes: no quick test for them
+            planes = np.zeros((0, 4))
+    return ShapeGeometry(spec, geom, np.ascontiguousarray(center), np.ascontiguousarray(axes),
+                         np.ascontiguousarray(half), probes, is_bvh=not convex, is_closed_bvh=closed and not convex,
+                         source_mesh=mesh, triangles_shape=triangles, coal_geometry=coal_geometry,
+                         coal_hull=coal_hull, bounding_radius_m=radius, solid_kind=kind, solid_planes=planes,
+                         mesh_tree=tree, cover_centres_shape=cover_centres, cover_radii_m=cover_radii,
+                         **_surface_samples(vertices, faces, mesh.edges_unique))
+
+
+def build_shape(spec: ShapeSpec, owner: str, resolver: MeshResolver) -> ShapeGeometry:
+    """fcl geometry and bounding volumes for one shape.
+
+    Raises
+    ------
+    MeshError
+        If a mesh cannot be found or read (names ``owner`` and the URI).
+    ModelError
+        If a primitive has a non-positive or non-finite size.
+    """
+    if isinstance(spec, MeshRef):
+        _check_sizes(owner, "mesh scale", [abs(s) for s in spec.scale])
+        path = resolver.resolve(spec.uri, owner)
+        return _mesh_geometry(spec, load_mesh_file(path, spec.scale, owner, spec.uri), owner, spec.uri)
+    if isinstance(spec, TriangleMesh):
+        vertices = np.asarray(spec.vertices_m, dtype=float)
+        triangles = np.asarray(spec.triangles, dtype=np.int64)
+        if vertices.ndim != 2 or vertices.shape[1] != 3 or triangles.ndim != 2 or triangles.shape[1] != 3 \
+                or len(triangles) == 0:
+            raise MeshError(owner, "<inline mesh>", "needs vertices (V, 3) and at least one triangle (T, 3)")
+        if triangles.min() < 0 or triangles.max() >= len(vertices):
+            raise MeshError(owner, "<inline mesh>", "a triangle indexes a vertex that does not exist")
+        _check_vertices(owner, "<inline mesh>", vertices)   # before trimesh sees them
+        mesh = trimesh.Trimesh(vertices, triangles, process=True)
+        return _mesh_geometry(spec, mesh, owner, "<inline mesh>")
+    return _primitive(spec, owner)

@@ -1,0 +1,1 @@
+"""Compiled kernels (numba): only numpy, numba, math and each other; no scene objects."""

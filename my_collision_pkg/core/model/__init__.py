@@ -1,0 +1,1 @@
+"""The robot: URDF model and kinematics, shape specifications, SRDF semantics, transforms."""

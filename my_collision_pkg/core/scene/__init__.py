@@ -1,0 +1,1 @@
+"""The planning scene: world objects, the allowed-collision rules, world snapshots, loading."""

@@ -1,0 +1,1 @@
+"""Contact surfaces: the overlap of two bodies as a pressure field on a surface."""

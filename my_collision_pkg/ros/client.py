@@ -1,0 +1,149 @@
+"""A small Python client of the collision_validator services.
+
+It spins its own node in one long-lived executor thread and waits on futures
+with a timeout, which keeps a round trip near the transport's floor (building an
+executor per call, as ``spin_until_future_complete`` does, costs milliseconds).
+Never use it from inside a callback of the same executor. It is thread-safe: many
+threads may call through one client at once (its service QoS keeps up to
+``node_runtime.SERVICE_QUEUE_DEPTH`` calls in flight without loss).
+"""
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+import rclpy
+from rclpy.context import Context
+from rclpy.executors import SingleThreadedExecutor
+
+from my_collision_pkg.srv import ApplyCollisionObjects, CheckValidity, CheckValidityBatch, ExplainCollision
+from my_collision_pkg.srv import CheckMotion, CheckTrajectory
+
+from my_collision_pkg.ros.runtime import SERVICE_QOS
+
+DEFAULT_TIMEOUT_S = 10.0
+
+
+class ServiceTimeout(RuntimeError):
+    """A service did not answer in time."""
+
+
+class ValidatorClient:
+    """Blocking calls to a running collision_validator.
+
+    Parameters
+    ----------
+    validator : str
+        Fully qualified node name of the validator (services are ``<validator>/<service>``).
+    context : rclpy Context, optional
+        An initialised context; by default a private one is made (and shut down by :meth:`close`).
+    """
+
+    def __init__(self, validator: str = "/collision_validator", *, context: Context | None = None,
+                 node_name: str = "collision_validator_client", timeout_s: float = DEFAULT_TIMEOUT_S) -> None:
+        self._own_context = context is None
+        if context is None:
+            context = Context()
+            rclpy.init(context=context)
+        self._context = context
+        self._timeout_s = timeout_s
+        self.node = rclpy.create_node(node_name, context=context)
+        # SERVICE_QOS (deep queues) on the client side too: with ROS 2's default depth of 10,
+        # answers to more than 10 calls in flight from threads sharing this client are dropped.
+        self._clients = {
+            "check": self.node.create_client(CheckValidity, f"{validator}/check_validity", qos_profile=SERVICE_QOS),
+            "batch": self.node.create_client(CheckValidityBatch, f"{validator}/check_validity_batch",
+                                             qos_profile=SERVICE_QOS),
+            "explain": self.node.create_client(ExplainCollision, f"{validator}/explain", qos_profile=SERVICE_QOS),
+            "apply": self.node.create_client(ApplyCollisionObjects, f"{validator}/apply_collision_objects",
+                                             qos_profile=SERVICE_QOS),
+            "motion": self.node.create_client(CheckMotion, f"{validator}/check_motion", qos_profile=SERVICE_QOS),
+            "trajectory": self.node.create_client(CheckTrajectory, f"{validator}/check_trajectory",
+                                                  qos_profile=SERVICE_QOS),
+        }
+        self._executor = SingleThreadedExecutor(context=context)
+        self._executor.add_node(self.node)
+        self._thread = threading.Thread(target=self._spin, daemon=True)
+        self._thread.start()
+
+    def _spin(self) -> None:
+        try:
+            self._executor.spin()
+        except Exception:  # the context was shut down while spinning
+            pass
+
+    def wait_for_services(self, timeout_s: float = 30.0, services=("check", "batch", "explain", "apply")) -> None:
+        """Block until the services are available (by default all four).
+
+        Raises
+        ------
+        ServiceTimeout
+        """
+        for name in services:
+            client = self._clients[name]
+            if not client.wait_for_service(timeout_sec=timeout_s):
+                raise ServiceTimeout(f"service '{client.srv_name}' not available after {timeout_s} s")
+
+    def _call(self, which: str, request):
+        client = self._clients[which]
+        future = client.call_async(request)
+        done = threading.Event()
+        future.add_done_callback(lambda _: done.set())
+        if not done.wait(self._timeout_s):
+            client.remove_pending_request(future)
+            raise ServiceTimeout(f"service '{client.srv_name}' did not answer within {self._timeout_s} s")
+        return future.result()
+
+    def check(self, joint_names, positions, **fields) -> CheckValidity.Response:
+        request = CheckValidity.Request(joint_names=list(joint_names), positions=[float(v) for v in positions])
+        for key, value in fields.items():
+            setattr(request, key, value)
+        return self._call("check", request)
+
+    def check_batch(self, joint_names, positions_rows, **fields) -> CheckValidityBatch.Response:
+        """Rows of positions (N, K): a list of rows or a numpy array (copied without a Python loop)."""
+        if isinstance(positions_rows, np.ndarray):
+            flat = np.ascontiguousarray(positions_rows, dtype=float).ravel()
+        else:
+            flat = [float(v) for row in positions_rows for v in row]
+        request = CheckValidityBatch.Request(joint_names=list(joint_names), positions=flat)
+        for key, value in fields.items():
+            setattr(request, key, value)
+        return self._call("batch", request)
+
+    def explain(self, joint_names, positions, **fields) -> ExplainCollision.Response:
+        request = ExplainCollision.Request(joint_names=list(joint_names), positions=[float(v) for v in positions])
+        for key, value in fields.items():
+            setattr(request, key, value)
+        return self._call("explain", request)
+
+    def apply(self, objects) -> ApplyCollisionObjects.Response:
+        return self._call("apply", ApplyCollisionObjects.Request(objects=list(objects)))
+
+    def check_motion(self, joint_names, start, goal, **fields) -> CheckMotion.Response:
+        """The straight joint-space motion ``start`` -> ``goal``; ``fields`` set other request fields (mode, ...)."""
+        request = CheckMotion.Request(joint_names=list(joint_names), start=[float(v) for v in start],
+                                      goal=[float(v) for v in goal])
+        for key, value in fields.items():
+            setattr(request, key, value)
+        return self._call("motion", request)
+
+    def check_trajectory(self, trajectory, **fields) -> CheckTrajectory.Response:
+        """A trajectory_msgs/JointTrajectory; ``fields`` set other request fields (mode, stop_at_first_contact, ...)."""
+        request = CheckTrajectory.Request(trajectory=trajectory)
+        for key, value in fields.items():
+            setattr(request, key, value)
+        return self._call("trajectory", request)
+
+    def close(self) -> None:
+        self._executor.shutdown()
+        self.node.destroy_node()
+        if self._own_context:
+            rclpy.try_shutdown(context=self._context)
+        self._thread.join(timeout=5.0)
+
+    def __enter__(self) -> "ValidatorClient":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()

@@ -1,0 +1,76 @@
+"""The planning scene's objects as RViz markers (visualization_msgs/MarkerArray).
+
+World objects are drawn in the planning frame, attached objects in the frame of
+their link (RViz poses them through TF as the robot moves). One namespace per
+object, ``scene_objects/<id>``, one marker per shape; the array starts with a
+DELETEALL so that removed objects vanish.
+"""
+from __future__ import annotations
+
+import os
+
+from geometry_msgs.msg import Point, Pose
+from std_msgs.msg import ColorRGBA
+from visualization_msgs.msg import Marker, MarkerArray
+
+from my_collision_pkg.core.checks.results import BodyType
+from my_collision_pkg.core.model.robot_model import Box, Cylinder, MeshRef, Sphere
+from my_collision_pkg.core.scene.planning_scene import CollisionWorld
+from my_collision_pkg.core.model.transforms import matrix_to_quaternion
+
+NAMESPACE_PREFIX = "scene_objects/"
+WORLD_OBJECT_RGBA = (0.75, 0.65, 0.45, 0.7)
+ATTACHED_OBJECT_RGBA = (0.35, 0.6, 0.9, 0.8)
+
+
+def _pose(T) -> Pose:
+    pose = Pose()
+    pose.position.x, pose.position.y, pose.position.z = (float(v) for v in T[:3, 3])
+    x, y, z, w = (float(v) for v in matrix_to_quaternion(T[:3, :3]))
+    pose.orientation.x, pose.orientation.y, pose.orientation.z, pose.orientation.w = x, y, z, w
+    return pose
+
+
+def _shape_marker(marker: Marker, entry) -> None:
+    """Type, scale and (for tessellated shapes) points of one shape."""
+    spec = entry.geometry.spec
+    marker.scale.x = marker.scale.y = marker.scale.z = 1.0
+    if isinstance(spec, Box):
+        marker.type = Marker.CUBE
+        marker.scale.x, marker.scale.y, marker.scale.z = (float(v) for v in spec.size_m)
+    elif isinstance(spec, Sphere):
+        marker.type = Marker.SPHERE
+        marker.scale.x = marker.scale.y = marker.scale.z = 2.0 * spec.radius_m
+    elif isinstance(spec, Cylinder):
+        marker.type = Marker.CYLINDER
+        marker.scale.x = marker.scale.y = 2.0 * spec.radius_m
+        marker.scale.z = float(spec.length_m)
+    elif isinstance(spec, MeshRef):     # RViz reads package:// and file:// itself
+        marker.type = Marker.MESH_RESOURCE
+        marker.mesh_resource = spec.uri if "://" in spec.uri else "file://" + os.path.abspath(spec.uri)
+        marker.scale.x, marker.scale.y, marker.scale.z = (float(v) for v in spec.scale)
+    else:   # capsules, cones and inline meshes: the triangles themselves
+        marker.type = Marker.TRIANGLE_LIST
+        mesh = entry.geometry.triangle_mesh()
+        marker.points = [Point(x=float(p[0]), y=float(p[1]), z=float(p[2]))
+                         for p in mesh.vertices[mesh.faces.ravel()]]
+
+
+def scene_objects_marker_array(world: CollisionWorld, planning_frame: str, stamp) -> MarkerArray:
+    """Markers for every world and attached object of ``world`` (a DELETEALL first)."""
+    clear = Marker(action=Marker.DELETEALL)
+    clear.header.frame_id, clear.header.stamp = planning_frame, stamp
+    markers = [clear]
+    for entry in world.shapes:
+        if entry.body_type == BodyType.ROBOT_LINK:
+            continue
+        attached = entry.body_type == BodyType.ROBOT_ATTACHED
+        marker = Marker(action=Marker.ADD, ns=NAMESPACE_PREFIX + entry.owner, id=entry.shape_id)
+        marker.header.frame_id = world.objects[entry.owner].link if attached else planning_frame
+        marker.header.stamp = stamp
+        marker.pose = _pose(entry.T_frame_shape)
+        r, g, b, a = ATTACHED_OBJECT_RGBA if attached else WORLD_OBJECT_RGBA
+        marker.color = ColorRGBA(r=r, g=g, b=b, a=a)
+        _shape_marker(marker, entry)
+        markers.append(marker)
+    return MarkerArray(markers=markers)

@@ -1,0 +1,317 @@
+"""The ``collision_validator`` node: a thin ROS 2 adapter over the collision core.
+
+Services (relative to the node): ``~/check_validity``, ``~/check_validity_batch``,
+``~/explain``, ``~/apply_collision_objects``, ``~/check_motion``,
+``~/check_trajectory``. Topics: ``~/contacts`` (ContactReport), published after
+every explain, check_motion and check_trajectory (the first-contact state) and, with
+``monitor_joint_states``, for the current state at ``monitor_rate_hz``;
+``~/scene_objects`` (MarkerArray), the world and attached objects, at start-up
+and after every change.
+
+A new service is added with ``self._serve(SrvType, "~/name", self._on_name)``: the
+callback then runs under the node's CallbackGuard (no exception escapes; it answers
+INVALID_REQUEST / success = false) with the deep SERVICE_QOS, and should take
+``world = self.scene.world`` once and pass ``world=world`` to every core call.
+``~/contact_intervals`` (MarkerArray): the contact intervals of the last checked
+trajectory.
+"""
+from __future__ import annotations
+
+import sys
+import threading
+
+import numpy as np
+from rcl_interfaces.msg import FloatingPointRange, IntegerRange, ParameterDescriptor, ParameterType
+from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
+from rclpy.executors import MultiThreadedExecutor
+from rclpy.node import Node
+from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
+from sensor_msgs.msg import JointState
+from visualization_msgs.msg import MarkerArray
+
+from my_collision_pkg.msg import ContactReport
+from my_collision_pkg.srv import ApplyCollisionObjects, CheckValidity, CheckValidityBatch, ExplainCollision
+from my_collision_pkg.srv import CheckMotion, CheckTrajectory
+
+from my_collision_pkg.ros import conversions
+from my_collision_pkg.core.checks.checker import DEFAULT_CONTACTS_PER_PAIR, DEFAULT_MAX_CONTACTS, MAX_BATCH_CONFIGURATIONS, CollisionChecker
+from my_collision_pkg.core.checks.results import Status
+from my_collision_pkg.core.errors import CollisionPkgError, RequestError
+from my_collision_pkg.core.scene.loading import load_scene
+from my_collision_pkg.ros.runtime import SERVICE_QOS, CallbackGuard, ConfigurationError, number_parameter, run_node
+from my_collision_pkg.core.checks.interval_sweeps import interval_sweeps
+from my_collision_pkg.ros.markers import contact_intervals_marker_array
+from my_collision_pkg.ros.scene_markers import scene_objects_marker_array
+from my_collision_pkg.core.surfaces.explanation_surfaces import DEFAULT_STIFFNESS_PA_PER_M, explanation_surfaces
+
+NODE_NAME = "collision_validator"
+DEFAULT_MAX_BATCH = 100_000
+DEFAULT_MONITOR_RATE_HZ = 10.0
+# Reports are kept for late joiners (RViz started after the node) and sent reliably.
+REPORT_QOS = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
+                        durability=DurabilityPolicy.TRANSIENT_LOCAL, history=HistoryPolicy.KEEP_LAST)
+JOINT_STATES_QOS = QoSProfile(depth=10)
+
+
+def _descriptor(description: str, *, type_: int | None = None, float_range=None, int_range=None,
+                dynamic: bool = False) -> ParameterDescriptor:
+    d = ParameterDescriptor(description=description, dynamic_typing=dynamic)
+    if type_ is not None:
+        d.type = type_
+    if float_range is not None:
+        d.floating_point_range = [FloatingPointRange(from_value=float_range[0], to_value=float_range[1], step=0.0)]
+    if int_range is not None:
+        d.integer_range = [IntegerRange(from_value=int_range[0], to_value=int_range[1], step=1)]
+    return d
+
+
+class CollisionValidatorNode(Node):
+    """Loads the planning scene from parameters and serves checks over it.
+
+    Raises
+    ------
+    ConfigurationError
+        If the robot model or world cannot be loaded (one line naming the fault).
+    """
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__(NODE_NAME, **kwargs)
+        self._declare_parameters()
+        p = self._read_parameters()
+        try:
+            self.scene = load_scene(urdf_xml=p["robot_description"] or None, urdf_path=p["urdf_path"] or None,
+                                    srdf_xml=p["robot_description_semantic"] or None,
+                                    srdf_path=p["srdf_path"] or None, world_path=p["scene_path"] or None,
+                                    package_paths=p["package_paths"], default_padding_m=p["default_padding"],
+                                    link_padding_m=p["link_padding"])
+            self.checker = CollisionChecker(self.scene, check_joint_limits=p["check_joint_limits"],
+                                            max_contacts=p["max_contacts"], contacts_per_pair=p["contacts_per_pair"])
+        except (CollisionPkgError, ValueError) as exc:
+            raise ConfigurationError(str(exc)) from exc
+        for warning in self.scene.robot.warnings:
+            self.get_logger().warning(f"URDF: {warning}")
+        for warning in self.scene.semantic.warnings:
+            self.get_logger().warning(f"SRDF: {warning}")
+        self._max_batch = p["max_batch"]
+        self._stiffness = p["surface_stiffness"]
+        self._guard = CallbackGuard(self.get_logger())
+        self._checks = ReentrantCallbackGroup()
+        self._interval_markers = self.create_publisher(MarkerArray, "~/contact_intervals", REPORT_QOS)
+        self._reports = self.create_publisher(ContactReport, "~/contacts", REPORT_QOS)
+        self._scene_objects = self.create_publisher(MarkerArray, "~/scene_objects", REPORT_QOS)
+        self._publish_scene_objects(self.scene.world)
+        self._monitor_lock = threading.Lock()
+        self._monitor_dirty = False
+        self._serve(CheckValidity, "~/check_validity", self._on_check)
+        self._serve(CheckValidityBatch, "~/check_validity_batch", self._on_check_batch)
+        self._serve(ExplainCollision, "~/explain", self._on_explain)
+        self._serve(CheckMotion, "~/check_motion", self._on_check_motion)
+        self._serve(CheckTrajectory, "~/check_trajectory", self._on_check_trajectory)
+        # updates one at a time, so scene markers are published in the order the worlds were made
+        self._serve(ApplyCollisionObjects, "~/apply_collision_objects", self._on_apply,
+                    MutuallyExclusiveCallbackGroup())
+        if p["monitor_joint_states"]:
+            monitor = MutuallyExclusiveCallbackGroup()
+            self.create_subscription(JointState, "/joint_states", self._guard.timer(self._on_joint_states),
+                                     JOINT_STATES_QOS, callback_group=monitor)
+            self.create_timer(1.0 / p["monitor_rate_hz"], self._guard.timer(self._on_monitor_timer),
+                              callback_group=monitor)
+        robot = self.scene.robot
+        self.get_logger().info(
+            f"robot '{robot.name}': {len(robot.active_joint_names)} joints, {len(self.scene.world.shapes)} shapes, "
+            f"{len(self.scene.world.pairs)} checked pairs, {len(self.scene.world.objects)} objects; "
+            f"planning frame '{self.scene.planning_frame}'")
+
+    # ----- parameters ---------------------------------------------------------
+    def _declare_parameters(self) -> None:
+        s, d = ParameterType.PARAMETER_STRING, ParameterType.PARAMETER_STRING_ARRAY
+        self.declare_parameter("robot_description", "", _descriptor("URDF XML (or give urdf_path)", type_=s))
+        self.declare_parameter("urdf_path", "", _descriptor("URDF file (used when robot_description is empty)",
+                                                            type_=s))
+        self.declare_parameter("robot_description_semantic", "", _descriptor("SRDF XML (or give srdf_path)",
+                                                                             type_=s))
+        self.declare_parameter("srdf_path", "", _descriptor("SRDF file (optional)", type_=s))
+        self.declare_parameter("scene_path", "", _descriptor("world YAML loaded at start-up (optional)", type_=s))
+        self.declare_parameter("default_padding", 0.0, _descriptor(
+            "padding of every robot link, metres", float_range=(0.0, 1.0), dynamic=True))
+        self.declare_parameter("link_padding_names", [""], _descriptor(
+            "links with their own padding (pairs with link_padding_values)", type_=d))
+        self.declare_parameter("link_padding_values", [0.0], _descriptor(
+            "padding of each link in link_padding_names, metres", dynamic=True))
+        self.declare_parameter("max_contacts", DEFAULT_MAX_CONTACTS, _descriptor(
+            "contact budget of explain when a request gives 0", int_range=(1, 100_000), dynamic=True))
+        self.declare_parameter("contacts_per_pair", DEFAULT_CONTACTS_PER_PAIR, _descriptor(
+            "most contacts kept per pair of shapes", int_range=(1, 1000), dynamic=True))
+        self.declare_parameter("check_joint_limits", True, _descriptor("refuse configurations outside joint limits"))
+        self.declare_parameter("package_paths", [""], _descriptor(
+            "extra folders searched for package:// meshes (each holding package folders)", type_=d))
+        self.declare_parameter("monitor_joint_states", False, _descriptor(
+            "follow /joint_states and publish contacts of the current state"))
+        self.declare_parameter("monitor_rate_hz", DEFAULT_MONITOR_RATE_HZ, _descriptor(
+            "most reports per second for the monitored state", float_range=(0.01, 1000.0), dynamic=True))
+        self.declare_parameter("max_batch", DEFAULT_MAX_BATCH, _descriptor(
+            "most configurations in one batch request", int_range=(1, MAX_BATCH_CONFIGURATIONS), dynamic=True))
+        self.declare_parameter("surface_stiffness", DEFAULT_STIFFNESS_PA_PER_M, _descriptor(
+            "contact-surface pressure per metre of overlap, Pa/m", float_range=(1e-9, 1e15), dynamic=True))
+
+    def _strings(self, name: str) -> list[str]:
+        return [v for v in (self.get_parameter(name).value or []) if v]
+
+    def _read_parameters(self) -> dict:
+        p = {name: self.get_parameter(name).value for name in (
+            "robot_description", "urdf_path", "robot_description_semantic", "srdf_path", "scene_path",
+            "check_joint_limits", "monitor_joint_states")}
+        if not p["robot_description"] and not p["urdf_path"]:
+            raise ConfigurationError("no robot model: set robot_description (URDF XML) or urdf_path")
+        p["default_padding"] = number_parameter(self, "default_padding", float, 0.0, 1.0)
+        p["max_contacts"] = number_parameter(self, "max_contacts", int, 1, 100_000)
+        p["contacts_per_pair"] = number_parameter(self, "contacts_per_pair", int, 1, 1000)
+        p["monitor_rate_hz"] = number_parameter(self, "monitor_rate_hz", float, 0.01, 1000.0)
+        p["max_batch"] = number_parameter(self, "max_batch", int, 1, MAX_BATCH_CONFIGURATIONS)
+        p["surface_stiffness"] = number_parameter(self, "surface_stiffness", float, 1e-9, 1e15)
+        p["package_paths"] = self._strings("package_paths")
+        names = self._strings("link_padding_names")
+        values = self.get_parameter("link_padding_values").value or []
+        values = [v for v in values] if names else []
+        if len(names) != len(values):
+            raise ConfigurationError(f"link_padding_names has {len(names)} entries but link_padding_values "
+                                     f"has {len(values)}")
+        try:
+            p["link_padding"] = {n: float(v) for n, v in zip(names, values)}
+        except (TypeError, ValueError) as exc:
+            raise ConfigurationError("link_padding_values must be numbers") from exc
+        return p
+
+    # ----- services ------------------------------------------------------------
+    # Every callback takes the world snapshot once (``world = self.scene.world``) and
+    # passes it to every step, so one request sees one world however the scene changes.
+    def _serve(self, srv_type, name: str, callback, callback_group=None) -> None:
+        """A service of this node: deep request queue (SERVICE_QOS), callbacks in parallel
+        (unless ``callback_group`` says otherwise), and no exception escaping ``callback``
+        (CallbackGuard answers INVALID_REQUEST / success = false)."""
+        self.create_service(srv_type, name, self._guard.service(callback, srv_type), qos_profile=SERVICE_QOS,
+                            callback_group=callback_group or self._checks)
+
+    def _on_check(self, request: CheckValidity.Request, response: CheckValidity.Response):
+        world = self.scene.world
+        verdict = self.checker.check(request.joint_names, np.asarray(request.positions, dtype=float),
+                                     group_name=request.group_name,
+                                     pad_environment_collisions=request.pad_environment_collisions,
+                                     pad_self_collisions=request.pad_self_collisions, world=world)
+        response.valid, response.status, response.message = verdict.valid, int(verdict.status), verdict.message
+        return response
+
+    def _on_check_batch(self, request: CheckValidityBatch.Request, response: CheckValidityBatch.Response):
+        world = self.scene.world
+        valid, verdict = self.checker.check_batch(request.joint_names, np.asarray(request.positions, dtype=float),
+                                                  group_name=request.group_name,
+                                                  pad_environment_collisions=request.pad_environment_collisions,
+                                                  pad_self_collisions=request.pad_self_collisions, world=world,
+                                                  max_batch=self._max_batch)
+        response.valid = valid.tolist()
+        response.status, response.message = int(verdict.status), verdict.message
+        return response
+
+    def _on_explain(self, request: ExplainCollision.Request, response: ExplainCollision.Response):
+        world = self.scene.world
+        explanation = self.checker.explain(
+            request.joint_names, np.asarray(request.positions, dtype=float), group_name=request.group_name,
+            pad_environment_collisions=request.pad_environment_collisions,
+            pad_self_collisions=request.pad_self_collisions, contact_distance=request.contact_distance,
+            max_contacts=request.max_contacts or None, world=world)
+        surfaces = ()
+        if request.compute_surfaces and explanation.contacts:
+            surfaces = explanation_surfaces(world, explanation, self._stiffness)
+        stamp = self.get_clock().now().to_msg()
+        conversions.fill_explain_response(response, explanation, surfaces, stamp)
+        if explanation.status != Status.INVALID_REQUEST:
+            self._reports.publish(conversions.contact_report(explanation, world.robot.root_link, stamp, surfaces))
+        return response
+
+    def _on_check_motion(self, request: CheckMotion.Request, response: CheckMotion.Response):
+        world = self.scene.world
+        result = self.checker.check_motion(
+            request.joint_names, np.asarray(request.start, dtype=float), np.asarray(request.goal, dtype=float),
+            group_name=request.group_name, pad_environment_collisions=request.pad_environment_collisions,
+            pad_self_collisions=request.pad_self_collisions, mode=request.mode, max_step=request.max_step,
+            contact_distance=request.contact_distance, max_contacts=request.max_contacts or None, world=world)
+        stamp = self.get_clock().now().to_msg()
+        conversions.fill_check_motion_response(response, result, stamp)
+        if result.status != Status.INVALID_REQUEST:
+            self._reports.publish(conversions.contact_report(result, world.robot.root_link, stamp))
+        return response
+
+    def _on_check_trajectory(self, request: CheckTrajectory.Request, response: CheckTrajectory.Response):
+        world = self.scene.world
+        try:
+            joint_names, points, times_s = conversions.joint_trajectory_to_arrays(request.trajectory)
+        except RequestError as exc:
+            return conversions.fill_check_trajectory_response(response, conversions.invalid_trajectory_result(
+                str(exc)))
+        result = self.checker.check_trajectory(
+            joint_names, points, times_s, group_name=request.group_name,
+            pad_environment_collisions=request.pad_environment_collisions,
+            pad_self_collisions=request.pad_self_collisions, mode=request.mode, max_step=request.max_step,
+            stop_at_first_contact=request.stop_at_first_contact, world=world)
+        conversions.fill_check_trajectory_response(response, result)
+        if result.status != Status.INVALID_REQUEST:
+            stamp = self.get_clock().now().to_msg()
+            frame = world.robot.root_link
+            self._reports.publish(conversions.trajectory_contact_report(result, frame, stamp))
+            sweeps = interval_sweeps(self.checker, joint_names, points, times_s, result.contact_lists)
+            self._interval_markers.publish(contact_intervals_marker_array(response.contact_lists, frame, stamp,
+                                                                          sweeps))
+        return response
+
+    def _on_apply(self, request: ApplyCollisionObjects.Request, response: ApplyCollisionObjects.Response):
+        try:
+            updates, warnings = conversions.collision_objects_to_updates(request.objects, self.scene.robot)
+            world = self.scene.apply(updates)
+        except CollisionPkgError as exc:
+            response.success, response.message = False, f"scene unchanged: {exc}"
+            return response
+        response.success = True
+        response.message = f"applied {len(request.objects)} object update(s); {len(world.objects)} objects"
+        if warnings:
+            response.message += "; warning: " + "; ".join(warnings)
+            self.get_logger().warning(f"apply_collision_objects: {'; '.join(warnings)}")
+        self._publish_scene_objects(world)
+        return response
+
+    def _publish_scene_objects(self, world) -> None:
+        self._scene_objects.publish(scene_objects_marker_array(world, world.robot.root_link,
+                                                               self.get_clock().now().to_msg()))
+
+    # ----- joint state monitoring ------------------------------------------------
+    def _on_joint_states(self, msg: JointState) -> None:
+        robot = self.scene.robot
+        names, values = [], []
+        for name, value in zip(msg.name, msg.position):
+            if robot.active_index(name) is not None:
+                names.append(name)
+                values.append(value)
+        try:
+            self.scene.set_current_positions(names, values)
+        except CollisionPkgError as exc:
+            self.get_logger().warning(f"/joint_states ignored: {exc}", throttle_duration_sec=5.0)
+            return
+        with self._monitor_lock:
+            self._monitor_dirty = True
+
+    def _on_monitor_timer(self) -> None:
+        with self._monitor_lock:
+            if not self._monitor_dirty:
+                return
+            self._monitor_dirty = False
+        world = self.scene.world
+        explanation = self.checker.explain(world.robot.active_joint_names, self.scene.current_positions, world=world)
+        stamp = self.get_clock().now().to_msg()
+        self._reports.publish(conversions.contact_report(explanation, world.robot.root_link, stamp))
+
+
+def main(args=None) -> int:
+    return run_node(CollisionValidatorNode, NODE_NAME, MultiThreadedExecutor, args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""Programs around the package: launch arguments (plain Python) and the demo (a ROS client)."""

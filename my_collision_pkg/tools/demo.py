@@ -1,0 +1,289 @@
+"""``make demo``: the collision_validator on the Franka Panda, called over ROS 2.
+
+Starts the installed ``collision_validator`` executable on the Panda from
+``example-robot-data`` with the default world (``config/panda_world.yaml``: a
+table and a post), calls its services for a free, a self-colliding and an
+environment-colliding configuration, prints the verdicts and explanations,
+renders the two collisions to PNG files, runs one batch request, then checks
+motions: the stretched-out arm swings joint 1 through a 1 mm plate that a
+MoveIt-like discrete check (0.05 rad steps) jumps over and the certified check
+catches (its first-contact state drawn to ``motion_first_contact.png``), and a
+trajectory through the plate and down into the table, with every body pair's
+contact intervals. Exit status 0 when every answer is the expected one.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import numpy as np
+from ament_index_python.packages import get_package_prefix, get_package_share_directory
+from builtin_interfaces.msg import Duration
+from geometry_msgs.msg import Pose
+from shape_msgs.msg import SolidPrimitive
+from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
+
+from my_collision_pkg.ros.client import ServiceTimeout, ValidatorClient
+from my_collision_pkg.core.scene.loading import panda_paths
+from my_collision_pkg.msg import CollisionObject
+from my_collision_pkg.srv import CheckMotion
+
+ARM = [f"panda_joint{i}" for i in range(1, 8)]
+CASES = (
+    # (title, configuration of panda_joint1..7, expected valid)
+    ("free: the SRDF's default pose", [0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785], True),
+    ("self-collision: elbow folded, hand against the upper arm", [0.0, -0.5, 0.0, -3.0, 0.0, 0.3, 0.785], False),
+    ("environment collision: reaching down through the table", [0.0, 1.5, 0.0, -0.5, 0.0, 1.571, 0.785], False),
+)
+BATCH_SIZE = 1000
+BATCH_SEED = 7
+PANDA_LOWER = np.array([-2.8973, -1.7628, -2.8973, -3.0718, -2.8973, -0.0175, -2.8973])
+PANDA_UPPER = np.array([2.8973, 1.7628, 2.8973, -0.0698, 2.8973, 3.7525, 2.8973])
+STARTUP_TIMEOUT_S = 60.0
+CONTACTS_SHOWN = 5
+
+# ----- the motion through a thin plate ---------------------------------------------------------
+# Arm stretched out over the table, hand pointing down, fingers one behind the other radially
+# (joint 7 at -pi/4): the fingertips are 0.77-0.82 m from the base axis, each ~2.2 cm wide along
+# the arc, and joint 1 alone moves. Samples 0.05 rad apart put a finger ~4 cm further along the arc.
+STRETCHED = [0.0, 1.3, 0.0, -0.2, 0.0, 1.5, -0.785]
+SWING_RAD = (-0.5, 0.5)                  # joint 1 from, to: 20 discrete steps of 0.05 rad
+# OMPL's longest_valid_segment_fraction (MoveIt's default) times the state space's maximum extent
+# (for the Panda's 7 revolute joints the norm of the joint ranges); the issue uses 0.05 rad per joint.
+OMPL_SEGMENT_FRACTION = 0.005
+MOVEIT_LIKE_STEP_RAD = 0.05
+REFERENCE_STEP_RAD = 1e-4                # a fine discrete check, the reference for cc_time
+CC_TIME_AGREEMENT = 1e-3                 # certified cc_time vs the reference's first colliding sample
+TABLE_TOP_Z_M = 0.17                     # config/panda_world.yaml: the table's top face
+PLATE_ID = "thin_plate"
+PLATE_THICKNESS_M = 0.001                # along the motion (tangential)
+PLATE_WIDTH_M = 0.06                     # radial
+PLATE_TOP_Z_M = 0.245                    # 1.7 cm above the fingertips' lowest point, 3 cm below the hand
+PLATE_RADIUS_M = 0.792                   # plate centre from the base axis: the fingertips' mid radius
+PLATE_ANGLE_RAD = 0.025                  # halfway between the discrete samples at 0 and 0.05 rad
+LOWERED_JOINT2_RAD = 0.08                # the trajectory's dip into the table (fingertips ~7 mm deep)
+TRAJECTORY_TIMES_S = (0.0, 2.0, 3.0, 4.0)
+MOTION_VIEW = (25.0, -70.0)              # (elevation, azimuth), degrees: the plate's face, the finger before it
+MOTION_ZOOM_HALF_SIZE_M = 0.12           # a close-up: the hand, the plate and the table top around the contact
+
+
+def _start_validator(world_path: str) -> subprocess.Popen:
+    urdf, srdf = panda_paths()
+    exe = os.path.join(get_package_prefix("my_collision_pkg"), "lib", "my_collision_pkg", "collision_validator")
+    args = [exe, "--ros-args", "-p", f"urdf_path:={urdf}", "-p", f"srdf_path:={srdf}",
+            "-p", f"scene_path:={world_path}", "--log-level", "warn"]
+    return subprocess.Popen(args)
+
+
+def _stop(process: subprocess.Popen) -> None:
+    if process.poll() is None:
+        process.send_signal(signal.SIGINT)
+        try:
+            process.wait(10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+def _fmt(point) -> str:
+    return f"({point.x:+.3f}, {point.y:+.3f}, {point.z:+.3f})"
+
+
+def _print_explanation(response) -> None:
+    print(f"    explain: {response.message}")
+    if response.colliding_links:
+        print(f"    colliding bodies: {', '.join(response.colliding_links)}")
+    for c in list(response.contacts)[:CONTACTS_SHOWN]:
+        kind = "self" if c.type == c.SELF else "environment"
+        print(f"      {c.link_names[0]:>18} / {c.link_names[1]:<18} {kind:<11} depth {c.penetration_depth * 1e3:6.2f} mm"
+              f"  at {_fmt(c.position)} m  normal ({c.normal.x:+.2f}, {c.normal.y:+.2f}, {c.normal.z:+.2f})")
+    if len(response.contacts) > CONTACTS_SHOWN:
+        print(f"      ... {len(response.contacts) - CONTACTS_SHOWN} more contacts")
+    for s in response.surfaces:
+        force = np.linalg.norm([s.force.x, s.force.y, s.force.z])
+        print(f"      surface {s.body_names[0]} / {s.body_names[1]}: area {s.area * 1e4:.2f} cm^2, "
+              f"{len(s.triangles) // 3} triangles, centroid {_fmt(s.centroid)} m, force {force:.2f} N")
+
+
+def _plate_object() -> CollisionObject:
+    """The 1 mm plate standing on the table, its thin side across joint 1's swing."""
+    height = PLATE_TOP_Z_M - TABLE_TOP_Z_M
+    plate = CollisionObject(id=PLATE_ID, operation=CollisionObject.ADD)
+    plate.header.frame_id = "panda_link0"
+    plate.pose.position.x = PLATE_RADIUS_M * float(np.cos(PLATE_ANGLE_RAD))
+    plate.pose.position.y = PLATE_RADIUS_M * float(np.sin(PLATE_ANGLE_RAD))
+    plate.pose.position.z = TABLE_TOP_Z_M + 0.5 * height
+    plate.pose.orientation.z = float(np.sin(0.5 * PLATE_ANGLE_RAD))     # yaw about the base axis
+    plate.pose.orientation.w = float(np.cos(0.5 * PLATE_ANGLE_RAD))
+    plate.primitives = [SolidPrimitive(type=SolidPrimitive.BOX,
+                                       dimensions=[PLATE_WIDTH_M, PLATE_THICKNESS_M, height])]
+    plate.primitive_poses = [Pose()]
+    return plate
+
+
+def _swing_ends() -> tuple[list[float], list[float]]:
+    start, goal = list(STRETCHED), list(STRETCHED)
+    start[0], goal[0] = SWING_RAD
+    return start, goal
+
+
+def _motion_through_plate(client: ValidatorClient, failures: list[str]):
+    """Discrete (MoveIt-like) vs certified check of joint 1's swing through the plate; returns the certified answer."""
+    start, goal = _swing_ends()
+    extent_rad = float(np.linalg.norm(PANDA_UPPER - PANDA_LOWER))
+    print(f"[motion through a thin plate] joint 1 from {SWING_RAD[0]:+.2f} to {SWING_RAD[1]:+.2f} rad, arm stretched "
+          f"out {np.round(STRETCHED[1:], 3).tolist()}; plate {PLATE_THICKNESS_M * 1e3:.0f} mm thick, "
+          f"{PLATE_WIDTH_M * 1e2:.0f} cm wide, on the table up to z={PLATE_TOP_Z_M} m, at {PLATE_ANGLE_RAD} rad "
+          f"(halfway between two samples)")
+    ends = [client.check(ARM, q) for q in (start, goal)]
+    print(f"    start valid={ends[0].valid}, goal valid={ends[1].valid}")
+    if not (ends[0].valid and ends[1].valid):
+        failures.append("motion: start or goal refused")
+    print(f"    MoveIt-like step: OMPL's {OMPL_SEGMENT_FRACTION} x the Panda's joint-space extent {extent_rad:.1f} rad "
+          f"= {OMPL_SEGMENT_FRACTION * extent_rad:.3f} rad; the issue's 'MoveIt-like' {MOVEIT_LIKE_STEP_RAD} rad is used")
+    discrete = client.check_motion(ARM, start, goal, mode=CheckMotion.Request.DISCRETE, max_step=MOVEIT_LIKE_STEP_RAD)
+    print(f"    discrete, max_step {MOVEIT_LIKE_STEP_RAD} rad: valid={discrete.valid} ({discrete.message})")
+    certified = client.check_motion(ARM, start, goal, mode=CheckMotion.Request.CERTIFIED)
+    joint1 = SWING_RAD[0] + certified.cc_time * (SWING_RAD[1] - SWING_RAD[0])
+    print(f"    certified: valid={certified.valid}, cc_time={certified.cc_time:.5f} (joint 1 at {joint1:+.5f} rad)")
+    print(f"      {certified.message}")
+    kinds = {0: "CC_NONE", 1: "TIME0", 2: "TIME1", 3: "BETWEEN"}
+    for c in list(certified.contacts)[:CONTACTS_SHOWN]:
+        print(f"      {c.link_names[0]:>18} / {c.link_names[1]:<12} distance {c.distance * 1e3:+.3f} mm at "
+              f"{_fmt(c.position)} m, cc_time {np.round(list(c.cc_time), 5).tolist()}, "
+              f"cc_type {[kinds.get(int(k), k) for k in c.cc_type]}")
+    reference = client.check_motion(ARM, start, goal, mode=CheckMotion.Request.DISCRETE, max_step=REFERENCE_STEP_RAD)
+    print(f"    reference, discrete at {REFERENCE_STEP_RAD:g} rad: valid={reference.valid}, first colliding sample "
+          f"t={reference.cc_time:.5f}; certified - reference = {certified.cc_time - reference.cc_time:+.5f}")
+    if not discrete.valid:
+        failures.append(f"motion: the discrete check at {MOVEIT_LIKE_STEP_RAD} rad saw the plate ({discrete.message})")
+    if certified.valid or reference.valid:
+        failures.append(f"motion: expected a contact, certified valid={certified.valid}, reference valid={reference.valid}")
+    elif not (0.0 <= reference.cc_time - certified.cc_time <= CC_TIME_AGREEMENT):
+        failures.append(f"motion: certified cc_time {certified.cc_time} not within {CC_TIME_AGREEMENT} before the "
+                        f"reference's {reference.cc_time}")
+    print()
+    return certified
+
+
+def _trajectory_through_plate(client: ValidatorClient, failures: list[str]) -> None:
+    """A trajectory: the swing through the plate (2 s), down into the table (1 s) and back up (1 s)."""
+    start, goal = _swing_ends()
+    lowered = list(goal)
+    lowered[1] += LOWERED_JOINT2_RAD
+    trajectory = JointTrajectory(joint_names=list(ARM))
+    for q, t in zip((start, goal, lowered, goal), TRAJECTORY_TIMES_S):
+        seconds = int(t)
+        trajectory.points.append(JointTrajectoryPoint(
+            positions=[float(v) for v in q],
+            time_from_start=Duration(sec=seconds, nanosec=int(round((t - seconds) * 1e9)))))
+    print(f"[trajectory] waypoints at {list(TRAJECTORY_TIMES_S)} s: the swing through the plate, then joint 2 "
+          f"+{LOWERED_JOINT2_RAD} rad down into the table and back up; every contact interval (certified)")
+    answer = client.check_trajectory(trajectory, stop_at_first_contact=False)
+    print(f"    valid={answer.valid}, first contact at {answer.first_invalid_time:.4f} s in segment "
+          f"{answer.first_invalid_segment}\n      {answer.message}")
+    for contact_list in answer.contact_lists:
+        for interval in contact_list.intervals:
+            print(f"      {contact_list.link_names[0]:>18} / {contact_list.link_names[1]:<12} "
+                  f"[{interval.activation_time:.4f}, {interval.deactivation_time:.4f}) s, deepest "
+                  f"{interval.contact.distance * 1e3:+.2f} mm")
+    pairs = {tuple(cl.link_names) for cl in answer.contact_lists if len(cl.intervals)}
+    for obstacle, (t0, t1) in ((PLATE_ID, TRAJECTORY_TIMES_S[:2]), ("table", TRAJECTORY_TIMES_S[1::2])):
+        inside = [i for cl in answer.contact_lists if obstacle in cl.link_names for i in cl.intervals
+                  if t0 <= i.activation_time < i.deactivation_time <= t1]
+        if not inside:
+            failures.append(f"trajectory: no contact interval with '{obstacle}' between {t0} and {t1} s")
+    if answer.valid or not pairs:
+        failures.append(f"trajectory: expected contact intervals, got valid={answer.valid}, {len(pairs)} pairs")
+    print()
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--output", default="demo_output", help="folder for the PNG pictures")
+    parser.add_argument("--world", default=os.path.join(get_package_share_directory("my_collision_pkg"), "config",
+                                                        "panda_world.yaml"), help="world YAML file")
+    args = parser.parse_args(argv)
+    print(f"collision_validator on the Franka Panda (example-robot-data), world {args.world}")
+    process = _start_validator(args.world)
+    failures = []
+    try:
+        with ValidatorClient(node_name="demo_client") as client:
+            started = time.monotonic()
+            try:
+                client.wait_for_services(STARTUP_TIMEOUT_S)
+            except ServiceTimeout as exc:
+                print(f"demo: {exc}", file=sys.stderr)
+                return 1
+            print(f"services ready after {time.monotonic() - started:.1f} s\n")
+            pictures = []
+            for title, q, expected in CASES:
+                verdict = client.check(ARM, q)
+                print(f"[{title}]\n    joints: {np.round(q, 3).tolist()}")
+                print(f"    check_validity: valid={verdict.valid} ({verdict.message})")
+                explanation = client.explain(ARM, q, compute_surfaces=True)
+                _print_explanation(explanation)
+                if verdict.valid != expected or explanation.valid != expected:
+                    failures.append(f"{title}: expected valid={expected}, got {verdict.valid}/{explanation.valid}")
+                if not explanation.valid:
+                    pictures.append((title, explanation))
+                print()
+            rng = np.random.default_rng(BATCH_SEED)
+            batch = rng.uniform(PANDA_LOWER, PANDA_UPPER, size=(BATCH_SIZE, len(ARM)))
+            started = time.perf_counter()
+            answer = client.check_batch(ARM, batch)
+            elapsed = time.perf_counter() - started
+            print(f"[batch] {BATCH_SIZE} random configurations in one request: {sum(answer.valid)} valid, "
+                  f"{elapsed * 1e3:.1f} ms round trip ({BATCH_SIZE / elapsed:,.0f} configurations/s)")
+            print(f"    {answer.message}\n")
+            plate = _plate_object()
+            applied = client.apply([plate])
+            if not applied.success:
+                print(f"demo: the plate was refused: {applied.message}", file=sys.stderr)
+                return 1
+            first_contact = _motion_through_plate(client, failures)
+            _trajectory_through_plate(client, failures)
+            written = _render(pictures, args.output, args.world)
+            if not first_contact.valid:
+                written.append(_render_first_contact(first_contact, plate, args.output, args.world))
+            for path in written:
+                print(f"picture: {path}")
+    finally:
+        _stop(process)
+    if failures:
+        for failure in failures:
+            print(f"demo: unexpected answer: {failure}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def _render(pictures, folder: str, world_path: str) -> list[str]:
+    """PNG pictures of the refused configurations (see my_collision_pkg.viz.render)."""
+    from my_collision_pkg.viz.render import render_explanation_pngs
+    urdf, srdf = panda_paths()
+    return render_explanation_pngs(pictures, folder, urdf_path=urdf, srdf_path=srdf, world_path=world_path)
+
+
+def _render_first_contact(response, plate: CollisionObject, folder: str, world_path: str) -> str:
+    """``motion_first_contact.png``: a close-up of the hand at cc_time, the plate, and the contacts there."""
+    from my_collision_pkg.ros.conversions import collision_object_to_updates
+    from my_collision_pkg.core.scene.loading import load_scene
+    from my_collision_pkg.viz.render import render_report_png
+    urdf, srdf = panda_paths()
+    scene = load_scene(urdf_path=urdf, srdf_path=srdf, world_path=world_path)
+    scene.apply(collision_object_to_updates(plate, scene.robot))    # the node's world: file + plate
+    os.makedirs(folder, exist_ok=True)
+    title = (f"motion first contact: joint 1 swing through a {PLATE_THICKNESS_M * 1e3:.0f} mm plate\n"
+             f"certified cc_time {response.cc_time:.5f}; discrete at {MOVEIT_LIKE_STEP_RAD} rad: valid")
+    image = render_report_png(os.path.join(folder, "motion_first_contact.png"), scene.world, response,
+                              title=title, view=MOTION_VIEW,
+                              zoom_half_size_m=MOTION_ZOOM_HALF_SIZE_M)
+    return os.path.abspath(image.path)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

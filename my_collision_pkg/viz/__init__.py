@@ -1,0 +1,1 @@
+"""ROS-free pictures: the PNG renderer and the drawing policy shared with the RViz markers."""
