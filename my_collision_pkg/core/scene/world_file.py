@@ -31,9 +31,9 @@ import numpy as np
 import yaml
 
 from my_collision_pkg.core.errors import CollisionPkgError, WorldFileError
-from my_collision_pkg.core.model.robot_model import Box, Capsule, Cone, Cylinder, MeshRef, Sphere
-from my_collision_pkg.core.scene.planning_scene import AddObject, ObjectShape, SceneObject
+from my_collision_pkg.core.model.shapes import Box, Capsule, Cone, Cylinder, MeshRef, Sphere
 from my_collision_pkg.core.model.transforms import make_transform, quaternion_to_matrix, rpy_to_matrix
+from my_collision_pkg.core.scene.objects import AddObject, ObjectShape, SceneObject
 
 SHAPE_KEYS = {
     "box": ("size",),
