@@ -21,6 +21,7 @@ import urdf_parser_py.xml_reflection.core as xml_reflection_core
 from my_collision_pkg.core.errors import ModelError
 from my_collision_pkg.core.kernels.codes import JOINT_PRISMATIC, JOINT_REVOLUTE
 from my_collision_pkg.core.kernels.kinematics import forward_kinematics
+from my_collision_pkg.core.model.description_files import parse_file
 from my_collision_pkg.core.model.shapes import (MAX_COORDINATE_M, Box, Capsule, Cone, Cylinder, MeshRef,  # noqa: F401
                                                 Sphere, ShapeSpec, TriangleMesh)
 from my_collision_pkg.core.model.transforms import make_transform, rpy_to_matrix
@@ -178,15 +179,7 @@ class RobotModel:
         ModelError
             If the file cannot be read or the URDF is malformed.
         """
-        try:
-            with open(path, encoding="utf-8") as stream:
-                xml = stream.read()
-        except OSError as exc:
-            raise ModelError(f"cannot read URDF file '{path}': {exc.strerror}") from exc
-        try:
-            return cls.from_urdf_string(xml)
-        except ModelError as exc:
-            raise ModelError(f"URDF file '{path}': {exc}") from exc
+        return parse_file(path, "URDF", cls.from_urdf_string)
 
     @classmethod
     def from_urdf_string(cls, xml: str) -> "RobotModel":

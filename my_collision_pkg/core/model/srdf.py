@@ -13,6 +13,7 @@ import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 
 from my_collision_pkg.core.errors import ModelError, RequestError
+from my_collision_pkg.core.model.description_files import parse_file
 from my_collision_pkg.core.model.robot_model import RobotModel, robot_element
 
 
@@ -196,13 +197,11 @@ def _refuse_group_cycles(groups: dict[str, GroupDefinition]) -> None:
 
 
 def parse_srdf_file(path: str, robot: RobotModel) -> SemanticModel:
-    """Read an SRDF file; see :func:`parse_srdf`."""
-    try:
-        with open(path, encoding="utf-8") as stream:
-            xml = stream.read()
-    except OSError as exc:
-        raise ModelError(f"cannot read SRDF file '{path}': {exc.strerror}") from exc
-    try:
-        return parse_srdf(xml, robot)
-    except ModelError as exc:
-        raise ModelError(f"SRDF file '{path}': {exc}") from exc
+    """Read an SRDF file; see :func:`parse_srdf`.
+
+    Raises
+    ------
+    ModelError
+        If the file cannot be read or the SRDF is malformed (the message names the file).
+    """
+    return parse_file(path, "SRDF", lambda xml: parse_srdf(xml, robot))
