@@ -45,6 +45,9 @@ class CollisionElement:
 
 @dataclass(frozen=True)
 class Joint:
+    """One URDF joint: ``T_parent_joint`` is the joint origin in the parent link frame,
+    ``axis`` a unit vector in the joint frame (movable joints), limits in rad or m
+    (-inf/inf when unlimited), and the leader, multiplier and offset of a mimic."""
     name: str
     type: str
     parent: str
@@ -541,7 +544,7 @@ class RobotModel:
     # ----- arrays for compiled kernels ----------------------------------
     @property
     def kinematics_arrays(self) -> tuple[np.ndarray, ...]:
-        """The arrays :func:`kernels.forward_kinematics` runs on, after the positions.
+        """The arrays :func:`~my_collision_pkg.core.kernels.kinematics.forward_kinematics` runs on, after the positions.
 
         (mimic_matrix (M, A), mimic_offset (M,), joint_kind (M,), joint_axis (M, 3) in the
         joint's child frame, link_parent (L,), T_parent_origin (L, 4, 4), link_joint (L,)),

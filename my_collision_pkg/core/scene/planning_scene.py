@@ -36,6 +36,8 @@ class PlanningScene:
     semantic : SemanticModel, optional
         SRDF contents; without it no pairs are disabled beyond adjacency and no groups exist.
     resolver : MeshResolver, optional
+        Where link and object meshes are looked up (default: no search folders, no
+        package lookup).
     default_padding_m : float
         Padding of every robot link without its own value (metres, >= 0).
     link_padding_m : dict, optional
