@@ -141,10 +141,17 @@ def test_mesh_lookup_by_package_search_folder_and_relative_path(tmp_path):
     assert resolver.resolve(str(pkg / "cube.stl"), "l") == str(pkg / "cube.stl")
 
 
-def test_package_lookup_is_the_injected_callable(tmp_path):
+@pytest.fixture
+def installed_package(tmp_path):
+    """The share folder of an installed package 'mypkg' holding meshes/cube.stl."""
     share = tmp_path / "install" / "mypkg"
     (share / "meshes").mkdir(parents=True)
     trimesh.creation.box(extents=(0.2, 0.2, 0.2)).export(share / "meshes" / "cube.stl")
+    return share
+
+
+def test_package_lookup_is_the_injected_callable(installed_package):
+    share = installed_package
     asked = []
 
     def find_package_share(name):
@@ -160,10 +167,8 @@ def test_package_lookup_is_the_injected_callable(tmp_path):
         MeshResolver().resolve("package://mypkg/meshes/cube.stl", "l")
 
 
-def test_load_scene_hands_the_package_lookup_to_the_resolver(tmp_path):
-    share = tmp_path / "install" / "mypkg"
-    (share / "meshes").mkdir(parents=True)
-    trimesh.creation.box(extents=(0.2, 0.2, 0.2)).export(share / "meshes" / "cube.stl")
+def test_load_scene_hands_the_package_lookup_to_the_resolver(installed_package):
+    share = installed_package
     urdf = """<robot name="m"><link name="hull"><collision><geometry>
         <mesh filename="package://mypkg/meshes/cube.stl"/></geometry></collision></link></robot>"""
 
