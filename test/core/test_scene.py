@@ -12,8 +12,9 @@ from core_scenes import SLIDER_URDF, assert_contact_invariants
 from my_collision_pkg.core.checks.checker import CollisionChecker
 from my_collision_pkg.core.checks.results import BodyType, ContactType, Status
 from my_collision_pkg.core.errors import MeshError, ModelError, SceneError
-from my_collision_pkg.core.geometry.shape_geometry import MeshResolver
+from my_collision_pkg.core.geometry.mesh_files import MeshResolver
 from my_collision_pkg.core.model.robot_model import Box, Capsule, Cone, Cylinder, MeshRef, RobotModel, Sphere, TriangleMesh
+from my_collision_pkg.core.scene.loading import load_scene
 from my_collision_pkg.core.scene.planning_scene import (AddObject, ClearObjects, MoveObject, ObjectShape, PlanningScene, RemoveObject,
                                     SceneObject)
 from my_collision_pkg.core.model.transforms import make_transform
@@ -138,6 +139,45 @@ def test_mesh_lookup_by_package_search_folder_and_relative_path(tmp_path):
     assert resolver.resolve("meshes/cube.stl", "l") == str(pkg / "cube.stl")
     assert resolver.resolve(f"file://{pkg / 'cube.stl'}", "l") == str(pkg / "cube.stl")
     assert resolver.resolve(str(pkg / "cube.stl"), "l") == str(pkg / "cube.stl")
+
+
+@pytest.fixture
+def installed_package(tmp_path):
+    """The share folder of an installed package 'mypkg' holding meshes/cube.stl."""
+    share = tmp_path / "install" / "mypkg"
+    (share / "meshes").mkdir(parents=True)
+    trimesh.creation.box(extents=(0.2, 0.2, 0.2)).export(share / "meshes" / "cube.stl")
+    return share
+
+
+def test_package_lookup_is_the_injected_callable(installed_package):
+    share = installed_package
+    asked = []
+
+    def find_package_share(name):
+        asked.append(name)
+        return str(share) if name == "mypkg" else None
+
+    resolver = MeshResolver(find_package_share=find_package_share)
+    assert resolver.resolve("package://mypkg/meshes/cube.stl", "l") == str(share / "meshes" / "cube.stl")
+    with pytest.raises(MeshError, match="package 'other' is not found by the package lookup"):
+        resolver.resolve("package://other/meshes/cube.stl", "l")
+    assert asked == ["mypkg", "other"]
+    with pytest.raises(MeshError, match="package 'mypkg' is not in the search folders"):
+        MeshResolver().resolve("package://mypkg/meshes/cube.stl", "l")
+
+
+def test_load_scene_hands_the_package_lookup_to_the_resolver(installed_package):
+    share = installed_package
+    urdf = """<robot name="m"><link name="hull"><collision><geometry>
+        <mesh filename="package://mypkg/meshes/cube.stl"/></geometry></collision></link></robot>"""
+
+    def find_package_share(name):
+        return str(share) if name == "mypkg" else None
+
+    scene = load_scene(urdf_xml=urdf, find_package_share=find_package_share)
+    assert scene.resolver.find_package_share is find_package_share
+    assert [e.owner for e in scene.world.shapes] == ["hull"]
 
 
 def test_convex_mesh_gives_true_depth(tmp_path):

@@ -15,7 +15,8 @@ import pytest
 
 from my_collision_pkg.core.checks.checker import CollisionChecker
 from my_collision_pkg.core.errors import ModelError
-from my_collision_pkg.core.scene.loading import is_xacro, load_scene, parse_xacro_args, read_description
+from my_collision_pkg.core.model.description_files import is_xacro, parse_xacro_args, read_description
+from my_collision_pkg.core.scene.loading import load_scene
 
 DATA = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "data")
 URDF_XACRO = os.path.join(DATA, "two_arms.urdf.xacro")

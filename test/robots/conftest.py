@@ -16,7 +16,8 @@ import pinocchio as pin
 import pytest
 
 from my_collision_pkg.core.checks.checker import CollisionChecker
-from my_collision_pkg.core.scene.loading import example_robot_data_share, load_scene, panda_paths
+from my_collision_pkg.core.model.example_robots import example_robot_data_share, panda_paths
+from my_collision_pkg.core.scene.loading import load_scene
 from my_collision_pkg.core.model.robot_model import Box, Capsule, Cone, Cylinder, Sphere
 from my_collision_pkg.core.scene.planning_scene import PlanningScene
 

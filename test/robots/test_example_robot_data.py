@@ -34,7 +34,8 @@ import urdf_parser_py.xml_reflection.core as xml_reflection_core
 from my_collision_pkg.core.checks.checker import CollisionChecker
 from my_collision_pkg.core.checks.results import Status
 from my_collision_pkg.core.errors import MeshError, ModelError
-from my_collision_pkg.core.scene.loading import example_robot_data_share, load_scene
+from my_collision_pkg.core.model.example_robots import example_robot_data_share
+from my_collision_pkg.core.scene.loading import load_scene
 
 N_RANDOM_CHECKS = 20
 RANDOM_SEED = 7

@@ -21,111 +21,12 @@ import trimesh
 from my_collision_pkg.core.kernels.depth import (KIND_BOX, KIND_CAPSULE, KIND_CONE, KIND_CONVEX, KIND_CYLINDER, KIND_MESH, KIND_SPHERE,
                               MeshTree, adjacency)
 from my_collision_pkg.core.errors import MeshError, ModelError
+from my_collision_pkg.core.geometry.mesh_files import MeshResolver, load_mesh_file  # re-exported
 from my_collision_pkg.core.model.robot_model import MAX_COORDINATE_M, Box, Capsule, Cone, Cylinder, MeshRef, ShapeSpec, Sphere, TriangleMesh
 
 SPHERE_SUBDIVISIONS = 3      # icosphere used to draw spheres and build their surfaces
 ROUND_SECTIONS = 48          # facets around cylinders, capsules and cones
 MIN_DIMENSION_M = 0.0        # sizes must be strictly above this
-
-
-class MeshResolver:
-    """Turns mesh URIs into files.
-
-    ``package://name/rel`` is looked up through the ament index, then in each
-    search folder as ``folder/name/rel`` (or ``folder/rel`` when the folder itself
-    is the package). ``file://`` URIs and absolute paths are used as they are;
-    relative paths are taken from ``base_dir`` (the URDF's folder), else the
-    current folder.
-    """
-
-    def __init__(self, package_paths: tuple[str, ...] | list[str] = (), base_dir: str | None = None) -> None:
-        self._package_paths = tuple(os.path.expanduser(p) for p in package_paths)
-        self._base_dir = base_dir
-
-    @property
-    def package_paths(self) -> tuple[str, ...]:
-        return self._package_paths
-
-    def resolve(self, uri: str, owner: str) -> str:
-        """Path of an existing file for ``uri``.
-
-        Raises
-        ------
-        MeshError
-            If no file exists for the URI (the message lists where it looked).
-        """
-        tried: list[str] = []
-        if uri.startswith("package://"):
-            rest = uri[len("package://"):]
-            package, _, relative = rest.partition("/")
-            for root in self._package_roots(package):
-                candidate = os.path.join(root, relative)
-                tried.append(candidate)
-                if os.path.isfile(candidate):
-                    return candidate
-            if not tried:
-                raise MeshError(owner, uri, f"package '{package}' is not in the ament index nor in "
-                                            f"the search folders {list(self._package_paths)}")
-        elif uri.startswith("file://"):
-            path = unquote(urlparse(uri).path)
-            tried.append(path)
-            if os.path.isfile(path):
-                return path
-        else:
-            path = uri if os.path.isabs(uri) else os.path.join(self._base_dir or os.getcwd(), uri)
-            tried.append(path)
-            if os.path.isfile(path):
-                return path
-        raise MeshError(owner, uri, f"file not found (looked at {', '.join(tried)})")
-
-    def _package_roots(self, package: str) -> list[str]:
-        roots = []
-        try:
-            from ament_index_python.packages import PackageNotFoundError, get_package_share_directory
-            try:
-                roots.append(get_package_share_directory(package))
-            except (PackageNotFoundError, ValueError, LookupError, OSError):
-                pass
-        except ImportError:
-            pass
-        for folder in self._package_paths:
-            if os.path.isdir(os.path.join(folder, package)):
-                roots.append(os.path.join(folder, package))
-            if os.path.basename(os.path.normpath(folder)) == package:
-                roots.append(folder)
-        return roots
-
-
-_MESH_CACHE: dict[tuple[str, tuple[float, float, float]], trimesh.Trimesh] = {}
-_MESH_CACHE_LOCK = threading.Lock()
-
-
-def load_mesh_file(path: str, scale: tuple[float, float, float], owner: str, uri: str) -> trimesh.Trimesh:
-    """Read a mesh file (STL, OBJ, DAE, PLY, ...) as one triangle mesh, scaled.
-
-    Raises
-    ------
-    MeshError
-        If the file cannot be read or holds no triangles.
-    """
-    key = (os.path.realpath(path), tuple(scale))
-    with _MESH_CACHE_LOCK:
-        cached = _MESH_CACHE.get(key)
-    if cached is not None:
-        return cached
-    try:
-        mesh = trimesh.load(path, force="mesh")
-    except Exception as exc:  # trimesh raises many types for unreadable files
-        raise MeshError(owner, uri, f"cannot be read ({type(exc).__name__}: {exc})") from exc
-    if not isinstance(mesh, trimesh.Trimesh) or len(mesh.faces) == 0:
-        raise MeshError(owner, uri, "holds no triangles")
-    if not np.allclose(scale, 1.0):
-        mesh = mesh.copy()
-        mesh.apply_scale(np.asarray(scale, dtype=float))
-    mesh.merge_vertices()
-    with _MESH_CACHE_LOCK:
-        _MESH_CACHE[key] = mesh
-    return mesh
 
 
 @dataclass(frozen=True)

@@ -21,6 +21,7 @@ import urdf_parser_py.xml_reflection.core as xml_reflection_core
 from my_collision_pkg.core.errors import ModelError
 from my_collision_pkg.core.kernels.codes import JOINT_PRISMATIC, JOINT_REVOLUTE
 from my_collision_pkg.core.kernels.kinematics import forward_kinematics
+from my_collision_pkg.core.model.description_files import parse_file
 from my_collision_pkg.core.model.shapes import (MAX_COORDINATE_M, Box, Capsule, Cone, Cylinder, MeshRef,  # noqa: F401
                                                 Sphere, ShapeSpec, TriangleMesh)
 from my_collision_pkg.core.model.transforms import make_transform, rpy_to_matrix
@@ -31,6 +32,8 @@ HELD_TYPES = ("fixed", "floating", "planar")
 # (old-style transmissions, textures inside materials, simulator extensions).
 IGNORED_URDF_ELEMENTS = ("transmission", "gazebo", "visual", "material")
 DEFAULT_ROBOT_NAME = "robot"
+
+
 @dataclass(frozen=True)
 class CollisionElement:
     """One ``<collision>`` of a link; ``shape_id`` is its index within the link."""
@@ -42,6 +45,9 @@ class CollisionElement:
 
 @dataclass(frozen=True)
 class Joint:
+    """One URDF joint: ``T_parent_joint`` is the joint origin in the parent link frame,
+    ``axis`` a unit vector in the joint frame (movable joints), limits in rad or m
+    (-inf/inf when unlimited), and the leader, multiplier and offset of a mimic."""
     name: str
     type: str
     parent: str
@@ -149,6 +155,165 @@ def _shape_from_urdf(geometry, owner: str) -> ShapeSpec:
     raise ModelError(f"link '{owner}': unsupported collision geometry {type(geometry).__name__}")
 
 
+def _repeated(names) -> list[str]:
+    """The names that occur more than once, sorted."""
+    names = list(names)
+    return sorted({n for n in names if names.count(n) > 1})
+
+
+def _link_names(urdf_links) -> list[str]:
+    """The link names in URDF order.
+
+    Raises
+    ------
+    ModelError
+        If there is no link or a name occurs twice.
+    """
+    names = [link.name for link in urdf_links]
+    if not names:
+        raise ModelError("URDF has no links")
+    repeated = _repeated(names)
+    if repeated:
+        raise ModelError(f"URDF names link(s) {repeated} more than once")
+    return names
+
+
+def _joints_from_urdf(urdf_joints, link_names: list[str]) -> list[Joint]:
+    """Every URDF joint as a :class:`Joint`, in URDF order.
+
+    Raises
+    ------
+    ModelError
+        If a joint names an unknown link, a link is the child of two joints, or a
+        joint's type, axis, limits, mimic or origin is invalid.
+    """
+    known = set(link_names)
+    joints, joint_of_child = [], {}
+    for j in urdf_joints:
+        if j.parent not in known or j.child not in known:
+            missing = j.parent if j.parent not in known else j.child
+            raise ModelError(f"joint '{j.name}' names unknown link '{missing}'")
+        if j.child in joint_of_child:
+            raise ModelError(f"link '{j.child}' is the child of both joints "
+                             f"'{joint_of_child[j.child]}' and '{j.name}'")
+        joint_of_child[j.child] = j.name
+        joints.append(_joint_from_urdf(j))
+    return joints
+
+
+def _joint_from_urdf(j) -> Joint:
+    """One URDF joint: type, unit axis (movable joints), limits, mimic and origin, checked."""
+    if j.type not in MOVABLE_TYPES + HELD_TYPES:
+        raise ModelError(f"joint '{j.name}' has unsupported type '{j.type}'")
+    axis = _finite_numbers(j.axis if j.axis is not None else [1.0, 0.0, 0.0], f"joint '{j.name}' axis")
+    if j.type in MOVABLE_TYPES:
+        norm = np.linalg.norm(axis)
+        if not np.isfinite(norm) or norm < 1e-12:
+            raise ModelError(f"joint '{j.name}' has a zero axis")
+        axis = axis / norm
+    lower, upper = _joint_limits(j)
+    mimic_of, multiplier, offset = _joint_mimic(j)
+    T_parent_joint = _origin_transform(j.origin, f"joint '{j.name}' origin")
+    return Joint(j.name, j.type, j.parent, j.child, T_parent_joint, axis, lower, upper, mimic_of, multiplier, offset)
+
+
+def _joint_limits(j) -> tuple[float, float]:
+    """(lower, upper) of a revolute or prismatic joint with a ``<limit>``, else (-inf, inf)."""
+    if j.type not in ("revolute", "prismatic") or j.limit is None:
+        return -np.inf, np.inf
+    lower = float(j.limit.lower) if j.limit.lower is not None else 0.0
+    upper = float(j.limit.upper) if j.limit.upper is not None else 0.0
+    _finite_numbers([lower, upper], f"joint '{j.name}' limits")
+    if lower > upper:
+        raise ModelError(f"joint '{j.name}' has lower limit {lower} above upper {upper}")
+    return lower, upper
+
+
+def _joint_mimic(j) -> tuple[str | None, float, float]:
+    """(leader, multiplier, offset) of a movable joint's ``<mimic>``, else (None, 1, 0)."""
+    if j.mimic is None or j.type not in MOVABLE_TYPES:
+        return None, 1.0, 0.0
+    multiplier = float(j.mimic.multiplier) if j.mimic.multiplier is not None else 1.0
+    offset = float(j.mimic.offset) if j.mimic.offset is not None else 0.0
+    _finite_numbers([multiplier, offset], f"joint '{j.name}' mimic multiplier and offset")
+    return j.mimic.joint, multiplier, offset
+
+
+def _release_orphan_mimics(joints: list[Joint]) -> tuple[list[Joint], tuple[str, ...]]:
+    """Joints in which a mimic of an unknown or fixed joint moves on its own (as in MoveIt),
+    and a warning for each such mimic."""
+    warnings = []
+    movable_names = {j.name for j in joints if j.type in MOVABLE_TYPES}
+    released = []
+    for j in joints:
+        if j.mimic_of is not None and j.mimic_of not in movable_names:
+            warnings.append(f"mimic joint '{j.name}' follows unknown or fixed joint '{j.mimic_of}'; "
+                            "it is treated as an independent joint")
+            j = dataclasses.replace(j, mimic_of=None, mimic_multiplier=1.0, mimic_offset=0.0)
+        released.append(j)
+    return released, tuple(warnings)
+
+
+def _single_root(link_names: list[str], joints: list[Joint]) -> str:
+    """The one link that is no joint's child.
+
+    Raises
+    ------
+    ModelError
+        If there are none or several.
+    """
+    children = {j.child for j in joints}
+    roots = [n for n in link_names if n not in children]
+    if len(roots) != 1:
+        raise ModelError(f"URDF must have exactly one root link, found {roots}")
+    return roots[0]
+
+
+def _breadth_first(root: str, link_names: list[str], joints: list[Joint]) -> tuple[list[str], list[Joint]]:
+    """Links and joints in breadth-first order from the root, so parents precede children.
+
+    Raises
+    ------
+    ModelError
+        If some links cannot be reached from the root.
+    """
+    by_parent: dict[str, list[Joint]] = {}
+    for j in joints:
+        by_parent.setdefault(j.parent, []).append(j)
+    order, ordered_joints, frontier = [root], [], [root]
+    while frontier:
+        below = []
+        for link in frontier:
+            for j in by_parent.get(link, []):
+                order.append(j.child)
+                ordered_joints.append(j)
+                below.append(j.child)
+        frontier = below
+    if len(order) != len(link_names):
+        unreached = sorted(set(link_names) - set(order))
+        raise ModelError(f"links {unreached} are not connected to the root '{root}'")
+    return order, ordered_joints
+
+
+def _collision_elements(urdf_links) -> list[CollisionElement]:
+    """Every ``<collision>`` of every link, in URDF order.
+
+    Raises
+    ------
+    ModelError
+        For a collision without geometry, an invalid origin or an unsupported shape.
+    """
+    elements = []
+    for link in urdf_links:
+        for shape_id, col in enumerate(link.collisions or []):
+            if col.geometry is None:
+                raise ModelError(f"link '{link.name}': <collision> {shape_id} has no geometry")
+            where = f"link '{link.name}' <collision> {shape_id} origin"
+            elements.append(CollisionElement(link.name, shape_id, _origin_transform(col.origin, where),
+                                             _shape_from_urdf(col.geometry, link.name)))
+    return elements
+
+
 class RobotModel:
     """Kinematic tree, joint limits and collision elements of one robot.
 
@@ -178,15 +343,7 @@ class RobotModel:
         ModelError
             If the file cannot be read or the URDF is malformed.
         """
-        try:
-            with open(path, encoding="utf-8") as stream:
-                xml = stream.read()
-        except OSError as exc:
-            raise ModelError(f"cannot read URDF file '{path}': {exc.strerror}") from exc
-        try:
-            return cls.from_urdf_string(xml)
-        except ModelError as exc:
-            raise ModelError(f"URDF file '{path}': {exc}") from exc
+        return parse_file(path, "URDF", cls.from_urdf_string)
 
     @classmethod
     def from_urdf_string(cls, xml: str) -> "RobotModel":
@@ -201,89 +358,16 @@ class RobotModel:
         """
         if not xml or not xml.strip():
             raise ModelError("URDF is empty")
-        clean = _sanitize_urdf(xml)
-        robot = _parse_with_urdf_parser(clean)
-        link_set = [link.name for link in robot.links]
-        if not link_set:
-            raise ModelError("URDF has no links")
-        if len(set(link_set)) != len(link_set):
-            dup = sorted({n for n in link_set if link_set.count(n) > 1})
-            raise ModelError(f"URDF names link(s) {dup} more than once")
-        joints = []
-        children = {}
-        for j in robot.joints:
-            if j.parent not in link_set or j.child not in link_set:
-                missing = j.parent if j.parent not in link_set else j.child
-                raise ModelError(f"joint '{j.name}' names unknown link '{missing}'")
-            if j.child in children:
-                raise ModelError(f"link '{j.child}' is the child of both joints "
-                                 f"'{children[j.child]}' and '{j.name}'")
-            children[j.child] = j.name
-            jtype = j.type if j.type in MOVABLE_TYPES + HELD_TYPES else None
-            if jtype is None:
-                raise ModelError(f"joint '{j.name}' has unsupported type '{j.type}'")
-            axis = _finite_numbers(j.axis if j.axis is not None else [1.0, 0.0, 0.0], f"joint '{j.name}' axis")
-            if jtype in MOVABLE_TYPES:
-                norm = np.linalg.norm(axis)
-                if not np.isfinite(norm) or norm < 1e-12:
-                    raise ModelError(f"joint '{j.name}' has a zero axis")
-                axis = axis / norm
-            lower, upper = -np.inf, np.inf
-            if jtype in ("revolute", "prismatic") and j.limit is not None:
-                lower = float(j.limit.lower) if j.limit.lower is not None else 0.0
-                upper = float(j.limit.upper) if j.limit.upper is not None else 0.0
-                _finite_numbers([lower, upper], f"joint '{j.name}' limits")
-                if lower > upper:
-                    raise ModelError(f"joint '{j.name}' has lower limit {lower} above upper {upper}")
-            mimic_of, mult, offset = None, 1.0, 0.0
-            if j.mimic is not None and jtype in MOVABLE_TYPES:
-                mimic_of = j.mimic.joint
-                mult = float(j.mimic.multiplier) if j.mimic.multiplier is not None else 1.0
-                offset = float(j.mimic.offset) if j.mimic.offset is not None else 0.0
-                _finite_numbers([mult, offset], f"joint '{j.name}' mimic multiplier and offset")
-            T_parent_joint = _origin_transform(j.origin, f"joint '{j.name}' origin")
-            joints.append(Joint(j.name, jtype, j.parent, j.child, T_parent_joint, axis,
-                                lower, upper, mimic_of, mult, offset))
-        # A mimic joint whose leader does not exist (or cannot move) moves on its own, as in MoveIt.
-        warnings = []
-        movable_names = {j.name for j in joints if j.type in MOVABLE_TYPES}
-        for k, j in enumerate(joints):
-            if j.mimic_of is not None and j.mimic_of not in movable_names:
-                warnings.append(f"mimic joint '{j.name}' follows unknown or fixed joint '{j.mimic_of}'; "
-                                "it is treated as an independent joint")
-                joints[k] = dataclasses.replace(j, mimic_of=None, mimic_multiplier=1.0, mimic_offset=0.0)
-        roots = [n for n in link_set if n not in children]
-        if len(roots) != 1:
-            raise ModelError(f"URDF must have exactly one root link, found {roots}")
-        names = [j.name for j in joints]
-        if len(set(names)) != len(names):
-            dup = sorted({n for n in names if names.count(n) > 1})
-            raise ModelError(f"URDF names joint(s) {dup} more than once")
-        # Topological order from the root (breadth first), so parents precede children.
-        by_parent: dict[str, list[Joint]] = {}
-        for j in joints:
-            by_parent.setdefault(j.parent, []).append(j)
-        order, ordered_joints, frontier = [roots[0]], [], [roots[0]]
-        while frontier:
-            nxt = []
-            for link in frontier:
-                for j in by_parent.get(link, []):
-                    order.append(j.child)
-                    ordered_joints.append(j)
-                    nxt.append(j.child)
-            frontier = nxt
-        if len(order) != len(link_set):
-            unreached = sorted(set(link_set) - set(order))
-            raise ModelError(f"links {unreached} are not connected to the root '{roots[0]}'")
-        elements = []
-        for link in robot.links:
-            for shape_id, col in enumerate(link.collisions or []):
-                if col.geometry is None:
-                    raise ModelError(f"link '{link.name}': <collision> {shape_id} has no geometry")
-                where = f"link '{link.name}' <collision> {shape_id} origin"
-                elements.append(CollisionElement(link.name, shape_id, _origin_transform(col.origin, where),
-                                                 _shape_from_urdf(col.geometry, link.name)))
-        return cls(robot.name or DEFAULT_ROBOT_NAME, roots[0], order, ordered_joints, elements, tuple(warnings))
+        robot = _parse_with_urdf_parser(_sanitize_urdf(xml))
+        link_names = _link_names(robot.links)
+        joints, warnings = _release_orphan_mimics(_joints_from_urdf(robot.joints, link_names))
+        root = _single_root(link_names, joints)
+        repeated = _repeated(j.name for j in joints)
+        if repeated:
+            raise ModelError(f"URDF names joint(s) {repeated} more than once")
+        order, ordered_joints = _breadth_first(root, link_names, joints)
+        elements = _collision_elements(robot.links)
+        return cls(robot.name or DEFAULT_ROBOT_NAME, root, order, ordered_joints, elements, warnings)
 
     def _compile(self) -> None:
         """Precompute the arrays forward kinematics runs on."""
@@ -460,7 +544,7 @@ class RobotModel:
     # ----- arrays for compiled kernels ----------------------------------
     @property
     def kinematics_arrays(self) -> tuple[np.ndarray, ...]:
-        """The arrays :func:`kernels.forward_kinematics` runs on, after the positions.
+        """The arrays :func:`~my_collision_pkg.core.kernels.kinematics.forward_kinematics` runs on, after the positions.
 
         (mimic_matrix (M, A), mimic_offset (M,), joint_kind (M,), joint_axis (M, 3) in the
         joint's child frame, link_parent (L,), T_parent_origin (L, 4, 4), link_joint (L,)),

@@ -13,6 +13,7 @@ import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 
 from my_collision_pkg.core.errors import ModelError, RequestError
+from my_collision_pkg.core.model.description_files import parse_file
 from my_collision_pkg.core.model.robot_model import RobotModel, robot_element
 
 
@@ -93,42 +94,65 @@ def parse_srdf(xml: str, robot: RobotModel) -> SemanticModel:
     """
     root = robot_element(xml, "SRDF")
     warnings: list[str] = []
-
-    def attr(element: ET.Element, name: str, where: str) -> str:
-        value = element.get(name)
-        if not value:
-            raise ModelError(f"SRDF <{element.tag}> in {where} lacks the attribute '{name}'")
-        return value
-
     groups: dict[str, GroupDefinition] = {}
-    for g in root.findall("group"):
-        name = attr(g, "name", "<robot>")
-        joints, links, chains, subgroups = [], [], [], []
-        for member in g:
-            where = f"group '{name}'"
-            if member.tag == "joint":
-                j = attr(member, "name", where)
-                if robot.has_joint(j):
-                    joints.append(j)
-                else:
-                    warnings.append(f"group '{name}': unknown joint '{j}' skipped")
-            elif member.tag == "link":
-                ln = attr(member, "name", where)
-                if robot.has_link(ln):
-                    links.append(ln)
-                else:
-                    warnings.append(f"group '{name}': unknown link '{ln}' skipped")
-            elif member.tag == "chain":
-                base, tip = attr(member, "base_link", where), attr(member, "tip_link", where)
-                if robot.has_link(base) and robot.has_link(tip):
-                    chains.append((base, tip))
-                else:
-                    warnings.append(f"group '{name}': chain {base} -> {tip} names an unknown link, skipped")
-            elif member.tag == "group":
-                subgroups.append(attr(member, "name", where))
-        groups[name] = GroupDefinition(name, tuple(joints), tuple(links), tuple(chains), tuple(subgroups))
-    # A group naming a subgroup that does not exist is dropped, as MoveIt does (repeat:
-    # dropping one group can orphan another that includes it).
+    for element in root.findall("group"):
+        definition = _group_definition(element, robot, warnings)
+        groups[definition.name] = definition
+    _drop_groups_with_unknown_subgroups(groups, warnings)
+    _refuse_group_cycles(groups)
+    disabled = _disabled_pairs(root, robot, warnings)
+    states = _group_states(root, warnings)
+    return SemanticModel(groups, disabled, states, tuple(warnings))
+
+
+def _required(element: ET.Element, name: str, where: str) -> str:
+    """The value of a required attribute.
+
+    Raises
+    ------
+    ModelError
+        Naming the element, ``where`` it is and the attribute, if it is missing or empty.
+    """
+    value = element.get(name)
+    if not value:
+        raise ModelError(f"SRDF <{element.tag}> in {where} lacks the attribute '{name}'")
+    return value
+
+
+def _group_definition(element: ET.Element, robot: RobotModel, warnings: list[str]) -> GroupDefinition:
+    """One ``<group>``; joints, links and chains the robot lacks are skipped with a warning."""
+    name = _required(element, "name", "<robot>")
+    where = f"group '{name}'"
+    joints, links, chains, subgroups = [], [], [], []
+    for member in element:
+        if member.tag == "joint":
+            joint = _required(member, "name", where)
+            if robot.has_joint(joint):
+                joints.append(joint)
+            else:
+                warnings.append(f"group '{name}': unknown joint '{joint}' skipped")
+        elif member.tag == "link":
+            link = _required(member, "name", where)
+            if robot.has_link(link):
+                links.append(link)
+            else:
+                warnings.append(f"group '{name}': unknown link '{link}' skipped")
+        elif member.tag == "chain":
+            base, tip = _required(member, "base_link", where), _required(member, "tip_link", where)
+            if robot.has_link(base) and robot.has_link(tip):
+                chains.append((base, tip))
+            else:
+                warnings.append(f"group '{name}': chain {base} -> {tip} names an unknown link, skipped")
+        elif member.tag == "group":
+            subgroups.append(_required(member, "name", where))
+    return GroupDefinition(name, tuple(joints), tuple(links), tuple(chains), tuple(subgroups))
+
+
+def _drop_groups_with_unknown_subgroups(groups: dict[str, GroupDefinition], warnings: list[str]) -> None:
+    """Remove (in place) each group naming a subgroup that does not exist, as MoveIt does.
+
+    Repeated until none is left: dropping one group can orphan another that includes it.
+    """
     dropped = True
     while dropped:
         dropped = False
@@ -139,36 +163,60 @@ def parse_srdf(xml: str, robot: RobotModel) -> SemanticModel:
                 del groups[name]
                 dropped = True
 
-    _refuse_group_cycles(groups)
 
+def _disabled_pairs(root: ET.Element, robot: RobotModel, warnings: list[str]) -> frozenset[frozenset[str]]:
+    """The ``<disable_collisions>`` link pairs; pairs naming an unknown link are skipped with a warning."""
     disabled: set[frozenset[str]] = set()
-    for d in root.findall("disable_collisions"):
-        a, b = attr(d, "link1", "<disable_collisions>"), attr(d, "link2", "<disable_collisions>")
+    where = "<disable_collisions>"
+    for element in root.findall("disable_collisions"):
+        a, b = _required(element, "link1", where), _required(element, "link2", where)
         if robot.has_link(a) and robot.has_link(b):
             disabled.add(frozenset((a, b)))
         else:
             warnings.append(f"disable_collisions {a} / {b} names an unknown link, skipped")
+    return frozenset(disabled)
 
+
+def _group_states(root: ET.Element, warnings: list[str]) -> dict[str, tuple[str, dict[str, float]]]:
+    """The ``<group_state>`` entries as ``{name: (group, {joint: value})}``; a state that
+    names no group is skipped with a warning.
+
+    Raises
+    ------
+    ModelError
+        If a joint value is not a finite number.
+    """
     states: dict[str, tuple[str, dict[str, float]]] = {}
-    for s in root.findall("group_state"):
-        name = attr(s, "name", "<robot>")
-        group = s.get("group")
+    for element in root.findall("group_state"):
+        name = _required(element, "name", "<robot>")
+        group = element.get("group")
         if not group:
             warnings.append(f"group_state '{name}' names no group, skipped")
             continue
         values = {}
-        for j in s.findall("joint"):
-            joint = attr(j, "name", f"group_state '{name}'")
-            text = attr(j, "value", f"group_state '{name}' joint '{joint}'")
-            try:
-                value = float(text.split()[0])
-            except (ValueError, IndexError) as exc:
-                raise ModelError(f"SRDF group_state '{name}': joint '{joint}' value {text!r} is not a number") from exc
-            if not math.isfinite(value):
-                raise ModelError(f"SRDF group_state '{name}': joint '{joint}' value {text!r} is not finite")
-            values[joint] = value
+        for joint_element in element.findall("joint"):
+            joint = _required(joint_element, "name", f"group_state '{name}'")
+            text = _required(joint_element, "value", f"group_state '{name}' joint '{joint}'")
+            values[joint] = _joint_value(text, name, joint)
         states[name] = (group, values)
-    return SemanticModel(groups, frozenset(disabled), states, tuple(warnings))
+    return states
+
+
+def _joint_value(text: str, state: str, joint: str) -> float:
+    """A group_state joint value: the number its first word gives.
+
+    Raises
+    ------
+    ModelError
+        If it is not a finite number.
+    """
+    try:
+        value = float(text.split()[0])
+    except (ValueError, IndexError) as exc:
+        raise ModelError(f"SRDF group_state '{state}': joint '{joint}' value {text!r} is not a number") from exc
+    if not math.isfinite(value):
+        raise ModelError(f"SRDF group_state '{state}': joint '{joint}' value {text!r} is not finite")
+    return value
 
 
 def _refuse_group_cycles(groups: dict[str, GroupDefinition]) -> None:
@@ -196,13 +244,11 @@ def _refuse_group_cycles(groups: dict[str, GroupDefinition]) -> None:
 
 
 def parse_srdf_file(path: str, robot: RobotModel) -> SemanticModel:
-    """Read an SRDF file; see :func:`parse_srdf`."""
-    try:
-        with open(path, encoding="utf-8") as stream:
-            xml = stream.read()
-    except OSError as exc:
-        raise ModelError(f"cannot read SRDF file '{path}': {exc.strerror}") from exc
-    try:
-        return parse_srdf(xml, robot)
-    except ModelError as exc:
-        raise ModelError(f"SRDF file '{path}': {exc}") from exc
+    """Read an SRDF file; see :func:`parse_srdf`.
+
+    Raises
+    ------
+    ModelError
+        If the file cannot be read or the SRDF is malformed (the message names the file).
+    """
+    return parse_file(path, "SRDF", lambda xml: parse_srdf(xml, robot))

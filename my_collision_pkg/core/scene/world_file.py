@@ -31,9 +31,10 @@ import numpy as np
 import yaml
 
 from my_collision_pkg.core.errors import CollisionPkgError, WorldFileError
-from my_collision_pkg.core.model.robot_model import Box, Capsule, Cone, Cylinder, MeshRef, Sphere
-from my_collision_pkg.core.scene.planning_scene import AddObject, ObjectShape, SceneObject
+from my_collision_pkg.core.model.description_files import parse_file
+from my_collision_pkg.core.model.shapes import Box, Capsule, Cone, Cylinder, MeshRef, Sphere
 from my_collision_pkg.core.model.transforms import make_transform, quaternion_to_matrix, rpy_to_matrix
+from my_collision_pkg.core.scene.objects import AddObject, ObjectShape, SceneObject
 
 SHAPE_KEYS = {
     "box": ("size",),
@@ -193,12 +194,6 @@ def load_world_file(path: str, planning_frame: str) -> list[AddObject]:
     WorldFileError
         If the file cannot be read or is malformed (the message names the file).
     """
-    try:
-        with open(path, encoding="utf-8") as stream:
-            text = stream.read()
-    except OSError as exc:
-        raise WorldFileError(f"cannot read world file '{path}': {exc.strerror}") from exc
-    try:
-        return parse_world(text, planning_frame, base_dir=os.path.dirname(os.path.abspath(path)))
-    except CollisionPkgError as exc:
-        raise WorldFileError(f"world file '{path}': {exc}") from exc
+    base_dir = os.path.dirname(os.path.abspath(path))
+    return parse_file(path, "world", lambda text: parse_world(text, planning_frame, base_dir=base_dir),
+                      error=WorldFileError, rewrapped=CollisionPkgError)

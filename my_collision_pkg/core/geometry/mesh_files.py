@@ -1,0 +1,140 @@
+"""Mesh files: turning mesh URIs into paths, and reading them as triangle meshes.
+
+:class:`MeshResolver` maps ``package://``, ``file://`` and plain paths to files; it
+finds a ROS package through an injected ``find_package_share`` callable (the ROS
+adapters pass an ament-index lookup), so the core imports no ROS module.
+:func:`load_mesh_file` reads and scales a mesh once per file and scale.
+"""
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Callable
+from urllib.parse import unquote, urlparse
+
+import numpy as np
+import trimesh
+
+from my_collision_pkg.core.errors import MeshError
+
+PACKAGE_SCHEME = "package://"
+FILE_SCHEME = "file://"
+
+
+class MeshResolver:
+    """Turns mesh URIs into files.
+
+    ``package://name/rel`` is looked up in the share folder that
+    ``find_package_share`` gives for ``name`` (when one is given), then in each
+    search folder as ``folder/name/rel`` (or ``folder/rel`` when the folder itself
+    is the package). ``file://`` URIs and absolute paths are used as they are;
+    relative paths are taken from ``base_dir`` (the URDF's folder), else the
+    current folder.
+
+    Parameters
+    ----------
+    package_paths : sequence of str
+        Search folders for ``package://`` URIs (``~`` is expanded).
+    base_dir : str, optional
+        Folder of relative mesh paths.
+    find_package_share : callable, optional
+        ``find_package_share(package_name)`` gives the share folder of an installed
+        package, or None when it knows no such package (for instance a lookup in the
+        ament index). Without it only the search folders are used.
+    """
+
+    def __init__(self, package_paths: tuple[str, ...] | list[str] = (), base_dir: str | None = None, *,
+                 find_package_share: Callable[[str], str | None] | None = None) -> None:
+        self._package_paths = tuple(os.path.expanduser(p) for p in package_paths)
+        self._base_dir = base_dir
+        self._find_package_share = find_package_share
+
+    @property
+    def package_paths(self) -> tuple[str, ...]:
+        return self._package_paths
+
+    @property
+    def find_package_share(self) -> Callable[[str], str | None] | None:
+        """The package lookup given at construction (None: search folders only)."""
+        return self._find_package_share
+
+    def resolve(self, uri: str, owner: str) -> str:
+        """Path of an existing file for ``uri``.
+
+        Raises
+        ------
+        MeshError
+            If no file exists for the URI (the message lists where it looked).
+        """
+        tried: list[str] = []
+        if uri.startswith(PACKAGE_SCHEME):
+            package, _, relative = uri[len(PACKAGE_SCHEME):].partition("/")
+            for root in self._package_roots(package):
+                candidate = os.path.join(root, relative)
+                tried.append(candidate)
+                if os.path.isfile(candidate):
+                    return candidate
+            if not tried:
+                folders = f"the search folders {list(self._package_paths)}"
+                if self._find_package_share is None:
+                    raise MeshError(owner, uri, f"package '{package}' is not in {folders}")
+                raise MeshError(owner, uri, f"package '{package}' is not found by the package lookup nor in {folders}")
+        elif uri.startswith(FILE_SCHEME):
+            path = unquote(urlparse(uri).path)
+            tried.append(path)
+            if os.path.isfile(path):
+                return path
+        else:
+            path = uri if os.path.isabs(uri) else os.path.join(self._base_dir or os.getcwd(), uri)
+            tried.append(path)
+            if os.path.isfile(path):
+                return path
+        raise MeshError(owner, uri, f"file not found (looked at {', '.join(tried)})")
+
+    def _package_roots(self, package: str) -> list[str]:
+        """Folders that may hold ``package``'s files: its share folder, then the search folders."""
+        roots = []
+        if self._find_package_share is not None:
+            share = self._find_package_share(package)
+            if share:
+                roots.append(share)
+        for folder in self._package_paths:
+            if os.path.isdir(os.path.join(folder, package)):
+                roots.append(os.path.join(folder, package))
+            if os.path.basename(os.path.normpath(folder)) == package:
+                roots.append(folder)
+        return roots
+
+
+_MESH_CACHE: dict[tuple[str, tuple[float, float, float]], trimesh.Trimesh] = {}
+_MESH_CACHE_LOCK = threading.Lock()
+
+
+def load_mesh_file(path: str, scale: tuple[float, float, float], owner: str, uri: str) -> trimesh.Trimesh:
+    """Read a mesh file (STL, OBJ, DAE, PLY, ...) as one triangle mesh, scaled.
+
+    Meshes are cached per real path and scale: the same file is read once.
+
+    Raises
+    ------
+    MeshError
+        If the file cannot be read or holds no triangles.
+    """
+    key = (os.path.realpath(path), tuple(scale))
+    with _MESH_CACHE_LOCK:
+        cached = _MESH_CACHE.get(key)
+    if cached is not None:
+        return cached
+    try:
+        mesh = trimesh.load(path, force="mesh")
+    except Exception as exc:  # trimesh raises many types for unreadable files
+        raise MeshError(owner, uri, f"cannot be read ({type(exc).__name__}: {exc})") from exc
+    if not isinstance(mesh, trimesh.Trimesh) or len(mesh.faces) == 0:
+        raise MeshError(owner, uri, "holds no triangles")
+    if not np.allclose(scale, 1.0):
+        mesh = mesh.copy()
+        mesh.apply_scale(np.asarray(scale, dtype=float))
+    mesh.merge_vertices()
+    with _MESH_CACHE_LOCK:
+        _MESH_CACHE[key] = mesh
+    return mesh
