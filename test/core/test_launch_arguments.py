@@ -19,7 +19,7 @@ from my_collision_pkg.core.scene.loading import example_robot_paths, panda_paths
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 CONFIG = os.path.join(REPO, "config")
 LAUNCH_FILE = os.path.join(REPO, "launch", "collision.launch.py")
-README = os.path.join(REPO, "README.md")
+README = os.path.join(REPO, "docs", "launch.md")
 TWO_ARMS_URDF = os.path.join(REPO, "test", "data", "two_arms.urdf.xacro")
 TWO_ARMS_SRDF = os.path.join(REPO, "test", "data", "two_arms.srdf.xacro")
 
