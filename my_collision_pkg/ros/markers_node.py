@@ -14,28 +14,22 @@ import sys
 from rcl_interfaces.msg import FloatingPointRange, ParameterDescriptor, ParameterType
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.node import Node
-from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import JointState
 from visualization_msgs.msg import MarkerArray
 
 from my_collision_pkg.msg import ContactReport
 
 from my_collision_pkg.ros.markers import MarkerOptions, report_to_marker_array
+from my_collision_pkg.ros.qos import JOINT_STATES_QOS, LATCHED_QOS
 from my_collision_pkg.ros.runtime import ConfigurationError, number_parameter, run_node
 
 NODE_NAME = "contact_markers"
 DEFAULT_CONTACTS_TOPIC = "/collision_validator/contacts"
-# The validator publishes reports RELIABLE + TRANSIENT_LOCAL, depth 1
-# (validator_node.REPORT_QOS): asking for the same gets the last report even when
-# this node starts after it was sent.
-CONTACTS_QOS = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
-                          durability=DurabilityPolicy.TRANSIENT_LOCAL, history=HistoryPolicy.KEEP_LAST)
+# The validator publishes reports latched (validator_node.REPORT_QOS): asking for the
+# same gets the last report even when this node starts after it was sent.
+CONTACTS_QOS = LATCHED_QOS
 # Each array is complete (it starts with DELETEALL), so only the last one matters.
-# RELIABLE + TRANSIENT_LOCAL offers what any subscriber may ask: RViz's default
-# (reliable, volatile) and a transient-local display started later.
-MARKERS_QOS = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
-                         durability=DurabilityPolicy.TRANSIENT_LOCAL, history=HistoryPolicy.KEEP_LAST)
-JOINT_STATES_QOS = QoSProfile(depth=10)
+MARKERS_QOS = LATCHED_QOS
 
 # Parameter name -> (description, (low, high) for numbers or None). Names are the
 # MarkerOptions field names; numbers accept integers (``:=0``), colours 4 numbers.
