@@ -12,7 +12,8 @@ The rules (see the package docstring, ``my_collision_pkg/__init__.py``):
   standard ``typing`` (for the NamedTuple argument packs numba accepts) and ``__future__``;
 - module-level imports among the package's modules form no cycle (the old top-level
   shims, which forward by name at run time, are left out);
-- no module imports a private name (``_x``) from another module of the package.
+- no module imports a private name (``_x``) from another module of the package, nor reads
+  one as ``module._x`` through an imported module's name.
 
 Each scanning function takes the package's folder and name, so the last tests run them
 on a small package written to a temporary folder that breaks every rule, and check
@@ -245,6 +246,40 @@ def private_names_imported_across_modules(package_dir: str, package: str) -> lis
     return found
 
 
+def private_attributes_used_across_modules(package_dir: str, package: str) -> list[str]:
+    """``module._name`` read in another module of the package, through an imported module's name."""
+    modules = package_modules(package_dir, package)
+    found = []
+    for importer, path in modules.items():
+        with open(path, encoding="utf-8") as f:
+            tree = ast.parse(f.read(), filename=path)
+        aliases: dict[str, str] = {}        # local name -> module of the package it stands for
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                for alias in node.names:
+                    if alias.asname:
+                        aliases[alias.asname] = alias.name
+                    else:
+                        aliases.setdefault(alias.name.split(".")[0], alias.name.split(".")[0])
+            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                for alias in node.names:
+                    if f"{node.module}.{alias.name}" in modules:
+                        aliases[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+        for node in ast.walk(tree):
+            if not (isinstance(node, ast.Attribute) and node.attr.startswith("_") and not node.attr.startswith("__")):
+                continue
+            chain, value = [], node.value
+            while isinstance(value, ast.Attribute):
+                chain.append(value.attr)
+                value = value.value
+            if not isinstance(value, ast.Name) or value.id not in aliases:
+                continue
+            target = ".".join([aliases[value.id]] + chain[::-1])
+            if target in modules and target != importer:
+                found.append(f"{importer}:{node.lineno} uses {target}.{node.attr}")
+    return found
+
+
 # ----- importing with ROS blocked, in a subprocess ---------------------------------------------
 _BLOCKED_IMPORT_SCRIPT = textwrap.dedent('''
     import importlib, json, pkgutil, sys, traceback
@@ -359,6 +394,7 @@ def test_no_import_cycle_among_the_modules():
 
 def test_no_private_name_imported_from_another_module():
     found = private_names_imported_across_modules(PACKAGE_DIR, PACKAGE)
+    found += private_attributes_used_across_modules(PACKAGE_DIR, PACKAGE)
     assert not found, "\n".join(found)
 
 
@@ -381,6 +417,9 @@ BAD_SOURCES = {
     "core/a.py": "from layering_probe_pkg.core import b\nVALUE = 1\n",
     "core/b.py": "from layering_probe_pkg.core.a import VALUE\n",
     "core/peeks.py": "from layering_probe_pkg.core.a import _hidden\n",
+    "core/pokes.py": "import layering_probe_pkg.core.a as a_module\nfrom layering_probe_pkg.core import b\n"
+                     "import layering_probe_pkg.core.a\n"
+                     "X = a_module._hidden, b._secret, layering_probe_pkg.core.a._inner, b.__name__\n",
     "core/kernels/__init__.py": "",
     "core/kernels/slow.py": "import numpy as np\nimport scipy.spatial\nfrom layering_probe_pkg.core import a\n",
     "core/kernels/fine.py": "import math\nimport numpy as np\nfrom numba import njit\n"
@@ -433,3 +472,7 @@ def test_the_scans_report_every_broken_rule(bad_package):
     assert forwarding_shims(folder, BAD_PACKAGE) == {f"{BAD_PACKAGE}.old_a"}
     assert private_names_imported_across_modules(folder, BAD_PACKAGE) == [
         f"{BAD_PACKAGE}.core.peeks:1 imports {BAD_PACKAGE}.core.a._hidden"]
+    assert sorted(private_attributes_used_across_modules(folder, BAD_PACKAGE)) == [
+        f"{BAD_PACKAGE}.core.pokes:4 uses {BAD_PACKAGE}.core.a._hidden",
+        f"{BAD_PACKAGE}.core.pokes:4 uses {BAD_PACKAGE}.core.a._inner",
+        f"{BAD_PACKAGE}.core.pokes:4 uses {BAD_PACKAGE}.core.b._secret"]
