@@ -1,7 +1,9 @@
 """The one place where core objects and ROS messages meet.
 
 Everything here is a pure function (no node, no I/O). Message constants and
-core enums share their values (see ``contacts.py`` and the ``.msg`` files).
+core enums share their values (see ``core/checks/results.py`` and the ``.msg`` files).
+The geometry builders (:func:`point_msg`, :func:`vector_msg`, :func:`transform_to_pose`) serve
+the marker modules too.
 """
 from __future__ import annotations
 
@@ -107,7 +109,7 @@ def contact_to_msg(contact: Contact) -> ContactMsg:
 
 
 def surface_to_msg(surface) -> ContactSurfaceMsg:
-    """A :class:`surfaces.ContactSurface` as a message."""
+    """A :class:`core.surfaces.explanation_surfaces.ContactSurface` as a message."""
     patch = surface.patch
     msg = ContactSurfaceMsg()
     msg.body_names = list(surface.body_names)
@@ -249,7 +251,7 @@ def collision_object_to_updates(msg: CollisionObjectMsg, robot: RobotModel,
 
 
 # ----- motions and trajectories ---------------------------------------------------------
-# (CheckMotion, CheckTrajectory, ContactList; core side in motion.py and contact_list.py)
+# (CheckMotion, CheckTrajectory, ContactList; core side in core/checks/motion.py and contact_list.py)
 def transform_to_pose(T_world_frame: np.ndarray) -> Pose:
     """A Pose of a 4x4 homogeneous transform (the frame's pose in the world)."""
     T = np.asarray(T_world_frame, dtype=float)

@@ -361,7 +361,7 @@ def contact_intervals_marker_array(contact_lists, frame_id: str, stamp, sweeps=N
     (red, or yellow for a near miss), a LINE_STRIP of the touching point's swept
     path when ``sweeps`` gives one (orange), and a TEXT label ``pair [t0, t1) s,
     depth mm``. ``sweeps[i][j]`` is the path (S, 3) of interval ``j`` of list
-    ``i`` (:func:`interval_sweeps.interval_sweeps`) or None.
+    ``i`` (:func:`core.checks.interval_sweeps.interval_sweeps`) or None.
 
     Frames: everything in ``frame_id`` (the planning frame of the check).
     """

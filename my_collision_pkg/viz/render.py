@@ -138,7 +138,7 @@ def _contacts(report) -> list[_DrawnContact]:
 def _surfaces(surfaces) -> list[_DrawnSurface]:
     drawn = []
     for s in surfaces:
-        if hasattr(s, "patch"):                      # surfaces_report.ContactSurface
+        if hasattr(s, "patch"):                      # core.surfaces.explanation_surfaces.ContactSurface
             p = s.patch
             drawn.append(_DrawnSurface(np.asarray(p.vertices_world, float).reshape(-1, 3),
                                        np.asarray(p.triangles, np.int64).reshape(-1, 3),
@@ -225,15 +225,15 @@ def render_report_png(path: str, world, report, surfaces=None, *, title: str | N
     ----------
     path : str
         PNG file to write (its folder must exist).
-    world : scene.CollisionWorld
+    world : core.scene.planning_scene.CollisionWorld
         The snapshot the report was computed on (``PlanningScene.world``): robot
         and object geometry, in the planning frame.
-    report : contacts.Explanation, or a ContactReport message or ExplainCollision response
+    report : core.checks.results.Explanation, or a ContactReport message or ExplainCollision response
         The configuration (``positions``, or ``state`` by joint name) and the contacts.
-        A motion's first-contact state works the same way: a ``motion.MotionResult``
+        A motion's first-contact state works the same way: a ``core.checks.results.MotionResult``
         (``positions``) or a CheckMotion response (``state``).
     surfaces : sequence, optional
-        ``surfaces_report.ContactSurface`` objects or ContactSurface messages; by
+        ``core.surfaces.explanation_surfaces.ContactSurface`` objects or ContactSurface messages; by
         default a report message's own ``surfaces`` (none for an Explanation).
     title : str, optional
         Defaults to the deepest colliding pair and its depth in mm.
