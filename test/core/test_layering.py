@@ -136,7 +136,8 @@ class _ImportCollector(ast.NodeVisitor):
             source = node.module or ""
         names = tuple(alias.name for alias in node.names)
         submodules = [f"{source}.{n}" for n in names if f"{source}.{n}" in self.known]
-        for target in submodules or [source]:
+        # ``from a import b, X``: module a.b, and a itself for the names that are not modules
+        for target in submodules + ([source] if len(submodules) < len(names) else []):
             self.found.append(ImportStatement(self.importer, node.lineno, target, names, self.depth == 0))
 
 
