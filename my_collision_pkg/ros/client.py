@@ -5,7 +5,7 @@ with a timeout, which keeps a round trip near the transport's floor (building an
 executor per call, as ``spin_until_future_complete`` does, costs milliseconds).
 Never use it from inside a callback of the same executor. It is thread-safe: many
 threads may call through one client at once (its service QoS keeps up to
-``node_runtime.SERVICE_QUEUE_DEPTH`` calls in flight without loss).
+``ros.qos.SERVICE_QUEUE_DEPTH`` calls in flight without loss).
 """
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ from rclpy.executors import SingleThreadedExecutor
 from my_collision_pkg.srv import ApplyCollisionObjects, CheckValidity, CheckValidityBatch, ExplainCollision
 from my_collision_pkg.srv import CheckMotion, CheckTrajectory
 
-from my_collision_pkg.ros.runtime import SERVICE_QOS
+from my_collision_pkg.ros.qos import SERVICE_QOS
 
 DEFAULT_TIMEOUT_S = 10.0
 
@@ -84,7 +84,16 @@ class ValidatorClient:
             if not client.wait_for_service(timeout_sec=timeout_s):
                 raise ServiceTimeout(f"service '{client.srv_name}' not available after {timeout_s} s")
 
-    def _call(self, which: str, request):
+    def _call(self, which: str, request, fields: dict | None = None):
+        """Set ``fields`` (other request fields by name) on ``request``, call service ``which``, wait for the answer.
+
+        Raises
+        ------
+        ServiceTimeout
+            If no answer comes within the client's timeout.
+        """
+        for name, value in (fields or {}).items():
+            setattr(request, name, value)
         client = self._clients[which]
         future = client.call_async(request)
         done = threading.Event()
@@ -96,9 +105,7 @@ class ValidatorClient:
 
     def check(self, joint_names, positions, **fields) -> CheckValidity.Response:
         request = CheckValidity.Request(joint_names=list(joint_names), positions=[float(v) for v in positions])
-        for key, value in fields.items():
-            setattr(request, key, value)
-        return self._call("check", request)
+        return self._call("check", request, fields)
 
     def check_batch(self, joint_names, positions_rows, **fields) -> CheckValidityBatch.Response:
         """Rows of positions (N, K): a list of rows or a numpy array (copied without a Python loop)."""
@@ -107,15 +114,11 @@ class ValidatorClient:
         else:
             flat = [float(v) for row in positions_rows for v in row]
         request = CheckValidityBatch.Request(joint_names=list(joint_names), positions=flat)
-        for key, value in fields.items():
-            setattr(request, key, value)
-        return self._call("batch", request)
+        return self._call("batch", request, fields)
 
     def explain(self, joint_names, positions, **fields) -> ExplainCollision.Response:
         request = ExplainCollision.Request(joint_names=list(joint_names), positions=[float(v) for v in positions])
-        for key, value in fields.items():
-            setattr(request, key, value)
-        return self._call("explain", request)
+        return self._call("explain", request, fields)
 
     def apply(self, objects) -> ApplyCollisionObjects.Response:
         return self._call("apply", ApplyCollisionObjects.Request(objects=list(objects)))
@@ -124,16 +127,12 @@ class ValidatorClient:
         """The straight joint-space motion ``start`` -> ``goal``; ``fields`` set other request fields (mode, ...)."""
         request = CheckMotion.Request(joint_names=list(joint_names), start=[float(v) for v in start],
                                       goal=[float(v) for v in goal])
-        for key, value in fields.items():
-            setattr(request, key, value)
-        return self._call("motion", request)
+        return self._call("motion", request, fields)
 
     def check_trajectory(self, trajectory, **fields) -> CheckTrajectory.Response:
         """A trajectory_msgs/JointTrajectory; ``fields`` set other request fields (mode, stop_at_first_contact, ...)."""
         request = CheckTrajectory.Request(trajectory=trajectory)
-        for key, value in fields.items():
-            setattr(request, key, value)
-        return self._call("trajectory", request)
+        return self._call("trajectory", request, fields)
 
     def close(self) -> None:
         self._executor.shutdown()

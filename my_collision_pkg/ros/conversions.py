@@ -1,7 +1,9 @@
 """The one place where core objects and ROS messages meet.
 
 Everything here is a pure function (no node, no I/O). Message constants and
-core enums share their values (see ``contacts.py`` and the ``.msg`` files).
+core enums share their values (see ``core/checks/results.py`` and the ``.msg`` files).
+The geometry builders (:func:`point_msg`, :func:`vector_msg`, :func:`transform_to_pose`) serve
+the marker modules too.
 """
 from __future__ import annotations
 
@@ -18,7 +20,7 @@ from my_collision_pkg.msg import ContactList as ContactListMsg
 from my_collision_pkg.msg import ContactReport
 from my_collision_pkg.msg import ContactSurface as ContactSurfaceMsg
 
-from my_collision_pkg.core.checks.contact_list import ContactInterval, ContactList, seconds_from_ns
+from my_collision_pkg.core.checks.contact_list import NS_PER_S, ContactInterval, ContactList, seconds_from_ns
 from my_collision_pkg.core.checks.results import Contact, Explanation, Status
 from my_collision_pkg.core.errors import RequestError, SceneError
 from my_collision_pkg.core.checks.results import MotionResult, TrajectoryResult
@@ -30,14 +32,17 @@ from my_collision_pkg.core.model.transforms import make_transform, matrix_to_qua
 # A pose quaternion whose norm differs from 1 by more than this is normalised with a
 # warning in the answer (MoveIt warns likewise); closer ones are normalised silently.
 QUATERNION_NORM_TOLERANCE = 1e-3
+SECONDS_PER_NS = 1.0 / NS_PER_S         # the same float as 1e-9
 
 
 # ----- geometry ------------------------------------------------------------------
 def point_msg(p) -> Point:
+    """A geometry_msgs/Point of a 3-sequence (metres, in whatever frame the caller means)."""
     return Point(x=float(p[0]), y=float(p[1]), z=float(p[2]))
 
 
 def vector_msg(v) -> Vector3:
+    """A geometry_msgs/Vector3 of a 3-sequence."""
     return Vector3(x=float(v[0]), y=float(v[1]), z=float(v[2]))
 
 
@@ -104,7 +109,7 @@ def contact_to_msg(contact: Contact) -> ContactMsg:
 
 
 def surface_to_msg(surface) -> ContactSurfaceMsg:
-    """A :class:`surfaces.ContactSurface` as a message."""
+    """A :class:`core.surfaces.explanation_surfaces.ContactSurface` as a message."""
     patch = surface.patch
     msg = ContactSurfaceMsg()
     msg.body_names = list(surface.body_names)
@@ -246,13 +251,13 @@ def collision_object_to_updates(msg: CollisionObjectMsg, robot: RobotModel,
 
 
 # ----- motions and trajectories ---------------------------------------------------------
-# (CheckMotion, CheckTrajectory, ContactList; core side in motion.py and contact_list.py)
+# (CheckMotion, CheckTrajectory, ContactList; core side in core/checks/motion.py and contact_list.py)
 def transform_to_pose(T_world_frame: np.ndarray) -> Pose:
     """A Pose of a 4x4 homogeneous transform (the frame's pose in the world)."""
     T = np.asarray(T_world_frame, dtype=float)
     q = matrix_to_quaternion(T[:3, :3])
     pose = Pose()
-    pose.position = Point(x=float(T[0, 3]), y=float(T[1, 3]), z=float(T[2, 3]))
+    pose.position = point_msg(T[:3, 3])
     pose.orientation.x, pose.orientation.y, pose.orientation.z, pose.orientation.w = (float(v) for v in q)
     return pose
 
@@ -326,7 +331,7 @@ def invalid_trajectory_result(message: str) -> TrajectoryResult:
 
 def duration_to_seconds(duration) -> float:
     """A builtin_interfaces/Duration in seconds."""
-    return float(duration.sec) + float(duration.nanosec) * 1e-9
+    return float(duration.sec) + float(duration.nanosec) * SECONDS_PER_NS
 
 
 def joint_trajectory_to_arrays(trajectory: JointTrajectory) -> tuple[list[str], np.ndarray, np.ndarray]:

@@ -17,7 +17,7 @@ Added here, per pair namespace:
 - one TEXT_VIEW_FACING label with the pair and its deepest penetration in mm
   (or its smallest clearance, for a pair with near misses only);
 - every contact surface as a TRIANGLE_LIST coloured per vertex by pressure
-  (:func:`pressure_colors.pressure_colormap`), plus its outline as LINE_STRIPs: the boundary
+  (:func:`viz.style.pressure_colormap`), plus its outline as LINE_STRIPs: the boundary
   edges of the triangulation (edges used by one triangle), chained into loops.
 
 Frames: every marker takes the report's header (frame and stamp); the report's
@@ -31,11 +31,14 @@ from dataclasses import dataclass
 
 import numpy as np
 from builtin_interfaces.msg import Duration
-from geometry_msgs.msg import Point
 from std_msgs.msg import ColorRGBA, Header
 from visualization_msgs.msg import Marker, MarkerArray
 
-from my_collision_pkg.viz.style import pressure_colormap, pressure_fractions
+from my_collision_pkg.core.checks.contact_list import NS_PER_S
+from my_collision_pkg.ros.conversions import point_msg
+from my_collision_pkg.viz import style
+from my_collision_pkg.viz.style import (ARROW_LENGTH_PER_DEPTH, ARROW_MAX_LENGTH_M, MARKER_ARROW_MIN_LENGTH_M, MM_PER_M,
+                                        point_xyz, pressure_colormap, pressure_fractions)
 
 # MoveIt's contact markers: radius 0.035 m, RGBA (1, 0, 0, 0.8), lifetime 60 s.
 MOVEIT_CONTACT_RADIUS_M = 0.035
@@ -46,9 +49,6 @@ NEAR_MISS_RGBA = (1.0, 0.85, 0.0, 0.8)
 LABEL_RGBA = (1.0, 1.0, 1.0, 1.0)
 OUTLINE_RGBA = (0.1, 0.1, 0.1, 1.0)
 PAIR_SEPARATOR = "="
-MM_PER_M = 1000.0
-NANOSECONDS_PER_SECOND = 1_000_000_000
-
 
 
 def _check_rgba(name: str, rgba) -> tuple[float, float, float, float]:
@@ -77,9 +77,9 @@ class MarkerOptions:
     lifetime_s: float = MOVEIT_MARKER_LIFETIME_S
     show_arrows: bool = True
     # Arrow length = clip(arrow_min_length_m + arrow_length_per_depth * depth, min, max).
-    arrow_min_length_m: float = 0.05
-    arrow_max_length_m: float = 0.25
-    arrow_length_per_depth: float = 4.0
+    arrow_min_length_m: float = MARKER_ARROW_MIN_LENGTH_M
+    arrow_max_length_m: float = ARROW_MAX_LENGTH_M
+    arrow_length_per_depth: float = ARROW_LENGTH_PER_DEPTH
     arrow_shaft_diameter_m: float = 0.008
     arrow_head_diameter_m: float = 0.016
     show_labels: bool = True
@@ -123,9 +123,10 @@ def pair_namespace(body_a: str, body_b: str) -> str:
 
 
 def arrow_length_m(penetration_depth_m: float, options: MarkerOptions) -> float:
-    """Arrow length for a penetration depth: grows linearly with it, bounded."""
-    raw = options.arrow_min_length_m + options.arrow_length_per_depth * max(0.0, float(penetration_depth_m))
-    return float(min(max(raw, options.arrow_min_length_m), options.arrow_max_length_m))
+    """Arrow length for a penetration depth: the shared policy (:func:`viz.style.arrow_length_m`) with these options."""
+    return style.arrow_length_m(penetration_depth_m, min_length_m=options.arrow_min_length_m,
+                                max_length_m=options.arrow_max_length_m,
+                                length_per_depth=options.arrow_length_per_depth)
 
 
 def boundary_loops(triangles) -> list[list[int]]:
@@ -193,15 +194,7 @@ def _color(rgba) -> ColorRGBA:
 
 def _duration(seconds: float) -> Duration:
     whole = int(math.floor(seconds))
-    return Duration(sec=whole, nanosec=int(round((seconds - whole) * NANOSECONDS_PER_SECOND)) % NANOSECONDS_PER_SECOND)
-
-
-def _xyz(p) -> np.ndarray:
-    return np.array([p.x, p.y, p.z], dtype=float)
-
-
-def _point(v) -> Point:
-    return Point(x=float(v[0]), y=float(v[1]), z=float(v[2]))
+    return Duration(sec=whole, nanosec=int(round((seconds - whole) * NS_PER_S)) % NS_PER_S)
 
 
 class _Builder:
@@ -240,22 +233,22 @@ def _delete_all(header) -> Marker:
 def _add_contact(b: _Builder, ns: str, contact, options: MarkerOptions) -> None:
     rgba = options.near_miss_rgba if contact.distance > 0 else options.contact_rgba
     sphere = b.add(ns, Marker.SPHERE)
-    sphere.pose.position = _point(_xyz(contact.position))
+    sphere.pose.position = point_msg(point_xyz(contact.position))
     diameter = 2.0 * options.sphere_radius_m
     sphere.scale.x = sphere.scale.y = sphere.scale.z = diameter
     sphere.color = _color(rgba)
     if not options.show_arrows:
         return
-    normal = _xyz(contact.normal)
+    normal = point_xyz(contact.normal)
     norm = float(np.linalg.norm(normal))
     if not math.isfinite(norm) or norm == 0.0:
         return
     normal /= norm
     length = arrow_length_m(contact.penetration_depth, options)
     for witness, direction in zip(contact.nearest_points, (normal, -normal)):
-        start = _xyz(witness)
+        start = point_xyz(witness)
         arrow = b.add(ns, Marker.ARROW)
-        arrow.points = [_point(start), _point(start + length * direction)]
+        arrow.points = [point_msg(start), point_msg(start + length * direction)]
         arrow.scale.x = options.arrow_shaft_diameter_m
         arrow.scale.y = options.arrow_head_diameter_m
         arrow.scale.z = 0.0  # RViz's default head length for point-to-point arrows
@@ -273,9 +266,9 @@ def _label_text(ns: str, contacts) -> str:
 def _add_text(b: _Builder, ns: str, anchor_position, text: str, options: MarkerOptions) -> None:
     """A label ``label_offset_m`` above a contact position."""
     label = b.add(ns, Marker.TEXT_VIEW_FACING)
-    position = _xyz(anchor_position)
+    position = point_xyz(anchor_position)
     position[2] += options.label_offset_m
-    label.pose.position = _point(position)
+    label.pose.position = point_msg(position)
     label.scale.z = options.label_height_m
     label.color = _color(options.label_rgba)
     label.text = text
@@ -309,13 +302,13 @@ def _add_surface(b: _Builder, ns: str, surface, pressure_top_pa: float, options:
     mesh.scale.x = mesh.scale.y = mesh.scale.z = 1.0
     # RViz multiplies each vertex alpha by color.a, and blends only when a vertex alpha is < 1.
     mesh.color = _color((1.0, 1.0, 1.0, 1.0))
-    mesh.points = [_point(vertices[i]) for i in corners]
+    mesh.points = [point_msg(vertices[i]) for i in corners]
     mesh.colors = [ColorRGBA(r=float(r), g=float(g), b=float(bb), a=options.surface_alpha) for r, g, bb in rgb]
     for loop in boundary_loops(triangles):
         outline = b.add(ns, Marker.LINE_STRIP)
         outline.scale.x = options.outline_width_m
         outline.color = _color(options.outline_rgba)
-        outline.points = [_point(vertices[i]) for i in loop]
+        outline.points = [point_msg(vertices[i]) for i in loop]
 
 
 def report_to_marker_array(report, options: MarkerOptions | None = None) -> MarkerArray:
@@ -368,7 +361,7 @@ def contact_intervals_marker_array(contact_lists, frame_id: str, stamp, sweeps=N
     (red, or yellow for a near miss), a LINE_STRIP of the touching point's swept
     path when ``sweeps`` gives one (orange), and a TEXT label ``pair [t0, t1) s,
     depth mm``. ``sweeps[i][j]`` is the path (S, 3) of interval ``j`` of list
-    ``i`` (:func:`interval_sweeps.interval_sweeps`) or None.
+    ``i`` (:func:`core.checks.interval_sweeps.interval_sweeps`) or None.
 
     Frames: everything in ``frame_id`` (the planning frame of the check).
     """
@@ -380,7 +373,7 @@ def contact_intervals_marker_array(contact_lists, frame_id: str, stamp, sweeps=N
         for j, interval in enumerate(contact_list.intervals):
             contact = interval.contact
             sphere = b.add(ns, Marker.SPHERE)
-            sphere.pose.position = _point(_xyz(contact.position))
+            sphere.pose.position = point_msg(point_xyz(contact.position))
             sphere.scale.x = sphere.scale.y = sphere.scale.z = 2.0 * options.sphere_radius_m
             sphere.color = _color(options.near_miss_rgba if contact.distance > 0 else options.contact_rgba)
             path = None if sweeps is None else sweeps[i][j]
@@ -388,7 +381,7 @@ def contact_intervals_marker_array(contact_lists, frame_id: str, stamp, sweeps=N
                 line = b.add(ns, Marker.LINE_STRIP)
                 line.scale.x = INTERVAL_LINE_WIDTH_M
                 line.color = _color(INTERVAL_RGBA)
-                line.points = [_point(p) for p in path]
+                line.points = [point_msg(p) for p in path]
             if options.show_labels:
                 _add_text(b, ns, contact.position,
                           f"{ns}  [{interval.activation_time:.3f}, {interval.deactivation_time:.3f}) s  "

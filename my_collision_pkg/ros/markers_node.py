@@ -11,31 +11,25 @@ from __future__ import annotations
 
 import sys
 
-from rcl_interfaces.msg import FloatingPointRange, ParameterDescriptor, ParameterType
+from rcl_interfaces.msg import ParameterDescriptor, ParameterType
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.node import Node
-from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import JointState
 from visualization_msgs.msg import MarkerArray
 
 from my_collision_pkg.msg import ContactReport
 
 from my_collision_pkg.ros.markers import MarkerOptions, report_to_marker_array
-from my_collision_pkg.ros.runtime import ConfigurationError, number_parameter, run_node
+from my_collision_pkg.ros.qos import JOINT_STATES_QOS, LATCHED_QOS
+from my_collision_pkg.ros.runtime import ConfigurationError, NumberParameter, run_node
 
 NODE_NAME = "contact_markers"
 DEFAULT_CONTACTS_TOPIC = "/collision_validator/contacts"
-# The validator publishes reports RELIABLE + TRANSIENT_LOCAL, depth 1
-# (validator_node.REPORT_QOS): asking for the same gets the last report even when
-# this node starts after it was sent.
-CONTACTS_QOS = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
-                          durability=DurabilityPolicy.TRANSIENT_LOCAL, history=HistoryPolicy.KEEP_LAST)
+# The validator publishes reports latched (validator_node.REPORT_QOS): asking for the
+# same gets the last report even when this node starts after it was sent.
+CONTACTS_QOS = LATCHED_QOS
 # Each array is complete (it starts with DELETEALL), so only the last one matters.
-# RELIABLE + TRANSIENT_LOCAL offers what any subscriber may ask: RViz's default
-# (reliable, volatile) and a transient-local display started later.
-MARKERS_QOS = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
-                         durability=DurabilityPolicy.TRANSIENT_LOCAL, history=HistoryPolicy.KEEP_LAST)
-JOINT_STATES_QOS = QoSProfile(depth=10)
+MARKERS_QOS = LATCHED_QOS
 
 # Parameter name -> (description, (low, high) for numbers or None). Names are the
 # MarkerOptions field names; numbers accept integers (``:=0``), colours 4 numbers.
@@ -66,11 +60,10 @@ _SWITCHES = {
 }
 
 
-def _number_descriptor(description: str, low: float, high: float) -> ParameterDescriptor:
-    # Dynamic typing so that ``:=0`` (an integer) is accepted; read_options converts.
-    d = ParameterDescriptor(description=description, dynamic_typing=True)
-    d.floating_point_range = [FloatingPointRange(from_value=float(low), to_value=float(high), step=0.0)]
-    return d
+def _number_parameters() -> list[NumberParameter]:
+    """The numeric drawing options as parameters (floats; integers such as ``:=0`` accepted)."""
+    return [NumberParameter(name, float, low, high, description)
+            for name, (description, (low, high)) in _NUMBER_RANGES.items()]
 
 
 class ContactMarkersNode(Node):
@@ -87,8 +80,8 @@ class ContactMarkersNode(Node):
         defaults = MarkerOptions()
         self.declare_parameter("contacts_topic", DEFAULT_CONTACTS_TOPIC, ParameterDescriptor(
             description="ContactReport topic to draw", type=ParameterType.PARAMETER_STRING))
-        for name, (description, (low, high)) in _NUMBER_RANGES.items():
-            self.declare_parameter(name, getattr(defaults, name), _number_descriptor(description, low, high))
+        for parameter in _number_parameters():
+            parameter.declare(self, getattr(defaults, parameter.name))
         for name, description in _COLOURS.items():
             self.declare_parameter(name, list(getattr(defaults, name)),
                                    ParameterDescriptor(description=description, dynamic_typing=True))
@@ -117,8 +110,7 @@ class ContactMarkersNode(Node):
         return rgba
 
     def _read_options(self) -> MarkerOptions:
-        values = {name: number_parameter(self, name, float, low, high)
-                  for name, (_, (low, high)) in _NUMBER_RANGES.items()}
+        values = {parameter.name: parameter.read(self) for parameter in _number_parameters()}
         values.update({name: self._colour(name) for name in _COLOURS})
         values.update({name: bool(self.get_parameter(name).value) for name in _SWITCHES})
         try:

@@ -1,5 +1,9 @@
-"""What the node executables share: start-up errors, numeric parameters, service QoS,
-service callbacks that never let an exception escape, the spin loop."""
+"""What the node executables share: start-up errors, numeric parameters (declared and read
+from one table), service callbacks that never let an exception escape, the spin loop.
+
+The QoS profiles live in :mod:`my_collision_pkg.ros.qos`; ``SERVICE_QOS`` is also
+imported here, where ``node_runtime.SERVICE_QOS`` (an old public path) finds it.
+"""
 from __future__ import annotations
 
 import functools
@@ -7,28 +11,22 @@ import sys
 import threading
 import traceback
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import rclpy
+from rcl_interfaces.msg import FloatingPointRange, IntegerRange, ParameterDescriptor
 from rclpy.exceptions import ParameterException
 from rclpy.executors import Executor, ExternalShutdownException
 from rclpy.node import Node
-from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 from rclpy.signals import SignalHandlerOptions
 
 from my_collision_pkg.ros import stop_request
+# Re-exported: node_runtime.SERVICE_QOS, an old public path, forwards here.
+from my_collision_pkg.ros.qos import SERVICE_QOS, SERVICE_QUEUE_DEPTH  # noqa: F401
 
 
 # How often the spin loop looks for a stop request, seconds (work is served at once).
 SPIN_PERIOD_S = 0.1
-
-# Requests (server side) and answers (client side) waiting to be taken, per service.
-SERVICE_QUEUE_DEPTH = 1000
-# QoS of the validator's services AND of every client that calls them. ROS 2's default
-# service QoS keeps the last 10 messages: under more than 10 concurrent callers the
-# server's request queue (or a client's answer queue) overflows and calls are silently
-# never answered. Both sides need the depth; deepening one side alone still loses calls.
-SERVICE_QOS = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=SERVICE_QUEUE_DEPTH,
-                         reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.VOLATILE)
 
 
 class ConfigurationError(Exception):
@@ -56,6 +54,44 @@ def number_parameter(node: Node, name: str, kind: type, low: float, high: float)
     if not (low <= value <= high):
         raise ConfigurationError(f"parameter '{name}' = {value} is outside [{low}, {high}]")
     return value
+
+
+@dataclass(frozen=True)
+class NumberParameter:
+    """A numeric node parameter: declared with its range once, read back range-checked.
+
+    Attributes
+    ----------
+    name : str
+    kind : type
+        ``float`` or ``int``: what :meth:`read` returns.
+    low, high : float
+        The accepted range, both ends included; also the descriptor's range.
+    description : str
+    """
+    name: str
+    kind: type
+    low: float
+    high: float
+    description: str
+
+    def descriptor(self) -> ParameterDescriptor:
+        """Dynamic typing (``:=0`` is as good as ``:=0.0``) with the range, integer or floating point."""
+        d = ParameterDescriptor(description=self.description, dynamic_typing=True)
+        if self.kind is int:
+            d.integer_range = [IntegerRange(from_value=int(self.low), to_value=int(self.high), step=1)]
+        else:
+            d.floating_point_range = [FloatingPointRange(from_value=float(self.low), to_value=float(self.high),
+                                                         step=0.0)]
+        return d
+
+    def declare(self, node: Node, default) -> None:
+        """Declare the parameter on ``node`` with ``default``."""
+        node.declare_parameter(self.name, default, self.descriptor())
+
+    def read(self, node: Node):
+        """The value as :attr:`kind`; raises ConfigurationError as :func:`number_parameter` does."""
+        return number_parameter(node, self.name, self.kind, self.low, self.high)
 
 
 def _one_line(text: str) -> str:

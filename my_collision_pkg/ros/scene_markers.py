@@ -9,26 +9,17 @@ from __future__ import annotations
 
 import os
 
-from geometry_msgs.msg import Point, Pose
 from std_msgs.msg import ColorRGBA
 from visualization_msgs.msg import Marker, MarkerArray
 
 from my_collision_pkg.core.checks.results import BodyType
 from my_collision_pkg.core.model.robot_model import Box, Cylinder, MeshRef, Sphere
 from my_collision_pkg.core.scene.planning_scene import CollisionWorld
-from my_collision_pkg.core.model.transforms import matrix_to_quaternion
+from my_collision_pkg.ros.conversions import point_msg, transform_to_pose
 
 NAMESPACE_PREFIX = "scene_objects/"
 WORLD_OBJECT_RGBA = (0.75, 0.65, 0.45, 0.7)
 ATTACHED_OBJECT_RGBA = (0.35, 0.6, 0.9, 0.8)
-
-
-def _pose(T) -> Pose:
-    pose = Pose()
-    pose.position.x, pose.position.y, pose.position.z = (float(v) for v in T[:3, 3])
-    x, y, z, w = (float(v) for v in matrix_to_quaternion(T[:3, :3]))
-    pose.orientation.x, pose.orientation.y, pose.orientation.z, pose.orientation.w = x, y, z, w
-    return pose
 
 
 def _shape_marker(marker: Marker, entry) -> None:
@@ -52,8 +43,7 @@ def _shape_marker(marker: Marker, entry) -> None:
     else:   # capsules, cones and inline meshes: the triangles themselves
         marker.type = Marker.TRIANGLE_LIST
         mesh = entry.geometry.triangle_mesh()
-        marker.points = [Point(x=float(p[0]), y=float(p[1]), z=float(p[2]))
-                         for p in mesh.vertices[mesh.faces.ravel()]]
+        marker.points = [point_msg(p) for p in mesh.vertices[mesh.faces.ravel()]]
 
 
 def scene_objects_marker_array(world: CollisionWorld, planning_frame: str, stamp) -> MarkerArray:
@@ -68,7 +58,7 @@ def scene_objects_marker_array(world: CollisionWorld, planning_frame: str, stamp
         marker = Marker(action=Marker.ADD, ns=NAMESPACE_PREFIX + entry.owner, id=entry.shape_id)
         marker.header.frame_id = world.objects[entry.owner].link if attached else planning_frame
         marker.header.stamp = stamp
-        marker.pose = _pose(entry.T_frame_shape)
+        marker.pose = transform_to_pose(entry.T_frame_shape)
         r, g, b, a = ATTACHED_OBJECT_RGBA if attached else WORLD_OBJECT_RGBA
         marker.color = ColorRGBA(r=r, g=g, b=b, a=a)
         _shape_marker(marker, entry)

@@ -3,7 +3,7 @@
 The entry scripts install this before importing anything heavy, so that a Ctrl-C
 during start-up is never lost (an interrupt raised inside a library callback can
 be swallowed) nor acted on half-way (rclpy's own handlers shut the context down
-under a node still being built). The spin loop of ``node_runtime.run_node``
+under a node still being built). The spin loop of ``ros.runtime.run_node``
 looks at :data:`STOP_ASKED`. Standard library only.
 """
 from __future__ import annotations

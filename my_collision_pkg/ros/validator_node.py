@@ -21,11 +21,10 @@ import sys
 import threading
 
 import numpy as np
-from rcl_interfaces.msg import FloatingPointRange, IntegerRange, ParameterDescriptor, ParameterType
+from rcl_interfaces.msg import ParameterDescriptor, ParameterType
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
 from rclpy.executors import MultiThreadedExecutor
 from rclpy.node import Node
-from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import JointState
 from visualization_msgs.msg import MarkerArray
 
@@ -38,7 +37,8 @@ from my_collision_pkg.core.checks.checker import DEFAULT_CONTACTS_PER_PAIR, DEFA
 from my_collision_pkg.core.checks.results import Status
 from my_collision_pkg.core.errors import CollisionPkgError, RequestError
 from my_collision_pkg.core.scene.loading import load_scene
-from my_collision_pkg.ros.runtime import SERVICE_QOS, CallbackGuard, ConfigurationError, number_parameter, run_node
+from my_collision_pkg.ros.qos import JOINT_STATES_QOS, LATCHED_QOS, SERVICE_QOS
+from my_collision_pkg.ros.runtime import CallbackGuard, ConfigurationError, NumberParameter, run_node
 from my_collision_pkg.core.checks.interval_sweeps import interval_sweeps
 from my_collision_pkg.ros.markers import contact_intervals_marker_array
 from my_collision_pkg.ros.scene_markers import scene_objects_marker_array
@@ -48,20 +48,29 @@ NODE_NAME = "collision_validator"
 DEFAULT_MAX_BATCH = 100_000
 DEFAULT_MONITOR_RATE_HZ = 10.0
 # Reports are kept for late joiners (RViz started after the node) and sent reliably.
-REPORT_QOS = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
-                        durability=DurabilityPolicy.TRANSIENT_LOCAL, history=HistoryPolicy.KEEP_LAST)
-JOINT_STATES_QOS = QoSProfile(depth=10)
+REPORT_QOS = LATCHED_QOS
+
+# The numeric parameters, each with its default, in the order they are read (the first
+# bad one is reported): declared with this range and read back checked against it.
+NUMBER_PARAMETERS = (
+    (NumberParameter("default_padding", float, 0.0, 1.0, "padding of every robot link, metres"), 0.0),
+    (NumberParameter("max_contacts", int, 1, 100_000, "contact budget of explain when a request gives 0"),
+     DEFAULT_MAX_CONTACTS),
+    (NumberParameter("contacts_per_pair", int, 1, 1000, "most contacts kept per pair of shapes"),
+     DEFAULT_CONTACTS_PER_PAIR),
+    (NumberParameter("monitor_rate_hz", float, 0.01, 1000.0, "most reports per second for the monitored state"),
+     DEFAULT_MONITOR_RATE_HZ),
+    (NumberParameter("max_batch", int, 1, MAX_BATCH_CONFIGURATIONS, "most configurations in one batch request"),
+     DEFAULT_MAX_BATCH),
+    (NumberParameter("surface_stiffness", float, 1e-9, 1e15,
+                     "contact-surface pressure per metre of overlap, Pa/m"), DEFAULT_STIFFNESS_PA_PER_M),
+)
 
 
-def _descriptor(description: str, *, type_: int | None = None, float_range=None, int_range=None,
-                dynamic: bool = False) -> ParameterDescriptor:
+def _descriptor(description: str, *, type_: int | None = None, dynamic: bool = False) -> ParameterDescriptor:
     d = ParameterDescriptor(description=description, dynamic_typing=dynamic)
     if type_ is not None:
         d.type = type_
-    if float_range is not None:
-        d.floating_point_range = [FloatingPointRange(from_value=float_range[0], to_value=float_range[1], step=0.0)]
-    if int_range is not None:
-        d.integer_range = [IntegerRange(from_value=int_range[0], to_value=int_range[1], step=1)]
     return d
 
 
@@ -132,27 +141,17 @@ class CollisionValidatorNode(Node):
                                                                              type_=s))
         self.declare_parameter("srdf_path", "", _descriptor("SRDF file (optional)", type_=s))
         self.declare_parameter("scene_path", "", _descriptor("world YAML loaded at start-up (optional)", type_=s))
-        self.declare_parameter("default_padding", 0.0, _descriptor(
-            "padding of every robot link, metres", float_range=(0.0, 1.0), dynamic=True))
         self.declare_parameter("link_padding_names", [""], _descriptor(
             "links with their own padding (pairs with link_padding_values)", type_=d))
         self.declare_parameter("link_padding_values", [0.0], _descriptor(
             "padding of each link in link_padding_names, metres", dynamic=True))
-        self.declare_parameter("max_contacts", DEFAULT_MAX_CONTACTS, _descriptor(
-            "contact budget of explain when a request gives 0", int_range=(1, 100_000), dynamic=True))
-        self.declare_parameter("contacts_per_pair", DEFAULT_CONTACTS_PER_PAIR, _descriptor(
-            "most contacts kept per pair of shapes", int_range=(1, 1000), dynamic=True))
         self.declare_parameter("check_joint_limits", True, _descriptor("refuse configurations outside joint limits"))
         self.declare_parameter("package_paths", [""], _descriptor(
             "extra folders searched for package:// meshes (each holding package folders)", type_=d))
         self.declare_parameter("monitor_joint_states", False, _descriptor(
             "follow /joint_states and publish contacts of the current state"))
-        self.declare_parameter("monitor_rate_hz", DEFAULT_MONITOR_RATE_HZ, _descriptor(
-            "most reports per second for the monitored state", float_range=(0.01, 1000.0), dynamic=True))
-        self.declare_parameter("max_batch", DEFAULT_MAX_BATCH, _descriptor(
-            "most configurations in one batch request", int_range=(1, MAX_BATCH_CONFIGURATIONS), dynamic=True))
-        self.declare_parameter("surface_stiffness", DEFAULT_STIFFNESS_PA_PER_M, _descriptor(
-            "contact-surface pressure per metre of overlap, Pa/m", float_range=(1e-9, 1e15), dynamic=True))
+        for parameter, default in NUMBER_PARAMETERS:
+            parameter.declare(self, default)
 
     def _strings(self, name: str) -> list[str]:
         return [v for v in (self.get_parameter(name).value or []) if v]
@@ -163,12 +162,7 @@ class CollisionValidatorNode(Node):
             "check_joint_limits", "monitor_joint_states")}
         if not p["robot_description"] and not p["urdf_path"]:
             raise ConfigurationError("no robot model: set robot_description (URDF XML) or urdf_path")
-        p["default_padding"] = number_parameter(self, "default_padding", float, 0.0, 1.0)
-        p["max_contacts"] = number_parameter(self, "max_contacts", int, 1, 100_000)
-        p["contacts_per_pair"] = number_parameter(self, "contacts_per_pair", int, 1, 1000)
-        p["monitor_rate_hz"] = number_parameter(self, "monitor_rate_hz", float, 0.01, 1000.0)
-        p["max_batch"] = number_parameter(self, "max_batch", int, 1, MAX_BATCH_CONFIGURATIONS)
-        p["surface_stiffness"] = number_parameter(self, "surface_stiffness", float, 1e-9, 1e15)
+        p.update({parameter.name: parameter.read(self) for parameter, _ in NUMBER_PARAMETERS})
         p["package_paths"] = self._strings("package_paths")
         names = self._strings("link_padding_names")
         values = self.get_parameter("link_padding_values").value or []

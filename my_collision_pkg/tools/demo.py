@@ -28,6 +28,7 @@ from shape_msgs.msg import SolidPrimitive
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from my_collision_pkg.ros.client import ServiceTimeout, ValidatorClient
+from my_collision_pkg.core.model.robot_model import RobotModel
 from my_collision_pkg.core.scene.loading import panda_paths
 from my_collision_pkg.msg import CollisionObject
 from my_collision_pkg.srv import CheckMotion
@@ -41,8 +42,6 @@ CASES = (
 )
 BATCH_SIZE = 1000
 BATCH_SEED = 7
-PANDA_LOWER = np.array([-2.8973, -1.7628, -2.8973, -3.0718, -2.8973, -0.0175, -2.8973])
-PANDA_UPPER = np.array([2.8973, 1.7628, 2.8973, -0.0698, 2.8973, 3.7525, 2.8973])
 STARTUP_TIMEOUT_S = 60.0
 CONTACTS_SHOWN = 5
 
@@ -69,6 +68,13 @@ LOWERED_JOINT2_RAD = 0.08                # the trajectory's dip into the table (
 TRAJECTORY_TIMES_S = (0.0, 2.0, 3.0, 4.0)
 MOTION_VIEW = (25.0, -70.0)              # (elevation, azimuth), degrees: the plate's face, the finger before it
 MOTION_ZOOM_HALF_SIZE_M = 0.12           # a close-up: the hand, the plate and the table top around the contact
+
+
+def arm_limits_rad() -> tuple[np.ndarray, np.ndarray]:
+    """``(lower, upper)`` (7,) of the ARM joints, radians, as the Panda's URDF gives them."""
+    robot = RobotModel.from_urdf_file(panda_paths()[0])
+    rows = [robot.active_index(name) for name in ARM]
+    return robot.lower_limits[rows], robot.upper_limits[rows]
 
 
 def _start_validator(world_path: str) -> subprocess.Popen:
@@ -134,7 +140,8 @@ def _swing_ends() -> tuple[list[float], list[float]]:
 def _motion_through_plate(client: ValidatorClient, failures: list[str]):
     """Discrete (MoveIt-like) vs certified check of joint 1's swing through the plate; returns the certified answer."""
     start, goal = _swing_ends()
-    extent_rad = float(np.linalg.norm(PANDA_UPPER - PANDA_LOWER))
+    lower_rad, upper_rad = arm_limits_rad()
+    extent_rad = float(np.linalg.norm(upper_rad - lower_rad))
     print(f"[motion through a thin plate] joint 1 from {SWING_RAD[0]:+.2f} to {SWING_RAD[1]:+.2f} rad, arm stretched "
           f"out {np.round(STRETCHED[1:], 3).tolist()}; plate {PLATE_THICKNESS_M * 1e3:.0f} mm thick, "
           f"{PLATE_WIDTH_M * 1e2:.0f} cm wide, on the table up to z={PLATE_TOP_Z_M} m, at {PLATE_ANGLE_RAD} rad "
@@ -233,7 +240,7 @@ def main(argv=None) -> int:
                     pictures.append((title, explanation))
                 print()
             rng = np.random.default_rng(BATCH_SEED)
-            batch = rng.uniform(PANDA_LOWER, PANDA_UPPER, size=(BATCH_SIZE, len(ARM)))
+            batch = rng.uniform(*arm_limits_rad(), size=(BATCH_SIZE, len(ARM)))
             started = time.perf_counter()
             answer = client.check_batch(ARM, batch)
             elapsed = time.perf_counter() - started

@@ -22,6 +22,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from my_collision_pkg.core.errors import CollisionPkgError
+from my_collision_pkg.core.model.robot_model import RobotModel
+from my_collision_pkg.core.model.srdf import parse_srdf
+from my_collision_pkg.core.scene.loading import is_xacro, panda_paths, parse_xacro_args, read_description
+from my_collision_pkg.core.scene.world_file import load_world_file
 
 NONE = "none"
 AUTO = "auto"
@@ -38,8 +42,12 @@ _TRUE, _FALSE = ("true", "1", "yes", "on"), ("false", "0", "no", "off")
 _FIXED_FRAME_LINE = re.compile(r"^(?P<indent>\s*)Fixed Frame:.*$", re.MULTILINE)
 
 
-class LaunchArgumentError(CollisionPkgError):
-    """A launch argument is invalid; the message is one line that names it."""
+class LaunchArgumentError(ValueError):
+    """A launch argument is invalid; the message is one line that names it.
+
+    The tools' own error (a ``ValueError``), not one of the core's: a core error met
+    while reading a file an argument names is re-raised as this, from that cause.
+    """
 
 
 @dataclass(frozen=True)
@@ -109,8 +117,6 @@ class LaunchPlan:
         mesh paths from the URDF's folder), except a xacro file that needs
         ``xacro_args``: the node has no such parameter, so it gets the expanded XML.
         """
-        from my_collision_pkg.core.scene.loading import is_xacro
-
         expand = bool(self.xacro_args)
         parameters = {"scene_path": self.scene_path}
         if expand and is_xacro(self.urdf_path):
@@ -153,9 +159,120 @@ def _file_argument(name: str, value: str) -> str:
     return path
 
 
+@dataclass(frozen=True)
+class _Robot:
+    """The robot the arguments name: its files, the expanded URDF and the parsed model."""
+    urdf_path: str
+    urdf_xml: str
+    model: RobotModel
+    default_srdf_path: str           # the Panda's SRDF for urdf:=panda, '' for any other robot
+    is_default: bool
+
+
+def _all_values(values: Mapping[str, str]) -> dict[str, str]:
+    """Every argument's value: the given ones over the defaults. Refuses unknown names."""
+    unknown = sorted(set(values) - set(ARGUMENT_NAMES))
+    if unknown:
+        raise LaunchArgumentError(f"unknown launch argument(s) {', '.join(unknown)}; known: {', '.join(ARGUMENT_NAMES)}")
+    v = {argument.name: argument.default for argument in ARGUMENTS}
+    v.update(values)
+    return v
+
+
+def _requested_nodes(v: Mapping[str, str], package_installed: Callable[[str], bool]) -> tuple[bool, bool, str]:
+    """``(rviz, robot_state_publisher, joint_states topic)``: the optional nodes, each installed if asked for."""
+    rviz = parse_bool("rviz", v["rviz"])
+    start_rsp = parse_bool("robot_state_publisher", v["robot_state_publisher"])
+    if rviz and not package_installed(RVIZ_PACKAGE):
+        raise LaunchArgumentError(f"rviz:=true but the ROS package '{RVIZ_PACKAGE}' is not installed "
+                                  "(install ros-<distro>-rviz2, or give rviz:=false)")
+    if start_rsp and not package_installed(ROBOT_STATE_PUBLISHER_PACKAGE):
+        raise LaunchArgumentError(
+            f"robot_state_publisher:=true but the ROS package '{ROBOT_STATE_PUBLISHER_PACKAGE}' is not installed "
+            "(install ros-<distro>-robot-state-publisher, or give robot_state_publisher:=false)")
+    joint_states_topic = v["joint_states"].strip()
+    if not joint_states_topic:
+        raise LaunchArgumentError("joint_states:= needs a topic name")
+    return rviz, start_rsp, joint_states_topic
+
+
+def _xacro_arguments(text: str) -> dict[str, str]:
+    try:
+        return parse_xacro_args(text)
+    except CollisionPkgError as exc:
+        raise LaunchArgumentError(f"xacro_args:={text}: {exc}") from exc
+
+
+def _load_robot(urdf: str, xacro_args: Mapping[str, str]) -> _Robot:
+    """The ``urdf`` argument read (xacro expanded) and parsed: 'panda' or a file."""
+    is_default = urdf.strip() == DEFAULT_ROBOT
+    try:
+        panda_urdf, panda_srdf = panda_paths() if is_default else (None, None)
+    except CollisionPkgError as exc:
+        raise LaunchArgumentError(f"urdf:={DEFAULT_ROBOT}: {exc}") from exc
+    urdf_path = panda_urdf if is_default else _file_argument("urdf", urdf)
+    try:
+        urdf_xml = read_description(urdf_path, "URDF", xacro_args)
+        model = RobotModel.from_urdf_string(urdf_xml)
+    except CollisionPkgError as exc:
+        raise LaunchArgumentError(f"urdf:={urdf}: {exc}") from exc
+    return _Robot(urdf_path, urdf_xml, model, panda_srdf or "", is_default)
+
+
+def _load_semantic(srdf: str, robot: _Robot, xacro_args: Mapping[str, str]) -> tuple[str, str, list[str]]:
+    """``(srdf path, SRDF XML, warnings)`` of the ``srdf`` argument ('' and '' for none), checked against the robot."""
+    srdf = srdf.strip()
+    if is_none(srdf):
+        return "", "", []
+    srdf_path = robot.default_srdf_path if srdf == AUTO else _file_argument("srdf", srdf)
+    if not srdf_path:
+        return "", "", []
+    try:
+        srdf_xml = read_description(srdf_path, "SRDF", xacro_args)
+        semantic = parse_srdf(srdf_xml, robot.model)
+    except CollisionPkgError as exc:
+        raise LaunchArgumentError(f"srdf:={srdf}: {exc}") from exc
+    # unknown names are skipped, as MoveIt does; an SRDF of another robot shows here
+    return srdf_path, srdf_xml, [f"srdf:={srdf}: {warning}" for warning in semantic.warnings]
+
+
+def _check_world(scene: str, robot: _Robot, config_dir: str) -> str:
+    """The world file of the ``scene`` argument ('' for none), loaded once to check it fits the robot."""
+    scene = scene.strip()
+    if is_none(scene):
+        return ""
+    if scene == AUTO:
+        scene_path = os.path.join(config_dir, PANDA_WORLD_FILE) if robot.is_default else ""
+    else:
+        scene_path = _file_argument("scene", scene)
+    if scene_path:
+        try:
+            load_world_file(scene_path, robot.model.root_link)
+        except CollisionPkgError as exc:
+            raise LaunchArgumentError(f"scene:={scene}: {exc}") from exc
+    return scene_path
+
+
+def _fixed_frame(value: str, robot: RobotModel) -> tuple[str, list[str]]:
+    """RViz's fixed frame (``auto``: the root link) and a warning when it is no link of the robot."""
+    fixed_frame = value.strip()
+    if not fixed_frame:
+        raise LaunchArgumentError("fixed_frame:= needs a frame name (or 'auto' for the URDF's root link)")
+    if fixed_frame == AUTO:
+        return robot.root_link, []
+    if fixed_frame not in robot.link_names:
+        return fixed_frame, [f"fixed_frame:={fixed_frame} is not a link of robot '{robot.name}'; "
+                             "RViz shows nothing until some TF publisher provides it"]
+    return fixed_frame, []
+
+
 def resolve_launch(values: Mapping[str, str], *, config_dir: str,
                    package_installed: Callable[[str], bool]) -> LaunchPlan:
     """Check the launch arguments and resolve them to a :class:`LaunchPlan`.
+
+    The steps, each failing with the argument it reads: the optional nodes, the xacro
+    arguments, the robot (URDF), its SRDF, the world, the RViz fixed frame. Files are
+    read and parsed by the core's own loading functions, as the node will read them.
 
     Parameters
     ----------
@@ -175,90 +292,18 @@ def resolve_launch(values: Mapping[str, str], *, config_dir: str,
         does not fit the robot, a boolean that is not one, or a node asked for whose
         package is not installed.
     """
-    from my_collision_pkg.core.scene.loading import panda_paths, parse_xacro_args, read_description
-    from my_collision_pkg.core.model.robot_model import RobotModel
-    from my_collision_pkg.core.model.srdf import parse_srdf
-    from my_collision_pkg.core.scene.world_file import load_world_file
-
-    unknown = sorted(set(values) - set(ARGUMENT_NAMES))
-    if unknown:
-        raise LaunchArgumentError(f"unknown launch argument(s) {', '.join(unknown)}; known: {', '.join(ARGUMENT_NAMES)}")
-    v = {argument.name: argument.default for argument in ARGUMENTS}
-    v.update(values)
-
-    rviz = parse_bool("rviz", v["rviz"])
-    start_rsp = parse_bool("robot_state_publisher", v["robot_state_publisher"])
-    if rviz and not package_installed(RVIZ_PACKAGE):
-        raise LaunchArgumentError(f"rviz:=true but the ROS package '{RVIZ_PACKAGE}' is not installed "
-                                  "(install ros-<distro>-rviz2, or give rviz:=false)")
-    if start_rsp and not package_installed(ROBOT_STATE_PUBLISHER_PACKAGE):
-        raise LaunchArgumentError(
-            f"robot_state_publisher:=true but the ROS package '{ROBOT_STATE_PUBLISHER_PACKAGE}' is not installed "
-            "(install ros-<distro>-robot-state-publisher, or give robot_state_publisher:=false)")
-    joint_states_topic = v["joint_states"].strip()
-    if not joint_states_topic:
-        raise LaunchArgumentError("joint_states:= needs a topic name")
-
-    try:
-        xacro_args = parse_xacro_args(v["xacro_args"])
-    except CollisionPkgError as exc:
-        raise LaunchArgumentError(f"xacro_args:={v['xacro_args']}: {exc}") from exc
-
-    default_robot = v["urdf"].strip() == DEFAULT_ROBOT
-    try:
-        panda_urdf, panda_srdf = panda_paths() if default_robot else (None, None)
-    except CollisionPkgError as exc:
-        raise LaunchArgumentError(f"urdf:={DEFAULT_ROBOT}: {exc}") from exc
-    urdf_path = panda_urdf if default_robot else _file_argument("urdf", v["urdf"])
-    try:
-        urdf_xml = read_description(urdf_path, "URDF", xacro_args)
-        robot = RobotModel.from_urdf_string(urdf_xml)
-    except CollisionPkgError as exc:
-        raise LaunchArgumentError(f"urdf:={v['urdf']}: {exc}") from exc
-
-    srdf = v["srdf"].strip()
-    if is_none(srdf):
-        srdf_path = ""
-    elif srdf == AUTO:
-        srdf_path = panda_srdf if default_robot else ""
-    else:
-        srdf_path = _file_argument("srdf", srdf)
-    srdf_xml = ""
-    warnings = []
-    if srdf_path:
-        try:
-            srdf_xml = read_description(srdf_path, "SRDF", xacro_args)
-            semantic = parse_srdf(srdf_xml, robot)
-        except CollisionPkgError as exc:
-            raise LaunchArgumentError(f"srdf:={srdf}: {exc}") from exc
-        # unknown names are skipped, as MoveIt does; an SRDF of another robot shows here
-        warnings += [f"srdf:={srdf}: {warning}" for warning in semantic.warnings]
-
-    scene = v["scene"].strip()
-    if is_none(scene):
-        scene_path = ""
-    elif scene == AUTO:
-        scene_path = os.path.join(config_dir, PANDA_WORLD_FILE) if default_robot else ""
-    else:
-        scene_path = _file_argument("scene", scene)
-    if scene_path:
-        try:
-            load_world_file(scene_path, robot.root_link)
-        except CollisionPkgError as exc:
-            raise LaunchArgumentError(f"scene:={scene}: {exc}") from exc
-
-    fixed_frame = v["fixed_frame"].strip()
-    if not fixed_frame:
-        raise LaunchArgumentError("fixed_frame:= needs a frame name (or 'auto' for the URDF's root link)")
-    if fixed_frame == AUTO:
-        fixed_frame = robot.root_link
-    elif fixed_frame not in robot.link_names:
-        warnings.append(f"fixed_frame:={fixed_frame} is not a link of robot '{robot.name}'; "
-                        "RViz shows nothing until some TF publisher provides it")
-    return LaunchPlan(urdf_path=urdf_path, srdf_path=srdf_path, scene_path=scene_path, xacro_args=xacro_args,
-                      robot_description=urdf_xml, robot_description_semantic=srdf_xml, root_link=robot.root_link,
-                      fixed_frame=fixed_frame, rviz=rviz, robot_state_publisher=start_rsp,
-                      joint_states_topic=joint_states_topic, warnings=tuple(warnings))
+    v = _all_values(values)
+    rviz, start_rsp, joint_states_topic = _requested_nodes(v, package_installed)
+    xacro_args = _xacro_arguments(v["xacro_args"])
+    robot = _load_robot(v["urdf"], xacro_args)
+    srdf_path, srdf_xml, warnings = _load_semantic(v["srdf"], robot, xacro_args)
+    scene_path = _check_world(v["scene"], robot, config_dir)
+    fixed_frame, frame_warnings = _fixed_frame(v["fixed_frame"], robot.model)
+    return LaunchPlan(urdf_path=robot.urdf_path, srdf_path=srdf_path, scene_path=scene_path, xacro_args=xacro_args,
+                      robot_description=robot.urdf_xml, robot_description_semantic=srdf_xml,
+                      root_link=robot.model.root_link, fixed_frame=fixed_frame, rviz=rviz,
+                      robot_state_publisher=start_rsp, joint_states_topic=joint_states_topic,
+                      warnings=tuple(warnings + frame_warnings))
 
 
 def rviz_config_text(template: str, fixed_frame: str) -> str:

@@ -4,18 +4,22 @@
 checked configuration (translucent grey, the links in contact tinted red), the
 world objects (translucent tan), every contact as a dot (red when penetrating,
 yellow for a near miss) with an arrow along the contact normal, and the contact
-surfaces as triangles coloured by pressure (:mod:`pressure_colors`, the same map
-as the RViz markers). Axes are equal, in metres, in the planning frame.
+surfaces as triangles coloured by pressure (:mod:`viz.style`, the same map and
+arrow policy as the RViz markers). Axes are equal, in metres, in the planning frame.
 
-It takes either core objects (an :class:`contacts.Explanation` and the
-:class:`surfaces_report.ContactSurface` tuple) or a ``ContactReport`` message or
+It takes either core objects (an :class:`core.checks.results.Explanation` and the
+:class:`core.surfaces.explanation_surfaces.ContactSurface` tuple) or a ``ContactReport`` message or
 ``ExplainCollision`` response (read by attribute names only: this module imports
 no ROS package). A motion's first-contact state draws the same way, from a
-:class:`motion.MotionResult` or a ``CheckMotion`` response (anything with a
+:class:`core.checks.results.MotionResult` or a ``CheckMotion`` response (anything with a
 ``cc_time``): there the closest contacts are touches found to the motion check's
 tolerance (a small positive distance), drawn as contacts, and the title gives
 ``cc_time``. :func:`render_explanation_pngs` draws several to a folder
 (``make demo``).
+
+Resources are passed in: file paths, or the defaults of :func:`default_world_file` and
+``core.scene.loading.panda_paths``, found without ament (this module imports no ROS
+package, not even inside a function).
 
 Command line (the Panda with the default world unless told otherwise)::
 
@@ -35,7 +39,8 @@ from mpl_toolkits.mplot3d import proj3d
 from mpl_toolkits.mplot3d.art3d import Poly3DCollection
 
 from my_collision_pkg.core.checks.results import DEFAULT_TOUCH_TOLERANCE_M
-from my_collision_pkg.viz.style import pressure_colormap, pressure_fractions
+from my_collision_pkg.viz.style import (MM_PER_M, PNG_ARROW_MIN_LENGTH_M, arrow_length_m, point_xyz, pressure_colormap,
+                                       pressure_fractions)
 
 DEFAULT_VIEW = (35.0, -60.0)            # (elevation, azimuth), degrees, matplotlib's convention
 DEFAULT_SIZE_PX = (960, 720)
@@ -46,16 +51,14 @@ WORLD_RGBA = (0.80, 0.66, 0.45, 0.30)
 CONTACT_RGB = (0.9, 0.0, 0.0)
 NEAR_MISS_RGB = (1.0, 0.8, 0.0)
 CONTACT_DOT_AREA_PT2 = 36.0
-ARROW_MIN_LENGTH_M = 0.06
-ARROW_MAX_LENGTH_M = 0.25
-ARROW_LENGTH_PER_DEPTH = 4.0
 SURFACE_ALPHA = 0.95
 LIGHT_DIRECTION = np.array([0.3, -0.5, 0.81]) / np.linalg.norm([0.3, -0.5, 0.81])
 AMBIENT_LIGHT = 0.45                    # share of a face's colour kept when it faces away from the light
 AXES_ZOOM = 1.0
 ZORDER_GEOMETRY, ZORDER_SURFACES, ZORDER_CONTACTS = 1, 10, 11
 BOUNDS_MARGIN = 0.05                    # fraction of the scene size added around it
-MM_PER_M = 1000.0
+PACKAGE_NAME = "my_collision_pkg"
+PANDA_WORLD_FILE = "panda_world.yaml"   # the default world beside the Panda, in the package's config/
 # A motion's contacts at cc_time within this of the closest one are touches (distance >= 0 possible).
 MOTION_TOUCH_DISTANCE_M = DEFAULT_TOUCH_TOLERANCE_M
 
@@ -94,12 +97,6 @@ class _DrawnSurface:
     pressure_pa: np.ndarray  # (V,)
 
 
-def _xyz(p) -> np.ndarray:
-    if hasattr(p, "x"):
-        return np.array([p.x, p.y, p.z], dtype=float)
-    return np.asarray(p, dtype=float).reshape(3)
-
-
 def _configuration(world, report) -> np.ndarray:
     """Positions of the robot's active joints (robot order) from an Explanation or a ContactReport."""
     robot = world.robot
@@ -134,20 +131,20 @@ def _contacts(report) -> list[_DrawnContact]:
     touch_m = 0.0
     if distances and _is_motion(report) and float(report.cc_time) >= 0.0:
         touch_m = max(min(distances), 0.0) + MOTION_TOUCH_DISTANCE_M
-    return [_DrawnContact(tuple(c.link_names), _xyz(c.position), _xyz(c.normal), d, d < 0.0 or d <= touch_m)
+    return [_DrawnContact(tuple(c.link_names), point_xyz(c.position), point_xyz(c.normal), d, d < 0.0 or d <= touch_m)
             for c, d in zip(report.contacts, distances)]
 
 
 def _surfaces(surfaces) -> list[_DrawnSurface]:
     drawn = []
     for s in surfaces:
-        if hasattr(s, "patch"):                      # surfaces_report.ContactSurface
+        if hasattr(s, "patch"):                      # core.surfaces.explanation_surfaces.ContactSurface
             p = s.patch
             drawn.append(_DrawnSurface(np.asarray(p.vertices_world, float).reshape(-1, 3),
                                        np.asarray(p.triangles, np.int64).reshape(-1, 3),
                                        np.asarray(p.pressure_pa, float).ravel()))
         else:                                        # a ContactSurface message
-            vertices = np.array([_xyz(v) for v in s.vertices], float).reshape(-1, 3)
+            vertices = np.array([point_xyz(v) for v in s.vertices], float).reshape(-1, 3)
             drawn.append(_DrawnSurface(vertices, np.asarray(s.triangles, np.int64).reshape(-1, 3),
                                        np.asarray(s.pressure, float).ravel()))
     return drawn
@@ -176,11 +173,6 @@ def _shaded(triangles: np.ndarray, rgba) -> np.ndarray:
     faces = np.tile(np.asarray(rgba, dtype=float), (len(triangles), 1))
     faces[:, :3] *= (AMBIENT_LIGHT + (1.0 - AMBIENT_LIGHT) * cosines)[:, None]
     return faces
-
-
-def _arrow_length_m(distance_m: float) -> float:
-    depth = max(0.0, -distance_m)
-    return min(ARROW_MIN_LENGTH_M + ARROW_LENGTH_PER_DEPTH * depth, ARROW_MAX_LENGTH_M)
 
 
 def _title(contacts: list[_DrawnContact], cc_time: float | None = None) -> str:
@@ -233,15 +225,15 @@ def render_report_png(path: str, world, report, surfaces=None, *, title: str | N
     ----------
     path : str
         PNG file to write (its folder must exist).
-    world : scene.CollisionWorld
+    world : core.scene.planning_scene.CollisionWorld
         The snapshot the report was computed on (``PlanningScene.world``): robot
         and object geometry, in the planning frame.
-    report : contacts.Explanation, or a ContactReport message or ExplainCollision response
+    report : core.checks.results.Explanation, or a ContactReport message or ExplainCollision response
         The configuration (``positions``, or ``state`` by joint name) and the contacts.
-        A motion's first-contact state works the same way: a ``motion.MotionResult``
+        A motion's first-contact state works the same way: a ``core.checks.results.MotionResult``
         (``positions``) or a CheckMotion response (``state``).
     surfaces : sequence, optional
-        ``surfaces_report.ContactSurface`` objects or ContactSurface messages; by
+        ``core.surfaces.explanation_surfaces.ContactSurface`` objects or ContactSurface messages; by
         default a report message's own ``surfaces`` (none for an Explanation).
     title : str, optional
         Defaults to the deepest colliding pair and its depth in mm.
@@ -306,7 +298,7 @@ def render_report_png(path: str, world, report, surfaces=None, *, title: str | N
                    depthshade=False, edgecolors="black", linewidths=0.5, zorder=ZORDER_CONTACTS)
         for c, colour in zip(contacts, colours):
             n = c.normal / (np.linalg.norm(c.normal) or 1.0)
-            length = _arrow_length_m(c.distance_m)
+            length = arrow_length_m(-c.distance_m, min_length_m=PNG_ARROW_MIN_LENGTH_M)
             ax.quiver(*c.position, *(length * n), color=colour, linewidth=1.5, arrow_length_ratio=0.25,
                       zorder=ZORDER_CONTACTS)
     bounds = [t.reshape(-1, 3) for t in triangles.values() if len(t)] + [positions]
@@ -357,7 +349,7 @@ def render_explanation_pngs(pictures, folder: str, *, urdf_path: str | None = No
     if urdf_path is None:
         urdf_path, default_srdf = panda_paths()
         srdf_path = srdf_path or default_srdf
-        world_path = world_path or _default_world_file()
+        world_path = world_path or default_world_file()
     world = load_scene(urdf_path=urdf_path, srdf_path=srdf_path, world_path=world_path).world
     os.makedirs(folder, exist_ok=True)
     written, used = [], set()
@@ -393,15 +385,19 @@ def _parse_args(argv):
     return parser.parse_args(argv)
 
 
-def _default_world_file() -> str | None:
-    here = os.path.dirname(os.path.abspath(__file__))
-    candidates = [os.path.join(here, "..", "config", "panda_world.yaml")]
-    try:
-        from ament_index_python.packages import get_package_share_directory
-        candidates.insert(0, os.path.join(get_package_share_directory("my_collision_pkg"), "config",
-                                          "panda_world.yaml"))
-    except (ImportError, LookupError):
-        pass
+def default_world_file() -> str | None:
+    """The package's ``config/panda_world.yaml``, found without ament (None when neither place holds it).
+
+    Looked for in the install prefix this module was installed under
+    (``<prefix>/lib/pythonX.Y/site-packages/my_collision_pkg/viz`` ->
+    ``<prefix>/share/my_collision_pkg/config``), then in the source checkout this
+    module's real path lies in (a ``--symlink-install`` links back to it).
+    """
+    package_dir = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    install_prefix = os.path.join(package_dir, os.pardir, os.pardir, os.pardir, os.pardir)
+    source_root = os.path.join(os.path.dirname(os.path.dirname(os.path.realpath(__file__))), os.pardir)
+    candidates = [os.path.join(install_prefix, "share", PACKAGE_NAME, "config", PANDA_WORLD_FILE),
+                  os.path.join(source_root, "config", PANDA_WORLD_FILE)]
     return next((os.path.normpath(c) for c in candidates if os.path.isfile(c)), None)
 
 
@@ -417,7 +413,7 @@ def main(argv=None) -> int:
         else:
             urdf, srdf = panda_paths()
             srdf = args.srdf or srdf
-            scene_file = args.scene or _default_world_file()
+            scene_file = args.scene or default_world_file()
         scene = load_scene(urdf_path=urdf, srdf_path=srdf, world_path=scene_file)
         joints = args.joints or list(scene.robot.active_joint_names[:len(args.positions)])
         explanation = CollisionChecker(scene).explain(joints, args.positions, contact_distance=args.contact_distance)
