@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import rclpy
+from ament_index_python.packages import PackageNotFoundError, get_package_share_directory
 from rcl_interfaces.msg import FloatingPointRange, IntegerRange, ParameterDescriptor
 from rclpy.exceptions import ParameterException
 from rclpy.executors import Executor, ExternalShutdownException
@@ -27,6 +28,18 @@ from my_collision_pkg.ros.qos import SERVICE_QOS, SERVICE_QUEUE_DEPTH  # noqa: F
 
 # How often the spin loop looks for a stop request, seconds (work is served at once).
 SPIN_PERIOD_S = 0.1
+
+
+def ament_package_share(package: str) -> str | None:
+    """The share folder of an installed ROS package (the ament index), or None if there is none.
+
+    The core's ``package://`` lookup (``load_scene(find_package_share=...)``): the core itself
+    never imports ament_index_python.
+    """
+    try:
+        return get_package_share_directory(package)
+    except (PackageNotFoundError, ValueError, LookupError, OSError):
+        return None
 
 
 class ConfigurationError(Exception):

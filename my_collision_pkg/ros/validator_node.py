@@ -38,7 +38,7 @@ from my_collision_pkg.core.checks.results import Status
 from my_collision_pkg.core.errors import CollisionPkgError, RequestError
 from my_collision_pkg.core.scene.loading import load_scene
 from my_collision_pkg.ros.qos import JOINT_STATES_QOS, LATCHED_QOS, SERVICE_QOS
-from my_collision_pkg.ros.runtime import CallbackGuard, ConfigurationError, NumberParameter, run_node
+from my_collision_pkg.ros.runtime import CallbackGuard, ConfigurationError, NumberParameter, ament_package_share, run_node
 from my_collision_pkg.core.checks.interval_sweeps import interval_sweeps
 from my_collision_pkg.ros.markers import contact_intervals_marker_array
 from my_collision_pkg.ros.scene_markers import scene_objects_marker_array
@@ -92,7 +92,7 @@ class CollisionValidatorNode(Node):
                                     srdf_xml=p["robot_description_semantic"] or None,
                                     srdf_path=p["srdf_path"] or None, world_path=p["scene_path"] or None,
                                     package_paths=p["package_paths"], default_padding_m=p["default_padding"],
-                                    link_padding_m=p["link_padding"])
+                                    link_padding_m=p["link_padding"], find_package_share=ament_package_share)
             self.checker = CollisionChecker(self.scene, check_joint_limits=p["check_joint_limits"],
                                             max_contacts=p["max_contacts"], contacts_per_pair=p["contacts_per_pair"])
         except (CollisionPkgError, ValueError) as exc:
