@@ -45,7 +45,7 @@ import numpy as np
 import trimesh
 
 from my_collision_pkg.core.errors import CollisionPkgError
-from my_collision_pkg.core.kernels.kinematics import thickness_along_lines
+from my_collision_pkg.core.kernels.thickness import thickness_along_lines
 
 __all__ = [
     "ContactSurfaceError",
