@@ -42,7 +42,7 @@ from typing import NamedTuple
 import coal
 import numpy as np
 
-from my_collision_pkg.core.kernels.depth import pair_regions
+from my_collision_pkg.core.kernels.depth import SolidArrays, SurfaceSamples, pair_regions
 from my_collision_pkg.core.kernels.mesh_queries import MeshTree, contains_probe
 
 # coal's GJK and EPA stop when the signed distance is known to this absolute precision
@@ -55,6 +55,7 @@ _FALLBACK_NORMAL = np.array([0.0, 0.0, 1.0])
 REFINE_STEPS = 3
 _NO_TRIANGLES = np.zeros((1, 3, 3))
 _NO_TREE = MeshTree.of(np.eye(3), np.array([[0, 1, 2]]))      # placeholder arrays for kinds without a tree
+_BODY_PACKS = "narrowphase: depth kernel packs"                 # CollisionWorld.cached key, with the shape index
 
 
 class PairDistance(NamedTuple):
@@ -200,14 +201,21 @@ def pair_contacts(world, T_world_shape: np.ndarray, a: int, b: int, max_regions:
     return [PairDistance(depth, p0, p0 + depth * normal, normal, False)]
 
 
-def _body_arguments(g, T_world: np.ndarray) -> tuple:
-    """One body's arguments of ``kernels.depth.pair_regions``: its surface samples, pose and solid."""
+def _body_arguments(g) -> tuple[SurfaceSamples, SolidArrays]:
+    """One body's packs for ``kernels.depth.pair_regions``: its surface samples and itself as a solid."""
     triangles = g.triangles_shape if g.triangles_shape is not None else _NO_TRIANGLES
     tree = g.mesh_tree if g.mesh_tree is not None else _NO_TREE
-    return (g.surface_points_shape, g.surface_parents, g.surface_edges, g.surface_adjacency_start,
-            g.surface_adjacency, g.surface_faces, T_world, g.solid_kind,
-            g.solid_params, g.solid_planes, triangles, tree.bounds, tree.nodes, tree.order, tree.pseudo_normals,
-            tree.manifold, g.obb_center_shape, g.obb_axes_shape, g.obb_half_extents_m, tree.face_normals)
+    samples = SurfaceSamples(g.surface_points_shape, g.surface_parents, g.surface_edges, g.surface_adjacency_start,
+                             g.surface_adjacency, g.surface_faces)
+    solid = SolidArrays(g.solid_kind, g.solid_params, g.solid_planes, triangles, tree.bounds, tree.nodes, tree.order,
+                        tree.pseudo_normals, tree.manifold, g.obb_center_shape, g.obb_axes_shape,
+                        g.obb_half_extents_m, tree.face_normals)
+    return samples, solid
+
+
+def _body_packs(world, shape: int) -> tuple[SurfaceSamples, SolidArrays]:
+    """:func:`_body_arguments` of ``world.shapes[shape]``, built once per world snapshot."""
+    return world.cached((_BODY_PACKS, shape), _body_arguments, world.shapes[shape].geometry)
 
 
 def deepest_regions(world, T_world_shape: np.ndarray, a: int, b: int, max_regions: int) -> list[PairDistance]:
@@ -221,9 +229,10 @@ def deepest_regions(world, T_world_shape: np.ndarray, a: int, b: int, max_region
     primitive or a convex mesh) is moved to its support point along the push-out.
     All in one compiled call (``kernels.depth.pair_regions``).
     """
-    depth, p0, p1, normal, subshapes = pair_regions(
-        int(max_regions), REFINE_STEPS, *_body_arguments(world.shapes[a].geometry, T_world_shape[a]),
-        *_body_arguments(world.shapes[b].geometry, T_world_shape[b]))
+    samples_a, solid_a = _body_packs(world, a)
+    samples_b, solid_b = _body_packs(world, b)
+    depth, p0, p1, normal, subshapes = pair_regions(int(max_regions), REFINE_STEPS, samples_a, solid_a, T_world_shape[a],
+                                                    samples_b, solid_b, T_world_shape[b])
     return [PairDistance(-float(depth[m]), p0[m], p1[m], normal[m], True, (int(subshapes[m, 0]), int(subshapes[m, 1])))
             for m in range(len(depth))]
 

@@ -28,6 +28,7 @@ Transforms are 4x4 and ``T_world_x`` is the pose of ``x`` in the planning frame.
 from __future__ import annotations
 
 import importlib
+from typing import NamedTuple
 
 import numpy as np
 from numba import njit
@@ -43,6 +44,67 @@ _TINY = 1e-15
 # surface_points_inside: a point is rejected at once when it lies this far outside the other
 # body's box (metres; far above the rounding of one transform against two)
 _BOX_PREFILTER_M = 1e-9
+
+
+class SolidArrays(NamedTuple):
+    """One body as a solid, as the depth kernels read it: arrays in its own frame, metres.
+
+    ``kind``: its code (``kernels.codes`` KIND_*); ``params`` (3,): a primitive's sizes (box
+    half extents; radius and half length of a cylinder, capsule or cone; sphere radius);
+    ``planes`` (F, 4): the face planes of a convex mesh or of a closed mesh's convex hull
+    (outward unit normal, offset); ``triangles`` (T, 3, 3) and the ``MeshTree`` arrays
+    (``bounds``, ``nodes``, ``order``, ``pseudo_normals``, ``manifold``, ``face_normals``)
+    of a closed mesh (placeholders for other kinds); its bounding box ``box_center`` (3,),
+    ``box_axes`` (3, 3) (axes as columns) and ``box_half`` (3,) half extents.
+    """
+    kind: int
+    params: np.ndarray
+    planes: np.ndarray
+    triangles: np.ndarray
+    bounds: np.ndarray
+    nodes: np.ndarray
+    order: np.ndarray
+    pseudo_normals: np.ndarray
+    manifold: bool
+    box_center: np.ndarray
+    box_axes: np.ndarray
+    box_half: np.ndarray
+    face_normals: np.ndarray
+
+
+class SurfaceSamples(NamedTuple):
+    """One body's surface points tested inside the other body, in its own frame (metres).
+
+    ``points`` (N, 3); ``parents`` (N,): an earlier point next to each (-1: none);
+    ``edges`` (E, 2): the pairs of points joined along the surface, and their
+    :func:`adjacency` ``adjacent_start`` (N + 1,) and ``adjacent`` (2E,); ``faces`` (N,):
+    the face of the mesh (or tessellation) each point lies on (``ShapeGeometry.surface_*``).
+    """
+    points: np.ndarray
+    parents: np.ndarray
+    edges: np.ndarray
+    adjacent_start: np.ndarray
+    adjacent: np.ndarray
+    faces: np.ndarray
+
+
+class InsidePoints(NamedTuple):
+    """What :func:`surface_points_inside` finds of body x's surface points in a solid.
+
+    Per point (N): ``points_world`` (N, 3) (rows of points outside the solid's box left
+    unset), ``depth`` (N,), ``surface_world`` (N, 3) (its nearest point on the solid's
+    surface), ``triangle`` (N,) (the solid's triangle it lies nearest to, -1: none) and
+    ``labels`` (N,) (its group, -1 outside). Per group (R): ``deepest`` (R,) (index of its
+    deepest point) and ``lo``, ``hi`` (R, 3) (the box of its points).
+    """
+    points_world: np.ndarray
+    depth: np.ndarray
+    surface_world: np.ndarray
+    triangle: np.ndarray
+    labels: np.ndarray
+    deepest: np.ndarray
+    lo: np.ndarray
+    hi: np.ndarray
 
 
 @njit(cache=True)
@@ -281,10 +343,11 @@ def support_point(kind, params, vertices, direction, out):
 
 
 @njit(cache=True)
-def refine_to_support(steps, kind_x, params_x, vertices_x, T_world_x, point, surface, depth, T_world_solid, kind,
-                      params, planes, triangles, bounds, nodes, order, pseudo_normals, manifold, box_center, box_axes,
-                      box_half, face_normals=None):
+def refine_to_support(steps, kind_x, params_x, vertices_x, T_world_x, point, surface, depth, T_world_solid, solid):
     """Move body x's deepest point in a solid to x's support point along the push-out, up to ``steps`` times.
+
+    Body x: its kind, sizes and vertices (:func:`support_point`) and pose; the solid: a
+    :class:`SolidArrays` posed at ``T_world_solid``.
 
     ``point`` and ``surface`` (3,) (planning frame) and ``depth`` are the current deepest
     point, its nearest point on the solid's surface and its depth. Each step takes x's
@@ -316,8 +379,9 @@ def refine_to_support(steps, kind_x, params_x, vertices_x, T_world_x, point, sur
             direction[r] = direction[r] / length
         support_point(kind_x, params_x, vertices_x, direction, local)
         point_to_world(T_world_x, local, candidate[0])
-        points_depth(candidate, T_world_solid, kind, params, planes, triangles, bounds, nodes, order,
-                     pseudo_normals, manifold, box_center, box_axes, box_half, d, s, t, face_normals)
+        points_depth(candidate, T_world_solid, solid.kind, solid.params, solid.planes, solid.triangles, solid.bounds,
+                     solid.nodes, solid.order, solid.pseudo_normals, solid.manifold, solid.box_center,
+                     solid.box_axes, solid.box_half, d, s, t, solid.face_normals)
         if d[0] <= depth + 1e-12:
             break
         depth = d[0]
@@ -440,12 +504,10 @@ def _to_world(T_world_solid, surface, out, j):
 
 
 @njit(cache=True)
-def surface_points_inside(points_shape, parent, T_world_x, edges, adjacent_start, adjacent, T_world_solid, kind,
-                          params, planes, triangles,
-                          bounds, nodes, order, pseudo_normals, manifold, box_center, box_axes, box_half,
-                          face_normals=None):
-    """Body x's surface points (its frame) inside a posed solid, grouped along ``edges``, and
-    the deepest point of each group.
+def surface_points_inside(samples, T_world_x, T_world_solid, solid):
+    """Body x's surface points (:class:`SurfaceSamples`, posed at ``T_world_x``) inside a solid
+    (:class:`SolidArrays`, posed at ``T_world_solid``), grouped along their ``edges``, and the
+    deepest point of each group.
 
     The same depths as :func:`points_depth` for every point that may be the deepest of its
     group. For a closed 2-manifold mesh the signed distance s is 1-Lipschitz: each point
@@ -459,10 +521,14 @@ def surface_points_inside(points_shape, parent, T_world_x, edges, adjacent_start
     depth is computed only when its upper bound (also from the exact depths computed
     so far) reaches the deepest exact depth of its group; the others keep their lower
     bound in ``depth`` (and no surface point).
-    Returns ``points_world`` (N, 3) (rows of points outside the box left unset), ``depth`` (N,), ``surface_world`` (N, 3),
-    ``triangle`` (N,), ``labels`` (N,) (group, -1 outside), and per group ``deepest``
-    (R,), ``lo``, ``hi`` (R, 3).
+    Returns an :class:`InsidePoints`.
     """
+    points_shape, parent, edges = samples.points, samples.parents, samples.edges
+    adjacent_start, adjacent = samples.adjacent_start, samples.adjacent
+    kind, params, planes, triangles = solid.kind, solid.params, solid.planes, solid.triangles
+    bounds, nodes, order, pseudo_normals = solid.bounds, solid.nodes, solid.order, solid.pseudo_normals
+    manifold, face_normals = solid.manifold, solid.face_normals
+    box_center, box_axes, box_half = solid.box_center, solid.box_axes, solid.box_half
     n = points_shape.shape[0]
     points_world = np.empty((n, 3))
     local = np.empty((n, 3))
@@ -577,8 +643,8 @@ def surface_points_inside(points_shape, parent, T_world_x, edges, adjacent_start
         _to_world(T_world_solid, surface, surface_world, j)
     keep = depth > 0.0
     if not keep.any():                       # nothing inside: no group
-        return (points_world, depth, surface_world, triangle, np.full(n, -1), np.full(0, -1),
-                np.full((0, 3), np.inf), np.full((0, 3), -np.inf))
+        return InsidePoints(points_world, depth, surface_world, triangle, np.full(n, -1), np.full(0, -1),
+                            np.full((0, 3), np.inf), np.full((0, 3), -np.inf))
     labels = label_components(n, edges, keep)
     if bounded:
         best = np.full(n, -np.inf)
@@ -617,7 +683,7 @@ def surface_points_inside(points_shape, parent, T_world_x, edges, adjacent_start
                 _to_world(T_world_solid, surface, surface_world, j)
                 best[labels[j]] = max(best[labels[j]], depth[j])
     deepest, lo, hi = summarize_regions(labels, depth, points_world)
-    return points_world, depth, surface_world, triangle, labels, deepest, lo, hi
+    return InsidePoints(points_world, depth, surface_world, triangle, labels, deepest, lo, hi)
 
 
 @njit(cache=True)
@@ -685,18 +751,11 @@ def merge_regions(depth, lo, hi):
 
 
 @njit(cache=True)
-def pair_regions(max_regions, steps, points_a, parents_a, edges_a, adjacent_start_a, adjacent_a, faces_a, T_world_a,
-                 kind_a, params_a, planes_a,
-                 triangles_a, bounds_a, nodes_a, order_a, pseudo_normals_a, manifold_a, box_center_a, box_axes_a,
-                 box_half_a, face_normals_a, points_b, parents_b, edges_b, adjacent_start_b, adjacent_b, faces_b,
-                 T_world_b, kind_b, params_b,
-                 planes_b, triangles_b, bounds_b, nodes_b, order_b, pseudo_normals_b, manifold_b, box_center_b,
-                 box_axes_b, box_half_b, face_normals_b):
+def pair_regions(max_regions, steps, samples_a, solid_a, T_world_a, samples_b, solid_b, T_world_b):
     """Deepest point of each separate overlap region of two posed solids a and b, deepest first.
 
-    Per body: its surface points (own frame), their parents, the edges joining them (and
-    their :func:`adjacency`), and the face each lies on (``ShapeGeometry.surface_*``), its pose, and the body as a
-    solid (kind, sizes, planes, triangles and ``MeshTree`` arrays, box). Side 0 is a's
+    Per body: its surface points (:class:`SurfaceSamples`), the body as a solid
+    (:class:`SolidArrays`) and its pose. Side 0 is a's
     points inside b, side 1 b's inside a (:func:`surface_points_inside`). The deepest
     point of each group of a side is a region; regions whose boxes, grown by the deeper
     of the two depths, meet are one (:func:`merge_regions`). In each, the deepest point
@@ -708,15 +767,9 @@ def pair_regions(max_regions, steps, points_a, parents_a, edges_a, adjacent_star
     ``normal`` (R, 3) (unit, from a to b; ``p1 = p0 - depth * normal``) and
     ``subshapes`` (R, 2) (face of a, face of b the witness points lie on; -1: unknown).
     """
-    sides = (surface_points_inside(points_a, parents_a, T_world_a, edges_a, adjacent_start_a, adjacent_a, T_world_b,
-                                   kind_b, params_b, planes_b,
-                                   triangles_b, bounds_b, nodes_b, order_b, pseudo_normals_b, manifold_b, box_center_b,
-                                   box_axes_b, box_half_b, face_normals_b),
-             surface_points_inside(points_b, parents_b, T_world_b, edges_b, adjacent_start_b, adjacent_b, T_world_a,
-                                   kind_a, params_a, planes_a,
-                                   triangles_a, bounds_a, nodes_a, order_a, pseudo_normals_a, manifold_a, box_center_a,
-                                   box_axes_a, box_half_a, face_normals_a))
-    n0, n1 = sides[0][5].shape[0], sides[1][5].shape[0]
+    sides = (surface_points_inside(samples_a, T_world_a, T_world_b, solid_b),
+             surface_points_inside(samples_b, T_world_b, T_world_a, solid_a))
+    n0, n1 = sides[0].deepest.shape[0], sides[1].deepest.shape[0]
     n = n0 + n1
     depth_of = np.empty(n)
     lo = np.empty((n, 3))
@@ -724,10 +777,10 @@ def pair_regions(max_regions, steps, points_a, parents_a, edges_a, adjacent_star
     for r in range(n):
         side = 0 if r < n0 else 1
         slot = r if r < n0 else r - n0
-        k = sides[side][5][slot]
-        depth_of[r] = sides[side][1][k]
-        lo[r] = sides[side][6][slot]
-        hi[r] = sides[side][7][slot]
+        k = sides[side].deepest[slot]
+        depth_of[r] = sides[side].depth[k]
+        lo[r] = sides[side].lo[slot]
+        hi[r] = sides[side].hi[slot]
     group = merge_regions(depth_of, lo, hi)
     # the deepest region of each (group, side), in the order the pairs first appear
     best = np.full((max(n, 1), 2), -1)
@@ -754,24 +807,23 @@ def pair_regions(max_regions, steps, points_a, parents_a, edges_a, adjacent_star
     for m in range(n_keys):
         g, side = key_group[m], key_side[m]
         r = best[g, side]
-        k = sides[side][5][r if side == 0 else r - n0]
-        depth = sides[side][1][k]
-        point = sides[side][0][k].copy()
-        surface = sides[side][2][k].copy()
-        triangle = sides[side][3][k]
-        face = faces_a[k] if side == 0 else faces_b[k]
-        if side == 0 and kind_a <= KIND_CONVEX:
+        inside = sides[side]
+        k = inside.deepest[r if side == 0 else r - n0]
+        depth = inside.depth[k]
+        point = inside.points_world[k].copy()
+        surface = inside.surface_world[k].copy()
+        triangle = inside.triangle[k]
+        face = samples_a.faces[k] if side == 0 else samples_b.faces[k]
+        if side == 0 and solid_a.kind <= KIND_CONVEX:
             depth, point, surface, t, moved = refine_to_support(
-                steps, kind_a, params_a, points_a, T_world_a, point, surface, depth, T_world_b, kind_b, params_b,
-                planes_b, triangles_b, bounds_b, nodes_b, order_b, pseudo_normals_b, manifold_b, box_center_b,
-                box_axes_b, box_half_b, face_normals_b)
+                steps, solid_a.kind, solid_a.params, samples_a.points, T_world_a, point, surface, depth, T_world_b,
+                solid_b)
             if moved:
                 triangle, face = t, -1
-        elif side == 1 and kind_b <= KIND_CONVEX:
+        elif side == 1 and solid_b.kind <= KIND_CONVEX:
             depth, point, surface, t, moved = refine_to_support(
-                steps, kind_b, params_b, points_b, T_world_b, point, surface, depth, T_world_a, kind_a, params_a,
-                planes_a, triangles_a, bounds_a, nodes_a, order_a, pseudo_normals_a, manifold_a, box_center_a,
-                box_axes_a, box_half_a, face_normals_a)
+                steps, solid_b.kind, solid_b.params, samples_b.points, T_world_b, point, surface, depth, T_world_a,
+                solid_a)
             if moved:
                 triangle, face = t, -1
         q = g_slot[g]

@@ -10,9 +10,9 @@ import numpy as np
 
 from my_collision_pkg.core.kernels.codes import KIND_MESH
 from my_collision_pkg.core.kernels.culling import obb_candidates, single_configuration_candidates
-from my_collision_pkg.core.kernels.depth import (adjacency, label_components, merge_regions, pair_regions, points_depth,
-                                                refine_to_support, summarize_regions, support_point,
-                                                surface_points_inside)
+from my_collision_pkg.core.kernels.depth import (SolidArrays, SurfaceSamples, adjacency, label_components, merge_regions,
+                                                pair_regions, points_depth, refine_to_support, summarize_regions,
+                                                support_point, surface_points_inside)
 from my_collision_pkg.core.kernels.kinematics import forward_kinematics, shape_poses
 from my_collision_pkg.core.kernels.mesh_queries import MeshTree, closest_point_on_triangles, contains_probe
 from my_collision_pkg.core.kernels.thickness import thickness_along_lines
@@ -66,6 +66,8 @@ def warm_up_contacts() -> None:
     triangle = np.empty(1, dtype=np.int64)
     out = np.empty(3)
     tree = MeshTree.of(corners, faces)
+    edges = np.array([[0, 1]], dtype=np.int64)
+    samples = SurfaceSamples(corners, np.full(4, -1), edges, *adjacency(4, edges), np.zeros(4, dtype=np.int64))
     for kind in range(KIND_MESH + 1):
         for manifold in (False, True):
             points_depth(points, np.eye(4), kind, np.ones(3), planes, triangles, tree.bounds, tree.nodes,
@@ -76,21 +78,17 @@ def warm_up_contacts() -> None:
                          depth, surface, triangle, tree.face_normals)
         support_point(kind, np.ones(3), np.zeros((1, 3)), np.ones(3), out)
         for manifold in (False, True):
-            edges = np.array([[0, 1]], dtype=np.int64)
-            surface_points_inside(corners, np.full(4, -1), np.eye(4), edges, *adjacency(4, edges), np.eye(4),
-                                  kind,
-                                  np.ones(3), planes, triangles, tree.bounds, tree.nodes, tree.order,
-                                  tree.pseudo_normals, manifold, np.zeros(3), np.eye(3), np.ones(3),
-                                  tree.face_normals)
+            surface_points_inside(samples, np.eye(4), np.eye(4), _solid(kind, planes, triangles, tree, manifold))
         refine_to_support(1, kind, np.ones(3), corners, np.eye(4), np.zeros(3), np.ones(3), 0.5, np.eye(4),
-                          KIND_MESH, np.ones(3), planes, triangles, tree.bounds, tree.nodes, tree.order,
-                          tree.pseudo_normals, True, np.zeros(3), np.eye(3), np.ones(3), tree.face_normals)
-    edges = np.array([[0, 1]], dtype=np.int64)
-    body = (corners, np.full(4, -1), edges, *adjacency(4, edges), np.zeros(4, dtype=np.int64), np.eye(4),
-            KIND_MESH, np.ones(3), planes, triangles, tree.bounds, tree.nodes, tree.order, tree.pseudo_normals, True,
-            np.zeros(3), np.eye(3), np.ones(3), tree.face_normals)
-    pair_regions(1, 1, *body, *body)
+                          _solid(KIND_MESH, planes, triangles, tree, True))
+    solid = _solid(KIND_MESH, planes, triangles, tree, True)
+    pair_regions(1, 1, samples, solid, np.eye(4), samples, solid, np.eye(4))
     labels = label_components(2, np.array([[0, 1]], dtype=np.int64), np.array([True, True]))
     _, lo, hi = summarize_regions(labels, np.ones(2), np.zeros((2, 3)))
     merge_regions(np.ones(len(lo)), lo, hi)
 
+
+def _solid(kind: int, planes: np.ndarray, triangles: np.ndarray, tree: MeshTree, manifold: bool) -> SolidArrays:
+    """A unit solid of any kind, with the argument types the narrow phase passes."""
+    return SolidArrays(kind, np.ones(3), planes, triangles, tree.bounds, tree.nodes, tree.order, tree.pseudo_normals,
+                       manifold, np.zeros(3), np.eye(3), np.ones(3), tree.face_normals)
