@@ -21,7 +21,7 @@ def thickness_along_lines(positions, cells, cell_bounds, triangles_by_cell, edge
     (F, 8): a corner x, y, z, slopes dz/dx and dz/dy, lowest and highest z, and +1
     (exit, facing up) or -1 (entry). A pierced triangle adds its facing times its
     height; the sum is clipped to [0, z_extent]. Same arithmetic, in the same order,
-    as the vectorised form it replaces in ``surfaces``.
+    as the vectorised numpy form it replaced in ``core.surfaces.contact_surface``.
     """
     n = positions.shape[0]
     out = np.zeros(n)
