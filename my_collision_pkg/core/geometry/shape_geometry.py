@@ -221,13 +221,28 @@ def _cone_mesh(spec: Cone) -> trimesh.Trimesh:
 
 
 class PrimitiveParts(NamedTuple):
-    """How a primitive of one kind becomes geometry: each entry is a function of its spec."""
-    sizes: Callable        # (what the sizes are called in an error message, the sizes checked), metres
-    half_extents_m: Callable   # (3,) half sizes of its centred bounding box
+    """How a primitive of one kind becomes geometry: each entry is a function of its spec.
+
+    Attributes
+    ----------
+    sizes : spec -> (str, sizes)
+        What the sizes are called in an error message, and the sizes (metres) that must be
+        finite and positive.
+    half_extents_m : spec -> (3,) array
+        Half sizes of its bounding box, centred on its frame.
+    fcl_shape, coal_shape : spec -> shape
+        Its fcl and coal shapes, in the same frame convention.
+    tessellation : spec -> trimesh.Trimesh
+        A triangle mesh of it, centred on its frame like the fcl shape.
+    solid_params : spec -> (3,) array
+        The sizes the depth kernels read (``kernels.depth.SolidArrays.params``).
+    """
+    sizes: Callable
+    half_extents_m: Callable
     fcl_shape: Callable
-    coal_shape: Callable   # in the same frame convention as the fcl shape
-    tessellation: Callable   # trimesh.Trimesh centred on its frame like the fcl shape
-    solid_params: Callable   # (3,) the sizes the depth kernels read (kernels/depth.py)
+    coal_shape: Callable
+    tessellation: Callable
+    solid_params: Callable
 
 
 # Every primitive kind (core.model.shapes: each spec's ``kind``) and its parts: the one dispatch over primitives.
@@ -511,8 +526,12 @@ def _mesh_geometry(spec: ShapeSpec, mesh: trimesh.Trimesh, owner: str, uri: str)
         coal_geometry = coal_hull = _coal_convex(vertices, faces)
     else:
         coal_geometry = _coal_bvh(vertices, faces)
-        # no hull (a flat mesh): no hull bound for it
-        coal_hull = _coal_convex(np.asarray(hull.vertices), np.asarray(hull.faces)) if hull is not None else None
+        coal_hull = None                 # no hull (a flat mesh): no hull bound for it
+        if hull is not None:
+            try:
+                coal_hull = _coal_convex(np.asarray(hull.vertices), np.asarray(hull.faces))
+            except Exception:  # coal refuses some hulls (e.g. "Too many neighbors" on a vertex)
+                coal_hull = None
     radius = float(np.max(np.linalg.norm(vertices - center, axis=1)))
     kind = KIND_CONVEX if convex else (KIND_MESH if closed else KIND_OPEN_MESH)
     cover_centres, cover_radii = mesh_sphere_cover(vertices, faces)
@@ -520,7 +539,10 @@ def _mesh_geometry(spec: ShapeSpec, mesh: trimesh.Trimesh, owner: str, uri: str)
     if convex:
         planes = _face_planes(vertices, faces)
     elif closed and hull is not None:   # the hull's planes: a quick "outside" before the winding number
-        planes = _face_planes(np.asarray(hull.vertices, dtype=float), np.asarray(hull.faces, dtype=np.int64))
+        try:
+            planes = _face_planes(np.asarray(hull.vertices, dtype=float), np.asarray(hull.faces, dtype=np.int64))
+        except Exception:  # a degenerate hull: no quick test
+            planes = np.zeros((0, 4))
     return ShapeGeometry(spec, geom, np.ascontiguousarray(center), np.ascontiguousarray(axes),
                          np.ascontiguousarray(half), probes, is_bvh=not convex, is_closed_bvh=closed and not convex,
                          source_mesh=mesh, triangles_shape=triangles, coal_geometry=coal_geometry,
