@@ -21,7 +21,9 @@ the inside point and that surface point. Solids, in their own frame (metres):
 :func:`points_depth` and :func:`point_depth` give depths of points;
 :func:`surface_points_inside` finds one body's surface samples inside another solid
 and groups them; :func:`pair_regions` gives the deepest point of each overlap region
-of two posed solids (both directions, merged, refined by support points).
+of two posed solids (both directions, merged, refined by support points). A body comes
+to these two as named packs of arrays: its :class:`SurfaceSamples` and itself as a
+:class:`SolidArrays` (numba reads NamedTuples of arrays field by field).
 
 Transforms are 4x4 and ``T_world_x`` is the pose of ``x`` in the planning frame.
 """
