@@ -12,10 +12,11 @@ import trimesh
 from core_scenes import SLIDER_URDF, assert_contact_invariants, two_objects
 
 from my_collision_pkg.core.checks.checker import CollisionChecker
-from my_collision_pkg.core.kernels.depth import FEATURE_EDGE, FEATURE_FACE, MeshTree, points_depth, tree_closest_point
+from my_collision_pkg.core.kernels.depth import points_depth
+from my_collision_pkg.core.kernels.mesh_queries import FEATURE_EDGE, FEATURE_FACE, MeshTree, tree_closest_point
 from my_collision_pkg.core.geometry.shape_geometry import build_shape
 from my_collision_pkg.core.geometry.shape_geometry import MeshResolver
-from my_collision_pkg.core.kernels.kinematics import INSIDE_WINDING, winding_number
+from my_collision_pkg.core.kernels.mesh_queries import INSIDE_WINDING, winding_number
 from my_collision_pkg.core.checks.narrowphase import pair_contacts, pair_distance
 from my_collision_pkg.core.model.robot_model import Box, Capsule, Cone, Cylinder, RobotModel, Sphere, TriangleMesh
 from my_collision_pkg.core.scene.planning_scene import AddObject, ObjectShape, PlanningScene, SceneObject

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 import trimesh
 
-from my_collision_pkg.core.kernels import kinematics as kernels
+from my_collision_pkg.core.kernels import culling as kernels
 from my_collision_pkg.core.checks.checker import CollisionChecker
 from my_collision_pkg.core.checks.results import Status
 from my_collision_pkg.core.errors import CollisionPkgError

@@ -1,7 +1,8 @@
 """The checker's one distance function: signed distance between two posed shapes.
 
-Explain's contacts and the motion checks both stand on :func:`pair_distance`;
-the motion checks' step sizes stand on :func:`pair_distance_lower_bound`.
+Explain's contacts (:func:`pair_contacts`) and the motion checks
+(:func:`pair_distance`) stand on the same computation; the configuration check's
+padding test uses the cheaper :func:`pair_distance_lower_bound`.
 
 Which library does what, and why (measured here, see the README):
 
@@ -14,13 +15,13 @@ Which library does what, and why (measured here, see the README):
   exact distance between the two surfaces while they are apart. A surface
   distance knows nothing of volumes: a body wholly inside a closed mesh is
   "apart" from its surface, so the solid-body test (generalised winding number,
-  :func:`kernels.contains_probe`) decides penetration there too.
+  :func:`kernels.mesh_queries.contains_probe`) decides penetration there too.
 - For a penetrating pair involving a closed mesh, the depth is that of the
   **deepest point** of the overlap (:func:`pair_contacts`): the surface samples of
   each body (vertices, edge midpoints and face centroids of its mesh or of a
   primitive's tessellation; a primitive's deepest sample refined by its support
   point) that lie inside the other body, each with its distance to the other
-  body's surface (contact_kernels.py: analytic for primitives, face planes for
+  body's surface (kernels/depth.py: analytic for primitives, face planes for
   convex meshes; for closed meshes the nearest point through an AABB tree and the
   side from the nearest feature's pseudo-normal, or the winding number where the
   mesh is not a clean 2-manifold). The deepest gives the depth, the witness points
@@ -30,7 +31,7 @@ Which library does what, and why (measured here, see the README):
   When no sample is inside (an edge through an edge), the value is coal's
   triangle-level one, ``exact=False``.
 
-Conventions (those of :mod:`contacts`): body ``a`` is body 0, body ``b`` body 1;
+Conventions (those of :mod:`core.checks.results`): body ``a`` is body 0, body ``b`` body 1;
 the normal is a unit vector from body 0 to body 1; ``p1 - p0 == distance * normal``;
 everything in metres in the planning frame.
 """
@@ -41,19 +42,20 @@ from typing import NamedTuple
 import coal
 import numpy as np
 
-from my_collision_pkg.core.kernels.depth import MeshTree, pair_regions
-from my_collision_pkg.core.kernels.kinematics import contains_probe
+from my_collision_pkg.core.kernels.depth import SolidArrays, SurfaceSamples, pair_regions
+from my_collision_pkg.core.kernels.mesh_queries import MeshTree, contains_probe
 
-# GJK/EPA stop when the distance is known to this absolute precision (metres);
-# coal's default (1e-6) leaves witness points a micrometre off curved surfaces.
-GJK_TOLERANCE_M = 1e-9
-EPA_TOLERANCE_M = 1e-9
+# coal's GJK and EPA stop when the signed distance is known to this absolute precision
+# (metres); coal's default (1e-6) leaves witness points a micrometre off curved surfaces.
+# (The motion checks ask coal for a looser precision of their own: see checks/motion.py.)
+WITNESS_PRECISION_M = 1e-9
 _FALLBACK_NORMAL = np.array([0.0, 0.0, 1.0])
 # Support-point refinements of a primitive's or convex mesh's deepest point (each step
 # moves it to the body's extreme point along the current push-out direction).
 REFINE_STEPS = 3
 _NO_TRIANGLES = np.zeros((1, 3, 3))
 _NO_TREE = MeshTree.of(np.eye(3), np.array([[0, 1, 2]]))      # placeholder arrays for kinds without a tree
+_BODY_PACKS = "narrowphase: depth kernel packs"                 # CollisionWorld.cached key, with the shape index
 
 
 class PairDistance(NamedTuple):
@@ -73,7 +75,7 @@ _RETRY_TOLERANCES_M = (1e-7, 1e-6)
 _SANE_DISTANCE_M = 1e6
 
 
-def _request(tolerance_gjk: float = GJK_TOLERANCE_M, tolerance_epa: float = EPA_TOLERANCE_M) -> coal.DistanceRequest:
+def _request(tolerance_gjk: float = WITNESS_PRECISION_M, tolerance_epa: float = WITNESS_PRECISION_M) -> coal.DistanceRequest:
     request = coal.DistanceRequest()
     request.enable_signed_distance = True
     request.gjk_tolerance = tolerance_gjk
@@ -199,14 +201,21 @@ def pair_contacts(world, T_world_shape: np.ndarray, a: int, b: int, max_regions:
     return [PairDistance(depth, p0, p0 + depth * normal, normal, False)]
 
 
-def _body_arguments(g, T_world: np.ndarray) -> tuple:
-    """One body's arguments of ``contact_kernels.pair_regions``: its surface samples, pose and solid."""
+def _body_arguments(g) -> tuple[SurfaceSamples, SolidArrays]:
+    """One body's packs for ``kernels.depth.pair_regions``: its surface samples and itself as a solid."""
     triangles = g.triangles_shape if g.triangles_shape is not None else _NO_TRIANGLES
     tree = g.mesh_tree if g.mesh_tree is not None else _NO_TREE
-    return (g.surface_points_shape, g.surface_parents, g.surface_edges, g.surface_adjacency_start,
-            g.surface_adjacency, g.surface_faces, T_world, g.solid_kind,
-            g.solid_params, g.solid_planes, triangles, tree.bounds, tree.nodes, tree.order, tree.pseudo_normals,
-            tree.manifold, g.obb_center_shape, g.obb_axes_shape, g.obb_half_extents_m, tree.face_normals)
+    samples = SurfaceSamples(g.surface_points_shape, g.surface_parents, g.surface_edges, g.surface_adjacency_start,
+                             g.surface_adjacency, g.surface_faces)
+    solid = SolidArrays(g.solid_kind, g.solid_params, g.solid_planes, triangles, tree.bounds, tree.nodes, tree.order,
+                        tree.pseudo_normals, tree.manifold, g.obb_center_shape, g.obb_axes_shape,
+                        g.obb_half_extents_m, tree.face_normals)
+    return samples, solid
+
+
+def _body_packs(world, shape: int) -> tuple[SurfaceSamples, SolidArrays]:
+    """:func:`_body_arguments` of ``world.shapes[shape]``, built once per world snapshot."""
+    return world.cached((_BODY_PACKS, shape), _body_arguments, world.shapes[shape].geometry)
 
 
 def deepest_regions(world, T_world_shape: np.ndarray, a: int, b: int, max_regions: int) -> list[PairDistance]:
@@ -218,11 +227,12 @@ def deepest_regions(world, T_world_shape: np.ndarray, a: int, b: int, max_region
     (samples of one patch that no inside edge joins are not told apart as regions).
     In each region, the deepest point of each body that has a support function (a
     primitive or a convex mesh) is moved to its support point along the push-out.
-    All in one compiled call (``contact_kernels.pair_regions``).
+    All in one compiled call (``kernels.depth.pair_regions``).
     """
-    depth, p0, p1, normal, subshapes = pair_regions(
-        int(max_regions), REFINE_STEPS, *_body_arguments(world.shapes[a].geometry, T_world_shape[a]),
-        *_body_arguments(world.shapes[b].geometry, T_world_shape[b]))
+    samples_a, solid_a = _body_packs(world, a)
+    samples_b, solid_b = _body_packs(world, b)
+    depth, p0, p1, normal, subshapes = pair_regions(int(max_regions), REFINE_STEPS, samples_a, solid_a, T_world_shape[a],
+                                                    samples_b, solid_b, T_world_shape[b])
     return [PairDistance(-float(depth[m]), p0[m], p1[m], normal[m], True, (int(subshapes[m, 0]), int(subshapes[m, 1])))
             for m in range(len(depth))]
 

@@ -1,4 +1,4 @@
-"""Collision shapes: mesh lookup and loading, fcl geometry, bounding volumes.
+"""Collision geometry of one shape: fcl and coal objects, bounding volumes, solid and surface samples.
 
 A :class:`ShapeGeometry` is everything the checker needs about one shape in its
 own frame: the fcl geometry, an oriented bounding box for culling, probe points
@@ -8,21 +8,22 @@ other meshes become BVH models, whose contacts carry the triangle index.
 """
 from __future__ import annotations
 
-import os
-import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from urllib.parse import unquote, urlparse
+from typing import NamedTuple
 
 import coal
 import fcl
 import numpy as np
 import trimesh
 
-from my_collision_pkg.core.kernels.depth import (KIND_BOX, KIND_CAPSULE, KIND_CONE, KIND_CONVEX, KIND_CYLINDER, KIND_MESH, KIND_SPHERE,
-                              MeshTree, adjacency)
+from my_collision_pkg.core.kernels.codes import (KIND_BOX, KIND_CAPSULE, KIND_CONE, KIND_CONVEX, KIND_CYLINDER, KIND_MESH,
+                                                KIND_OPEN_MESH, KIND_SPHERE)
+from my_collision_pkg.core.kernels.depth import adjacency
+from my_collision_pkg.core.kernels.mesh_queries import MeshTree
 from my_collision_pkg.core.errors import MeshError, ModelError
-from my_collision_pkg.core.geometry.mesh_files import MeshResolver, load_mesh_file  # re-exported
-from my_collision_pkg.core.model.robot_model import MAX_COORDINATE_M, Box, Capsule, Cone, Cylinder, MeshRef, ShapeSpec, Sphere, TriangleMesh
+from my_collision_pkg.core.geometry.mesh_files import MeshResolver, load_mesh_file  # noqa: F401 (re-exported)
+from my_collision_pkg.core.model.shapes import MAX_COORDINATE_M, Cone, MeshRef, ShapeSpec, TriangleMesh, is_primitive
 
 SPHERE_SUBDIVISIONS = 3      # icosphere used to draw spheres and build their surfaces
 ROUND_SECTIONS = 48          # facets around cylinders, capsules and cones
@@ -65,14 +66,14 @@ class ShapeGeometry:
     coal_hull: object = field(default=None, compare=False, repr=False)
     # radius of a sphere about obb_center_shape that contains the shape, metres
     bounding_radius_m: float = 0.0
-    # the shape as a solid for the deepest-point contacts (contact_kernels.py): its kind
-    # (KIND_*, -1 for an open mesh, which bounds no volume), sizes (box half extents;
+    # the shape as a solid for the deepest-point contacts (kernels/depth.py): its kind
+    # (kernels.codes KIND_*, KIND_OPEN_MESH for an open mesh, which bounds no volume), sizes (box half extents;
     # radius and half length of cylinders, capsules, cones; sphere radius), face planes of
     # a convex mesh or of a closed mesh's convex hull (F, 4: outward unit normal, offset),
     # and the surface points tested inside the other body with the edges joining them
     # (see _surface_samples: the vertices of the mesh or of a primitive's tessellation,
     # then its edge midpoints and face centroids)
-    solid_kind: int = -1
+    solid_kind: int = KIND_OPEN_MESH
     solid_params: np.ndarray = field(default_factory=lambda: np.zeros(3), compare=False, repr=False)
     solid_planes: np.ndarray = field(default_factory=lambda: np.zeros((0, 4)), compare=False, repr=False)
     surface_points_shape: np.ndarray = field(default_factory=lambda: np.zeros((0, 3)), compare=False, repr=False)
@@ -95,6 +96,10 @@ class ShapeGeometry:
                                                 compare=False, repr=False)
     surface_adjacency: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64), compare=False,
                                           repr=False)
+    triangles_shape: np.ndarray | None = field(default=None, compare=False, repr=False)
+    # a closed non-convex mesh's AABB tree and pseudo-normals (kernels.mesh_queries.MeshTree)
+    mesh_tree: MeshTree | None = field(default=None, compare=False, repr=False)
+    _tessellation: dict = field(default_factory=dict, compare=False, repr=False)
 
     def triangle_mesh(self) -> trimesh.Trimesh:
         """Triangle mesh of the shape in its own frame (primitives tessellated once, on first use)."""
@@ -105,42 +110,97 @@ class ShapeGeometry:
             cached = self._tessellation.setdefault("mesh", primitive_mesh(self.spec))
         return cached
 
-    triangles_shape: np.ndarray | None = field(default=None, compare=False, repr=False)
-    # a closed non-convex mesh's AABB tree and pseudo-normals (contact_kernels.MeshTree)
-    mesh_tree: MeshTree | None = field(default=None, compare=False, repr=False)
-    _tessellation: dict = field(default_factory=dict, compare=False, repr=False)
+
+def _cone_mesh(spec: Cone) -> trimesh.Trimesh:
+    """trimesh's cone has its base at z = 0: moved down to be centred like the fcl cone."""
+    mesh = trimesh.creation.cone(radius=spec.radius_m, height=spec.length_m, sections=ROUND_SECTIONS)
+    mesh.apply_translation([0.0, 0.0, -spec.length_m / 2.0])
+    return mesh
+
+
+class PrimitiveParts(NamedTuple):
+    """How a primitive of one kind becomes geometry: each entry is a function of its spec.
+
+    Attributes
+    ----------
+    sizes : spec -> (str, sizes)
+        What the sizes are called in an error message, and the sizes (metres) that must be
+        finite and positive.
+    half_extents_m : spec -> (3,) array
+        Half sizes of its bounding box, centred on its frame.
+    fcl_shape, coal_shape : spec -> shape
+        Its fcl and coal shapes, in the same frame convention.
+    tessellation : spec -> trimesh.Trimesh
+        A triangle mesh of it, centred on its frame like the fcl shape.
+    solid_params : spec -> (3,) array
+        The sizes the depth kernels read (``kernels.depth.SolidArrays.params``).
+    """
+    sizes: Callable
+    half_extents_m: Callable
+    fcl_shape: Callable
+    coal_shape: Callable
+    tessellation: Callable
+    solid_params: Callable
+
+
+# Every primitive kind (core.model.shapes: each spec's ``kind``) and its parts: the one dispatch over primitives.
+PRIMITIVE_PARTS: dict[int, PrimitiveParts] = {
+    KIND_BOX: PrimitiveParts(
+        sizes=lambda s: ("box size", s.size_m),
+        half_extents_m=lambda s: np.asarray(s.size_m, dtype=float) / 2.0,
+        fcl_shape=lambda s: fcl.Box(*s.size_m),
+        coal_shape=lambda s: coal.Box(*(float(v) for v in s.size_m)),
+        tessellation=lambda s: trimesh.creation.box(extents=s.size_m),
+        solid_params=lambda s: np.asarray(s.size_m, dtype=float) / 2.0),
+    KIND_SPHERE: PrimitiveParts(
+        sizes=lambda s: ("sphere radius", [s.radius_m]),
+        half_extents_m=lambda s: np.full(3, s.radius_m),
+        fcl_shape=lambda s: fcl.Sphere(s.radius_m),
+        coal_shape=lambda s: coal.Sphere(float(s.radius_m)),
+        tessellation=lambda s: trimesh.creation.icosphere(subdivisions=SPHERE_SUBDIVISIONS, radius=s.radius_m),
+        solid_params=lambda s: np.array([s.radius_m, 0.0, 0.0])),
+    KIND_CYLINDER: PrimitiveParts(
+        sizes=lambda s: ("cylinder radius and length", [s.radius_m, s.length_m]),
+        half_extents_m=lambda s: np.array([s.radius_m, s.radius_m, s.length_m / 2.0]),
+        fcl_shape=lambda s: fcl.Cylinder(s.radius_m, s.length_m),
+        coal_shape=lambda s: coal.Cylinder(float(s.radius_m), float(s.length_m)),
+        tessellation=lambda s: trimesh.creation.cylinder(radius=s.radius_m, height=s.length_m,
+                                                         sections=ROUND_SECTIONS),
+        solid_params=lambda s: np.array([s.radius_m, s.length_m / 2.0, 0.0])),
+    KIND_CAPSULE: PrimitiveParts(
+        sizes=lambda s: ("capsule radius and length", [s.radius_m, s.length_m]),
+        half_extents_m=lambda s: np.array([s.radius_m, s.radius_m, s.length_m / 2.0 + s.radius_m]),
+        fcl_shape=lambda s: fcl.Capsule(s.radius_m, s.length_m),
+        coal_shape=lambda s: coal.Capsule(float(s.radius_m), float(s.length_m)),
+        tessellation=lambda s: trimesh.creation.capsule(height=s.length_m, radius=s.radius_m,
+                                                        count=[ROUND_SECTIONS, ROUND_SECTIONS]),
+        solid_params=lambda s: np.array([s.radius_m, s.length_m / 2.0, 0.0])),
+    KIND_CONE: PrimitiveParts(
+        sizes=lambda s: ("cone radius and length", [s.radius_m, s.length_m]),
+        half_extents_m=lambda s: np.array([s.radius_m, s.radius_m, s.length_m / 2.0]),
+        fcl_shape=lambda s: fcl.Cone(s.radius_m, s.length_m),
+        coal_shape=lambda s: coal.Cone(float(s.radius_m), float(s.length_m)),
+        tessellation=_cone_mesh,
+        solid_params=lambda s: np.array([s.radius_m, s.length_m / 2.0, 0.0])),
+}
+
+
+def primitive_parts(spec: ShapeSpec) -> PrimitiveParts:
+    """The parts of a primitive spec's kind.
+
+    Raises
+    ------
+    TypeError
+        If ``spec`` is not a primitive (a mesh has no kind of its own).
+    """
+    if not is_primitive(spec):
+        raise TypeError(f"{type(spec).__name__} is not a primitive")
+    return PRIMITIVE_PARTS[spec.kind]
 
 
 def primitive_mesh(spec: ShapeSpec) -> trimesh.Trimesh:
     """Tessellation of a primitive, centred on its frame like the fcl shape."""
-    if isinstance(spec, Box):
-        return trimesh.creation.box(extents=spec.size_m)
-    if isinstance(spec, Sphere):
-        return trimesh.creation.icosphere(subdivisions=SPHERE_SUBDIVISIONS, radius=spec.radius_m)
-    if isinstance(spec, Cylinder):
-        return trimesh.creation.cylinder(radius=spec.radius_m, height=spec.length_m, sections=ROUND_SECTIONS)
-    if isinstance(spec, Capsule):
-        return trimesh.creation.capsule(height=spec.length_m, radius=spec.radius_m, count=[ROUND_SECTIONS, ROUND_SECTIONS])
-    if isinstance(spec, Cone):
-        mesh = trimesh.creation.cone(radius=spec.radius_m, height=spec.length_m, sections=ROUND_SECTIONS)
-        mesh.apply_translation([0.0, 0.0, -spec.length_m / 2.0])
-        return mesh
-    raise TypeError(f"{type(spec).__name__} is not a primitive")
-
-
-def _coal_primitive(spec: ShapeSpec):
-    """The coal shape of a primitive, in the same frame convention as its fcl shape."""
-    if isinstance(spec, Box):
-        return coal.Box(*(float(v) for v in spec.size_m))
-    if isinstance(spec, Sphere):
-        return coal.Sphere(float(spec.radius_m))
-    if isinstance(spec, Cylinder):
-        return coal.Cylinder(float(spec.radius_m), float(spec.length_m))
-    if isinstance(spec, Capsule):
-        return coal.Capsule(float(spec.radius_m), float(spec.length_m))
-    if isinstance(spec, Cone):
-        return coal.Cone(float(spec.radius_m), float(spec.length_m))
-    raise TypeError(type(spec).__name__)
+    return primitive_parts(spec).tessellation(spec)
 
 
 def _coal_convex(vertices: np.ndarray, faces: np.ndarray):
@@ -247,32 +307,15 @@ def _check_vertices(owner: str, uri: str, vertices: np.ndarray) -> None:
 
 
 def _primitive(spec: ShapeSpec, owner: str) -> ShapeGeometry:
-    if isinstance(spec, Box):
-        _check_sizes(owner, "box size", spec.size_m)
-        geom, half = fcl.Box(*spec.size_m), np.asarray(spec.size_m, dtype=float) / 2.0
-    elif isinstance(spec, Sphere):
-        _check_sizes(owner, "sphere radius", [spec.radius_m])
-        geom, half = fcl.Sphere(spec.radius_m), np.full(3, spec.radius_m)
-    elif isinstance(spec, Cylinder):
-        _check_sizes(owner, "cylinder radius and length", [spec.radius_m, spec.length_m])
-        geom = fcl.Cylinder(spec.radius_m, spec.length_m)
-        half = np.array([spec.radius_m, spec.radius_m, spec.length_m / 2.0])
-    elif isinstance(spec, Capsule):
-        _check_sizes(owner, "capsule radius and length", [spec.radius_m, spec.length_m])
-        geom = fcl.Capsule(spec.radius_m, spec.length_m)
-        half = np.array([spec.radius_m, spec.radius_m, spec.length_m / 2.0 + spec.radius_m])
-    elif isinstance(spec, Cone):
-        _check_sizes(owner, "cone radius and length", [spec.radius_m, spec.length_m])
-        geom = fcl.Cone(spec.radius_m, spec.length_m)
-        half = np.array([spec.radius_m, spec.radius_m, spec.length_m / 2.0])
-    else:
-        raise TypeError(type(spec).__name__)
+    parts = primitive_parts(spec)
+    _check_sizes(owner, *parts.sizes(spec))
+    geom, half = parts.fcl_shape(spec), parts.half_extents_m(spec)
     # fcl's dedicated sphere-triangle routines give negative depths and local-frame witness
     # points here; an ellipsoid with three equal radii is the same solid through plain GJK/EPA.
-    against_mesh = fcl.Ellipsoid(spec.radius_m, spec.radius_m, spec.radius_m) if isinstance(spec, Sphere) else None
-    coal_geometry = _coal_primitive(spec)
-    kind, params = _solid_of_primitive(spec)
-    tessellation = primitive_mesh(spec)
+    against_mesh = fcl.Ellipsoid(spec.radius_m, spec.radius_m, spec.radius_m) if spec.kind == KIND_SPHERE else None
+    coal_geometry = parts.coal_shape(spec)
+    kind, params = spec.kind, parts.solid_params(spec)
+    tessellation = parts.tessellation(spec)
     cover_centres, cover_radii = box_sphere_cover(half)
     return ShapeGeometry(spec, geom, np.zeros(3), np.eye(3), half, np.zeros((1, 3)),
                          fcl_geometry_against_mesh=against_mesh, coal_geometry=coal_geometry,
@@ -326,16 +369,6 @@ def _surface_samples(vertices, faces, edges) -> dict:
             "surface_adjacency_start": adjacency_start, "surface_adjacency": adjacent}
 
 
-def _solid_of_primitive(spec: ShapeSpec) -> tuple[int, np.ndarray]:
-    """(kind, sizes) of a primitive for the contact kernels."""
-    if isinstance(spec, Box):
-        return KIND_BOX, np.asarray(spec.size_m, dtype=float) / 2.0
-    if isinstance(spec, Sphere):
-        return KIND_SPHERE, np.array([spec.radius_m, 0.0, 0.0])
-    kind = {Cylinder: KIND_CYLINDER, Capsule: KIND_CAPSULE, Cone: KIND_CONE}[type(spec)]
-    return kind, np.array([spec.radius_m, spec.length_m / 2.0, 0.0])
-
-
 def _face_planes(vertices: np.ndarray, faces: np.ndarray) -> np.ndarray:
     """(F, 4) outward unit normal and offset of each face of a closed convex mesh."""
     corners = vertices[faces]
@@ -347,6 +380,14 @@ def _face_planes(vertices: np.ndarray, faces: np.ndarray) -> np.ndarray:
     if np.mean(offsets - normals @ vertices.mean(axis=0)) < 0.0:     # inward winding: turn out
         normals, offsets = -normals, -offsets
     return np.ascontiguousarray(np.hstack([normals, offsets[:, None]]))
+
+
+def _convex_hull(mesh: trimesh.Trimesh) -> trimesh.Trimesh | None:
+    """The mesh's convex hull, or None where qhull refuses it (a flat mesh)."""
+    try:
+        return mesh.convex_hull
+    except Exception:  # qhull raises its own error types for flat and degenerate point sets
+        return None
 
 
 def _mesh_geometry(spec: ShapeSpec, mesh: trimesh.Trimesh, owner: str, uri: str) -> ShapeGeometry:
@@ -378,26 +419,27 @@ def _mesh_geometry(spec: ShapeSpec, mesh: trimesh.Trimesh, owner: str, uri: str)
     probes = np.ascontiguousarray(vertices[faces[first_face, 0]])
     triangles = np.ascontiguousarray(vertices[faces]) if closed and not convex else None
     tree = MeshTree.of(vertices, faces, labels) if triangles is not None else None
+    hull = None if convex else _convex_hull(mesh)
     if convex:
         coal_geometry = coal_hull = _coal_convex(vertices, faces)
     else:
         coal_geometry = _coal_bvh(vertices, faces)
-        try:
-            hull = mesh.convex_hull
-            coal_hull = _coal_convex(np.asarray(hull.vertices), np.asarray(hull.faces))
-        except Exception:  # qhull refuses flat meshes: no hull bound for them
-            coal_hull = None
+        coal_hull = None                 # no hull (a flat mesh): no hull bound for it
+        if hull is not None:
+            try:
+                coal_hull = _coal_convex(np.asarray(hull.vertices), np.asarray(hull.faces))
+            except Exception:  # coal refuses some hulls (e.g. "Too many neighbors" on a vertex)
+                coal_hull = None
     radius = float(np.max(np.linalg.norm(vertices - center, axis=1)))
-    kind = KIND_CONVEX if convex else (KIND_MESH if closed else -1)
+    kind = KIND_CONVEX if convex else (KIND_MESH if closed else KIND_OPEN_MESH)
     cover_centres, cover_radii = mesh_sphere_cover(vertices, faces)
     planes = np.zeros((0, 4))
     if convex:
         planes = _face_planes(vertices, faces)
-    elif closed:        # the hull's planes: a quick "outside" before the winding number
+    elif closed and hull is not None:   # the hull's planes: a quick "outside" before the winding number
         try:
-            hull = mesh.convex_hull
             planes = _face_planes(np.asarray(hull.vertices, dtype=float), np.asarray(hull.faces, dtype=np.int64))
-        except Exception:  # qhull refuses flat meshes: no quick test for them
+        except Exception:  # a degenerate hull: no quick test
             planes = np.zeros((0, 4))
     return ShapeGeometry(spec, geom, np.ascontiguousarray(center), np.ascontiguousarray(axes),
                          np.ascontiguousarray(half), probes, is_bvh=not convex, is_closed_bvh=closed and not convex,

@@ -18,7 +18,9 @@ contact surfaces (``lcmt_hydroelastic_contact_surface_for_viz``), but for ordina
 5. Force, pressure-weighted centroid and moment follow from exact integrals of the linearly
    interpolated pressure over each triangle.
 
-Everything here is plain numpy/trimesh/manifold3d: no rclpy, no message types.
+Steps 1 to 3 and 5 are here; the refinement (step 4) is in :mod:`.refinement`, the outline
+(the boundary loops of the triangulation) in :mod:`.outline`. Everything is plain
+numpy/trimesh/manifold3d: no rclpy, no message types.
 
 Precision
 ---------
@@ -45,7 +47,19 @@ import numpy as np
 import trimesh
 
 from my_collision_pkg.core.errors import CollisionPkgError
-from my_collision_pkg.core.kernels.kinematics import thickness_along_lines
+from my_collision_pkg.core.kernels.thickness import thickness_along_lines
+from my_collision_pkg.core.surfaces.outline import boundary_loops
+from my_collision_pkg.core.surfaces.plane_geometry import cross_2d, left_normals, triangle_areas, unit_rows
+from my_collision_pkg.core.surfaces.refinement import (  # noqa: F401  (the refinement's limits, also named here)
+    MAX_EDGE_FRACTION,
+    MAX_PATCH_VERTICES,
+    MAX_REFINE_PASSES,
+    MIN_EDGE_FRACTION,
+    REFINE_MARKED_FRACTION,
+    REFINE_RELATIVE_TOLERANCE,
+    EdgeTable,
+    refine,
+)
 
 __all__ = [
     "ContactSurfaceError",
@@ -56,31 +70,9 @@ __all__ = [
 #: How far ``normal_world`` may be from unit length before it is rejected as a caller bug.
 NORMAL_UNIT_TOLERANCE = 1e-6
 
-#: Refinement stops when the estimated error of the integrated thickness (hence of the force)
-#: is below this fraction of it.
-REFINE_RELATIVE_TOLERANCE = 3e-3
-
-#: Each refinement pass splits the edges with the largest estimated errors that together hold
-#: this fraction of the total estimated error.
-REFINE_MARKED_FRACTION = 0.8
-
 #: The cross-section is first cut into square cells, this many along its longer side, and each
 #: cell triangulated: this bounds the size of the first triangles.
 INITIAL_GRID_CELLS = 8
-
-#: Edges longer than this fraction of the patch's bounding-box diagonal are always split, so no
-#: triangle is so large that a bump of the thickness field can hide inside it unsampled.
-MAX_EDGE_FRACTION = 1.0 / 8.0
-
-#: Edges shorter than this fraction of the patch's bounding-box diagonal are never split: this
-#: bounds the refinement where the thickness field has a kink or a jump.
-MIN_EDGE_FRACTION = 1.0 / 256.0
-
-#: At most this many refinement passes (each pass splits every marked edge once).
-MAX_REFINE_PASSES = 16
-
-#: Refinement stops before a pass that would make the patch exceed this many vertices.
-MAX_PATCH_VERTICES = 4000
 
 #: Boundary vertices are sampled this fraction of the patch diagonal inside the patch, so that
 #: the thickness there is the limit from inside (a line grazing a wall parallel to the normal is
@@ -104,9 +96,6 @@ _GRID_MARGIN_FRACTION = 1e-6
 
 #: Below this length, the sum of two unit boundary normals at a vertex means a spike.
 _SPIKE_TOLERANCE = 1e-9
-
-#: Edge (i, j), i < j, is keyed i * _EDGE_KEY_BASE + j (vertex counts stay far below it).
-_EDGE_KEY_BASE = np.int64(1) << np.int64(31)
 
 
 class ContactSurfaceError(CollisionPkgError, ValueError):
@@ -228,10 +217,10 @@ def compute_contact_surface(
     )
     sampler = _ThicknessSampler(overlap, region_plane, nudge_m)
     thickness_m = sampler.sample(points_plane, _boundary_inward_directions(points_plane, triangles))
-    points_plane, triangles, thickness_m = _refine(
-        points_plane, triangles, thickness_m, sampler, patch_diagonal_m
+    points_plane, triangles, thickness_m = refine(
+        points_plane, triangles, thickness_m, sampler.sample, patch_diagonal_m
     )
-    outlines = _boundary_loops(_EdgeTable(points_plane, triangles))
+    outlines = boundary_loops(triangles)
     return _assemble_patch(
         points_plane,
         triangles,
@@ -408,7 +397,7 @@ class _ThicknessSampler:
         faces = np.asarray(mesh.tri_verts, dtype=np.int64).reshape(-1, 3)
         corners_xy = vertices[faces, :2]  # (F, 3, 2)
         corners_z = vertices[faces, 2]  # (F, 3)
-        twice_area = _cross_2d(corners_xy[:, 1] - corners_xy[:, 0], corners_xy[:, 2] - corners_xy[:, 0])
+        twice_area = cross_2d(corners_xy[:, 1] - corners_xy[:, 0], corners_xy[:, 2] - corners_xy[:, 0])
         upright = twice_area != 0.0
         corners_xy, corners_z, twice_area = corners_xy[upright], corners_z[upright], twice_area[upright]
         facing = np.sign(twice_area)  # +1 exit (faces up), -1 entry (faces down)
@@ -545,70 +534,26 @@ class _ThicknessSampler:
                                      self._z_extent_m)
 
 
-def _cross_2d(first: np.ndarray, second: np.ndarray) -> np.ndarray:
-    """z component of the cross product of 2-vectors (..., 2) x (..., 2)."""
-    return first[..., 0] * second[..., 1] - first[..., 1] * second[..., 0]
-
-
-def _unit_rows(vectors: np.ndarray) -> np.ndarray:
-    lengths = np.linalg.norm(vectors, axis=1, keepdims=True)
-    return np.divide(vectors, lengths, out=np.zeros_like(vectors), where=lengths > 0.0)
-
-
-def _left_normals(directions: np.ndarray) -> np.ndarray:
-    return np.column_stack([-directions[:, 1], directions[:, 0]])
-
-
 def _boundary_inward_directions(points_plane: np.ndarray, triangles: np.ndarray) -> np.ndarray:
     """Unit inward directions (V, 2) at the boundary vertices of a triangulation, zero inside.
 
     Triangles are counter-clockwise, so the inside is on the left of every boundary edge as it
     is wound; at a vertex the inward direction bisects the left normals of its boundary edges.
     """
-    edges = _EdgeTable(points_plane, triangles)
+    edges = EdgeTable(points_plane, triangles)
     boundary = edges.uses == 1
     tails, heads = edges.directed[boundary, 0], edges.directed[boundary, 1]
-    directions = _unit_rows(points_plane[heads] - points_plane[tails])
+    directions = unit_rows(points_plane[heads] - points_plane[tails])
     bisector = np.zeros_like(points_plane)
-    np.add.at(bisector, tails, _left_normals(directions))
-    np.add.at(bisector, heads, _left_normals(directions))
+    np.add.at(bisector, tails, left_normals(directions))
+    np.add.at(bisector, heads, left_normals(directions))
     # At a spike (the boundary turns back on itself) the normals cancel: point into the spike.
     along = np.zeros_like(points_plane)
     np.add.at(along, tails, directions)
     np.add.at(along, heads, -directions)
     spike = np.linalg.norm(bisector, axis=1) < _SPIKE_TOLERANCE
     bisector[spike] = along[spike]
-    return _unit_rows(bisector)
-
-
-def _boundary_loops(edges: _EdgeTable) -> tuple[np.ndarray, ...]:
-    """Chain the boundary edges into closed loops of vertex indices (last index = first)."""
-    boundary = np.flatnonzero(edges.uses == 1)
-    tails = edges.directed[boundary, 0].tolist()
-    heads = edges.directed[boundary, 1].tolist()
-    leaving: dict[int, list[int]] = {}
-    for edge, tail in enumerate(tails):
-        leaving.setdefault(tail, []).append(edge)
-    used = [False] * len(tails)
-    loops = []
-    for first_edge in range(len(tails)):
-        if used[first_edge]:
-            continue
-        loop = [tails[first_edge]]
-        edge = first_edge
-        while True:
-            used[edge] = True
-            vertex = heads[edge]
-            loop.append(vertex)
-            if vertex == loop[0]:
-                break
-            unused = [candidate for candidate in leaving.get(vertex, ()) if not used[candidate]]
-            if not unused:  # cannot happen on a valid triangulation; close the strip anyway
-                loop.append(loop[0])
-                break
-            edge = unused[0]
-        loops.append(np.asarray(loop, dtype=np.int64))
-    return tuple(loops)
+    return unit_rows(bisector)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -663,214 +608,11 @@ def _triangulate_on_grid(section: manifold3d.CrossSection) -> tuple[np.ndarray, 
 
     points_plane, merged = np.unique(np.concatenate(pieces_points), axis=0, return_inverse=True)
     triangles = merged.ravel()[np.concatenate(pieces_triangles)]
-    triangles = triangles[_triangle_areas(points_plane, triangles) > 0.0]
+    triangles = triangles[triangle_areas(points_plane, triangles) > 0.0]
     used = np.unique(triangles)
     renumber = np.full(len(points_plane), -1, dtype=np.int64)
     renumber[used] = np.arange(len(used))
     return points_plane[used], renumber[triangles]
-
-
-# ---------------------------------------------------------------------------------------------
-# Refinement
-
-
-def _triangle_areas(points: np.ndarray, triangles: np.ndarray) -> np.ndarray:
-    """Signed areas (T,) of 2-D triangles, positive when counter-clockwise."""
-    return 0.5 * _cross_2d(
-        points[triangles[:, 1]] - points[triangles[:, 0]],
-        points[triangles[:, 2]] - points[triangles[:, 0]],
-    )
-
-
-def _refine(
-    points_plane: np.ndarray,
-    triangles: np.ndarray,
-    thickness_m: np.ndarray,
-    sampler: _ThicknessSampler,
-    patch_diagonal_m: float,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Refine the triangulation until the integral of the interpolated thickness converges.
-
-    Every pass samples the thickness at the midpoint of each edge it has not seen. Over a
-    triangle, the rule ``area / 3 * sum of the edge-midpoint values`` is exact for quadratic
-    fields while linear interpolation gives ``area / 3 * sum of the edge means``, so the
-    difference, shared among the edges, estimates where and by how much the linear interpolation
-    misses the integral. A pass ends the refinement when the estimated total error is below
-    ``REFINE_RELATIVE_TOLERANCE`` of the integral and no edge is longer than
-    ``MAX_EDGE_FRACTION`` of the patch diagonal. Otherwise it splits the edges with the largest
-    estimated errors that together hold ``REFINE_MARKED_FRACTION`` of it (never edges shorter
-    than ``MIN_EDGE_FRACTION`` of the patch diagonal), and every over-long edge. It also stops
-    after ``MAX_REFINE_PASSES`` passes or before exceeding ``MAX_PATCH_VERTICES`` vertices.
-
-    Splitting is longest-edge bisection, which keeps it conforming and the triangle shapes
-    bounded: a triangle with any split edge also has its longest edge split, and is cut from the
-    midpoint of that edge to the opposite corner and to the midpoints of its other split edges.
-
-    Returns the refined points (V, 2), triangles (T, 3) and thickness (V,) in the plane frame.
-    """
-    min_edge_m = MIN_EDGE_FRACTION * patch_diagonal_m
-    max_edge_m = MAX_EDGE_FRACTION * patch_diagonal_m
-    cached_keys = np.empty(0, dtype=np.int64)
-    cached_thickness = np.empty(0)
-
-    for _ in range(MAX_REFINE_PASSES):
-        edges = _EdgeTable(points_plane, triangles)
-        midpoint_thickness, sampled = _lookup(cached_keys, cached_thickness, edges.keys)
-        wanted = ~sampled & (edges.lengths > min_edge_m)
-        if np.any(wanted):
-            midpoint_thickness[wanted] = sampler.sample(
-                edges.midpoints[wanted], edges.inward(wanted)
-            )
-            sampled |= wanted
-
-        areas_m2 = _triangle_areas(points_plane, triangles)
-        integral_m3 = float(np.sum(areas_m2 * thickness_m[triangles].mean(axis=1)))
-        edge_mean = 0.5 * (thickness_m[edges.directed[:, 0]] + thickness_m[edges.directed[:, 1]])
-        adjacent_area_m2 = np.bincount(
-            edges.of_triangle.ravel(), weights=np.repeat(areas_m2, 3), minlength=len(edges.keys)
-        )
-        error_m3 = np.where(
-            sampled, np.abs(midpoint_thickness - edge_mean) * adjacent_area_m2 / 3.0, 0.0
-        )
-        error_m3[edges.lengths <= min_edge_m] = 0.0
-        too_long = edges.lengths > max_edge_m
-        total_error_m3 = float(error_m3.sum())
-        converged = total_error_m3 <= REFINE_RELATIVE_TOLERANCE * integral_m3
-        if converged and not np.any(too_long):
-            break
-
-        marked = too_long.copy()
-        if not converged:
-            by_error = np.argsort(error_m3)[::-1]
-            share = np.cumsum(error_m3[by_error])
-            count = int(np.searchsorted(share, REFINE_MARKED_FRACTION * total_error_m3)) + 1
-            marked[by_error[:count]] = True
-        marked = _close_marks(marked, edges.of_triangle, edges.lengths)
-        if len(points_plane) + int(marked.sum()) > MAX_PATCH_VERTICES:
-            break
-        missing = marked & ~sampled
-        if np.any(missing):
-            midpoint_thickness[missing] = sampler.sample(
-                edges.midpoints[missing], edges.inward(missing)
-            )
-            sampled |= missing
-        # Edges that are not split live on into the next pass with their samples (the keys of
-        # an edge table are sorted, so the kept ones are too).
-        kept = sampled & ~marked
-        cached_keys, cached_thickness = edges.keys[kept], midpoint_thickness[kept]
-
-        new_vertex_of_edge = np.full(len(edges.keys), -1, dtype=np.int64)
-        new_vertex_of_edge[marked] = len(points_plane) + np.arange(int(marked.sum()))
-        points_plane = np.concatenate([points_plane, edges.midpoints[marked]])
-        thickness_m = np.concatenate([thickness_m, midpoint_thickness[marked]])
-        triangles = _bisect_triangles(triangles, edges, new_vertex_of_edge, marked)
-
-    return points_plane, triangles, thickness_m
-
-
-class _EdgeTable:
-    """The unique edges of a triangulation (E of them) and how triangles use them.
-
-    Attributes
-    ----------
-    keys : np.ndarray
-        (E,) int64 sorted keys ``low * _EDGE_KEY_BASE + high`` of the vertex pairs.
-    of_triangle : np.ndarray
-        (T, 3) int64: edge ``k`` of a triangle runs from its corner ``k`` to corner ``k + 1``.
-    uses : np.ndarray
-        (E,) how many triangles use the edge: 1 on the boundary, 2 inside.
-    directed : np.ndarray
-        (E, 2) the vertex pair as wound in one triangle that uses it (inside on its left).
-    lengths, midpoints : np.ndarray
-        (E,) metres and (E, 2) metres, plane frame.
-    """
-
-    def __init__(self, points_plane: np.ndarray, triangles: np.ndarray) -> None:
-        corner_pairs = np.stack(
-            [triangles[:, [0, 1]], triangles[:, [1, 2]], triangles[:, [2, 0]]], axis=1
-        ).reshape(-1, 2)
-        low = corner_pairs.min(axis=1)
-        high = corner_pairs.max(axis=1)
-        self.keys, first_use, of_triangle, self.uses = np.unique(
-            low * _EDGE_KEY_BASE + high, return_index=True, return_inverse=True, return_counts=True
-        )
-        self.of_triangle = of_triangle.reshape(-1, 3)
-        self.directed = corner_pairs[first_use]
-        self._starts = points_plane[self.directed[:, 0]]
-        self._ends = points_plane[self.directed[:, 1]]
-        self.lengths = np.linalg.norm(self._ends - self._starts, axis=1)
-        self.midpoints = 0.5 * (self._starts + self._ends)
-
-    def inward(self, selected: np.ndarray) -> np.ndarray:
-        """Unit inward directions at the selected edges' midpoints: zero inside the patch, the
-        left normal of the edge on its boundary (the inside is on the left of a wound edge)."""
-        inward = _unit_rows(_left_normals(self._ends[selected] - self._starts[selected]))
-        inward[self.uses[selected] != 1] = 0.0
-        return inward
-
-
-def _lookup(
-    cached_keys: np.ndarray, cached_thickness: np.ndarray, keys: np.ndarray
-) -> tuple[np.ndarray, np.ndarray]:
-    """Return the cached midpoint thickness (E,) for edge keys, and which were cached."""
-    found = np.zeros(len(keys), dtype=bool)
-    thickness = np.zeros(len(keys))
-    if len(cached_keys):
-        position = np.minimum(np.searchsorted(cached_keys, keys), len(cached_keys) - 1)
-        found = cached_keys[position] == keys
-        thickness[found] = cached_thickness[position[found]]
-    return thickness, found
-
-
-def _close_marks(marked: np.ndarray, edge_of_triangle: np.ndarray, lengths: np.ndarray) -> np.ndarray:
-    """Extend edge marks until every triangle with a marked edge has its longest edge marked."""
-    marked = marked.copy()
-    longest_local = np.argmax(lengths[edge_of_triangle], axis=1)
-    longest_edge = edge_of_triangle[np.arange(len(edge_of_triangle)), longest_local]
-    while True:
-        needs = marked[edge_of_triangle].any(axis=1) & ~marked[longest_edge]
-        if not np.any(needs):
-            return marked
-        marked[longest_edge[needs]] = True
-
-
-def _bisect_triangles(
-    triangles: np.ndarray,
-    edges: _EdgeTable,
-    new_vertex_of_edge: np.ndarray,
-    marked: np.ndarray,
-) -> np.ndarray:
-    """Split every triangle with marked edges (its longest edge among them) by bisection.
-
-    With corners rotated to (a, b, c) so that ab is the longest edge and m its midpoint, the
-    triangle becomes (a, m, c) and (m, b, c); then (a, m, c) is cut from m to the midpoint of ca
-    if ca is marked, and (m, b, c) from m to the midpoint of bc if bc is marked. Winding is kept.
-    """
-    lengths = edges.lengths[edges.of_triangle]
-    rotation = np.argmax(lengths, axis=1)[:, None] + np.arange(3)[None, :]
-    rows = np.arange(len(triangles))[:, None]
-    corners = triangles[rows, rotation % 3]  # (T, 3): a, b, c
-    sides = edges.of_triangle[rows, rotation % 3]  # (T, 3): ab, bc, ca
-    split = marked[sides]
-    keep = triangles[~split[:, 0]]
-
-    cut = split[:, 0]
-    a, b, c = corners[cut].T
-    m = new_vertex_of_edge[sides[cut, 0]]
-    n_bc = new_vertex_of_edge[sides[cut, 1]]
-    k_ca = new_vertex_of_edge[sides[cut, 2]]
-    left_cut = split[cut, 2]
-    right_cut = split[cut, 1]
-    children = [
-        keep,
-        np.column_stack([a, m, c])[~left_cut],
-        np.column_stack([a, m, k_ca])[left_cut],
-        np.column_stack([k_ca, m, c])[left_cut],
-        np.column_stack([m, b, c])[~right_cut],
-        np.column_stack([m, b, n_bc])[right_cut],
-        np.column_stack([m, n_bc, c])[right_cut],
-    ]
-    return np.concatenate(children).astype(np.int64)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -886,7 +628,7 @@ def _assemble_patch(
     rotation_world_plane: np.ndarray,
 ) -> SurfacePatch:
     """Integrate the piecewise-linear pressure exactly and express everything in the world."""
-    areas_m2 = _triangle_areas(points_plane, triangles)
+    areas_m2 = triangle_areas(points_plane, triangles)
     corners = points_plane[triangles]  # (T, 3, 2)
     corner_pressure = pressure_pa[triangles]  # (T, 3)
     pressure_sum = corner_pressure.sum(axis=1)

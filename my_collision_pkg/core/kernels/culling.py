@@ -1,0 +1,162 @@
+"""Compiled culling (numba): which shape pairs may touch, and the one-configuration fast path.
+
+:func:`obb_candidates` keeps the pairs whose oriented bounding boxes may lie within a
+margin of each other (bounding spheres first, then the separating-axis test; it never
+drops a pair that touches). :func:`single_configuration_candidates` runs one
+configuration from named joint values through the limits check, the forward
+kinematics, the shape poses and the culling in one call (the checker's fast path).
+
+Arrays are float64; ``T_world_x`` (4, 4) is the pose of ``x`` in the planning frame.
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from my_collision_pkg.core.kernels.frames import axes_to_world, point_to_world
+from my_collision_pkg.core.kernels.kinematics import forward_kinematics, shape_poses
+
+# Slack added to every separating-axis comparison so that touching boxes are
+# kept for the exact narrow phase (culling must never reject a contact).
+SAT_EPSILON = 1e-9
+# Bounding spheres apart by less than this still go to the separating-axis test.
+SPHERE_SLACK_M = 1e-6
+SQRT3 = np.sqrt(3.0)
+
+
+@njit(cache=True)
+def _obb_world(T_world_shape, center_shape, axes_shape, out_center_world, out_axes_world):
+    """A shape's bounding box (centre, axes as columns) from its frame to the planning frame."""
+    point_to_world(T_world_shape, center_shape, out_center_world)
+    axes_to_world(T_world_shape, axes_shape, out_axes_world)
+
+
+@njit(cache=True)
+def _obb_overlap(ca, Aa, ha, cb, Ab, hb, margin, R, absR, t):
+    """Separating-axis test of two oriented boxes, box A grown by ``margin``.
+
+    ``R``, ``absR`` (3, 3) and ``t`` (3,) are scratch space.
+    """
+    for i in range(3):
+        for j in range(3):
+            acc = 0.0
+            for u in range(3):
+                acc += Aa[u, i] * Ab[u, j]
+            R[i, j] = acc
+            absR[i, j] = abs(acc) + SAT_EPSILON
+    for i in range(3):
+        acc = 0.0
+        for u in range(3):
+            acc += Aa[u, i] * (cb[u] - ca[u])
+        t[i] = acc
+    ea0 = ha[0] + margin
+    ea1 = ha[1] + margin
+    ea2 = ha[2] + margin
+    for i in range(3):
+        ea = ea0 if i == 0 else (ea1 if i == 1 else ea2)
+        rb = hb[0] * absR[i, 0] + hb[1] * absR[i, 1] + hb[2] * absR[i, 2]
+        if abs(t[i]) > ea + rb:
+            return False
+    for j in range(3):
+        ra = ea0 * absR[0, j] + ea1 * absR[1, j] + ea2 * absR[2, j]
+        proj = t[0] * R[0, j] + t[1] * R[1, j] + t[2] * R[2, j]
+        if abs(proj) > ra + hb[j]:
+            return False
+    for i in range(3):
+        i1 = (i + 1) % 3
+        i2 = (i + 2) % 3
+        e1 = ea0 if i1 == 0 else (ea1 if i1 == 1 else ea2)
+        e2 = ea0 if i2 == 0 else (ea1 if i2 == 1 else ea2)
+        for j in range(3):
+            j1 = (j + 1) % 3
+            j2 = (j + 2) % 3
+            ra = e1 * absR[i2, j] + e2 * absR[i1, j]
+            rb = hb[j1] * absR[i, j2] + hb[j2] * absR[i, j1]
+            proj = t[i2] * R[i1, j] - t[i1] * R[i2, j]
+            if abs(proj) > ra + rb:
+                return False
+    return True
+
+
+@njit(cache=True)
+def obb_candidates(T_world_shape, obb_center, obb_axes, obb_half, pairs, margin, out):
+    """out[c, p] = the bounding boxes of pair p may be within margin[p] at configuration c.
+
+    The boxes' circumscribed spheres are compared first (box A grown by ``margin`` lies
+    within its sphere grown by sqrt(3) * margin): pairs whose spheres are apart by more
+    than ``SPHERE_SLACK_M`` are rejected without the separating-axis test, which only
+    ever rejects pairs whose boxes are apart.
+    """
+    n_cfg = T_world_shape.shape[0]
+    n_shapes = obb_center.shape[0]
+    centers = np.empty((n_shapes, 3))
+    axes = np.empty((n_shapes, 3, 3))
+    radius = np.empty(n_shapes)
+    R = np.empty((3, 3))
+    absR = np.empty((3, 3))
+    t = np.empty(3)
+    for s in range(n_shapes):
+        radius[s] = np.sqrt(obb_half[s, 0] ** 2 + obb_half[s, 1] ** 2 + obb_half[s, 2] ** 2)
+    for c in range(n_cfg):
+        for s in range(n_shapes):
+            _obb_world(T_world_shape[c, s], obb_center[s], obb_axes[s], centers[s], axes[s])
+        for p in range(pairs.shape[0]):
+            a = pairs[p, 0]
+            b = pairs[p, 1]
+            dx = centers[b, 0] - centers[a, 0]
+            dy = centers[b, 1] - centers[a, 1]
+            dz = centers[b, 2] - centers[a, 2]
+            reach = radius[a] + radius[b] + SQRT3 * margin[p] + SPHERE_SLACK_M
+            if dx * dx + dy * dy + dz * dz > reach * reach:
+                out[c, p] = False
+            else:
+                out[c, p] = _obb_overlap(centers[a], axes[a], obb_half[a], centers[b], axes[b],
+                                         obb_half[b], margin[p], R, absR, t)
+
+
+
+# Codes returned by single_configuration_candidates besides a candidate count (>= 0).
+NON_FINITE = -1
+OUT_OF_LIMITS_BASE = -2      # code OUT_OF_LIMITS_BASE - k: active joint k is outside its limits
+
+
+@njit(cache=True)
+def single_configuration_candidates(values, indices, current, check_limits, lower, upper,
+                                    mimic_matrix, mimic_offset, joint_kind, joint_axis, link_parent,
+                                    T_parent_origin, link_joint, shape_link, T_frame_shape, obb_center,
+                                    obb_axes, obb_half, pairs, margins, q, T_world_link, T_world_shape,
+                                    candidates, survivors):
+    """One configuration from named values to the pairs that survive culling, in one call.
+
+    ``values`` (K,) are the positions of the active joints ``indices`` (K,); the
+    others keep ``current`` (A,). Fills ``q`` (1, A) with the complete configuration
+    and, unless it is refused, ``T_world_link`` (1, L, 4, 4), ``T_world_shape``
+    (1, S, 4, 4), ``candidates`` (1, P) as :func:`obb_candidates` and ``survivors``
+    with the indices of the candidate pairs, in pair order.
+
+    Returns the number of survivors, ``NON_FINITE`` when a value is NaN or infinite,
+    or ``OUT_OF_LIMITS_BASE - k`` when active joint k (the first) is outside
+    [lower, upper] and ``check_limits`` is set.
+    """
+    for k in range(values.shape[0]):
+        if not np.isfinite(values[k]):
+            return NON_FINITE
+    for a in range(current.shape[0]):
+        q[0, a] = current[a]
+    for k in range(values.shape[0]):
+        q[0, indices[k]] = values[k]
+    if check_limits:
+        for a in range(current.shape[0]):
+            if q[0, a] < lower[a] or q[0, a] > upper[a]:
+                return OUT_OF_LIMITS_BASE - a
+    forward_kinematics(q, mimic_matrix, mimic_offset, joint_kind, joint_axis, link_parent, T_parent_origin,
+                       link_joint, T_world_link)
+    shape_poses(T_world_link, shape_link, T_frame_shape, T_world_shape)
+    obb_candidates(T_world_shape, obb_center, obb_axes, obb_half, pairs, margins, candidates)
+    n = 0
+    for p in range(pairs.shape[0]):
+        if candidates[0, p]:
+            survivors[n] = p
+            n += 1
+    return n
+

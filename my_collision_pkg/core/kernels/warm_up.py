@@ -1,0 +1,94 @@
+"""The one warm-up of the compiled kernels: compile (or load from numba's cache) each of them now.
+
+The checker calls :func:`warm_up` once when it is built, so that no request pays for a
+compilation. Each call below uses the argument types the Python side passes, so
+that the signature compiled here is the one used later.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from my_collision_pkg.core.kernels.codes import KIND_MESH
+from my_collision_pkg.core.kernels.culling import obb_candidates, single_configuration_candidates
+from my_collision_pkg.core.kernels.depth import (SolidArrays, SurfaceSamples, adjacency, label_components, merge_regions,
+                                                pair_regions, points_depth, refine_to_support, summarize_regions,
+                                                support_point, surface_points_inside)
+from my_collision_pkg.core.kernels.kinematics import forward_kinematics, shape_poses
+from my_collision_pkg.core.kernels.mesh_queries import MeshTree, closest_point_on_triangles, contains_probe
+from my_collision_pkg.core.kernels.thickness import thickness_along_lines
+
+
+def warm_up() -> None:
+    """Compile (or load from numba's cache) every kernel of this package but the motion ones."""
+    warm_up_kinematics_and_culling()
+    warm_up_contacts()
+
+
+def warm_up_kinematics_and_culling() -> None:
+    """Forward kinematics, shape poses, culling, the fast path, the probe, closest points, thickness."""
+    T = np.eye(4)[None, None].copy()
+    forward_kinematics(np.zeros((1, 1)), np.ones((1, 1)), np.zeros(1), np.zeros(1, dtype=np.int64),
+                       np.array([[0.0, 0.0, 1.0]]), np.array([-1], dtype=np.int64), np.eye(4)[None].copy(),
+                       np.array([0], dtype=np.int64), T)
+    poses = np.empty((1, 2, 4, 4))
+    shape_poses(T, np.array([0, -1], dtype=np.int64), np.stack([np.eye(4), np.eye(4)]), poses)
+    out = np.empty((1, 1), dtype=np.bool_)
+    obb_candidates(poses, np.zeros((2, 3)), np.stack([np.eye(3), np.eye(3)]), np.ones((2, 3)),
+                   np.array([[0, 1]], dtype=np.int64), np.zeros(1), out)
+    triangles = np.array([[[0.0, 0.0, 0.0], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0]]])
+    contains_probe(np.eye(4), np.eye(4), np.zeros((1, 3)), np.zeros(3), np.eye(3), np.ones(3), triangles)
+    closest_point_on_triangles(np.zeros(3), triangles)
+    current = np.zeros(1)
+    current.setflags(write=False)       # as PlanningScene.current_positions: one signature, compiled here
+    single_configuration_candidates(np.zeros(1), np.zeros(1, dtype=np.int64), current, True, -np.ones(1),
+                                    np.ones(1), np.ones((1, 1)), np.zeros(1), np.zeros(1, dtype=np.int64),
+                                    np.array([[0.0, 0.0, 1.0]]), np.array([-1], dtype=np.int64),
+                                    np.eye(4)[None].copy(), np.array([0], dtype=np.int64),
+                                    np.array([0, -1], dtype=np.int64), np.stack([np.eye(4), np.eye(4)]),
+                                    np.zeros((2, 3)), np.stack([np.eye(3), np.eye(3)]), np.ones((2, 3)),
+                                    np.array([[0, 1]], dtype=np.int64), np.zeros(1), np.empty((1, 1)),
+                                    np.empty((1, 1, 4, 4)), np.empty((1, 2, 4, 4)), np.empty((1, 1), dtype=np.bool_),
+                                    np.empty(1, dtype=np.int64))
+    thickness_along_lines(np.zeros((1, 2)), np.zeros(1, dtype=np.int64), np.array([0, 0], dtype=np.int64),
+                          np.zeros(0, dtype=np.int64), np.zeros((1, 12)), np.zeros((1, 3), dtype=np.bool_),
+                          np.zeros((1, 8)), 1.0)
+
+
+def warm_up_contacts() -> None:
+    """The depth kernels, for every shape kind, with and without a manifold mesh."""
+    corners = np.array([[0.0, 0.0, 0.0], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]])
+    faces = np.array([[0, 2, 1], [0, 1, 3], [1, 2, 3], [0, 3, 2]])
+    triangles = np.ascontiguousarray(corners[faces])
+    planes = np.array([[0.0, 0.0, 1.0, 1.0]])
+    points = np.zeros((1, 3))
+    depth = np.empty(1)
+    surface = np.empty((1, 3))
+    triangle = np.empty(1, dtype=np.int64)
+    out = np.empty(3)
+    tree = MeshTree.of(corners, faces)
+    edges = np.array([[0, 1]], dtype=np.int64)
+    samples = SurfaceSamples(corners, np.full(4, -1), edges, *adjacency(4, edges), np.zeros(4, dtype=np.int64))
+    for kind in range(KIND_MESH + 1):
+        for manifold in (False, True):
+            points_depth(points, np.eye(4), kind, np.ones(3), planes, triangles, tree.bounds, tree.nodes,
+                         tree.order, tree.pseudo_normals, manifold, np.zeros(3), np.eye(3), np.ones(3),
+                         depth, surface, triangle)
+            points_depth(points, np.eye(4), kind, np.ones(3), planes, triangles, tree.bounds, tree.nodes,
+                         tree.order, tree.pseudo_normals, manifold, np.zeros(3), np.eye(3), np.ones(3),
+                         depth, surface, triangle, tree.face_normals)
+        support_point(kind, np.ones(3), np.zeros((1, 3)), np.ones(3), out)
+        for manifold in (False, True):
+            surface_points_inside(samples, np.eye(4), np.eye(4), _solid(kind, planes, triangles, tree, manifold))
+        refine_to_support(1, kind, np.ones(3), corners, np.eye(4), np.zeros(3), np.ones(3), 0.5, np.eye(4),
+                          _solid(KIND_MESH, planes, triangles, tree, True))
+    solid = _solid(KIND_MESH, planes, triangles, tree, True)
+    pair_regions(1, 1, samples, solid, np.eye(4), samples, solid, np.eye(4))
+    labels = label_components(2, np.array([[0, 1]], dtype=np.int64), np.array([True, True]))
+    _, lo, hi = summarize_regions(labels, np.ones(2), np.zeros((2, 3)))
+    merge_regions(np.ones(len(lo)), lo, hi)
+
+
+def _solid(kind: int, planes: np.ndarray, triangles: np.ndarray, tree: MeshTree, manifold: bool) -> SolidArrays:
+    """A unit solid of any kind, with the argument types the narrow phase passes."""
+    return SolidArrays(kind, np.ones(3), planes, triangles, tree.bounds, tree.nodes, tree.order, tree.pseudo_normals,
+                       manifold, np.zeros(3), np.eye(3), np.ones(3), tree.face_normals)
