@@ -1,4 +1,4 @@
-"""Compiled conservative advancement for certified motion checks (see :mod:`motion`).
+"""Compiled conservative advancement for certified motion checks (see :mod:`checks.sweep`).
 
 One call advances many shape pairs, each on its own clock, with bounds that need no
 narrow phase: a pair's distance is bounded below by its two bounding spheres, then by
@@ -18,14 +18,42 @@ inside a solid lies inside that solid's box).
 """
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 from numba import njit
 
+from my_collision_pkg.core.kernels.codes import (KIND_BOX, KIND_CAPSULE, KIND_CONE, KIND_CONVEX,  # noqa: F401
+                                                 KIND_CYLINDER, KIND_MESH, KIND_OPEN_MESH, KIND_SPHERE)
 from my_collision_pkg.core.kernels.kinematics import REVOLUTE
 
-COVER_SPHERES_KIND = 0          # the shape is bounded by its cover spheres
-BOX, BALL, CYLINDER, CAPSULE = 1, 2, 3, 4
-DONE, NEED = 0, 1
+DONE, NEED = 0, 1               # per item of advance: past its limit, or the narrow phase decides
+
+
+class CoverArrays(NamedTuple):
+    """Per shape of a world (S shapes, N cover spheres in all), what bounds it in the kernels.
+
+    ``kind`` (S,) int64 is the shape's code of :mod:`kernels.codes`: a primitive
+    (``KIND_BOX`` .. ``KIND_CONE``) is taken as its solid with sizes ``params`` (S, 3)
+    (box half extents; sphere radius; radius and half length of cylinders, capsules and
+    cones, a cone bounded by its enclosing cylinder); a mesh (``KIND_CONVEX``,
+    ``KIND_MESH``, ``KIND_OPEN_MESH``) by its cover spheres.
+    """
+    kind: np.ndarray          # (S,) int64
+    params: np.ndarray        # (S, 3) metres
+    cover_start: np.ndarray   # (S + 1,) int64: shape s's spheres are [cover_start[s], cover_start[s + 1])
+    cover_c: np.ndarray       # (N, 3) sphere centres, shape frame, metres
+    cover_r: np.ndarray       # (N,) sphere radii, metres
+    reach: np.ndarray         # (S,) radius about the bounding sphere's centre holding s's spheres, metres
+    container: np.ndarray     # (S,) bool: bounds a volume its cover does not fill (convex or closed mesh)
+    probe_start: np.ndarray   # (S + 1,) int64: shape s's probe points are [probe_start[s], probe_start[s + 1])
+    probes: np.ndarray        # (K, 3) one point inside each connected piece, shape frame, metres
+
+
+@njit(cache=True, inline="always")
+def _by_spheres(kind):
+    """Whether a shape of this kind is bounded by its cover spheres (a mesh), not as a primitive solid."""
+    return kind == KIND_CONVEX or kind == KIND_MESH or kind == KIND_OPEN_MESH
 
 
 @njit(cache=True)
@@ -40,14 +68,14 @@ def _cover_scratch(cover_start):
 @njit(cache=True)
 def _solid_distance(kind, params, x, y, z):
     """Distance of point (x, y, z) (shape frame) from a primitive solid; 0 inside."""
-    if kind == BOX:
+    if kind == KIND_BOX:
         dx = max(abs(x) - params[0], 0.0)
         dy = max(abs(y) - params[1], 0.0)
         dz = max(abs(z) - params[2], 0.0)
         return np.sqrt(dx * dx + dy * dy + dz * dz)
-    if kind == BALL:
+    if kind == KIND_SPHERE:
         return max(np.sqrt(x * x + y * y + z * z) - params[0], 0.0)
-    if kind == CYLINDER:
+    if kind == KIND_CYLINDER or kind == KIND_CONE:      # a cone: its enclosing cylinder
         dr = max(np.sqrt(x * x + y * y) - params[0], 0.0)
         dz = max(abs(z) - params[1], 0.0)
         return np.sqrt(dr * dr + dz * dz)
@@ -78,7 +106,7 @@ def cover_bound(a, b, Ta, Tb, kind, params, cover_start, cover_c, cover_r, centr
 @njit(cache=True)
 def _cover_bound(a, b, Ta, Tb, kind, params, cover_start, cover_c, cover_r, centre, reach, floor, ceiling, work):
     """:func:`cover_bound` with scratch space ``work`` (at least (largest cover, 7))."""
-    if kind[b] == COVER_SPHERES_KIND and kind[a] != COVER_SPHERES_KIND:
+    if _by_spheres(kind[b]) and not _by_spheres(kind[a]):
         a, b = b, a
         Ta, Tb = Tb, Ta
     a00, a01, a02, a03 = Ta[0, 0], Ta[0, 1], Ta[0, 2], Ta[0, 3]
@@ -88,7 +116,7 @@ def _cover_bound(a, b, Ta, Tb, kind, params, cover_start, cover_c, cover_r, cent
     b10, b11, b12, b13 = Tb[1, 0], Tb[1, 1], Tb[1, 2], Tb[1, 3]
     b20, b21, b22, b23 = Tb[2, 0], Tb[2, 1], Tb[2, 2], Tb[2, 3]
     best = np.inf
-    if kind[b] != COVER_SPHERES_KIND:
+    if not _by_spheres(kind[b]):
         kb = kind[b]
         pb = params[b]
         for i in range(cover_start[a], cover_start[a + 1]):
