@@ -211,6 +211,12 @@ def _build_cover_arrays(world: CollisionWorld) -> mk.CoverArrays:
         np.array(probe_start, dtype=np.int64), np.ascontiguousarray(np.concatenate(probes + [np.zeros((0, 3))])))
 
 
+def shape_arrays(world: CollisionWorld) -> mk.ShapeArrays:
+    """The shapes' links, frames and bounding boxes of ``world`` as the kernels take them."""
+    return world.cached(("sweep", "shapes"), mk.ShapeArrays, world.shape_link, world.T_frame_shape, world.obb_center,
+                        world.obb_axes, world.obb_half)
+
+
 def sweep_tables(world: CollisionWorld, selection: PairSelection, kin: MotionKinematics) -> dict:
     """The parts of a sweep's bounds that do not depend on the motion, cached per world and selection:
     bounding spheres, which joints move each shape (A (S, M)), the lever lengths without prismatic
@@ -259,7 +265,6 @@ class Sweep:
         self.world, self.selection, self.request = world, selection, request
         self.q0, self.dq = q0, q1 - q0
         self.tol = tolerance_m
-        self.fk_arrays = world.robot.kinematics_arrays
         # GJK's precision stays well inside the half tolerance every step keeps in reserve
         self._coal_request = coal.DistanceRequest()
         self._coal_request.enable_signed_distance = True
@@ -287,6 +292,12 @@ class Sweep:
         self.D_below = w @ static["below_T"]                              # (S, M)
         self.moved = np.any(A & (self.adq[None, :] > 0), axis=1)          # (S,)
         self.W_a, self.W_b = static["W_a"], static["W_b"]                 # (P, M)
+        # the compiled kernels' argument packs, built once per sweep
+        self.speed_arrays = mk.SpeedArrays(self.W_a, self.W_b, kin.child_link, kin.axis, kin.prismatic,
+                                           self.centre_shape, self.radius, self.box_local, self.adq, self.D_below)
+        self.pair_arrays = mk.PairArrays(self.a, self.b, self.margins)
+        self.robot_arrays = mk.RobotArrays(*robot.kinematics_arrays)
+        self.shape_arrays = shape_arrays(world)
         self._route, self._geoms, self._hulls = pair_routes(world, selection)
         self.covers = cover_arrays(world)
         self.kernel_steps = np.zeros(len(self.pairs), dtype=np.int64)    # per pair, for benchmarks
@@ -312,14 +323,12 @@ class Sweep:
         """
         V0, V1 = np.zeros(len(p)), np.zeros(len(p))
         if len(self.adq):
-            kin, world = self.kin, self.world
             corners = np.empty((8, 3))
             for k, q in enumerate(np.asarray(p, dtype=np.int64).tolist()):
                 a, b = int(self.a[q]), int(self.b[q])
                 V0[k], V1[k] = mk.pair_speed(np.ascontiguousarray(T_link[k]), np.ascontiguousarray(T_shape[k, a]),
-                                             np.ascontiguousarray(T_shape[k, b]), a, b, self.W_a, self.W_b, q,
-                                             kin.child_link, kin.axis, kin.prismatic, self.centre_shape, self.radius,
-                                             self.box_local, self.adq, self.D_below, corners)
+                                             np.ascontiguousarray(T_shape[k, b]), a, b, q, self.speed_arrays,
+                                             corners)
         return V0, V1
 
     def narrow(self, p: int, T_a: np.ndarray, T_b: np.ndarray, T_link: np.ndarray, enough: float) -> float:
@@ -378,20 +387,20 @@ class Sweep:
         known = np.zeros(len(p), dtype=np.bool_)
         live = np.arange(len(p))
         best = NEVER
-        kin, world = self.kin, self.world
         T_pair, T_link = self._buffers
         tol = self.tol
         status = np.empty(len(p), dtype=np.int64)
         V0, V1 = np.empty(len(p)), np.empty(len(p))
         need = np.empty(len(p), dtype=np.int64)
         p_list, margins, narrow_calls = p.tolist(), self.margins.tolist(), self.narrow_calls
-        tables = (self.a, self.b, self.margins, self.W_a, self.W_b, *self.fk_arrays, world.shape_link,
-                  world.T_frame_shape, kin.child_link, kin.axis, kin.prismatic, self.centre_shape, self.radius,
-                  world.obb_center, world.obb_axes, world.obb_half, self.box_local, self.adq, self.D_below,
-                  *self.covers, tol, COVER_ACCEPT_M, known, status, V0, V1, T_pair, T_link, self.kernel_steps, need)
+        packs = (self.pair_arrays, self.robot_arrays, self.shape_arrays, self.speed_arrays, self.covers, tol,
+                 COVER_ACCEPT_M, mk.AdvanceOutputs(known, status, V0, V1, T_pair, T_link, self.kernel_steps, need))
+        advance = None
         while live.size:
             limit = min(1.0, best) if stop_at_first else 1.0
-            count = mk.advance(self.q0, self.dq, limit, t, live, p, *tables)
+            if advance is None:       # the arguments' types stay those of the first call
+                advance = mk.typed_entry(mk.advance, self.q0, self.dq, limit, t, live, p, *packs)
+            count = advance(self.q0, self.dq, limit, t, live, p, *packs)
             if not count:
                 break
             keep = []
