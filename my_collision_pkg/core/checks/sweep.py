@@ -292,14 +292,18 @@ class Sweep:
         self.D_below = w @ static["below_T"]                              # (S, M)
         self.moved = np.any(A & (self.adq[None, :] > 0), axis=1)          # (S,)
         self.W_a, self.W_b = static["W_a"], static["W_b"]                 # (P, M)
+        self._route, self._geoms, self._hulls = pair_routes(world, selection)
+        self.covers = cover_arrays(world)
         # the compiled kernels' argument packs, built once per sweep
         self.speed_arrays = mk.SpeedArrays(self.W_a, self.W_b, kin.child_link, kin.axis, kin.prismatic,
                                            self.centre_shape, self.radius, self.box_local, self.adq, self.D_below)
         self.pair_arrays = mk.PairArrays(self.a, self.b, self.margins)
         self.robot_arrays = mk.RobotArrays(*robot.kinematics_arrays)
         self.shape_arrays = shape_arrays(world)
-        self._route, self._geoms, self._hulls = pair_routes(world, selection)
-        self.covers = cover_arrays(world)
+        # the packs as the kernels take them from Python: plain tuples (see advancement.advance)
+        self.speed_pack = tuple(self.speed_arrays)
+        self.kernel_packs = (tuple(self.pair_arrays), tuple(self.robot_arrays), tuple(self.shape_arrays),
+                             self.speed_pack, tuple(self.covers))
         self.kernel_steps = np.zeros(len(self.pairs), dtype=np.int64)    # per pair, for benchmarks
         self.narrow_calls = np.zeros(len(self.pairs), dtype=np.int64)
         n_pairs = max(len(self.pairs), 1)
@@ -327,7 +331,7 @@ class Sweep:
             for k, q in enumerate(np.asarray(p, dtype=np.int64).tolist()):
                 a, b = int(self.a[q]), int(self.b[q])
                 V0[k], V1[k] = mk.pair_speed(np.ascontiguousarray(T_link[k]), np.ascontiguousarray(T_shape[k, a]),
-                                             np.ascontiguousarray(T_shape[k, b]), a, b, q, self.speed_arrays,
+                                             np.ascontiguousarray(T_shape[k, b]), a, b, q, self.speed_pack,
                                              corners)
         return V0, V1
 
@@ -393,14 +397,11 @@ class Sweep:
         V0, V1 = np.empty(len(p)), np.empty(len(p))
         need = np.empty(len(p), dtype=np.int64)
         p_list, margins, narrow_calls = p.tolist(), self.margins.tolist(), self.narrow_calls
-        packs = (self.pair_arrays, self.robot_arrays, self.shape_arrays, self.speed_arrays, self.covers, tol,
-                 COVER_ACCEPT_M, mk.AdvanceOutputs(known, status, V0, V1, T_pair, T_link, self.kernel_steps, need))
-        advance = None
+        packs = (*self.kernel_packs, tol, COVER_ACCEPT_M,
+                 tuple(mk.AdvanceOutputs(known, status, V0, V1, T_pair, T_link, self.kernel_steps, need)))
         while live.size:
             limit = min(1.0, best) if stop_at_first else 1.0
-            if advance is None:       # the arguments' types stay those of the first call
-                advance = mk.typed_entry(mk.advance, self.q0, self.dq, limit, t, live, p, *packs)
-            count = advance(self.q0, self.dq, limit, t, live, p, *packs)
+            count = mk.advance(self.q0, self.dq, limit, t, live, p, *packs)
             if not count:
                 break
             keep = []

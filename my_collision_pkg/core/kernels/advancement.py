@@ -21,8 +21,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit, typeof
-from numba.core.typing.typeof import Purpose
+from numba import njit
 
 from my_collision_pkg.core.kernels.codes import (KIND_BOX, KIND_CAPSULE, KIND_CONE, KIND_CONVEX,  # noqa: F401
                                                  KIND_CYLINDER, KIND_MESH, KIND_OPEN_MESH, KIND_SPHERE)
@@ -102,22 +101,6 @@ class AdvanceOutputs(NamedTuple):
     T_link: np.ndarray           # (n, L, 4, 4) the link poses there
     steps: np.ndarray            # (P,) bound evaluations per pair index (added to)
     need: np.ndarray             # (n,) the NEED items, in order
-
-
-def typed_entry(kernel, *args):
-    """``kernel``'s compiled entry for the numba types of ``args`` (compiled or loaded from the cache now).
-
-    Calling it skips numba's per-call type resolution, which for NamedTuple packs walks
-    every array in Python (tens of microseconds a call for :func:`advance`'s packs).
-    Every later call must pass arguments of the very types of ``args``; where numba
-    offers no such entry, the kernel itself is returned.
-    """
-    try:
-        signature = tuple(typeof(arg, Purpose.argument) for arg in args)
-        kernel.compile(signature)
-        return kernel.overloads[signature].entry_point
-    except (AttributeError, KeyError):
-        return kernel
 
 
 @njit(cache=True, inline="always")
@@ -420,6 +403,12 @@ def box_corners(centre_shape, obb_axes, obb_half):
 
 @njit(cache=True)
 def pair_speed(T_link, Ta, Tb, a, b, q, speed, corners):
+    """:func:`_pair_speed` for a caller in Python: ``speed`` is a :class:`SpeedArrays` as a plain tuple."""
+    return _pair_speed(T_link, Ta, Tb, a, b, q, SpeedArrays(*speed), corners)
+
+
+@njit(cache=True)
+def _pair_speed(T_link, Ta, Tb, a, b, q, speed, corners):
     """(V0, V1) of pair q (shapes a, b at poses Ta, Tb (4, 4); link poses T_link (L, 4, 4)):
     over [t, t + h] its distance changes at most at the rate V0 + h V1.
 
@@ -487,13 +476,17 @@ def advance(q0, dq, limit, t, live, p, pairs, robot, shapes, speed, covers, tol,
 
     The motion is ``q0 + t dq`` (A,); ``pairs``: :class:`PairArrays`; ``robot``:
     :class:`RobotArrays`; ``shapes``: :class:`ShapeArrays`; ``speed``: :class:`SpeedArrays`;
-    ``covers``: :class:`CoverArrays`; ``out``: :class:`AdvanceOutputs`. Per item j (pair
+    ``covers``: :class:`CoverArrays`; ``out``: :class:`AdvanceOutputs`; each pack given as a
+    plain tuple of its fields (numba types a plain tuple of arrays at the speed of single
+    arrays, a NamedTuple field by field in Python on every call). Per item j (pair
     ``p[live[j]]``): ``out.status[j]`` DONE (t past ``limit``, or inf when nothing moves
     it) or NEED (its bound is below padding + tol + accept: the narrow phase decides at t;
     ``out.V0[j]``, ``out.V1[j]``, ``out.T_pair[j]`` (2, 4, 4) and ``out.T_link[j]`` (L, 4, 4)
     hold its speed bounds and poses there); the NEED items are listed in ``out.need`` (n,),
     in order. ``out.known`` (K,) marks pairs known to be apart at t (updated);
     ``out.steps`` (P,) counts the bound evaluations made for each pair index p (added to)."""
+    pairs, robot, shapes = PairArrays(*pairs), RobotArrays(*robot), ShapeArrays(*shapes)
+    speed, covers, out = SpeedArrays(*speed), CoverArrays(*covers), AdvanceOutputs(*out)
     pair_a, pair_b, margins = pairs.pair_a, pairs.pair_b, pairs.margins
     known, status, steps = out.known, out.status, out.steps
     n = live.shape[0]
@@ -527,7 +520,7 @@ def advance(q0, dq, limit, t, live, p, pairs, robot, shapes, speed, covers, tol,
                 fk_upto = upto
             _shape_pose(T_link, shapes.shape_link, shapes.T_frame_shape, a, Ta)
             _shape_pose(T_link, shapes.shape_link, shapes.T_frame_shape, b, Tb)
-            v0, v1 = pair_speed(T_link, Ta, Tb, a, b, q, speed, corners)
+            v0, v1 = _pair_speed(T_link, Ta, Tb, a, b, q, speed, corners)
             rest = 1.0 - t[k]
             enough = m + tol + rest * (v0 + rest * v1)
             d = _sphere_bound(Ta, Tb, a, b, speed.centre_shape, speed.radius)
