@@ -100,6 +100,7 @@ class PosedPairs:
     T_world_shape : (S, 4, 4)
         Shape poses in the planning frame at the configuration.
     """
+    __slots__ = ("world", "T_world_shape", "_objects", "_stamp", "_tick", "_n_shapes", "_shape_link")
 
     def __init__(self, world: CollisionWorld, objects: list, stamp: list[int], tick: int,
                  T_world_shape: np.ndarray) -> None:
@@ -108,17 +109,20 @@ class PosedPairs:
         self._objects = objects
         self._stamp = stamp
         self._tick = tick
+        self._n_shapes = len(world.shapes)
+        self._shape_link = world.shape_link
 
     def pose(self, k: int):
         """fcl object k (a shape, or a shape's variant), posed for this configuration."""
-        world, stamp, objects = self.world, self._stamp, self._objects
-        s = k % len(world.shapes)
-        if stamp[k] != self._tick and world.shape_link[s] >= 0:
-            T = self.T_world_shape[s]
-            obj = objects[k]
-            obj.setRotation(T[:3, :3])       # as setTransform(fcl.Transform(R, t)), at half the cost
-            obj.setTranslation(T[:3, 3])
-            stamp[k] = self._tick
+        objects, stamp, tick = self._objects, self._stamp, self._tick
+        if stamp[k] != tick:
+            s = k % self._n_shapes
+            if self._shape_link[s] >= 0:              # world-fixed shapes keep their pose
+                T = self.T_world_shape[s]
+                obj = objects[k]
+                obj.setRotation(T[:3, :3])       # as setTransform(fcl.Transform(R, t)), at half the cost
+                obj.setTranslation(T[:3, 3])
+                stamp[k] = tick
         return objects[k]
 
     def collides(self, a: int, b: int, call, margin: float) -> bool:
@@ -142,9 +146,10 @@ class PosedPairs:
         """The first of the candidate pairs (indices into ``selection.pairs``, in order) that
         collides, or -1."""
         pairs, margins, calls = selection.pairs, selection.margins, selection.calls
+        collides = self.collides
         for p in candidates.tolist():
             a, b = pairs[p].tolist()
-            if self.collides(a, b, calls[p], margins[p]):
+            if collides(a, b, calls[p], margins[p]):
                 return p
         return -1
 
