@@ -243,3 +243,50 @@ def test_bad_current_state_updates_change_nothing(slider_scene, names, values, f
     with pytest.raises(RequestError, match=fragment):
         slider_scene.set_current_positions(names, values)
     np.testing.assert_array_equal(slider_scene.current_positions, before)
+
+
+# ----- the request object ------------------------------------------------------
+def test_a_request_object_gives_the_keywords_verdicts():
+    from my_collision_pkg.core.checks.request import CheckRequest
+    robot = RobotModel.from_urdf_string(SLIDER_URDF)
+    scene = PlanningScene(robot, allow_adjacent=False, default_padding_m=0.03)
+    scene.apply([world_sphere("bead", [0.0, 0.0, -0.25], 0.1)])
+    checker = CollisionChecker(scene)
+    world = scene.world
+    for keywords in (dict(), dict(pad_self_collisions=True), dict(pad_environment_collisions=False, world=world),
+                     dict(contact_distance=0.2, max_contacts=1)):
+        request = CheckRequest(**keywords)
+        only_check = {k: v for k, v in keywords.items() if k not in ("contact_distance", "max_contacts")}
+        for x in (0.25, 1.0, 0.1):
+            assert checker.check(["slide_x"], [x], request=request) == checker.check(["slide_x"], [x], **only_check)
+            assert checker.is_valid(["slide_x"], [x], request=request) == checker.is_valid(["slide_x"], [x],
+                                                                                            **only_check)
+            by_request, by_keywords = (checker.explain(["slide_x"], [x], request=request),
+                                       checker.explain(["slide_x"], [x], **keywords))
+            assert (by_request.valid, by_request.status, by_request.message) == \
+                (by_keywords.valid, by_keywords.status, by_keywords.message)
+            assert [c.distance for c in by_request.contacts] == [c.distance for c in by_keywords.contacts]
+        valid_r, summary_r = checker.check_batch(["slide_x"], [[0.25], [1.0], [0.1]], request=request)
+        valid_k, summary_k = checker.check_batch(["slide_x"], [[0.25], [1.0], [0.1]], **only_check)
+        np.testing.assert_array_equal(valid_r, valid_k)
+        assert summary_r == summary_k
+
+
+def test_a_request_object_with_a_keyword_is_a_type_error(slider_checker):
+    from my_collision_pkg.core.checks.request import CheckRequest
+    request = CheckRequest(pad_self_collisions=True)
+    with pytest.raises(TypeError, match="group_name"):
+        slider_checker.check(["slide_x"], [0.5], request=request, group_name="xs")
+    with pytest.raises(TypeError, match="pad_self_collisions"):
+        slider_checker.is_valid(["slide_x"], [0.5], request=request, pad_self_collisions=True)
+    with pytest.raises(TypeError, match="world"):
+        slider_checker.check_batch(["slide_x"], [0.5], request=request, world=slider_checker.scene.world)
+    with pytest.raises(TypeError, match="contact_distance"):
+        slider_checker.explain(["slide_x"], [0.5], request=request, contact_distance=0.1)
+    with pytest.raises(TypeError, match="max_contacts"):
+        slider_checker.check_motion(["slide_x"], [0.5], [0.6], request=request, max_contacts=3)
+    with pytest.raises(TypeError, match="pad_environment_collisions"):
+        slider_checker.check_trajectory(["slide_x"], [[0.5], [0.6]], [0.0, 1.0], request=request,
+                                        pad_environment_collisions=False)
+    # keywords left at their defaults are no clash
+    assert slider_checker.check(["slide_x"], [0.5], request=request, group_name="").valid

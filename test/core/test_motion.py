@@ -380,3 +380,24 @@ def test_trajectory_intervals_cover_every_sampled_collision():
             assert result.first_invalid_time_s * 1e9 == pytest.approx(
                 min(i.activation_ns for entries in lists.values() for i in entries), abs=2)
     assert n_inside > 50
+
+
+def test_a_request_object_gives_the_keywords_motion_verdicts(block_checker):
+    from my_collision_pkg.core.checks.request import CheckRequest
+    for keywords in (dict(), dict(contact_distance=0.05, max_contacts=1), dict(pad_environment_collisions=False)):
+        request = CheckRequest(**keywords)
+        for mode in (MotionMode.CERTIFIED, MotionMode.DISCRETE):
+            by_request = block_checker.check_motion(["x"], [0.0], [1.0], mode=mode, max_step=0.01, request=request)
+            by_keywords = block_checker.check_motion(["x"], [0.0], [1.0], mode=mode, max_step=0.01, **keywords)
+            assert (by_request.valid, by_request.status, by_request.message, by_request.cc_time) == \
+                (by_keywords.valid, by_keywords.status, by_keywords.message, by_keywords.cc_time)
+            assert [c.distance for c in by_request.contacts] == [c.distance for c in by_keywords.contacts]
+    trajectory_keywords = dict(pad_environment_collisions=False)
+    by_request = block_checker.check_trajectory(["x"], [[0.0], [1.0]], [0.0, 2.0], stop_at_first_contact=False,
+                                                request=CheckRequest(**trajectory_keywords))
+    by_keywords = block_checker.check_trajectory(["x"], [[0.0], [1.0]], [0.0, 2.0], stop_at_first_contact=False,
+                                                 **trajectory_keywords)
+    assert (by_request.valid, by_request.status, by_request.message) == \
+        (by_keywords.valid, by_keywords.status, by_keywords.message)
+    assert [[(i.activation_ns, i.deactivation_ns) for i in cl] for cl in by_request.contact_lists] == \
+        [[(i.activation_ns, i.deactivation_ns) for i in cl] for cl in by_keywords.contact_lists]

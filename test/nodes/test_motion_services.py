@@ -8,7 +8,7 @@ from node_processes import ARM, FREE, INTO_TABLE, PANDA_WORLD, listener
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 from visualization_msgs.msg import Marker, MarkerArray
 
-from my_collision_pkg.core.checks import motion
+from my_collision_pkg.core.checks import trajectory
 from my_collision_pkg.core.checks.checker import CollisionChecker
 from my_collision_pkg.core.checks.contact_list import seconds_from_ns
 from my_collision_pkg.core.scene.loading import load_scene, panda_paths
@@ -116,8 +116,8 @@ def test_check_motion_publishes_the_first_contact_state(client):
         assert [tuple(c.link_names) for c in report.contacts] == [tuple(c.link_names) for c in response.contacts]
 
 
-@pytest.mark.xfail(not hasattr(motion, "check_trajectory"), strict=True,
-                   reason="motion.check_trajectory (the motion core) has not landed on this branch yet")
+@pytest.mark.xfail(not hasattr(trajectory, "check_trajectory"), strict=True,
+                   reason="trajectory.check_trajectory (the motion core) has not landed on this branch yet")
 def test_check_trajectory_answers_as_the_core_and_publishes_interval_markers(client, core):
     rows, times_s = [FREE, INTO_TABLE, FREE], [0.0, 1.0, 2.0]
     with listener("interval_listener", MarkerArray, "/collision_validator/contact_intervals", REPORT_QOS) as (

@@ -120,11 +120,11 @@ def test_sphere_covers_hold_their_shapes(world_scene):
 
 def test_cover_bound_is_below_the_exact_distance(world_scene, random_configurations):
     """The compiled cover bound never exceeds the narrow phase's distance where the bodies are apart."""
-    from my_collision_pkg.core.checks import motion as motion_module
+    from my_collision_pkg.core.checks.sweep import cover_arrays
     from my_collision_pkg.core.kernels import advancement as mk
     from my_collision_pkg.core.checks.narrowphase import pair_distance
     world, robot = world_scene.world, world_scene.robot
-    kind, params, start, centres, radii, reach = motion_module._cover_tables(world)[:6]
+    kind, params, start, centres, radii, reach = cover_arrays(world)[:6]
     Q = random_configurations(robot.lower_limits, robot.upper_limits, 30, 11)
     tested = 0
     for q in Q:
@@ -152,11 +152,11 @@ def test_cover_bound_is_below_the_exact_distance(world_scene, random_configurati
 def test_certainly_apart_only_for_pairs_at_least_that_far(world_scene, random_configurations):
     """The filter of the contacts step: a pair it calls apart is at least its threshold away
     (exact narrow phase, meshes as solids), over configurations that include overlaps."""
-    from my_collision_pkg.core.checks import motion as motion_module
+    from my_collision_pkg.core.checks.sweep import cover_arrays
     from my_collision_pkg.core.kernels import advancement as mk
     from my_collision_pkg.core.checks.narrowphase import pair_distance
     world, robot = world_scene.world, world_scene.robot
-    kind, params, start, centres, radii, reach, container, probe_start, probes = motion_module._cover_tables(world)
+    kind, params, start, centres, radii, reach, container, probe_start, probes = cover_arrays(world)
     pairs = np.asarray(world.pairs)
     every = np.arange(len(pairs))
     Q = random_configurations(robot.lower_limits, robot.upper_limits, 40, 12)

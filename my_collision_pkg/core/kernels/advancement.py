@@ -1,4 +1,4 @@
-"""Compiled conservative advancement for certified motion checks (see :mod:`motion`).
+"""Compiled conservative advancement for certified motion checks (see :mod:`checks.sweep`).
 
 One call advances many shape pairs, each on its own clock, with bounds that need no
 narrow phase: a pair's distance is bounded below by its two bounding spheres, then by
@@ -18,14 +18,95 @@ inside a solid lies inside that solid's box).
 """
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 from numba import njit
 
+from my_collision_pkg.core.kernels.codes import (KIND_BOX, KIND_CAPSULE, KIND_CONE, KIND_CONVEX,  # noqa: F401
+                                                 KIND_CYLINDER, KIND_MESH, KIND_OPEN_MESH, KIND_SPHERE)
 from my_collision_pkg.core.kernels.kinematics import REVOLUTE
 
-COVER_SPHERES_KIND = 0          # the shape is bounded by its cover spheres
-BOX, BALL, CYLINDER, CAPSULE = 1, 2, 3, 4
-DONE, NEED = 0, 1
+DONE, NEED = 0, 1               # per item of advance: past its limit, or the narrow phase decides
+
+
+class CoverArrays(NamedTuple):
+    """Per shape of a world (S shapes, N cover spheres in all), what bounds it in the kernels.
+
+    ``kind`` (S,) int64 is the shape's code of :mod:`kernels.codes`: a primitive
+    (``KIND_BOX`` .. ``KIND_CONE``) is taken as its solid with sizes ``params`` (S, 3)
+    (box half extents; sphere radius; radius and half length of cylinders, capsules and
+    cones, a cone bounded by its enclosing cylinder); a mesh (``KIND_CONVEX``,
+    ``KIND_MESH``, ``KIND_OPEN_MESH``) by its cover spheres.
+    """
+    kind: np.ndarray          # (S,) int64
+    params: np.ndarray        # (S, 3) metres
+    cover_start: np.ndarray   # (S + 1,) int64: shape s's spheres are [cover_start[s], cover_start[s + 1])
+    cover_c: np.ndarray       # (N, 3) sphere centres, shape frame, metres
+    cover_r: np.ndarray       # (N,) sphere radii, metres
+    reach: np.ndarray         # (S,) radius about the bounding sphere's centre holding s's spheres, metres
+    container: np.ndarray     # (S,) bool: bounds a volume its cover does not fill (convex or closed mesh)
+    probe_start: np.ndarray   # (S + 1,) int64: shape s's probe points are [probe_start[s], probe_start[s + 1])
+    probes: np.ndarray        # (K, 3) one point inside each connected piece, shape frame, metres
+
+
+class RobotArrays(NamedTuple):
+    """The robot's forward-kinematics arrays (``RobotModel.kinematics_arrays``, in that order)."""
+    mimic_matrix: np.ndarray     # (M, A) movable joint values from active positions
+    mimic_offset: np.ndarray     # (M,)
+    joint_kind: np.ndarray       # (M,) codes.JOINT_*
+    joint_axis: np.ndarray       # (M, 3) in the child link's frame
+    link_parent: np.ndarray      # (L,) parent link index, -1 for the root
+    T_parent_origin: np.ndarray  # (L, 4, 4) joint origin in the parent link's frame
+    link_joint: np.ndarray       # (L,) movable joint that moves the link, -1 for none
+
+
+class ShapeArrays(NamedTuple):
+    """Per shape of a world (S shapes): where it sits and its oriented bounding box."""
+    shape_link: np.ndarray       # (S,) link the shape rides, -1 for a world object
+    T_frame_shape: np.ndarray    # (S, 4, 4) shape pose in its link's frame (world objects: in the world)
+    obb_center: np.ndarray       # (S, 3) box centre, shape frame, metres
+    obb_axes: np.ndarray         # (S, 3, 3) box axes as columns, shape frame
+    obb_half: np.ndarray         # (S, 3) box half extents, metres
+
+
+class PairArrays(NamedTuple):
+    """The shape pairs of one request (P pairs)."""
+    pair_a: np.ndarray           # (P,) shape index of body 0
+    pair_b: np.ndarray           # (P,) shape index of body 1
+    margins: np.ndarray          # (P,) padding, metres
+
+
+class SpeedArrays(NamedTuple):
+    """What :func:`pair_speed` needs of one motion (M movable joints, S shapes, P pairs)."""
+    W_a: np.ndarray              # (P, M) 1.0 where the joint moves body 0 of the pair but not body 1
+    W_b: np.ndarray              # (P, M) the same for body 1
+    child_link: np.ndarray       # (M,) link each joint moves directly
+    axis: np.ndarray             # (M, 3) joint axes in their child link's frame
+    prismatic: np.ndarray        # (M,) bool
+    centre_shape: np.ndarray     # (S, 3) bounding sphere centres, shape frame, metres
+    radius: np.ndarray           # (S,) bounding sphere radii, metres
+    box_local: np.ndarray        # (S, 8, 3) bounding box corners, shape frame (:func:`box_corners`)
+    adq: np.ndarray              # (M,) |joint delta| of the motion
+    D_below: np.ndarray          # (S, M) how fast the shape moves relative to joint j's frame
+
+
+class AdvanceOutputs(NamedTuple):
+    """What :func:`advance` writes, per pair (K pairs) or per item (n items) of one call."""
+    known: np.ndarray            # (K,) bool: the pair is known to be apart at its time (read and written)
+    status: np.ndarray           # (n,) DONE or NEED
+    V0: np.ndarray               # (n,) speed bounds at a NEED item's time
+    V1: np.ndarray               # (n,)
+    T_pair: np.ndarray           # (n, 2, 4, 4) the pair's shape poses there
+    T_link: np.ndarray           # (n, L, 4, 4) the link poses there
+    steps: np.ndarray            # (P,) bound evaluations per pair index (added to)
+    need: np.ndarray             # (n,) the NEED items, in order
+
+
+@njit(cache=True, inline="always")
+def _by_spheres(kind):
+    """Whether a shape of this kind is bounded by its cover spheres (a mesh), not as a primitive solid."""
+    return kind == KIND_CONVEX or kind == KIND_MESH or kind == KIND_OPEN_MESH
 
 
 @njit(cache=True)
@@ -40,14 +121,14 @@ def _cover_scratch(cover_start):
 @njit(cache=True)
 def _solid_distance(kind, params, x, y, z):
     """Distance of point (x, y, z) (shape frame) from a primitive solid; 0 inside."""
-    if kind == BOX:
+    if kind == KIND_BOX:
         dx = max(abs(x) - params[0], 0.0)
         dy = max(abs(y) - params[1], 0.0)
         dz = max(abs(z) - params[2], 0.0)
         return np.sqrt(dx * dx + dy * dy + dz * dz)
-    if kind == BALL:
+    if kind == KIND_SPHERE:
         return max(np.sqrt(x * x + y * y + z * z) - params[0], 0.0)
-    if kind == CYLINDER:
+    if kind == KIND_CYLINDER or kind == KIND_CONE:      # a cone: its enclosing cylinder
         dr = max(np.sqrt(x * x + y * y) - params[0], 0.0)
         dz = max(abs(z) - params[1], 0.0)
         return np.sqrt(dr * dr + dz * dz)
@@ -78,7 +159,7 @@ def cover_bound(a, b, Ta, Tb, kind, params, cover_start, cover_c, cover_r, centr
 @njit(cache=True)
 def _cover_bound(a, b, Ta, Tb, kind, params, cover_start, cover_c, cover_r, centre, reach, floor, ceiling, work):
     """:func:`cover_bound` with scratch space ``work`` (at least (largest cover, 7))."""
-    if kind[b] == COVER_SPHERES_KIND and kind[a] != COVER_SPHERES_KIND:
+    if _by_spheres(kind[b]) and not _by_spheres(kind[a]):
         a, b = b, a
         Ta, Tb = Tb, Ta
     a00, a01, a02, a03 = Ta[0, 0], Ta[0, 1], Ta[0, 2], Ta[0, 3]
@@ -88,7 +169,7 @@ def _cover_bound(a, b, Ta, Tb, kind, params, cover_start, cover_c, cover_r, cent
     b10, b11, b12, b13 = Tb[1, 0], Tb[1, 1], Tb[1, 2], Tb[1, 3]
     b20, b21, b22, b23 = Tb[2, 0], Tb[2, 1], Tb[2, 2], Tb[2, 3]
     best = np.inf
-    if kind[b] != COVER_SPHERES_KIND:
+    if not _by_spheres(kind[b]):
         kb = kind[b]
         pb = params[b]
         for i in range(cover_start[a], cover_start[a + 1]):
@@ -183,12 +264,15 @@ def _holds_none(outer, inner, T_outer, T_inner, container, probe_start, probes, 
 
 
 @njit(cache=True)
-def _rigid_fk(positions, mimic_matrix, mimic_offset, joint_kind, joint_axis, link_parent, T_parent_origin,
-              link_joint, upto, values, T_link):
+def _rigid_fk(positions, robot, upto, values, T_link):
     """Poses T_link (L, 4, 4) of links [:upto] at active positions (A,): the arithmetic of
     :func:`kernels.forward_kinematics` (same products, same order) without the terms that
     rigid transforms make exactly zero or one (their bottom rows are 0 0 0 1). Arrays are
-    indexed in full, not through row views (views cost more than the arithmetic here)."""
+    indexed in full, not through row views (views cost more than the arithmetic here).
+    ``robot``: :class:`RobotArrays`; ``values`` (M,): scratch for the movable joints' values."""
+    mimic_matrix, mimic_offset, joint_kind, joint_axis = (robot.mimic_matrix, robot.mimic_offset, robot.joint_kind,
+                                                          robot.joint_axis)
+    link_parent, T_parent_origin, link_joint = robot.link_parent, robot.T_parent_origin, robot.link_joint
     for m in range(mimic_matrix.shape[0]):
         v = mimic_offset[m]
         for a in range(mimic_matrix.shape[1]):
@@ -318,16 +402,25 @@ def box_corners(centre_shape, obb_axes, obb_half):
 
 
 @njit(cache=True)
-def pair_speed(T_link, Ta, Tb, a, b, W_a, W_b, q, child_link, axis, prismatic, centre_shape, radius, box_local,
-               adq, D_below, corners):
-    """(V0, V1) of one pair: over [t, t + h] its distance changes at most at the rate V0 + h V1.
+def pair_speed(T_link, Ta, Tb, a, b, q, speed, corners):
+    """:func:`_pair_speed` for a caller in Python: ``speed`` is a :class:`SpeedArrays` as a plain tuple."""
+    return _pair_speed(T_link, Ta, Tb, a, b, q, SpeedArrays(*speed), corners)
+
+
+@njit(cache=True)
+def _pair_speed(T_link, Ta, Tb, a, b, q, speed, corners):
+    """(V0, V1) of pair q (shapes a, b at poses Ta, Tb (4, 4); link poses T_link (L, 4, 4)):
+    over [t, t + h] its distance changes at most at the rate V0 + h V1.
 
     A shape's lever about revolute joint j is the smaller of (its bounding sphere centre's
     distance from the axis + radius) and its bounding box's farthest corner from the axis
     (the distance from a line is convex, so a box's farthest point from it is a corner).
     Joints that move both bodies (W zero) are left out; prismatic ones add |dq_j|.
-    ``W_a[q]``, ``W_b[q]``: the joints that move one body of pair q but not the other;
-    ``box_local``: :func:`box_corners`."""
+    ``speed``: :class:`SpeedArrays` (``W_a[q]``, ``W_b[q]``: the joints that move one body
+    of pair q but not the other); ``corners`` (8, 3): scratch."""
+    W_a, W_b, child_link, axis, prismatic = speed.W_a, speed.W_b, speed.child_link, speed.axis, speed.prismatic
+    centre_shape, radius, box_local, adq, D_below = (speed.centre_shape, speed.radius, speed.box_local, speed.adq,
+                                                     speed.D_below)
     v0 = 0.0
     v1 = 0.0
     for side in range(2):
@@ -377,33 +470,37 @@ def pair_speed(T_link, Ta, Tb, a, b, W_a, W_b, q, child_link, axis, prismatic, c
 
 
 @njit(cache=True)
-def advance(q0, dq, limit, t, live, p, pair_a, pair_b, margins, W_a, W_b,
-            fk_mimic, fk_offset, fk_kind, fk_axis, fk_parent, fk_origin, fk_joint,
-            shape_link, T_frame_shape, child_link, axis, prismatic, centre_shape, radius,
-            obb_center, obb_axes, obb_half, box_local, adq, D_below,
-            kind, params, cover_start, cover_c, cover_r, reach, container, probe_start, probes,
-            tol, accept, known, status, V0, V1, T_pair, T_link_out, steps, need):
+def advance(q0, dq, limit, t, live, p, pairs, robot, shapes, speed, covers, tol, accept, out):
     """Advance the items ``live`` (n,) of pairs p (K,) from their times t (K,, updated in
     place) without narrow phase; returns how many items need the narrow phase.
 
-    Per item j (pair ``p[live[j]]``): status[j] DONE (t past ``limit``, or inf when nothing
-    moves it) or NEED (its bound is below padding + tol + accept: the narrow phase decides
-    at t; V0[j], V1[j], T_pair[j] (2, 4, 4) and T_link_out[j] (L, 4, 4) hold its speed
-    bounds and poses there); the NEED items are listed in ``need`` (n,), in order.
-    ``known`` (K,) marks pairs known to be apart at t (updated); ``steps`` (P,) counts the
-    bound evaluations made for each pair index p (added to)."""
+    The motion is ``q0 + t dq`` (A,); ``pairs``: :class:`PairArrays`; ``robot``:
+    :class:`RobotArrays`; ``shapes``: :class:`ShapeArrays`; ``speed``: :class:`SpeedArrays`;
+    ``covers``: :class:`CoverArrays`; ``out``: :class:`AdvanceOutputs`; each pack given as a
+    plain tuple of its fields (numba types a plain tuple of arrays at the speed of single
+    arrays, a NamedTuple field by field in Python on every call). Per item j (pair
+    ``p[live[j]]``): ``out.status[j]`` DONE (t past ``limit``, or inf when nothing moves
+    it) or NEED (its bound is below padding + tol + accept: the narrow phase decides at t;
+    ``out.V0[j]``, ``out.V1[j]``, ``out.T_pair[j]`` (2, 4, 4) and ``out.T_link[j]`` (L, 4, 4)
+    hold its speed bounds and poses there); the NEED items are listed in ``out.need`` (n,),
+    in order. ``out.known`` (K,) marks pairs known to be apart at t (updated);
+    ``out.steps`` (P,) counts the bound evaluations made for each pair index p (added to)."""
+    pairs, robot, shapes = PairArrays(*pairs), RobotArrays(*robot), ShapeArrays(*shapes)
+    speed, covers, out = SpeedArrays(*speed), CoverArrays(*covers), AdvanceOutputs(*out)
+    pair_a, pair_b, margins = pairs.pair_a, pairs.pair_b, pairs.margins
+    known, status, steps = out.known, out.status, out.steps
     n = live.shape[0]
     count = 0
     positions = np.empty(q0.shape[0])
-    values = np.empty(fk_mimic.shape[0])
-    T_link = np.empty((T_link_out.shape[1], 4, 4))
+    values = np.empty(robot.mimic_matrix.shape[0])
+    n_links = out.T_link.shape[1]
+    T_link = np.empty((n_links, 4, 4))
     Ta = np.empty((4, 4))
     Tb = np.empty((4, 4))
     corners = np.empty((8, 3))
-    work = _cover_scratch(cover_start)
+    work = _cover_scratch(covers.cover_start)
     fk_t = np.nan                                  # T_link holds links [:fk_upto] at time fk_t
     fk_upto = 0
-    n_links = T_link_out.shape[1]
     for j in range(n):
         k = live[j]
         q = p[k]
@@ -412,55 +509,35 @@ def advance(q0, dq, limit, t, live, p, pair_a, pair_b, margins, W_a, W_b,
         m = margins[q]
         status[j] = DONE
         keeps_apart = m + 0.5 * tol > 0.0
-        upto = max(shape_link[a], shape_link[b], 0) + 1       # links come after their parents
+        upto = max(shapes.shape_link[a], shapes.shape_link[b], 0) + 1       # links come after their parents
         while t[k] <= limit:
             steps[q] += 1
             for i in range(q0.shape[0]):
                 positions[i] = q0[i] + t[k] * dq[i]
             if t[k] != fk_t or upto > fk_upto:     # pairs on the same clock share the poses
-                _rigid_fk(positions, fk_mimic, fk_offset, fk_kind, fk_axis, fk_parent, fk_origin, fk_joint, upto,
-                          values, T_link)
+                _rigid_fk(positions, robot, upto, values, T_link)
                 fk_t = t[k]
                 fk_upto = upto
-            _shape_pose(T_link, shape_link, T_frame_shape, a, Ta)
-            _shape_pose(T_link, shape_link, T_frame_shape, b, Tb)
-            v0, v1 = pair_speed(T_link, Ta, Tb, a, b, W_a, W_b, q, child_link, axis, prismatic, centre_shape,
-                                radius, box_local, adq, D_below, corners)
+            _shape_pose(T_link, shapes.shape_link, shapes.T_frame_shape, a, Ta)
+            _shape_pose(T_link, shapes.shape_link, shapes.T_frame_shape, b, Tb)
+            v0, v1 = _pair_speed(T_link, Ta, Tb, a, b, q, speed, corners)
             rest = 1.0 - t[k]
             enough = m + tol + rest * (v0 + rest * v1)
-            gap = 0.0
-            for r in range(3):
-                ca = Ta[r, 3]
-                cb = Tb[r, 3]
-                for c in range(3):
-                    ca += Ta[r, c] * centre_shape[a, c]
-                    cb += Tb[r, c] * centre_shape[b, c]
-                gap += (ca - cb) * (ca - cb)
-            d = np.sqrt(gap) - radius[a] - radius[b]
+            d = _sphere_bound(Ta, Tb, a, b, speed.centre_shape, speed.radius)
             if d < enough and keeps_apart:
-                usable = known[k]
-                if not usable:
-                    usable = (_holds_none(a, b, Ta, Tb, container, probe_start, probes, obb_center, obb_axes, obb_half)
-                              and _holds_none(b, a, Tb, Ta, container, probe_start, probes, obb_center, obb_axes,
-                                              obb_half))
-                if usable:
-                    cover = _cover_bound(a, b, Ta, Tb, kind, params, cover_start, cover_c, cover_r, centre_shape,
-                                         reach, d, enough, work)
-                    if cover > d:
-                        d = cover
+                d = _raised_by_covers(a, b, Ta, Tb, d, enough, known[k], covers, shapes, speed.centre_shape, work)
             if d < enough and d < m + tol + accept:
                 status[j] = NEED
-                need[count] = j
+                out.need[count] = j
                 count += 1
-                V0[j] = v0
-                V1[j] = v1
-                T_pair[j, 0] = Ta
-                T_pair[j, 1] = Tb
+                out.V0[j] = v0
+                out.V1[j] = v1
+                out.T_pair[j, 0] = Ta
+                out.T_pair[j, 1] = Tb
                 if fk_upto < n_links:
-                    _rigid_fk(positions, fk_mimic, fk_offset, fk_kind, fk_axis, fk_parent, fk_origin, fk_joint,
-                              n_links, values, T_link)
+                    _rigid_fk(positions, robot, n_links, values, T_link)
                     fk_upto = n_links
-                T_link_out[j] = T_link
+                out.T_link[j] = T_link
                 break
             if v0 + v1 <= 0.0:
                 t[k] = np.inf
@@ -469,3 +546,36 @@ def advance(q0, dq, limit, t, live, p, pair_a, pair_b, margins, W_a, W_b,
             t[k] += 2.0 * reserve / (v0 + np.sqrt(v0 * v0 + 4.0 * v1 * reserve))
             known[k] = keeps_apart
     return count
+
+
+@njit(cache=True)
+def _sphere_bound(Ta, Tb, a, b, centre_shape, radius):
+    """Lower bound of the distance of shapes a and b (poses Ta, Tb): their bounding spheres'."""
+    gap = 0.0
+    for r in range(3):
+        ca = Ta[r, 3]
+        cb = Tb[r, 3]
+        for c in range(3):
+            ca += Ta[r, c] * centre_shape[a, c]
+            cb += Tb[r, c] * centre_shape[b, c]
+        gap += (ca - cb) * (ca - cb)
+    return np.sqrt(gap) - radius[a] - radius[b]
+
+
+@njit(cache=True)
+def _raised_by_covers(a, b, Ta, Tb, d, enough, known_apart, covers, shapes, centre_shape, work):
+    """The bound ``d`` of shapes a and b raised to their cover bound (cut off at ``d`` and
+    ``enough``, see :func:`cover_bound`) where that bounds the bodies' distance: the pair
+    is ``known_apart``, or neither body can hold the other."""
+    usable = known_apart
+    if not usable:
+        usable = (_holds_none(a, b, Ta, Tb, covers.container, covers.probe_start, covers.probes, shapes.obb_center,
+                              shapes.obb_axes, shapes.obb_half)
+                  and _holds_none(b, a, Tb, Ta, covers.container, covers.probe_start, covers.probes,
+                                  shapes.obb_center, shapes.obb_axes, shapes.obb_half))
+    if usable:
+        cover = _cover_bound(a, b, Ta, Tb, covers.kind, covers.params, covers.cover_start, covers.cover_c,
+                             covers.cover_r, centre_shape, covers.reach, d, enough, work)
+        if cover > d:
+            d = cover
+    return d

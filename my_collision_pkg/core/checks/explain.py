@@ -1,0 +1,167 @@
+"""Explain: why one configuration is refused, with its colliding bodies and contacts.
+
+The verdict of each pair is the predicate's own (:meth:`pair_tests.PosedPairs.collides`),
+so explain and the predicate never disagree. The contacts come from the checker's
+distance function (:func:`narrowphase.pair_contacts`): the exact signed distance of
+primitive and convex pairs (coal), the deepest point of each overlap region where a
+closed mesh penetrates, the exact separation of meshes that are apart. A pair with an
+open mesh (no inside) keeps fcl's triangle contacts. Self contacts come before
+environment ones; near misses (``contact_distance > 0``) after the contacts that refuse
+the configuration.
+
+:class:`Explainer` is also what the motion checks use of the configuration checks: the
+resolver of named joint values, the batch predicate's first collision, and explain itself.
+"""
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+
+from my_collision_pkg.core.checks.contact_builder import ContactBuilder, single_contact_point
+from my_collision_pkg.core.checks.narrowphase import pair_contacts
+from my_collision_pkg.core.checks.pair_tests import PairTestScratch, PosedPairs, first_collision, posed_candidates
+from my_collision_pkg.core.checks.request import CheckRequest, ConfigurationResolver
+from my_collision_pkg.core.checks.results import Contact, Explanation, Status
+from my_collision_pkg.core.errors import CollisionPkgError
+from my_collision_pkg.core.scene.planning_scene import CollisionWorld, PairSelection
+
+
+class Explainer:
+    """Explain over one scene, with a checker's contact budgets.
+
+    Parameters
+    ----------
+    resolver : ConfigurationResolver
+        Named joint values to configurations, and the limits check.
+    scratch : PairTestScratch
+        The checker's per-thread fcl posing state.
+    max_contacts : int
+        Contact budget of a request that names none.
+    contacts_per_pair : int
+        Most contacts kept for one pair of shapes.
+    """
+
+    def __init__(self, resolver: ConfigurationResolver, scratch: PairTestScratch, *, max_contacts: int,
+                 contacts_per_pair: int) -> None:
+        self.resolver = resolver
+        self.scratch = scratch
+        self.max_contacts = int(max_contacts)
+        self.contacts_per_pair = int(contacts_per_pair)
+
+    def budget(self, max_contacts: int | None) -> int:
+        """The contact budget of a request asking for ``max_contacts`` (None or 0: the checker's own)."""
+        return self.max_contacts if not max_contacts else int(max_contacts)
+
+    def first_collision(self, world: CollisionWorld, q: np.ndarray, selection: PairSelection) -> np.ndarray:
+        """Per configuration of ``q`` (N, A), the index into ``selection.pairs`` of the first colliding pair, or -1."""
+        return first_collision(self.scratch, world, q, selection)
+
+    def explain(self, joint_names, positions, request: CheckRequest) -> Explanation:
+        """See :meth:`checker.CollisionChecker.explain` (never raises on bad input)."""
+        resolver = self.resolver
+        scene = resolver.scene
+        robot = scene.robot
+        try:
+            world = request.world_of(scene)
+            q = resolver.single_configuration(joint_names, positions)
+            request.check_contact_distance()
+            selection = request.selection(world)
+        except CollisionPkgError as exc:
+            return Explanation(False, Status.INVALID_REQUEST, str(exc), joint_names=robot.active_joint_names,
+                               positions=scene.current_positions.copy())
+        names = robot.active_joint_names
+        limits = resolver.limits_message(q[0])
+        if limits is not None:
+            return Explanation(False, Status.OUT_OF_BOUNDS, limits, joint_names=names, positions=q[0])
+        budget = self.budget(request.max_contacts)
+        refusing, all_contacts = self._pair_contacts_at(world, q, selection, request.contact_distance)
+        spent = False
+        if len(all_contacts) > budget:
+            all_contacts, spent = all_contacts[:budget], True
+        if not refusing:
+            return Explanation(True, Status.VALID, "valid", (), tuple(all_contacts), names, q[0], spent)
+        pairs = selection.pairs
+        links: list[str] = []
+        for p, _ in refusing:
+            for s in pairs[p]:
+                if world.shapes[s].owner not in links:
+                    links.append(world.shapes[s].owner)
+        p, first = refusing[0]
+        body_pairs = {frozenset(world.shapes[s].owner for s in pairs[k]) for k, _ in refusing}
+        message = collision_message(world, selection.index[p], first, selection.margins[p], request,
+                                    len(body_pairs))
+        return Explanation(False, Status.IN_COLLISION, message, tuple(links), tuple(all_contacts), names, q[0], spent)
+
+    def _pair_contacts_at(self, world: CollisionWorld, q: np.ndarray, selection: PairSelection,
+                          contact_distance: float) -> tuple[list[tuple[int, Contact]], list[Contact]]:
+        """At configuration ``q`` (1, A): the refusing pairs (index into the selection, first
+        contact) and every contact (colliding pairs' first, then near misses), self pairs first."""
+        index, pairs, margins = selection.index, selection.pairs, selection.margins
+        cull = np.maximum(margins, contact_distance)
+        T_world_links, T_world_shape, candidates = posed_candidates(world, q, pairs, cull)
+        posed = self.scratch.posed(world, T_world_shape[0])
+        build = ContactBuilder(world, T_world_links[0], T_world_shape[0])
+        survivors = np.flatnonzero(candidates[0])
+        is_self = world.pair_is_self[index[survivors]]
+        order = np.concatenate([survivors[is_self], survivors[~is_self]])
+        colliding, near = [], []
+        refusing: list[tuple[int, Contact]] = []
+        for p in order:
+            a, b = pairs[p]
+            found, contacts = self.pair_contacts(build, posed, a, b, selection.calls[p], selection.swapped[p],
+                                                 margins[p], contact_distance)
+            if found:
+                refusing.append((p, contacts[0]))
+                colliding.extend(contacts)
+            else:
+                near.extend(contacts)
+        return refusing, colliding + near
+
+    def pair_contacts(self, build: ContactBuilder, posed: PosedPairs, a: int, b: int, call, swapped: bool,
+                      margin: float, contact_distance: float) -> tuple[bool, list[Contact]]:
+        """(in collision, contacts) for one shape pair, at most ``contacts_per_pair`` contacts.
+
+        ``call`` (2,) and ``swapped``: the pair's fcl call order; ``margin``: its padding,
+        metres; pairs closer than ``contact_distance`` (metres) are reported too.
+        """
+        world, T_c = build.world, build.T_world_shape
+        ga, gb = world.shapes[a].geometry, world.shapes[b].geometry
+        if ga.solid_kind < 0 or gb.solid_kind < 0:
+            return posed.fcl_contacts(build, a, b, call, swapped, margin, contact_distance, self.contacts_per_pair)
+        found = posed.collides(a, b, call, margin)
+        threshold = max(margin, contact_distance)
+        if not found and threshold <= 0.0:
+            return False, []
+        results = pair_contacts(world, T_c, a, b, self.contacts_per_pair if found else 1, likely_penetrating=found)
+        if found and not results[0].exact:
+            # penetrating meshes with no surface point inside the other body (an edge through
+            # an edge): fcl's contacts against single triangles, marked as such
+            contacts = posed.fcl_contacts(build, a, b, call, swapped, margin, contact_distance,
+                                          self.contacts_per_pair)[1]
+            if contacts:
+                return True, [replace(c, depth_is_fallback=True) for c in contacts]
+        if not found:
+            results = [r for r in results if r.distance_m < threshold]
+        single = single_contact_point(ga, gb)
+        return found, [build.from_distance(a, b, r, single) for r in results]
+
+
+def collision_message(world: CollisionWorld, pair_index: int, contact: Contact, margin: float,
+                      request: CheckRequest, n_pairs: int) -> str:
+    """Explain's one-line message: the first refusing pair (``pair_index`` into ``world.pairs``),
+    its contact, its padding ``margin`` (metres) when the request pads it, and how many more
+    body pairs collide (``n_pairs`` in all)."""
+    self_pair = world.pair_is_self[pair_index]
+    kind = "self-collision" if self_pair else "environment collision"
+    a, b = contact.link_names
+    if contact.distance < 0:
+        what = f"penetration {contact.penetration_depth * 1000:.2f} mm"
+        if contact.depth_is_fallback:
+            what += " (triangle contact: no vertex of either body inside the other)"
+    else:
+        what = f"distance {contact.distance * 1000:.2f} mm"
+    padded = request.pad_self_collisions if self_pair else request.pad_environment_collisions
+    hint = f", padding {margin * 1000:.2f} mm applied" if padded and margin > 0 else ""
+    others = f" (+{n_pairs - 1} more colliding body pair{'s' if n_pairs > 2 else ''})" if n_pairs > 1 else ""
+    return f"{kind} between '{a}' and '{b}': {what}{hint}{others}"

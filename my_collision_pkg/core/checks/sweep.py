@@ -1,0 +1,501 @@
+"""One joint-linear motion against the pairs of one request: the sweep, its bounds and its tables.
+
+A motion is ``q(t) = q0 + t (q1 - q0)`` for ``t`` in [0, 1]. :class:`Sweep` holds one
+such motion and answers, per shape pair, the first time it touches
+(:meth:`Sweep.first_touch`), when a touching pair stops touching
+(:meth:`Sweep.exit_time`) and exact distances along the way. The tables that do not
+depend on the motion (per world and request: bounding spheres, which joints move which
+shape, lever lengths, cover spheres, narrow-phase routes) are built once per world
+snapshot through :meth:`CollisionWorld.cached`.
+
+Certified mode (conservative advancement; LaValle, *Planning Algorithms* 5.3.4;
+Schwarzer, Saha and Latombe 2002). For each shape pair the request checks, at a time
+``t`` we know a lower bound ``d`` of the pair's signed distance and bounds ``V0``, ``V1``
+such that over ``[t, t + h]`` the distance changes at most at the rate ``V0 + h V1``
+(metres per unit of ``t``). The distance then drops by at most ``h V0 + h^2 V1`` over
+``h``, so the pair stays farther apart than its padding ``m`` plus ``tolerance_m / 2``
+for the ``h`` that solves ``h V0 + h^2 V1 = d - m - tolerance_m / 2``: the pair's next
+evaluation time (each pair keeps its own clock, so far pairs are skipped for long). A
+pair evaluated at ``d < m + tolerance_m`` counts as touching, so each step is at least
+the time to close ``tolerance_m / 2`` and the search ends. The first touching time
+over all pairs is ``cc_time``. Guarantee: no time at which a pair is closer than
+``m + tolerance_m / 2`` (so no collision, however thin the obstacle or fast the
+motion) lies before ``cc_time``; the price is that a pair passing within
+``tolerance_m`` of its padding may be reported as a contact. Coal computes distances
+to ``min(1e-6 m, tolerance_m / 10)``, inside that reserve.
+
+Distance lower bounds, cheapest first, in one compiled call per round
+(:func:`advancement.advance`, each pair stepping on its own clock): the two bounding
+spheres; then the sphere covers (:func:`geometry.mesh_sphere_cover` holds a mesh's
+triangles, :func:`geometry.box_sphere_cover` a primitive's box; a primitive side is
+taken exactly, a cone as its enclosing cylinder). A mesh cover bounds the distance of
+the surfaces, which is the bodies' distance only while they are apart: it is used when
+the pair was apart at its previous evaluation (every step keeps the distance above
+``m + tolerance_m / 2``; used only when that is positive) or when neither body can hold
+the other (each probe point, one per connected piece, outside the other closed body's
+bounding box). Only a pair whose bound is within ``COVER_ACCEPT_M`` of ``m + tolerance_m``
+goes to the narrow phase, which alone decides that a pair touches: coal's exact
+distance for primitive and convex pairs; for meshes the distance of their convex hulls
+(a hull contains its mesh), then the exact mesh distance when the hulls come within
+``HULL_ACCEPT_M``, and :func:`narrowphase.pair_distance` (with the solid-body test) when
+they overlap.
+
+The speed bound. A point ``p`` of a shape on link ``L`` moves with velocity
+``sum_j dq_j * (a_j x (p - o_j))`` over revolute joints ``j`` above ``L`` (axis
+``a_j`` through ``o_j``, the joint's child frame origin) plus ``sum_j dq_j a_j`` over
+prismatic ones, with ``dq`` the joint deltas of the motion (mimic joints: multiplier
+times their leader's delta). So ``|dp/dt| <= sum_rev |dq_j| r_j + sum_prism |dq_j|``
+where ``r_j`` bounds the distance of any point of the shape from axis ``j`` over the
+step. We take ``r_j = dist(c, axis_j at t) + rho + h D_j`` with ``c`` and ``rho`` the
+centre and radius of the shape's bounding sphere at ``t`` and ``D_j`` a bound of how
+fast the shape moves *relative to joint j's frame* (only the joints below ``j`` move
+it there; rotation about, or sliding along, axis ``j`` keeps the distance to the
+axis): ``D_j = sum_{k below j} |dq_k| R_k`` (+ ``|dq_k|`` for prismatic ``k``) with the
+configuration-independent lever ``R_k`` = the summed lengths of the fixed joint
+offsets from joint ``k`` down to ``L`` + the largest prismatic travel on that chain
+during the motion + the distance of the sphere centre from ``L``'s frame + ``rho``.
+Hence ``V0 = sum_rev |dq_j| lever_j + sum_prism |dq_j|``, with ``lever_j`` the smaller of
+``dist(c, axis_j) + rho`` and the largest distance of the shape's bounding box corners from
+axis ``j`` (the distance from a line is convex: a box's farthest point is a corner), and
+``V1 = sum_rev |dq_j| D_j``. Attached objects ride their link; world objects do not
+move. For a pair of robot bodies the joints above both bodies move them rigidly
+together and cannot change their distance, so they are left out. The pair's bounds are
+the sums of its two bodies' bounds.
+"""
+from __future__ import annotations
+
+import enum
+import math
+
+import coal
+import numpy as np
+
+from my_collision_pkg.core.checks.narrowphase import pair_distance
+from my_collision_pkg.core.checks.request import CheckRequest
+from my_collision_pkg.core.kernels import advancement as mk
+from my_collision_pkg.core.kernels.kinematics import PRISMATIC
+from my_collision_pkg.core.model.shapes import is_primitive
+from my_collision_pkg.core.scene.planning_scene import CollisionWorld, PairSelection
+
+EXIT_TIME_TOLERANCE = 1e-4        # exit times of trajectory intervals, fraction of the segment
+DEEPEST_SEARCH_STEPS = 20         # golden-section steps refining an interval's deepest contact
+NEVER = math.inf                  # the touch time of a pair that never touches
+# A convex-hull distance at least this far beyond the padding is used as the step's bound
+# as it is; closer hulls get the exact (mesh) distance, which gives longer steps.
+HULL_ACCEPT_M = 0.005
+# Largest GJK tolerance of the sweep's coal distances (each request uses the smaller of it
+# and a tenth of its touch tolerance); not narrowphase's GJK_TOLERANCE_M, which sets the
+# precision of explain's witness points.
+SWEEP_GJK_TOLERANCE_M = 1e-6
+# Sphere covers this far beyond the padding + tolerance give the step as they are (no narrow
+# phase): far pairs take a few more, much cheaper, compiled steps.
+COVER_ACCEPT_M = 0.01
+
+
+# ----- kinematic tables for the speed bound ------------------------------------
+class MotionKinematics:
+    """Per-robot tables of the speed bound: which movable joints lie above each link, fixed offsets, joint order.
+
+    Attributes
+    ----------
+    mimic_matrix, mimic_offset : the robot's map from active positions to movable joint values.
+    prismatic : (M,) bool, per movable joint.
+    axis : (M, 3) joint axes in their child link's frame.
+    child_link : (M,) the link each movable joint moves directly.
+    chain : (L, M) bool, joint j moves link k.
+    path_len : (L,) summed lengths of the fixed joint offsets from the root, metres.
+    below : (M, M) bool, joint k lies strictly below joint j.
+    """
+
+    def __init__(self, robot) -> None:
+        (self.mimic_matrix, self.mimic_offset, kind, axis, link_parent, T_parent_origin,
+         link_joint) = robot.kinematics_arrays
+        n_links, n_mov = len(link_parent), len(kind)
+        self.prismatic = kind == PRISMATIC
+        self.axis = np.asarray(axis, dtype=float).reshape(-1, 3)
+        self.child_link = np.zeros(n_mov, dtype=np.int64)
+        for k in range(n_links):
+            if link_joint[k] >= 0:
+                self.child_link[link_joint[k]] = k
+        self.chain = np.zeros((n_links, n_mov), dtype=bool)      # joint j moves link k
+        self.path_len = np.zeros(n_links)                        # summed fixed offsets from the root
+        for k in range(n_links):                                 # parents come first
+            p = link_parent[k]
+            if p >= 0:
+                self.chain[k] = self.chain[p]
+                self.path_len[k] = self.path_len[p] + np.linalg.norm(T_parent_origin[k][:3, 3])
+            if link_joint[k] >= 0:
+                self.chain[k, link_joint[k]] = True
+        # below[j, k]: joint k lies strictly below joint j
+        self.below = self.chain[self.child_link].T.copy() if n_mov else np.zeros((0, 0), dtype=bool)
+        np.fill_diagonal(self.below, False)
+
+
+def motion_kinematics(world: CollisionWorld) -> MotionKinematics:
+    """The speed-bound tables of ``world``'s robot (kept with the snapshot: cheap, and no cache on the model)."""
+    return world.cached(("sweep", "kinematics"), MotionKinematics, world.robot)
+
+
+def shape_spheres(world: CollisionWorld) -> tuple[np.ndarray, np.ndarray]:
+    """Bounding sphere of each shape: centre in its frame (S, 3) and radius (S,)."""
+    centre = world.obb_center
+    radius = np.array([getattr(e.geometry, "bounding_radius_m", None) or float(np.linalg.norm(h))
+                       for e, h in zip(world.shapes, world.obb_half)])
+    return centre, radius
+
+
+class NarrowRoute(enum.IntEnum):
+    """How the sweep's narrow phase measures a pair (a route, not a shape kind)."""
+    CONVEX = 0       # both convex (primitives or convex meshes): coal's exact distance
+    HULLS_FIRST = 1  # meshes with convex hulls: the hulls' distance, then the exact mesh distance
+    SOLID = 2        # otherwise: narrowphase.pair_distance, with the solid-body test
+
+
+def pair_routes(world: CollisionWorld, selection: PairSelection) -> tuple[list, list, list]:
+    """Per pair of a selection: its :class:`NarrowRoute`, its coal geometries and its coal
+    hulls (lists of P; cached per world and selection)."""
+    return world.cached(("sweep", "pair_routes", selection.index.tobytes()), _build_pair_routes, world, selection)
+
+
+def _build_pair_routes(world: CollisionWorld, selection: PairSelection) -> tuple[list, list, list]:
+    route, geoms, hulls = [], [], []
+    for a, b in selection.pairs:
+        ga, gb = world.shapes[a].geometry, world.shapes[b].geometry
+        geoms.append((ga.coal_geometry, gb.coal_geometry))
+        hulls.append((ga.coal_hull, gb.coal_hull))
+        if not (ga.is_bvh or gb.is_bvh):
+            route.append(NarrowRoute.CONVEX)
+        elif ga.coal_hull is not None and gb.coal_hull is not None:
+            route.append(NarrowRoute.HULLS_FIRST)
+        else:
+            route.append(NarrowRoute.SOLID)
+    return route, geoms, hulls
+
+
+def cover_arrays(world: CollisionWorld) -> mk.CoverArrays:
+    """Per world, the shapes' cover spheres and solids for the advancement kernels (cached).
+
+    Each shape's kind is its ``solid_kind`` (a code of :mod:`kernels.codes`): a primitive is
+    taken as its solid (``solid_params``: box half extents; sphere radius; radius and half
+    length of cylinders, capsules and cones; the kernels bound a cone by its enclosing
+    cylinder), a mesh by its cover spheres. See :class:`advancement.CoverArrays`.
+    """
+    return world.cached(("sweep", "covers"), _build_cover_arrays, world)
+
+
+def _build_cover_arrays(world: CollisionWorld) -> mk.CoverArrays:
+    kind, params, container = [], [], []
+    centres, radii, start = [], [], [0]
+    probes, probe_start = [], [0]
+    for entry in world.shapes:
+        g = entry.geometry
+        kind.append(g.solid_kind)                          # a primitive's own kind, or a mesh's
+        if is_primitive(g.spec):
+            params.append(np.asarray(g.solid_params, dtype=float))
+            container.append(False)
+        else:                                              # bounded by its cover spheres
+            params.append(np.zeros(3))
+            container.append(g.solid_kind >= 0)            # convex or closed mesh
+        centres.append(np.asarray(g.cover_centres_shape, dtype=float).reshape(-1, 3))
+        radii.append(np.asarray(g.cover_radii_m, dtype=float).ravel())
+        start.append(start[-1] + len(radii[-1]))
+        probes.append(np.asarray(g.probe_points_shape, dtype=float).reshape(-1, 3))
+        probe_start.append(probe_start[-1] + len(probes[-1]))
+    reach = [float(np.max(np.linalg.norm(c - world.obb_center[s], axis=1) + r)) if len(r) else 0.0
+             for s, (c, r) in enumerate(zip(centres, radii))]
+    return mk.CoverArrays(
+        np.array(kind, dtype=np.int64), np.ascontiguousarray(np.array(params, dtype=float).reshape(-1, 3)),
+        np.array(start, dtype=np.int64), np.ascontiguousarray(np.concatenate(centres + [np.zeros((0, 3))])),
+        np.ascontiguousarray(np.concatenate(radii + [np.zeros(0)])), np.array(reach) * (1.0 + 1e-9) + 1e-12,
+        np.array(container, dtype=np.bool_),
+        np.array(probe_start, dtype=np.int64), np.ascontiguousarray(np.concatenate(probes + [np.zeros((0, 3))])))
+
+
+def shape_arrays(world: CollisionWorld) -> mk.ShapeArrays:
+    """The shapes' links, frames and bounding boxes of ``world`` as the kernels take them."""
+    return world.cached(("sweep", "shapes"), mk.ShapeArrays, world.shape_link, world.T_frame_shape, world.obb_center,
+                        world.obb_axes, world.obb_half)
+
+
+def sweep_tables(world: CollisionWorld, selection: PairSelection, kin: MotionKinematics) -> dict:
+    """The parts of a sweep's bounds that do not depend on the motion, cached per world and selection:
+    bounding spheres, which joints move each shape (A (S, M)), the lever lengths without prismatic
+    travel (S, M), and per pair the joints that move one body but not the other (W_a, W_b (P, M))."""
+    return world.cached(("sweep", "tables", selection.index.tobytes()), _build_sweep_tables, world, selection, kin)
+
+
+def _build_sweep_tables(world: CollisionWorld, selection: PairSelection, kin: MotionKinematics) -> dict:
+    centre, radius = shape_spheres(world)
+    link = world.shape_link
+    on_robot = link >= 0
+    A = np.zeros((len(world.shapes), len(kin.prismatic)), dtype=bool)
+    A[on_robot] = kin.chain[link[on_robot]]
+    T_fs = world.T_frame_shape
+    centre_link = np.einsum("sij,sj->si", T_fs[:, :3, :3], centre) + T_fs[:, :3, 3]
+    lk = np.where(on_robot, link, 0)
+    lever = ((kin.path_len[lk][:, None] - kin.path_len[kin.child_link][None, :])
+             + np.linalg.norm(centre_link, axis=1)[:, None] + radius[:, None])
+    a, b = selection.pairs[:, 0], selection.pairs[:, 1]
+    common = A[a] & A[b]
+    return dict(
+        centre=centre, radius=radius, box_local=mk.box_corners(centre, world.obb_axes, world.obb_half),
+        A=A, link=lk, lever=lever, chain=kin.chain.astype(float),
+        below_T=kin.below.T.astype(float), W_a=(A[a] & ~common).astype(float),
+        W_b=(A[b] & ~common).astype(float))
+
+
+# ----- one motion -----------------------------------------------------------------
+class Sweep:
+    """One joint-linear motion against the pairs of one request: poses, speed and distance bounds.
+
+    Parameters
+    ----------
+    world : CollisionWorld
+    selection : PairSelection
+        The pairs the request checks (``request.selection(world)``).
+    request : CheckRequest
+        The request the motion belongs to (the contacts steps explain with it).
+    q0, q1 : (A,) the motion's start and end configurations.
+    tolerance_m : float
+        Pairs closer than their padding plus this count as touching, metres.
+    """
+
+    def __init__(self, world: CollisionWorld, selection: PairSelection, request: CheckRequest, q0: np.ndarray,
+                 q1: np.ndarray, tolerance_m: float) -> None:
+        self.world, self.selection, self.request = world, selection, request
+        self.q0, self.dq = q0, q1 - q0
+        self.tol = tolerance_m
+        # GJK's precision stays well inside the half tolerance every step keeps in reserve
+        self._coal_request = coal.DistanceRequest()
+        self._coal_request.enable_signed_distance = True
+        self._coal_request.gjk_tolerance = min(SWEEP_GJK_TOLERANCE_M, 0.1 * tolerance_m)
+        self._poses = (coal.Transform3s(), coal.Transform3s())       # set per narrow-phase call
+        robot = world.robot
+        self.robot = robot
+        kin = self.kin = motion_kinematics(world)
+        self.pairs = selection.pairs
+        self.margins = selection.margins
+        self.a, self.b = self.pairs[:, 0], self.pairs[:, 1]
+        static = sweep_tables(world, selection, kin)
+        self.centre_shape, self.radius = static["centre"], static["radius"]
+        self.box_local = static["box_local"]
+        A = static["A"]
+        dqm = kin.mimic_matrix @ self.dq
+        self.adq = np.abs(dqm)
+        v0 = kin.mimic_matrix @ q0 + kin.mimic_offset
+        v1 = kin.mimic_matrix @ q1 + kin.mimic_offset
+        travel = np.where(kin.prismatic, np.maximum(np.abs(v0), np.abs(v1)), 0.0)
+        prism_path = static["chain"] @ travel                             # (L,)
+        # static lever of shape s about joint k: fixed offsets + travel below k + centre + radius
+        R_static = static["lever"] + (prism_path[static["link"]][:, None] - prism_path[kin.child_link][None, :])
+        w = A * self.adq[None, :] * np.where(kin.prismatic[None, :], 1.0, R_static)
+        self.D_below = w @ static["below_T"]                              # (S, M)
+        self.moved = np.any(A & (self.adq[None, :] > 0), axis=1)          # (S,)
+        self.W_a, self.W_b = static["W_a"], static["W_b"]                 # (P, M)
+        self._route, self._geoms, self._hulls = pair_routes(world, selection)
+        self.covers = cover_arrays(world)
+        # the compiled kernels' argument packs, built once per sweep
+        self.speed_arrays = mk.SpeedArrays(self.W_a, self.W_b, kin.child_link, kin.axis, kin.prismatic,
+                                           self.centre_shape, self.radius, self.box_local, self.adq, self.D_below)
+        self.pair_arrays = mk.PairArrays(self.a, self.b, self.margins)
+        self.robot_arrays = mk.RobotArrays(*robot.kinematics_arrays)
+        self.shape_arrays = shape_arrays(world)
+        # the packs as the kernels take them from Python: plain tuples (see advancement.advance)
+        self.speed_pack = tuple(self.speed_arrays)
+        self.kernel_packs = (tuple(self.pair_arrays), tuple(self.robot_arrays), tuple(self.shape_arrays),
+                             self.speed_pack, tuple(self.covers))
+        self.kernel_steps = np.zeros(len(self.pairs), dtype=np.int64)    # per pair, for benchmarks
+        self.narrow_calls = np.zeros(len(self.pairs), dtype=np.int64)
+        n_pairs = max(len(self.pairs), 1)
+        self._buffers = (np.empty((n_pairs, 2, 4, 4)), np.empty((n_pairs, len(robot.link_names), 4, 4)))
+
+    # ----- poses --------------------------------------------------------
+    def configurations(self, t: np.ndarray) -> np.ndarray:
+        return self.q0[None, :] + np.asarray(t, dtype=float)[:, None] * self.dq[None, :]
+
+    def poses(self, t: np.ndarray):
+        """Link poses (K, L, 4, 4) and shape poses (K, S, 4, 4) at times t (K,)."""
+        T_link = self.robot.link_transforms_batch(self.configurations(t))
+        return T_link, self.world.shape_transforms(T_link)
+
+    # ----- bounds -------------------------------------------------------
+    def speeds(self, p: np.ndarray, T_link: np.ndarray, T_shape: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Speed bound of pairs p from their times t on: |d distance / dt| <= V0 + h V1 over [t, t + h].
+
+        ``T_link[k]`` (L, 4, 4), ``T_shape[k]`` (S, 4, 4) are the poses at pair k's time. Returns
+        V0 (K,) in metres per unit time and V1 (K,) in metres per unit time squared.
+        """
+        V0, V1 = np.zeros(len(p)), np.zeros(len(p))
+        if len(self.adq):
+            corners = np.empty((8, 3))
+            for k, q in enumerate(np.asarray(p, dtype=np.int64).tolist()):
+                a, b = int(self.a[q]), int(self.b[q])
+                V0[k], V1[k] = mk.pair_speed(np.ascontiguousarray(T_link[k]), np.ascontiguousarray(T_shape[k, a]),
+                                             np.ascontiguousarray(T_shape[k, b]), a, b, q, self.speed_pack,
+                                             corners)
+        return V0, V1
+
+    def narrow(self, p: int, T_a: np.ndarray, T_b: np.ndarray, T_link: np.ndarray, enough: float) -> float:
+        """A lower bound of pair p's signed distance, exact below ``min(enough, padding + HULL_ACCEPT_M)``.
+
+        Primitive and convex pairs get coal's exact distance; mesh pairs their convex hulls'
+        distance (a hull contains its mesh) when the hulls are at least that far, else the
+        exact mesh distance (the surfaces' distance while the hulls are apart; with the
+        solid-body test of :func:`narrowphase.pair_distance` when they overlap).
+        """
+        pose_a, pose_b = self._poses
+        pose_a.setRotation(T_a[:3, :3])
+        pose_a.setTranslation(T_a[:3, 3])
+        pose_b.setRotation(T_b[:3, :3])
+        pose_b.setTranslation(T_b[:3, 3])
+        route = self._route[p]
+        if route == NarrowRoute.CONVEX:
+            ga, gb = self._geoms[p]
+            return coal.distance(ga, pose_a, gb, pose_b, self._coal_request, coal.DistanceResult())
+        if route == NarrowRoute.HULLS_FIRST:
+            ha, hb = self._hulls[p]
+            hull = coal.distance(ha, pose_a, hb, pose_b, self._coal_request, coal.DistanceResult())
+            if hull >= min(enough, float(self.margins[p]) + HULL_ACCEPT_M):
+                return hull
+            if hull > 0.0:       # hulls apart, so are the bodies: the surfaces' distance is exact
+                ga, gb = self._geoms[p]
+                return coal.distance(ga, pose_a, gb, pose_b, self._coal_request, coal.DistanceResult())
+        world = self.world
+        return pair_distance(world, world.shape_transforms(T_link), int(self.a[p]), int(self.b[p])).distance_m
+
+    def exact(self, p: int, t: float):
+        """(PairDistance, T_link, T_shape) of pair p at time t."""
+        T_link, T_shape = self.poses(np.array([t]))
+        return pair_distance(self.world, T_shape[0], int(self.a[p]), int(self.b[p])), T_link[0], T_shape[0]
+
+    # ----- conservative advancement ------------------------------------
+    def first_touch(self, p: np.ndarray, t_start: np.ndarray, stop_at_first: bool):
+        """Per pair p[k], the first time >= t_start[k] at which it touches (inf when never).
+
+        With ``stop_at_first`` the search stops once no pair can touch before the earliest
+        touch found (later touches of other pairs are then not searched: inf).
+
+        The compiled :func:`advancement.advance` steps every pair on the bounds of its
+        bounding and cover spheres; a pair whose bound comes within ``COVER_ACCEPT_M`` of its
+        padding + tolerance gets one step on the narrow phase's distance (:meth:`narrow`),
+        which alone decides that a pair touches.
+
+        Returns
+        -------
+        touch_t : (K,) times; speed : (K,) the speed bound at the touch (for TIME1).
+        """
+        p = np.asarray(p, dtype=np.int64)
+        t = np.asarray(t_start, dtype=float).copy()
+        touch = np.full(len(p), NEVER)
+        speed = np.zeros(len(p))
+        known = np.zeros(len(p), dtype=np.bool_)
+        live = np.arange(len(p))
+        best = NEVER
+        T_pair, T_link = self._buffers
+        tol = self.tol
+        status = np.empty(len(p), dtype=np.int64)
+        V0, V1 = np.empty(len(p)), np.empty(len(p))
+        need = np.empty(len(p), dtype=np.int64)
+        p_list, margins, narrow_calls = p.tolist(), self.margins.tolist(), self.narrow_calls
+        packs = (*self.kernel_packs, tol, COVER_ACCEPT_M,
+                 tuple(mk.AdvanceOutputs(known, status, V0, V1, T_pair, T_link, self.kernel_steps, need)))
+        while live.size:
+            limit = min(1.0, best) if stop_at_first else 1.0
+            count = mk.advance(self.q0, self.dq, limit, t, live, p, *packs)
+            if not count:
+                break
+            keep = []
+            items = need[:count]
+            ks = live[items]
+            for j, k, tk, v0, v1 in zip(items.tolist(), ks.tolist(), t[ks].tolist(), V0[items].tolist(),
+                                        V1[items].tolist()):
+                if stop_at_first and tk > best:
+                    continue
+                q = p_list[k]
+                margin = margins[q]
+                rest = 1.0 - tk
+                narrow_calls[q] += 1
+                d = self.narrow(q, T_pair[j, 0], T_pair[j, 1], T_link[j], margin + tol + rest * (v0 + rest * v1))
+                if d < margin + tol:
+                    touch[k], speed[k] = tk, v0
+                    best = min(best, tk)
+                    continue
+                if v0 + v1 <= 0.0:
+                    continue
+                reserve = d - margin - 0.5 * tol
+                tk += 2.0 * reserve / (v0 + math.sqrt(v0 * v0 + 4.0 * v1 * reserve))
+                t[k] = tk
+                known[k] = margin + 0.5 * tol > 0.0
+                if tk <= 1.0:
+                    keep.append(k)
+            live = np.array(keep, dtype=np.int64)
+        return touch, speed
+
+    def exit_time(self, p: int, t_enter: float):
+        """When pair p, touching at t_enter, stops touching (None: touches until t=1).
+
+        Returns (t_exit or None, (t, distance) of the deepest point found): the march's
+        samples, refined by a golden-section search around the deepest one.
+        """
+        threshold = float(self.margins[p] + self.tol)
+        res, T_link, T_shape = self.exact(p, t_enter)
+        samples = [(t_enter, res.distance_m)]
+        t, d = t_enter, res.distance_m
+        grow = EXIT_TIME_TOLERANCE
+        t_exit = None
+        while t < 1.0:
+            V0, V1 = self.speeds(np.array([p]), T_link[None], T_shape[None])
+            certain = float(_safe_step(np.array([threshold - d]), V0, V1)[0])
+            h = max(certain, grow)
+            t_next = min(1.0, t + h)
+            res, T_link, T_shape = self.exact(p, t_next)
+            samples.append((t_next, res.distance_m))
+            if res.distance_m < threshold:
+                t, d = t_next, res.distance_m
+                grow = h * 2.0 if h <= grow else EXIT_TIME_TOLERANCE
+                continue
+            # touching on [t, t + certain), apart at t_next: bisect what is left
+            lo, hi = min(t + certain, t_next), t_next
+            if lo >= hi:
+                lo = t if certain <= 0 else hi
+            while hi - lo > EXIT_TIME_TOLERANCE:
+                mid = 0.5 * (lo + hi)
+                d_mid = self.exact(p, mid)[0].distance_m
+                samples.append((mid, d_mid))
+                if d_mid < threshold:
+                    lo = mid
+                else:
+                    hi = mid
+            t_exit = hi
+            break
+        return t_exit, self._deepest(p, samples, t_exit if t_exit is not None else 1.0)
+
+    def _deepest(self, p: int, samples: list, t_end: float) -> tuple[float, float]:
+        """(t, distance) of the deepest sample, refined by golden-section search between its neighbours."""
+        samples.sort()
+        k = min(range(len(samples)), key=lambda i: samples[i][1])
+        best = samples[k]
+        lo = samples[k - 1][0] if k > 0 else samples[0][0]
+        hi = samples[k + 1][0] if k + 1 < len(samples) else min(t_end, 1.0)
+        ratio = (math.sqrt(5.0) - 1.0) / 2.0
+        for _ in range(DEEPEST_SEARCH_STEPS):
+            if hi - lo <= EXIT_TIME_TOLERANCE:
+                break
+            m1, m2 = hi - ratio * (hi - lo), lo + ratio * (hi - lo)
+            d1, d2 = self.exact(p, m1)[0].distance_m, self.exact(p, m2)[0].distance_m
+            for point in ((m1, d1), (m2, d2)):
+                if point[1] < best[1]:
+                    best = point
+            if d1 < d2:
+                hi = m2
+            else:
+                lo = m1
+        return best
+
+
+def _safe_step(gap: np.ndarray, V0: np.ndarray, V1: np.ndarray) -> np.ndarray:
+    """Largest h with h V0 + h^2 V1 <= gap (the distance cannot close ``gap`` sooner); inf if nothing moves."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        h = 2.0 * gap / (V0 + np.sqrt(V0 * V0 + 4.0 * V1 * np.maximum(gap, 0.0)))
+    return np.where(V0 + V1 > 0, h, NEVER)
+
