@@ -14,8 +14,8 @@ import pytest
 import trimesh
 
 from my_collision_pkg.core.checks.checker import CollisionChecker
-from my_collision_pkg.core.kernels.depth import points_depth, tree_closest_point
-from my_collision_pkg.core.kernels.kinematics import INSIDE_WINDING, winding_number
+from my_collision_pkg.core.kernels.depth import points_depth
+from my_collision_pkg.core.kernels.mesh_queries import INSIDE_WINDING, tree_closest_point, winding_number
 from my_collision_pkg.core.scene.loading import example_robot_data_share, load_scene
 from my_collision_pkg.core.model.robot_model import Box
 from my_collision_pkg.core.scene.planning_scene import AddObject, ObjectShape, SceneObject

@@ -28,8 +28,8 @@ from my_collision_pkg.core.checks.results import (BodyType, Contact, ContactType
                                                   Explanation, MotionMode, MotionResult, NO_SUBSHAPE, Status,
                                                   TrajectoryResult, Verdict)
 from my_collision_pkg.core.errors import CollisionPkgError, RequestError
-from my_collision_pkg.core.kernels.depth import warm_up as warm_up_contacts
-from my_collision_pkg.core.kernels.kinematics import NON_FINITE, single_configuration_candidates, warm_up
+from my_collision_pkg.core.kernels.culling import NON_FINITE, single_configuration_candidates
+from my_collision_pkg.core.kernels.warm_up import warm_up
 from my_collision_pkg.core.scene.planning_scene import CollisionWorld, PairSelection, PlanningScene
 
 DEFAULT_MAX_CONTACTS = 100
@@ -63,7 +63,6 @@ class CollisionChecker:
         self._explainer = Explainer(self._resolver, self._scratch, max_contacts=max_contacts,
                                     contacts_per_pair=contacts_per_pair)
         warm_up()
-        warm_up_contacts()
 
     @property
     def scene(self) -> PlanningScene:

@@ -14,7 +14,7 @@ import numpy as np
 from my_collision_pkg.core.checks.narrowphase import PairDistance
 from my_collision_pkg.core.checks.results import BodyType, Contact, ContactType, NO_SUBSHAPE
 from my_collision_pkg.core.kernels.codes import KIND_CONVEX, KIND_SPHERE
-from my_collision_pkg.core.kernels.kinematics import closest_point_on_triangles
+from my_collision_pkg.core.kernels.mesh_queries import closest_point_on_triangles
 from my_collision_pkg.core.model.transforms import invert_transform, transform_points
 from my_collision_pkg.core.scene.planning_scene import CollisionWorld
 

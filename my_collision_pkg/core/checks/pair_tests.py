@@ -22,7 +22,7 @@ import numpy as np
 
 from my_collision_pkg.core.checks.contact_builder import ContactBuilder
 from my_collision_pkg.core.checks.narrowphase import inside_closed_mesh, pair_distance_lower_bound
-from my_collision_pkg.core.kernels.kinematics import obb_candidates
+from my_collision_pkg.core.kernels.culling import obb_candidates
 from my_collision_pkg.core.scene.planning_scene import CollisionWorld, PairSelection
 
 _BOOL_REQUEST = fcl.CollisionRequest()

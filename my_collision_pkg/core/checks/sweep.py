@@ -73,7 +73,7 @@ import numpy as np
 from my_collision_pkg.core.checks.narrowphase import pair_distance
 from my_collision_pkg.core.checks.request import CheckRequest
 from my_collision_pkg.core.kernels import advancement as mk
-from my_collision_pkg.core.kernels.kinematics import PRISMATIC
+from my_collision_pkg.core.kernels.codes import JOINT_PRISMATIC
 from my_collision_pkg.core.model.shapes import is_primitive
 from my_collision_pkg.core.scene.planning_scene import CollisionWorld, PairSelection
 
@@ -111,7 +111,7 @@ class MotionKinematics:
         (self.mimic_matrix, self.mimic_offset, kind, axis, link_parent, T_parent_origin,
          link_joint) = robot.kinematics_arrays
         n_links, n_mov = len(link_parent), len(kind)
-        self.prismatic = kind == PRISMATIC
+        self.prismatic = kind == JOINT_PRISMATIC
         self.axis = np.asarray(axis, dtype=float).reshape(-1, 3)
         self.child_link = np.zeros(n_mov, dtype=np.int64)
         for k in range(n_links):

@@ -25,7 +25,7 @@ from numba import njit
 
 from my_collision_pkg.core.kernels.codes import (KIND_BOX, KIND_CAPSULE, KIND_CONE, KIND_CONVEX,  # noqa: F401
                                                  KIND_CYLINDER, KIND_MESH, KIND_OPEN_MESH, KIND_SPHERE)
-from my_collision_pkg.core.kernels.kinematics import REVOLUTE
+from my_collision_pkg.core.kernels.codes import JOINT_REVOLUTE
 
 DONE, NEED = 0, 1               # per item of advance: past its limit, or the narrow phase decides
 
@@ -288,7 +288,7 @@ def _rigid_fk(positions, robot, upto, values, T_link):
         o20, o21, o22, o23 = T_parent_origin[k, 2, 0], T_parent_origin[k, 2, 1], T_parent_origin[k, 2, 2], \
             T_parent_origin[k, 2, 3]
         # local = origin @ motion (rows 0..2)
-        if j >= 0 and joint_kind[j] == REVOLUTE:
+        if j >= 0 and joint_kind[j] == JOINT_REVOLUTE:
             x, y, z = joint_axis[j, 0], joint_axis[j, 1], joint_axis[j, 2]
             sn = np.sin(values[j])
             cs = np.cos(values[j])

@@ -29,7 +29,6 @@ Transforms are 4x4 and ``T_world_x`` is the pose of ``x`` in the planning frame.
 """
 from __future__ import annotations
 
-import importlib
 from typing import NamedTuple
 
 import numpy as np
@@ -862,26 +861,3 @@ def pair_regions(max_regions, steps, samples_a, solid_a, T_world_a, samples_b, s
         else:
             subshapes[m, 0], subshapes[m, 1] = g_triangle[q], g_face[q]
     return out_depth, p0, p1, normal, subshapes
-
-
-# ----- transitional, until the importers outside core/kernels use the new modules -----
-# These names moved to sibling modules when the kernels were split by concept. Modules
-# owned by other branches still import them from here: they are looked up on first use
-# (so this module imports none of those siblings), and this block goes when they are
-# pointed at the new homes.
-_MOVED_TO = {
-    "MeshTree": "mesh_queries",
-    "build_triangle_tree": "mesh_queries",
-    "closest_on_triangle": "mesh_queries",
-    "FEATURE_FACE": "mesh_queries",
-    "FEATURE_VERTEX": "mesh_queries",
-    "FEATURE_EDGE": "mesh_queries",
-    "warm_up": "warm_up",
-}
-
-
-def __getattr__(name: str):
-    home = _MOVED_TO.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(f"my_collision_pkg.core.kernels.{home}"), name)

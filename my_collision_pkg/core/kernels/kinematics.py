@@ -6,12 +6,10 @@ predicate share one code path. Arrays are float64, transforms are 4x4 and
 """
 from __future__ import annotations
 
-import importlib
-
 import numpy as np
 from numba import njit
 
-from my_collision_pkg.core.kernels.codes import JOINT_PRISMATIC as PRISMATIC, JOINT_REVOLUTE as REVOLUTE  # noqa: F401
+from my_collision_pkg.core.kernels.codes import JOINT_REVOLUTE
 
 
 @njit(cache=True, fastmath=False)
@@ -44,7 +42,7 @@ def forward_kinematics(positions, mimic_matrix, mimic_offset, joint_kind, joint_
                     for s in range(4):
                         motion[r, s] = 1.0 if r == s else 0.0
                 x, y, z = joint_axis[j, 0], joint_axis[j, 1], joint_axis[j, 2]
-                if joint_kind[j] == REVOLUTE:
+                if joint_kind[j] == JOINT_REVOLUTE:
                     sn = np.sin(values[j])
                     cs = np.cos(values[j])
                     t = 1.0 - cs
@@ -102,30 +100,3 @@ def shape_poses(T_world_link, shape_link, T_frame_shape, T_world_shape):
                         for u in range(4):
                             acc += T_world_link[c, k, r, u] * T_frame_shape[s, u, q]
                         T_world_shape[c, s, r, q] = acc
-
-
-# ----- transitional, until the importers outside core/kernels use the new modules -----
-# These names moved to sibling modules when the kernels were split by concept. Modules
-# owned by other branches still import them from here: they are looked up on first use
-# (so this module imports none of those siblings), and this block goes when they are
-# pointed at the new homes.
-_MOVED_TO = {
-    "NON_FINITE": "culling",
-    "OUT_OF_LIMITS_BASE": "culling",
-    "obb_candidates": "culling",
-    "single_configuration_candidates": "culling",
-    "closest_point_on_triangles": "mesh_queries",
-    "contains_probe": "mesh_queries",
-    "point_in_box": "mesh_queries",
-    "winding_number": "mesh_queries",
-    "INSIDE_WINDING": "mesh_queries",
-    "thickness_along_lines": "thickness",
-    "warm_up": "warm_up",
-}
-
-
-def __getattr__(name: str):
-    home = _MOVED_TO.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(f"my_collision_pkg.core.kernels.{home}"), name)
