@@ -20,6 +20,7 @@ from my_collision_pkg.msg import ContactList as ContactListMsg
 from my_collision_pkg.msg import ContactReport
 from my_collision_pkg.msg import ContactSurface as ContactSurfaceMsg
 
+from my_collision_pkg.core.checks.request import CheckRequest
 from my_collision_pkg.core.checks.contact_list import NS_PER_S, ContactInterval, ContactList, seconds_from_ns
 from my_collision_pkg.core.checks.results import Contact, Explanation, Status
 from my_collision_pkg.core.errors import RequestError, SceneError
@@ -36,6 +37,20 @@ SECONDS_PER_NS = 1.0 / NS_PER_S         # the same float as 1e-9
 
 
 # ----- geometry ------------------------------------------------------------------
+def check_request_from_msg(request, world) -> CheckRequest:
+    """The core's request object from a service request of this package, checked against ``world``.
+
+    Every check service's request has ``group_name`` and the two padding switches; explain
+    and check_motion also have ``contact_distance`` and ``max_contacts`` (0: the node's own
+    budget).
+    """
+    return CheckRequest(group_name=request.group_name,
+                        pad_environment_collisions=request.pad_environment_collisions,
+                        pad_self_collisions=request.pad_self_collisions,
+                        contact_distance=getattr(request, "contact_distance", 0.0),
+                        max_contacts=getattr(request, "max_contacts", 0) or None, world=world)
+
+
 def point_msg(p) -> Point:
     """A geometry_msgs/Point of a 3-sequence (metres, in whatever frame the caller means)."""
     return Point(x=float(p[0]), y=float(p[1]), z=float(p[2]))

@@ -6,14 +6,15 @@ Services (relative to the node): ``~/check_validity``, ``~/check_validity_batch`
 every explain, check_motion and check_trajectory (the first-contact state) and, with
 ``monitor_joint_states``, for the current state at ``monitor_rate_hz``;
 ``~/scene_objects`` (MarkerArray), the world and attached objects, at start-up
-and after every change.
+and after every change; ``~/contact_intervals`` (MarkerArray), the contact intervals
+of the last checked trajectory.
 
 A new service is added with ``self._serve(SrvType, "~/name", self._on_name)``: the
 callback then runs under the node's CallbackGuard (no exception escapes; it answers
-INVALID_REQUEST / success = false) with the deep SERVICE_QOS, and should take
-``world = self.scene.world`` once and pass ``world=world`` to every core call.
-``~/contact_intervals`` (MarkerArray): the contact intervals of the last checked
-trajectory.
+INVALID_REQUEST / success = false) with the deep SERVICE_QOS. A check callback takes
+``world = self.scene.world`` once, builds one core request with
+``conversions.check_request_from_msg(request, world)`` and passes it (``request=``) to
+every core call of that request.
 """
 from __future__ import annotations
 
@@ -177,8 +178,9 @@ class CollisionValidatorNode(Node):
         return p
 
     # ----- services ------------------------------------------------------------
-    # Every callback takes the world snapshot once (``world = self.scene.world``) and
-    # passes it to every step, so one request sees one world however the scene changes.
+    # Every callback takes the world snapshot once (``world = self.scene.world``), in its
+    # CheckRequest, and uses it for every step: one request sees one world however the
+    # scene changes.
     def _serve(self, srv_type, name: str, callback, callback_group=None) -> None:
         """A service of this node: deep request queue (SERVICE_QOS), callbacks in parallel
         (unless ``callback_group`` says otherwise), and no exception escaping ``callback``
@@ -187,32 +189,23 @@ class CollisionValidatorNode(Node):
                             callback_group=callback_group or self._checks)
 
     def _on_check(self, request: CheckValidity.Request, response: CheckValidity.Response):
-        world = self.scene.world
         verdict = self.checker.check(request.joint_names, np.asarray(request.positions, dtype=float),
-                                     group_name=request.group_name,
-                                     pad_environment_collisions=request.pad_environment_collisions,
-                                     pad_self_collisions=request.pad_self_collisions, world=world)
+                                     request=conversions.check_request_from_msg(request, self.scene.world))
         response.valid, response.status, response.message = verdict.valid, int(verdict.status), verdict.message
         return response
 
     def _on_check_batch(self, request: CheckValidityBatch.Request, response: CheckValidityBatch.Response):
-        world = self.scene.world
-        valid, verdict = self.checker.check_batch(request.joint_names, np.asarray(request.positions, dtype=float),
-                                                  group_name=request.group_name,
-                                                  pad_environment_collisions=request.pad_environment_collisions,
-                                                  pad_self_collisions=request.pad_self_collisions, world=world,
-                                                  max_batch=self._max_batch)
+        valid, verdict = self.checker.check_batch(
+            request.joint_names, np.asarray(request.positions, dtype=float), max_batch=self._max_batch,
+            request=conversions.check_request_from_msg(request, self.scene.world))
         response.valid = valid.tolist()
         response.status, response.message = int(verdict.status), verdict.message
         return response
 
     def _on_explain(self, request: ExplainCollision.Request, response: ExplainCollision.Response):
         world = self.scene.world
-        explanation = self.checker.explain(
-            request.joint_names, np.asarray(request.positions, dtype=float), group_name=request.group_name,
-            pad_environment_collisions=request.pad_environment_collisions,
-            pad_self_collisions=request.pad_self_collisions, contact_distance=request.contact_distance,
-            max_contacts=request.max_contacts or None, world=world)
+        explanation = self.checker.explain(request.joint_names, np.asarray(request.positions, dtype=float),
+                                           request=conversions.check_request_from_msg(request, world))
         surfaces = ()
         if request.compute_surfaces and explanation.contacts:
             surfaces = explanation_surfaces(world, explanation, self._stiffness)
@@ -226,9 +219,7 @@ class CollisionValidatorNode(Node):
         world = self.scene.world
         result = self.checker.check_motion(
             request.joint_names, np.asarray(request.start, dtype=float), np.asarray(request.goal, dtype=float),
-            group_name=request.group_name, pad_environment_collisions=request.pad_environment_collisions,
-            pad_self_collisions=request.pad_self_collisions, mode=request.mode, max_step=request.max_step,
-            contact_distance=request.contact_distance, max_contacts=request.max_contacts or None, world=world)
+            mode=request.mode, max_step=request.max_step, request=conversions.check_request_from_msg(request, world))
         stamp = self.get_clock().now().to_msg()
         conversions.fill_check_motion_response(response, result, stamp)
         if result.status != Status.INVALID_REQUEST:
@@ -243,10 +234,9 @@ class CollisionValidatorNode(Node):
             return conversions.fill_check_trajectory_response(response, conversions.invalid_trajectory_result(
                 str(exc)))
         result = self.checker.check_trajectory(
-            joint_names, points, times_s, group_name=request.group_name,
-            pad_environment_collisions=request.pad_environment_collisions,
-            pad_self_collisions=request.pad_self_collisions, mode=request.mode, max_step=request.max_step,
-            stop_at_first_contact=request.stop_at_first_contact, world=world)
+            joint_names, points, times_s, mode=request.mode, max_step=request.max_step,
+            stop_at_first_contact=request.stop_at_first_contact,
+            request=conversions.check_request_from_msg(request, world))
         conversions.fill_check_trajectory_response(response, result)
         if result.status != Status.INVALID_REQUEST:
             stamp = self.get_clock().now().to_msg()
