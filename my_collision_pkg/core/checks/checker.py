@@ -151,7 +151,7 @@ class CollisionChecker:
         try:
             world = self._scene.world if world is None else world
             values = np.asarray(positions, dtype=float)
-            indices = resolver.cached_indices(joint_names)
+            indices = resolver.indices_by_names.get(tuple(joint_names))
             if indices is None or values.ndim != 1 or values.shape[0] != indices.shape[0]:
                 resolver.single_configuration(joint_names, values)   # raises the fault; else caches the names
                 indices = resolver.joint_indices(joint_names)

@@ -113,16 +113,14 @@ class ConfigurationResolver:
     def __init__(self, scene: PlanningScene, *, check_joint_limits: bool = True) -> None:
         self._scene = scene
         self.check_joint_limits = bool(check_joint_limits)
-        self._name_cache: OrderedDict[tuple[str, ...], np.ndarray] = OrderedDict()
+        # joint-name tuple -> active indices (K,) of names resolved once; read without the lock
+        # (the single predicate's hot path: ``indices_by_names.get(tuple(names))``), written under it
+        self.indices_by_names: OrderedDict[tuple[str, ...], np.ndarray] = OrderedDict()
         self._name_lock = threading.Lock()
 
     @property
     def scene(self) -> PlanningScene:
         return self._scene
-
-    def cached_indices(self, joint_names) -> np.ndarray | None:
-        """Active indices (K,) of names already resolved once, else None (no checks made)."""
-        return self._name_cache.get(tuple(joint_names))
 
     def joint_indices(self, joint_names) -> np.ndarray:
         """Active indices (K,) of the named joints.
@@ -133,7 +131,7 @@ class ConfigurationResolver:
             No names, a name given twice, an unknown joint, a mimic or a fixed joint.
         """
         key = tuple(joint_names)
-        cached = self._name_cache.get(key)
+        cached = self.indices_by_names.get(key)
         if cached is not None:
             return cached
         robot = self._scene.robot
@@ -156,9 +154,9 @@ class ConfigurationResolver:
             indices.append(index)
         result = np.array(indices, dtype=np.int64)
         with self._name_lock:
-            self._name_cache[key] = result
-            while len(self._name_cache) > NAME_CACHE_SIZE:
-                self._name_cache.popitem(last=False)
+            self.indices_by_names[key] = result
+            while len(self.indices_by_names) > NAME_CACHE_SIZE:
+                self.indices_by_names.popitem(last=False)
         return result
 
     def full_configurations(self, joint_names, positions, *,

@@ -179,7 +179,10 @@ class CollisionWorld:
             If the group is unknown.
         """
         key = ("pair_selection", group, bool(pad_environment), bool(pad_self))
-        return self.cached(key, self._select_pairs, group, bool(pad_environment), bool(pad_self))
+        selection = self._derived.get(key)    # the single predicate's path: one lookup, no further call
+        if selection is None:
+            selection = self.cached(key, self._select_pairs, *key[1:])
+        return selection
 
     def _select_pairs(self, group: str, pad_environment: bool, pad_self: bool) -> "PairSelection":
         keep = np.ones(len(self.pairs), dtype=bool)
