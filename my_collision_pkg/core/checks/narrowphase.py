@@ -201,8 +201,10 @@ def pair_contacts(world, T_world_shape: np.ndarray, a: int, b: int, max_regions:
     return [PairDistance(depth, p0, p0 + depth * normal, normal, False)]
 
 
-def _body_arguments(g) -> tuple[SurfaceSamples, SolidArrays]:
-    """One body's packs for ``kernels.depth.pair_regions``: its surface samples and itself as a solid."""
+def _body_arguments(g) -> tuple[tuple, tuple]:
+    """One body's packs for ``kernels.depth.pair_regions``: its surface samples and itself as a solid
+    (:class:`SurfaceSamples`, :class:`SolidArrays`), each as the plain tuple of its fields that the
+    kernel's entry takes."""
     triangles = g.triangles_shape if g.triangles_shape is not None else _NO_TRIANGLES
     tree = g.mesh_tree if g.mesh_tree is not None else _NO_TREE
     samples = SurfaceSamples(g.surface_points_shape, g.surface_parents, g.surface_edges, g.surface_adjacency_start,
@@ -210,10 +212,10 @@ def _body_arguments(g) -> tuple[SurfaceSamples, SolidArrays]:
     solid = SolidArrays(g.solid_kind, g.solid_params, g.solid_planes, triangles, tree.bounds, tree.nodes, tree.order,
                         tree.pseudo_normals, tree.manifold, g.obb_center_shape, g.obb_axes_shape,
                         g.obb_half_extents_m, tree.face_normals)
-    return samples, solid
+    return tuple(samples), tuple(solid)
 
 
-def _body_packs(world, shape: int) -> tuple[SurfaceSamples, SolidArrays]:
+def _body_packs(world, shape: int) -> tuple[tuple, tuple]:
     """:func:`_body_arguments` of ``world.shapes[shape]``, built once per world snapshot."""
     return world.cached((_BODY_PACKS, shape), _body_arguments, world.shapes[shape].geometry)
 

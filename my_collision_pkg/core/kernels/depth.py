@@ -753,6 +753,15 @@ def merge_regions(depth, lo, hi):
 
 @njit(cache=True)
 def pair_regions(max_regions, steps, samples_a, solid_a, T_world_a, samples_b, solid_b, T_world_b):
+    """:func:`deepest_of_regions` for a caller in Python: each body's :class:`SurfaceSamples` and
+    :class:`SolidArrays` given as plain tuples of their fields (numba types a plain tuple of
+    arrays at the speed of single arrays, a NamedTuple field by field in Python on every call)."""
+    return deepest_of_regions(max_regions, steps, SurfaceSamples(*samples_a), SolidArrays(*solid_a), T_world_a,
+                              SurfaceSamples(*samples_b), SolidArrays(*solid_b), T_world_b)
+
+
+@njit(cache=True)
+def deepest_of_regions(max_regions, steps, samples_a, solid_a, T_world_a, samples_b, solid_b, T_world_b):
     """Deepest point of each separate overlap region of two posed solids a and b, deepest first.
 
     Per body: its surface points (:class:`SurfaceSamples`), the body as a solid

@@ -82,7 +82,7 @@ def warm_up_contacts() -> None:
         refine_to_support(1, kind, np.ones(3), corners, np.eye(4), np.zeros(3), np.ones(3), 0.5, np.eye(4),
                           _solid(KIND_MESH, planes, triangles, tree, True))
     solid = _solid(KIND_MESH, planes, triangles, tree, True)
-    pair_regions(1, 1, samples, solid, np.eye(4), samples, solid, np.eye(4))
+    pair_regions(1, 1, tuple(samples), tuple(solid), np.eye(4), tuple(samples), tuple(solid), np.eye(4))
     labels = label_components(2, np.array([[0, 1]], dtype=np.int64), np.array([True, True]))
     _, lo, hi = summarize_regions(labels, np.ones(2), np.zeros((2, 3)))
     merge_regions(np.ones(len(lo)), lo, hi)
