@@ -20,7 +20,7 @@ contact surfaces (``lcmt_hydroelastic_contact_surface_for_viz``), but for ordina
 
 Steps 1 to 3 and 5 are here; the refinement (step 4) is in :mod:`.refinement`, the outline
 (the boundary loops of the triangulation) in :mod:`.outline`. Everything is plain
-numpy/trimesh/manifold3d: no rclpy, no message types.
+numpy/trimesh/manifold3d, nothing of ROS.
 
 Precision
 ---------
