@@ -66,7 +66,7 @@ def pose_to_transform(pose: Pose, what: str, warnings: list[str] | None = None) 
 
     A zero quaternion is taken as the identity and a non-unit one is normalised, each
     with a line appended to ``warnings`` (when given), as MoveIt does. Position bounds
-    are the scene's (see ``scene._check_transform``).
+    are the scene's (see ``core.scene.objects.check_object_transform``).
 
     Raises
     ------
