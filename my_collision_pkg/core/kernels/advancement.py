@@ -23,8 +23,8 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from my_collision_pkg.core.kernels.codes import (KIND_BOX, KIND_CAPSULE, KIND_CONE, KIND_CONVEX,  # noqa: F401
-                                                 KIND_CYLINDER, KIND_MESH, KIND_OPEN_MESH, KIND_SPHERE)
+from my_collision_pkg.core.kernels.codes import (KIND_BOX, KIND_CONE, KIND_CONVEX, KIND_CYLINDER, KIND_MESH,
+                                                 KIND_OPEN_MESH, KIND_SPHERE)
 from my_collision_pkg.core.kernels.codes import JOINT_REVOLUTE
 
 DONE, NEED = 0, 1               # per item of advance: past its limit, or the narrow phase decides

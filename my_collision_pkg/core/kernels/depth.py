@@ -34,7 +34,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from my_collision_pkg.core.kernels.codes import (KIND_BOX, KIND_CAPSULE, KIND_CONE, KIND_CONVEX, KIND_CYLINDER,  # noqa: F401
+from my_collision_pkg.core.kernels.codes import (KIND_BOX, KIND_CAPSULE, KIND_CONE, KIND_CONVEX, KIND_CYLINDER,
                                                 KIND_MESH, KIND_SPHERE)
 from my_collision_pkg.core.kernels.frames import point_to_frame, point_to_world, vector_to_frame
 from my_collision_pkg.core.kernels.mesh_queries import INSIDE_WINDING, point_in_box, tree_closest_point, winding_number
