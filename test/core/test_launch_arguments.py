@@ -227,7 +227,7 @@ def test_robot_state_publisher_missing_fails_unless_switched_off():
 
 
 def test_unknown_arguments_and_non_booleans_are_refused():
-    with pytest.raises(LaunchArgumentError, match=r"unknown launch argument\(s\) world"):
+    with pytest.raises(LaunchArgumentError, match=r"^world:=x.yaml: unknown launch argument \(valid: urdf, srdf, "):
         resolve(world="x.yaml")
     with pytest.raises(LaunchArgumentError, match=r"^rviz:=maybe is not true or false"):
         resolve(rviz="maybe")
