@@ -363,7 +363,7 @@ def _check_geometry(v: Mapping[str, str], robot: _Robot, resolver: MeshResolver,
         try:
             check_shape(element.shape, element.link, resolver)
         except CollisionPkgError as exc:
-            raise LaunchArgumentError(f"{urdf_label}: link '{element.link}' collision geometry: {exc}") from exc
+            raise LaunchArgumentError(f"{urdf_label}: collision geometry: {exc}") from exc
     for update in world_updates:
         if not isinstance(update, AddObject):
             continue
@@ -371,7 +371,7 @@ def _check_geometry(v: Mapping[str, str], robot: _Robot, resolver: MeshResolver,
             try:
                 check_shape(shape.spec, update.object.id, resolver)
             except CollisionPkgError as exc:
-                raise LaunchArgumentError(f"scene:={v['scene']}: object '{update.object.id}': {exc}") from exc
+                raise LaunchArgumentError(f"scene:={v['scene']}: collision geometry: {exc}") from exc
 
 
 def _fixed_frame(value: str, robot: RobotModel) -> tuple[str, list[str]]:

@@ -72,8 +72,8 @@ def test_the_launch_file_declares_the_table_and_starts_nodes_only_after_the_chec
     tree = ast.parse(open(LAUNCH_FILE, encoding="utf-8").read())
     imported = {alias.name for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)
                 and node.module == "my_collision_pkg.tools.launch_arguments" for alias in node.names}
-    assert {"ARGUMENTS", "resolve_launch"} <= imported
-    functions = {node.name: node for node in tree.body if isinstance(node, ast.FunctionDef)}
+    assert {"ARGUMENTS", "resolve_launch_configurations"} <= imported
+    functions = {node.name: node for node in ast.walk(tree) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))}
 
     def calls(node, name):
         return [c for c in ast.walk(node) if isinstance(c, ast.Call)
@@ -82,13 +82,21 @@ def test_the_launch_file_declares_the_table_and_starts_nodes_only_after_the_chec
     generate = functions["generate_launch_description"]
     assert calls(generate, "DeclareLaunchArgument") and calls(generate, "OpaqueFunction")
     assert not calls(generate, "Node")
+    # the OpaqueFunction only starts the checks (a coroutine) and waits for their end
+    assert calls(functions["_start"], "OpaqueCoroutine") and calls(functions["_start"], "OnExecutionComplete")
+    assert not calls(functions["_start"], "Node") and not calls(functions["_start"], "_nodes")
+    # the checks read the launch configurations (every name:=value given) in a thread
+    assert calls(functions["_work"], "resolve_launch_configurations")
+    assert calls(functions["run"], "Thread")
+    # nodes are made in _nodes only, which only start_nodes calls, after a plan was found
     nodes = [c for f in functions.values() for c in calls(f, "Node")]
-    assert nodes and all(c in calls(functions["_start"], "Node") for c in nodes)
-    first_node = min(c.lineno for c in nodes)
-    (check,) = calls(functions["_start"], "resolve_launch")
-    assert check.lineno < first_node
+    assert nodes and all(c in calls(functions["_nodes"], "Node") for c in nodes)
+    callers = [name for name, f in functions.items() if calls(f, "_nodes")]
+    assert callers == ["start_nodes"]
+    guard = functions["start_nodes"].body[1]
+    assert isinstance(guard, ast.If) and "self.plan is None" in ast.unparse(guard.test)
     # the validator's exit is watched
-    assert calls(functions["_start"], "OnProcessExit")
+    assert calls(functions["_nodes"], "OnProcessExit")
 
 
 # ----- the default robot -----------------------------------------------------------

@@ -99,14 +99,14 @@ def test_the_launch_configurations_reach_the_plan():
 def test_a_box_of_negative_size_is_refused_naming_the_link_and_the_size(tmp_path):
     urdf = write(tmp_path / "bad_box.urdf", robot_urdf('<box size="-1 0.1 0.1"/>'))
     message = one_line_error(resolve_context, urdf=urdf, scene="none")
-    assert message.startswith(f"urdf:={urdf}: link 'arm' collision geometry: ")
+    assert message.startswith(f"urdf:={urdf}: collision geometry: 'arm': box size")
     assert "box size" in message and "-1.0" in message and "positive" in message
 
 
 def test_a_missing_mesh_file_is_refused_naming_the_mesh_and_where_it_looked(tmp_path):
     urdf = write(tmp_path / "missing_mesh.urdf", robot_urdf('<mesh filename="meshes/arm.stl"/>'))
     message = one_line_error(resolve_context, urdf=urdf, scene="none")
-    assert message.startswith(f"urdf:={urdf}: link 'arm' collision geometry: mesh 'meshes/arm.stl' of 'arm': ")
+    assert message.startswith(f"urdf:={urdf}: collision geometry: mesh 'meshes/arm.stl' of 'arm': ")
     assert "file not found" in message and str(tmp_path / "meshes" / "arm.stl") in message
 
 
@@ -147,7 +147,7 @@ def test_a_bad_size_made_by_a_xacro_argument_is_refused_naming_both(tmp_path):
     urdf = write(tmp_path / "arm.urdf.xacro", XACRO_ROBOT)
     assert resolve_context(urdf=urdf, scene="none").root_link == "base"
     message = one_line_error(resolve_context, urdf=urdf, scene="none", xacro_args="arm_length:=-1")
-    assert message.startswith(f"urdf:={urdf} (xacro_args:=arm_length:=-1): link 'arm' collision geometry: ")
+    assert message.startswith(f"urdf:={urdf} (xacro_args:=arm_length:=-1): collision geometry: 'arm': ")
     assert "box size [-1.0, 0.1, 0.1]" in message
 
 
@@ -155,7 +155,7 @@ def test_a_world_objects_missing_mesh_is_refused_naming_the_scene_and_the_object
     world = write(tmp_path / "world.yaml", "frame_id: panda_link0\nobjects:\n  - id: statue\n    shapes:\n"
                                            "      - {type: mesh, uri: statue.stl}\n")
     message = one_line_error(resolve_context, scene=world)
-    assert message.startswith(f"scene:={world}: object 'statue': mesh ") and "statue.stl" in message
+    assert message.startswith(f"scene:={world}: collision geometry: mesh ") and "statue.stl' of 'statue'" in message
 
 
 def test_the_panda_and_its_world_pass_the_geometry_check():
