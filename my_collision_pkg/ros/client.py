@@ -6,10 +6,19 @@ executor per call, as ``spin_until_future_complete`` does, costs milliseconds).
 Never use it from inside a callback of the same executor. It is thread-safe: many
 threads may call through one client at once (its service QoS keeps up to
 ``ros.qos.SERVICE_QUEUE_DEPTH`` calls in flight without loss).
+
+A service that does not answer in time raises :class:`ServiceTimeout`, whose message
+is one line naming the service and the time waited: a script catches it, prints it
+and exits 1 (see :func:`exit_on_client_error`). With ``server_alive`` (a callable,
+e.g. a started process's ``poll() is None``) the waits end as soon as the server
+is gone, with :class:`ServerExited`.
 """
 from __future__ import annotations
 
+import sys
 import threading
+import time
+from collections.abc import Callable
 
 import numpy as np
 import rclpy
@@ -24,8 +33,42 @@ from my_collision_pkg.ros.qos import SERVICE_QOS
 DEFAULT_TIMEOUT_S = 10.0
 
 
+# How often a wait looks at ``server_alive``, seconds.
+ALIVE_POLL_S = 0.1
+
+
 class ServiceTimeout(RuntimeError):
-    """A service did not answer in time."""
+    """A service did not answer (or was not advertised) in time; the message is one line.
+
+    Attributes
+    ----------
+    service : str
+        The service's full name, e.g. ``/collision_validator/check_motion``.
+    timeout_s : float
+        How long the client waited.
+    """
+
+    def __init__(self, message: str, service: str = "", timeout_s: float = float("nan")) -> None:
+        super().__init__(message)
+        self.service = service
+        self.timeout_s = timeout_s
+
+
+class ServerExited(RuntimeError):
+    """The server's process ended while a call or a wait for its services was pending."""
+
+    def __init__(self, message: str, service: str = "") -> None:
+        super().__init__(message)
+        self.service = service
+
+
+def exit_on_client_error(main: Callable[[], int], prog: str) -> int:
+    """Run ``main``; a :class:`ServiceTimeout` or :class:`ServerExited` is one line on stderr and exit code 1."""
+    try:
+        return main()
+    except (ServiceTimeout, ServerExited) as exc:
+        print(f"{prog}: {exc}", file=sys.stderr)
+        return 1
 
 
 class ValidatorClient:
@@ -37,10 +80,19 @@ class ValidatorClient:
         Fully qualified node name of the validator (services are ``<validator>/<service>``).
     context : rclpy Context, optional
         An initialised context; by default a private one is made (and shut down by :meth:`close`).
+    node_name : str
+        The client's own node name.
+    timeout_s : float
+        How long a call waits for its answer, seconds.
+    server_alive : callable, optional
+        ``server_alive()`` is False once the server is known to be gone (its process
+        exited); waits then end at once with :class:`ServerExited`.
     """
 
     def __init__(self, validator: str = "/collision_validator", *, context: Context | None = None,
-                 node_name: str = "collision_validator_client", timeout_s: float = DEFAULT_TIMEOUT_S) -> None:
+                 node_name: str = "collision_validator_client", timeout_s: float = DEFAULT_TIMEOUT_S,
+                 server_alive: Callable[[], bool] | None = None) -> None:
+        self._server_alive = server_alive
         self._own_context = context is None
         if context is None:
             context = Context()
@@ -72,17 +124,41 @@ class ValidatorClient:
         except Exception:  # the context was shut down while spinning
             pass
 
+    @property
+    def timeout_s(self) -> float:
+        """How long a call waits for its answer, seconds."""
+        return self._timeout_s
+
+    def service_name(self, which: str) -> str:
+        """The full name of service ``which`` ("check", "batch", "explain", "apply", "motion", "trajectory")."""
+        return self._clients[which].srv_name
+
+    def _check_alive(self, service: str, doing: str) -> None:
+        if self._server_alive is not None and not self._server_alive():
+            raise ServerExited(f"the server of '{service}' exited {doing}", service)
+
     def wait_for_services(self, timeout_s: float = 30.0, services=("check", "batch", "explain", "apply")) -> None:
-        """Block until the services are available (by default all four).
+        """Block until the services are available (by default all four), ``timeout_s`` for all of them.
 
         Raises
         ------
         ServiceTimeout
+            Naming the first service not advertised within ``timeout_s``.
+        ServerExited
+            If ``server_alive`` says the server is gone.
         """
+        deadline = time.monotonic() + timeout_s
         for name in services:
             client = self._clients[name]
-            if not client.wait_for_service(timeout_sec=timeout_s):
-                raise ServiceTimeout(f"service '{client.srv_name}' not available after {timeout_s} s")
+            while True:
+                self._check_alive(client.srv_name, "before advertising it")
+                left_s = deadline - time.monotonic()
+                step_s = min(left_s, ALIVE_POLL_S) if self._server_alive is not None else left_s
+                if client.wait_for_service(timeout_sec=max(step_s, 0.0)):
+                    break
+                if time.monotonic() >= deadline:
+                    raise ServiceTimeout(f"service '{client.srv_name}' not available after {timeout_s:g} s",
+                                         client.srv_name, timeout_s)
 
     def _call(self, which: str, request, fields: dict | None = None):
         """Set ``fields`` (other request fields by name) on ``request``, call service ``which``, wait for the answer.
@@ -98,10 +174,19 @@ class ValidatorClient:
         future = client.call_async(request)
         done = threading.Event()
         future.add_done_callback(lambda _: done.set())
-        if not done.wait(self._timeout_s):
-            client.remove_pending_request(future)
-            raise ServiceTimeout(f"service '{client.srv_name}' did not answer within {self._timeout_s} s")
-        return future.result()
+        deadline = time.monotonic() + self._timeout_s
+        while True:
+            left_s = deadline - time.monotonic()
+            step_s = min(left_s, ALIVE_POLL_S) if self._server_alive is not None else left_s
+            if done.wait(max(step_s, 0.0)):
+                return future.result()
+            if self._server_alive is not None and not self._server_alive():
+                client.remove_pending_request(future)
+                raise ServerExited(f"the server of '{client.srv_name}' exited before answering", client.srv_name)
+            if time.monotonic() >= deadline:
+                client.remove_pending_request(future)
+                raise ServiceTimeout(f"service '{client.srv_name}' did not answer within {self._timeout_s:g} s",
+                                     client.srv_name, self._timeout_s)
 
     def check(self, joint_names, positions, **fields) -> CheckValidity.Response:
         request = CheckValidity.Request(joint_names=list(joint_names), positions=[float(v) for v in positions])
@@ -135,11 +220,12 @@ class ValidatorClient:
         return self._call("trajectory", request, fields)
 
     def close(self) -> None:
+        """Stop spinning, then destroy the node (no callback runs on a destroyed handle), then the context."""
         self._executor.shutdown()
+        self._thread.join(timeout=5.0)
         self.node.destroy_node()
         if self._own_context:
             rclpy.try_shutdown(context=self._context)
-        self._thread.join(timeout=5.0)
 
     def __enter__(self) -> "ValidatorClient":
         return self

@@ -10,14 +10,21 @@ MoveIt-like discrete check (0.05 rad steps) jumps over and the certified check
 catches (its first-contact state drawn to ``motion_first_contact.png``), and a
 trajectory through the plate and down into the table, with every body pair's
 contact intervals. Exit status 0 when every answer is the expected one.
+
+Failures end the demo with exit status 1 and one line saying what failed, never a
+traceback: a service that does not answer in time (which one, how long), the
+validator exiting (its exit code and the last lines of its output), an unexpected
+answer. The validator it started is stopped in every case (SIGINT, then a wait).
 """
 from __future__ import annotations
 
 import argparse
+import collections
 import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 
 import numpy as np
@@ -27,7 +34,7 @@ from geometry_msgs.msg import Pose
 from shape_msgs.msg import SolidPrimitive
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
-from my_collision_pkg.ros.client import ServiceTimeout, ValidatorClient
+from my_collision_pkg.ros.client import ServerExited, ServiceTimeout, ValidatorClient
 from my_collision_pkg.core.model.robot_model import RobotModel
 from my_collision_pkg.core.scene.loading import panda_paths
 from my_collision_pkg.msg import CollisionObject
@@ -42,8 +49,15 @@ CASES = (
 )
 BATCH_SIZE = 1000
 BATCH_SEED = 7
-STARTUP_TIMEOUT_S = 60.0
+# A first start after a build may compile the kernels (about a minute on 2 cores, longer on a
+# loaded machine); a warm start takes seconds. The wait ends at once if the validator exits.
+STARTUP_TIMEOUT_S = 300.0
+CALL_TIMEOUT_S = 30.0
+STARTUP_PROGRESS_S = 15.0                # how often the wait for the services says it still waits
+STOP_TIMEOUT_S = 10.0                    # SIGINT, then this long, then SIGTERM, then as long, then SIGKILL
+OUTPUT_LINES_KEPT = 20                   # the validator's last output lines shown when it fails
 CONTACTS_SHOWN = 5
+SERVICES_WAITED_FOR = ("check", "batch", "explain", "apply", "motion", "trajectory")
 
 # ----- the motion through a thin plate ---------------------------------------------------------
 # Arm stretched out over the table, hand pointing down, fingers one behind the other radially
@@ -77,22 +91,101 @@ def arm_limits_rad() -> tuple[np.ndarray, np.ndarray]:
     return robot.lower_limits[rows], robot.upper_limits[rows]
 
 
-def _start_validator(world_path: str) -> subprocess.Popen:
-    urdf, srdf = panda_paths()
-    exe = os.path.join(get_package_prefix("my_collision_pkg"), "lib", "my_collision_pkg", "collision_validator")
-    args = [exe, "--ros-args", "-p", f"urdf_path:={urdf}", "-p", f"srdf_path:={srdf}",
-            "-p", f"scene_path:={world_path}", "--log-level", "warn"]
-    return subprocess.Popen(args)
+class Validator:
+    """The collision_validator process the demo starts; its output is passed through and its last lines kept."""
+
+    def __init__(self, world_path: str) -> None:
+        urdf, srdf = panda_paths()
+        exe = os.path.join(get_package_prefix("my_collision_pkg"), "lib", "my_collision_pkg", "collision_validator")
+        args = [exe, "--ros-args", "-p", f"urdf_path:={urdf}", "-p", f"srdf_path:={srdf}",
+                "-p", f"scene_path:={world_path}", "--log-level", "warn"]
+        self.last_lines: collections.deque[str] = collections.deque(maxlen=OUTPUT_LINES_KEPT)
+        self.process = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                                        errors="replace", bufsize=1)
+        self._reader = threading.Thread(target=self._pass_output, name="validator output", daemon=True)
+        self._reader.start()
+
+    def _pass_output(self) -> None:
+        for line in self.process.stdout:
+            self.last_lines.append(line.rstrip("\n"))
+            print(f"[collision_validator] {line}", end="", file=sys.stderr, flush=True)
+
+    def alive(self) -> bool:
+        return self.process.poll() is None
+
+    def exit_report(self) -> str:
+        """What the validator's exit says: its code and its last output lines (the process has ended)."""
+        self._reader.join(timeout=2.0)
+        code = self.process.returncode
+        lines = [line for line in self.last_lines if line.strip()]
+        last = f"; its last output: {' | '.join(lines[-5:])}" if lines else "; it printed nothing"
+        return f"collision_validator exited with code {code}{last}"
+
+    def stop(self) -> int | None:
+        """SIGINT, wait; SIGTERM, wait; SIGKILL. Returns the exit code."""
+        for send in (lambda: self.process.send_signal(signal.SIGINT), self.process.terminate, self.process.kill):
+            if self.process.poll() is not None:
+                break
+            send()
+            try:
+                self.process.wait(STOP_TIMEOUT_S)
+            except subprocess.TimeoutExpired:
+                print(f"demo: collision_validator did not stop within {STOP_TIMEOUT_S:g} s", file=sys.stderr)
+        self._reader.join(timeout=2.0)
+        return self.process.returncode
 
 
-def _stop(process: subprocess.Popen) -> None:
-    if process.poll() is None:
-        process.send_signal(signal.SIGINT)
-        try:
-            process.wait(10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+def _wait_for_validator(client: ValidatorClient, validator: Validator, timeout_s: float) -> float:
+    """Wait until every service the demo calls is advertised; prints what it waits for. Returns the seconds waited."""
+    names = [client.service_name(which) for which in SERVICES_WAITED_FOR]
+    print(f"waiting up to {timeout_s:g} s for the validator's services ({', '.join(names)}); the first start after "
+          "a build may take a while", flush=True)
+    started = time.monotonic()
+    deadline = started + timeout_s
+    for which, name in zip(SERVICES_WAITED_FOR, names):
+        while True:
+            step_s = min(STARTUP_PROGRESS_S, deadline - time.monotonic())
+            try:
+                client.wait_for_services(max(step_s, 0.0), services=(which,))
+                break
+            except ServiceTimeout:
+                if time.monotonic() >= deadline:
+                    raise ServiceTimeout(f"service '{name}' not available after {timeout_s:g} s", name,
+                                         timeout_s) from None
+                print(f"    still waiting for '{name}' ({time.monotonic() - started:.0f} s)", flush=True)
+    return time.monotonic() - started
+
+
+class _TimedClient:
+    """The client, with the round trip of every check_motion call kept: a compile inside a call shows in the first."""
+
+    def __init__(self, client: ValidatorClient) -> None:
+        self._client = client
+        self.motion_round_trips: list[tuple[str, float]] = []     # (mode, seconds)
+
+    def __getattr__(self, name):
+        return getattr(self._client, name)
+
+    def check_motion(self, *args, **kwargs):
+        started = time.perf_counter()
+        answer = self._client.check_motion(*args, **kwargs)
+        mode = "certified" if kwargs.get("mode", CheckMotion.Request.CERTIFIED) == CheckMotion.Request.CERTIFIED \
+            else f"discrete {kwargs.get('max_step', 0.0):g} rad"
+        self.motion_round_trips.append((mode, time.perf_counter() - started))
+        return answer
+
+    def print_round_trips(self) -> None:
+        trips = self.motion_round_trips
+        if not trips:
+            return
+        print("check_motion round trips, in call order: "
+              + ", ".join(f"{mode} {seconds * 1e3:.1f} ms" for mode, seconds in trips))
+        certified = [seconds for mode, seconds in trips if mode == "certified"]
+        if len(trips) >= 2:
+            print(f"    first / second check_motion: {trips[0][1] * 1e3:.1f} / {trips[1][1] * 1e3:.1f} ms")
+        if len(certified) >= 2:
+            print(f"    first / second certified check_motion (the same request): {certified[0] * 1e3:.1f} / "
+                  f"{certified[1] * 1e3:.1f} ms = {certified[0] / certified[1]:.2f}x")
 
 
 def _fmt(point) -> str:
@@ -155,6 +248,10 @@ def _motion_through_plate(client: ValidatorClient, failures: list[str]):
     discrete = client.check_motion(ARM, start, goal, mode=CheckMotion.Request.DISCRETE, max_step=MOVEIT_LIKE_STEP_RAD)
     print(f"    discrete, max_step {MOVEIT_LIKE_STEP_RAD} rad: valid={discrete.valid} ({discrete.message})")
     certified = client.check_motion(ARM, start, goal, mode=CheckMotion.Request.CERTIFIED)
+    again = client.check_motion(ARM, start, goal, mode=CheckMotion.Request.CERTIFIED)   # the round trip once warm
+    if (again.valid, again.cc_time) != (certified.valid, certified.cc_time):
+        failures.append(f"motion: the same certified check answered twice differently ({certified.cc_time} and "
+                        f"{again.cc_time})")
     joint1 = SWING_RAD[0] + certified.cc_time * (SWING_RAD[1] - SWING_RAD[0])
     print(f"    certified: valid={certified.valid}, cc_time={certified.cc_time:.5f} (joint 1 at {joint1:+.5f} rad)")
     print(f"      {certified.message}")
@@ -214,57 +311,83 @@ def main(argv=None) -> int:
     parser.add_argument("--output", default="demo_output", help="folder for the PNG pictures")
     parser.add_argument("--world", default=os.path.join(get_package_share_directory("my_collision_pkg"), "config",
                                                         "panda_world.yaml"), help="world YAML file")
+    parser.add_argument("--startup-timeout", type=float, default=STARTUP_TIMEOUT_S, metavar="S",
+                        help=f"seconds to wait for the validator's services (default {STARTUP_TIMEOUT_S:g})")
+    parser.add_argument("--call-timeout", type=float, default=CALL_TIMEOUT_S, metavar="S",
+                        help=f"seconds to wait for each answer (default {CALL_TIMEOUT_S:g})")
     args = parser.parse_args(argv)
-    print(f"collision_validator on the Franka Panda (example-robot-data), world {args.world}")
-    process = _start_validator(args.world)
-    failures = []
+    demo_started = time.monotonic()
+    print(f"collision_validator on the Franka Panda (example-robot-data), world {args.world}", flush=True)
+    validator = Validator(args.world)
+    failures: list[str] = []
     try:
-        with ValidatorClient(node_name="demo_client") as client:
-            started = time.monotonic()
-            try:
-                client.wait_for_services(STARTUP_TIMEOUT_S)
-            except ServiceTimeout as exc:
-                print(f"demo: {exc}", file=sys.stderr)
-                return 1
-            print(f"services ready after {time.monotonic() - started:.1f} s\n")
-            pictures = []
-            for title, q, expected in CASES:
-                verdict = client.check(ARM, q)
-                print(f"[{title}]\n    joints: {np.round(q, 3).tolist()}")
-                print(f"    check_validity: valid={verdict.valid} ({verdict.message})")
-                explanation = client.explain(ARM, q, compute_surfaces=True)
-                _print_explanation(explanation)
-                if verdict.valid != expected or explanation.valid != expected:
-                    failures.append(f"{title}: expected valid={expected}, got {verdict.valid}/{explanation.valid}")
-                if not explanation.valid:
-                    pictures.append((title, explanation))
-                print()
-            rng = np.random.default_rng(BATCH_SEED)
-            batch = rng.uniform(*arm_limits_rad(), size=(BATCH_SIZE, len(ARM)))
-            started = time.perf_counter()
-            answer = client.check_batch(ARM, batch)
-            elapsed = time.perf_counter() - started
-            print(f"[batch] {BATCH_SIZE} random configurations in one request: {sum(answer.valid)} valid, "
-                  f"{elapsed * 1e3:.1f} ms round trip ({BATCH_SIZE / elapsed:,.0f} configurations/s)")
-            print(f"    {answer.message}\n")
-            plate = _plate_object()
-            applied = client.apply([plate])
-            if not applied.success:
-                print(f"demo: the plate was refused: {applied.message}", file=sys.stderr)
-                return 1
-            first_contact = _motion_through_plate(client, failures)
-            _trajectory_through_plate(client, failures)
-            written = _render(pictures, args.output, args.world)
-            if not first_contact.valid:
-                written.append(_render_first_contact(first_contact, plate, args.output, args.world))
-            for path in written:
-                print(f"picture: {path}")
-    finally:
-        _stop(process)
+        with ValidatorClient(node_name="demo_client", timeout_s=args.call_timeout,
+                             server_alive=validator.alive) as client:
+            waited_s = _wait_for_validator(client, validator, args.startup_timeout)
+            print(f"services ready after {waited_s:.1f} s\n")
+            timed = _TimedClient(client)
+            code = _run(timed, args, failures)
+            timed.print_round_trips()
+    except ServerExited:
+        validator.stop()
+        print(f"demo: {validator.exit_report()}", file=sys.stderr)
+        return 1
+    except ServiceTimeout as exc:
+        print(f"demo: {exc}", file=sys.stderr)
+        validator.stop()
+        return 1
+    except KeyboardInterrupt:
+        print("demo: interrupted", file=sys.stderr)
+        validator.stop()
+        return 130
+    stopped = validator.stop()
+    if code:
+        return code
     if failures:
         for failure in failures:
             print(f"demo: unexpected answer: {failure}", file=sys.stderr)
         return 1
+    if stopped not in (0, -signal.SIGINT):
+        print(f"demo: collision_validator exited with code {stopped} when stopped", file=sys.stderr)
+        return 1
+    print(f"demo: done in {time.monotonic() - demo_started:.1f} s, every answer as expected")
+    return 0
+
+
+def _run(client, args, failures: list[str]) -> int:
+    """The demo's calls; appends unexpected answers to ``failures``. Returns 1 if it cannot go on, else 0."""
+    pictures = []
+    for title, q, expected in CASES:
+        verdict = client.check(ARM, q)
+        print(f"[{title}]\n    joints: {np.round(q, 3).tolist()}")
+        print(f"    check_validity: valid={verdict.valid} ({verdict.message})")
+        explanation = client.explain(ARM, q, compute_surfaces=True)
+        _print_explanation(explanation)
+        if verdict.valid != expected or explanation.valid != expected:
+            failures.append(f"{title}: expected valid={expected}, got {verdict.valid}/{explanation.valid}")
+        if not explanation.valid:
+            pictures.append((title, explanation))
+        print()
+    rng = np.random.default_rng(BATCH_SEED)
+    batch = rng.uniform(*arm_limits_rad(), size=(BATCH_SIZE, len(ARM)))
+    started = time.perf_counter()
+    answer = client.check_batch(ARM, batch)
+    elapsed = time.perf_counter() - started
+    print(f"[batch] {BATCH_SIZE} random configurations in one request: {sum(answer.valid)} valid, "
+          f"{elapsed * 1e3:.1f} ms round trip ({BATCH_SIZE / elapsed:,.0f} configurations/s)")
+    print(f"    {answer.message}\n")
+    plate = _plate_object()
+    applied = client.apply([plate])
+    if not applied.success:
+        print(f"demo: the plate was refused: {applied.message}", file=sys.stderr)
+        return 1
+    first_contact = _motion_through_plate(client, failures)
+    _trajectory_through_plate(client, failures)
+    written = _render(pictures, args.output, args.world)
+    if not first_contact.valid:
+        written.append(_render_first_contact(first_contact, plate, args.output, args.world))
+    for path in written:
+        print(f"picture: {path}")
     return 0
 
 
