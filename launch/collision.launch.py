@@ -138,8 +138,10 @@ class _Checks:
         """The nodes, once the checks passed (nothing if they failed or the launch is shutting down)."""
         if self.plan is None or context.is_shutdown:
             return None
-        return [GroupAction(_nodes(self.plan, self.rviz_text), scoped=True, forwarding=True,
-                            launch_configurations=self.configurations)]
+        # Within a scope, the configurations (any value: ros_remaps and global_params are lists) as they were
+        # when this file was included: a PushRosNamespace, SetParameter or SetRemap around it applies.
+        restore = OpaqueFunction(function=lambda scope: scope.launch_configurations.update(self.configurations))
+        return [GroupAction([restore, *_nodes(self.plan, self.rviz_text)], scoped=True, forwarding=True)]
 
 
 class _Configurations:
