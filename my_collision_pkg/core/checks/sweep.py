@@ -70,6 +70,7 @@ import math
 import coal
 import numpy as np
 
+from my_collision_pkg.core.checks.limits import NARROW_CALL_STEPS, WorkMeter
 from my_collision_pkg.core.checks.narrowphase import pair_distance
 from my_collision_pkg.core.checks.request import CheckRequest
 from my_collision_pkg.core.kernels import advancement as mk
@@ -90,6 +91,12 @@ SWEEP_GJK_TOLERANCE_M = 1e-6
 # Sphere covers this far beyond the padding + tolerance give the step as they are (no narrow
 # phase): far pairs take a few more, much cheaper, compiled steps.
 COVER_ACCEPT_M = 0.01
+# Motion checks drop the world-object pairs that cannot come near during the motion
+# (:func:`motion_pair_candidates`); tests switch it off to compare with every pair.
+CULL_FAR_OBJECTS = True
+# NEED slots of one compiled advancement call (the call returns when they are full): the
+# (slots, L, 4, 4) link poses it hands to the narrow phase are the only per-pair buffer.
+NEED_SLOTS = 128
 
 
 # ----- kinematic tables for the speed bound ------------------------------------
@@ -129,6 +136,9 @@ class MotionKinematics:
         # below[j, k]: joint k lies strictly below joint j
         self.below = self.chain[self.child_link].T.copy() if n_mov else np.zeros((0, 0), dtype=bool)
         np.fill_diagonal(self.below, False)
+        # depth[j]: movable joints from the root down to joint j, j included (the topmost
+        # moving joint of a chain has the least)
+        self.depth = self.chain[self.child_link].sum(axis=1) if n_mov else np.zeros(0, dtype=np.int64)
 
 
 def motion_kinematics(world: CollisionWorld) -> MotionKinematics:
@@ -237,11 +247,76 @@ def _build_sweep_tables(world: CollisionWorld, selection: PairSelection, kin: Mo
              + np.linalg.norm(centre_link, axis=1)[:, None] + radius[:, None])
     a, b = selection.pairs[:, 0], selection.pairs[:, 1]
     common = A[a] & A[b]
+    world_centre = centre_link.copy()                  # world objects' T_frame_shape is their world pose
     return dict(
         centre=centre, radius=radius, box_local=mk.box_corners(centre, world.obb_axes, world.obb_half),
+        centre_link=centre_link, world_centre=world_centre, robot_shapes=np.flatnonzero(on_robot),
+        is_env=~on_robot[b] if len(b) else np.zeros(0, dtype=bool),
         A=A, link=lk, lever=lever, chain=kin.chain.astype(float),
         below_T=kin.below.T.astype(float), W_a=(A[a] & ~common).astype(float),
         W_b=(A[b] & ~common).astype(float))
+
+
+# ----- culling far world objects ------------------------------------------------
+def motion_pair_candidates(world: CollisionWorld, selection: PairSelection, static: dict, kin: MotionKinematics,
+                           q0: np.ndarray, q1: np.ndarray, adq: np.ndarray, R_static: np.ndarray,
+                           threshold: np.ndarray) -> np.ndarray:
+    """The pairs of ``selection`` (indices, in order) that may come within ``threshold`` (P,) metres
+    during the motion q0 -> q1: every self pair, and the world-object pairs that a swept bound
+    of the robot body does not prove apart.
+
+    A robot shape's bounding sphere (centre ``c``, radius ``r``) moves along a path no longer
+    than ``l = sum_j |dq_j| lever_j`` (revolute ``j`` above it: the centre's largest distance
+    from the axis over the motion, ``R_static - r``; prismatic: 1), so every centre on it lies
+    within ``l / 2`` of the midpoint of ``c(0)`` and ``c(1)`` (``|x - c0| + |x - c1| <= l``).
+    When the topmost moving joint above it is revolute, its axis and origin ``o`` stay fixed
+    and the centre stays within ``R_static - r`` of ``o``. A world object's bounding sphere
+    farther than ``threshold`` from either ball of a robot shape cannot come within it of
+    that shape. One robot-wide ball (holding each shape's smaller ball) drops far objects for
+    all pairs at once first. Conservative: no pair that can touch is dropped.
+    """
+    n_pairs = len(selection.pairs)
+    is_env = static["is_env"]
+    if n_pairs == 0 or not is_env.any():
+        return np.arange(n_pairs)
+    robot_shapes = static["robot_shapes"]
+    T_link = world.robot.link_transforms_batch(np.stack([q0, q1]))          # (2, L, 4, 4)
+    link = world.shape_link[robot_shapes]
+    local = static["centre_link"][robot_shapes]
+    c0 = np.einsum("sij,sj->si", T_link[0, link, :3, :3], local) + T_link[0, link, :3, 3]
+    c1 = np.einsum("sij,sj->si", T_link[1, link, :3, :3], local) + T_link[1, link, :3, 3]
+    r = static["radius"][robot_shapes]
+    moving = static["A"][robot_shapes] & (adq[None, :] > 0)                # (R, M)
+    lever = np.where(kin.prismatic[None, :], 1.0, np.maximum(R_static[robot_shapes] - r[:, None], 0.0))
+    path = (moving * adq[None, :] * lever).sum(axis=1)                      # (R,) path length bound
+    mid, reach_mid = 0.5 * (c0 + c1), 0.5 * path
+    # the topmost moving joint's origin, when it is revolute
+    depth = np.where(moving, kin.depth[None, :], np.iinfo(np.int64).max)
+    top = np.argmin(depth, axis=1) if moving.shape[1] else np.zeros(len(r), dtype=np.int64)
+    anchored = moving.any(axis=1) & ~kin.prismatic[top] if moving.shape[1] else np.zeros(len(r), dtype=bool)
+    anchor = T_link[0, kin.child_link[top], :3, 3] if moving.shape[1] else c0
+    reach_anchor = np.where(anchored, np.maximum(R_static[robot_shapes, top] - r, 0.0) if moving.shape[1]
+                            else 0.0, np.inf)
+    # per robot shape, its smaller ball, and one ball holding them all
+    use_anchor = reach_anchor < reach_mid
+    small_c = np.where(use_anchor[:, None], anchor, mid)
+    small_r = np.where(use_anchor, reach_anchor, reach_mid) + r
+    centre_all = 0.5 * (small_c.min(axis=0) + small_c.max(axis=0))
+    radius_all = float(np.max(np.linalg.norm(small_c - centre_all, axis=1) + small_r))
+    slack = 1e-9 * (1.0 + radius_all)
+    world_c, world_r = static["world_centre"], static["radius"]
+    a, b = selection.pairs[:, 0], selection.pairs[:, 1]
+    near_all = np.linalg.norm(world_c - centre_all, axis=1) - world_r - radius_all <= float(threshold.max()) + slack
+    keep = ~is_env
+    test = np.flatnonzero(is_env & near_all[b])
+    if test.size:
+        slot = np.searchsorted(robot_shapes, a[test])                       # row of each pair's robot shape
+        wc, wr, th = world_c[b[test]], world_r[b[test]], threshold[test] + slack
+        ok = np.linalg.norm(wc - mid[slot], axis=1) - reach_mid[slot] - r[slot] - wr <= th
+        ok &= np.linalg.norm(wc - anchor[slot], axis=1) - reach_anchor[slot] - r[slot] - wr <= th
+        keep = keep.copy()
+        keep[test[ok]] = True
+    return np.flatnonzero(keep)
 
 
 # ----- one motion -----------------------------------------------------------------
@@ -261,8 +336,11 @@ class Sweep:
     """
 
     def __init__(self, world: CollisionWorld, selection: PairSelection, request: CheckRequest, q0: np.ndarray,
-                 q1: np.ndarray, tolerance_m: float) -> None:
-        self.world, self.selection, self.request = world, selection, request
+                 q1: np.ndarray, tolerance_m: float, *, meter: WorkMeter | None = None,
+                 cull: bool | None = None) -> None:
+        self.world, self.request = world, request
+        self.full_selection = selection
+        self.meter = meter if meter is not None else WorkMeter()
         self.q0, self.dq = q0, q1 - q0
         self.tol = tolerance_m
         # GJK's precision stays well inside the half tolerance every step keeps in reserve
@@ -273,9 +351,6 @@ class Sweep:
         robot = world.robot
         self.robot = robot
         kin = self.kin = motion_kinematics(world)
-        self.pairs = selection.pairs
-        self.margins = selection.margins
-        self.a, self.b = self.pairs[:, 0], self.pairs[:, 1]
         static = sweep_tables(world, selection, kin)
         self.centre_shape, self.radius = static["centre"], static["radius"]
         self.box_local = static["box_local"]
@@ -291,8 +366,24 @@ class Sweep:
         w = A * self.adq[None, :] * np.where(kin.prismatic[None, :], 1.0, R_static)
         self.D_below = w @ static["below_T"]                              # (S, M)
         self.moved = np.any(A & (self.adq[None, :] > 0), axis=1)          # (S,)
-        self.W_a, self.W_b = static["W_a"], static["W_b"]                 # (P, M)
-        self._route, self._geoms, self._hulls = pair_routes(world, selection)
+        cull = CULL_FAR_OBJECTS if cull is None else cull
+        if cull:
+            threshold = selection.margins + tolerance_m + request.contact_distance
+            kept = motion_pair_candidates(world, selection, static, kin, q0, q1, self.adq, R_static, threshold)
+        else:
+            kept = np.arange(len(selection.pairs))
+        self.kept = kept                                                  # indices into the request's pairs
+        self.selection = selection = PairSelection(*(np.ascontiguousarray(x[kept]) for x in selection))
+        self.pairs = selection.pairs
+        self.margins = selection.margins
+        self.a, self.b = self.pairs[:, 0], self.pairs[:, 1]
+        self.W_a = np.ascontiguousarray(static["W_a"][kept])               # (P, M)
+        self.W_b = np.ascontiguousarray(static["W_b"][kept])
+        route, geoms, hulls = pair_routes(world, self.full_selection)
+        kept_list = kept.tolist()
+        self._route = [route[k] for k in kept_list]
+        self._geoms = [geoms[k] for k in kept_list]
+        self._hulls = [hulls[k] for k in kept_list]
         self.covers = cover_arrays(world)
         # the compiled kernels' argument packs, built once per sweep
         self.speed_arrays = mk.SpeedArrays(self.W_a, self.W_b, kin.child_link, kin.axis, kin.prismatic,
@@ -306,8 +397,8 @@ class Sweep:
                              self.speed_pack, tuple(self.covers))
         self.kernel_steps = np.zeros(len(self.pairs), dtype=np.int64)    # per pair, for benchmarks
         self.narrow_calls = np.zeros(len(self.pairs), dtype=np.int64)
-        n_pairs = max(len(self.pairs), 1)
-        self._buffers = (np.empty((n_pairs, 2, 4, 4)), np.empty((n_pairs, len(robot.link_names), 4, 4)))
+        slots = max(1, min(len(self.pairs), NEED_SLOTS))
+        self._buffers = (np.empty((slots, 2, 4, 4)), np.empty((slots, len(robot.link_names), 4, 4)))
 
     # ----- poses --------------------------------------------------------
     def configurations(self, t: np.ndarray) -> np.ndarray:
@@ -364,7 +455,12 @@ class Sweep:
         return pair_distance(world, world.shape_transforms(T_link), int(self.a[p]), int(self.b[p])).distance_m
 
     def exact(self, p: int, t: float):
-        """(PairDistance, T_link, T_shape) of pair p at time t."""
+        """(PairDistance, T_link, T_shape) of pair p at time t (counts against the request's steps)."""
+        meter = self.meter
+        meter.check_stop()
+        meter.spend(NARROW_CALL_STEPS)
+        if meter.spent:
+            raise meter.refuse_steps(t)
         T_link, T_shape = self.poses(np.array([t]))
         return pair_distance(self.world, T_shape[0], int(self.a[p]), int(self.b[p])), T_link[0], T_shape[0]
 
@@ -393,29 +489,36 @@ class Sweep:
         best = NEVER
         T_pair, T_link = self._buffers
         tol = self.tol
+        meter = self.meter
         status = np.empty(len(p), dtype=np.int64)
-        V0, V1 = np.empty(len(p)), np.empty(len(p))
-        need = np.empty(len(p), dtype=np.int64)
+        slots = T_pair.shape[0]
+        V0, V1 = np.empty(slots), np.empty(slots)
+        need = np.empty(slots, dtype=np.int64)
         p_list, margins, narrow_calls = p.tolist(), self.margins.tolist(), self.narrow_calls
         packs = (*self.kernel_packs, tol, COVER_ACCEPT_M,
                  tuple(mk.AdvanceOutputs(known, status, V0, V1, T_pair, T_link, self.kernel_steps, need)))
+        if live.size > meter.limits.max_certified_steps - meter.steps:      # every pair takes a step at least
+            raise meter.refuse_steps(0.0)
         while live.size:
+            meter.check_stop()
+            budget = meter.call_budget()
+            if budget <= 0:
+                raise meter.refuse_steps(float(np.min(t[live])) if live.size else 1.0)
             limit = min(1.0, best) if stop_at_first else 1.0
-            count = mk.advance(self.q0, self.dq, limit, t, live, p, *packs)
-            if not count:
-                break
+            count, stop, used = mk.advance(self.q0, self.dq, limit, t, live, p, *packs, budget)
+            meter.spend(used + NARROW_CALL_STEPS * count)
             keep = []
             items = need[:count]
             ks = live[items]
-            for j, k, tk, v0, v1 in zip(items.tolist(), ks.tolist(), t[ks].tolist(), V0[items].tolist(),
-                                        V1[items].tolist()):
+            for k, tk, v0, v1, T_pair_i, T_link_i in zip(ks.tolist(), t[ks].tolist(), V0[:count].tolist(),
+                                                          V1[:count].tolist(), T_pair[:count], T_link[:count]):
                 if stop_at_first and tk > best:
                     continue
                 q = p_list[k]
                 margin = margins[q]
                 rest = 1.0 - tk
                 narrow_calls[q] += 1
-                d = self.narrow(q, T_pair[j, 0], T_pair[j, 1], T_link[j], margin + tol + rest * (v0 + rest * v1))
+                d = self.narrow(q, T_pair_i[0], T_pair_i[1], T_link_i, margin + tol + rest * (v0 + rest * v1))
                 if d < margin + tol:
                     touch[k], speed[k] = tk, v0
                     best = min(best, tk)
@@ -428,7 +531,9 @@ class Sweep:
                 known[k] = margin + 0.5 * tol > 0.0
                 if tk <= 1.0:
                     keep.append(k)
-            live = np.array(keep, dtype=np.int64)
+            pending = live[stop:]
+            live = np.concatenate([np.array(keep, dtype=np.int64), pending]) if pending.size else \
+                np.array(keep, dtype=np.int64)
         return touch, speed
 
     def exit_time(self, p: int, t_enter: float):

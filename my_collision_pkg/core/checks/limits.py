@@ -1,0 +1,153 @@
+"""Bounded work per request: the limits a check refuses beyond, and the meter that enforces them.
+
+:class:`WorkLimits` holds the bounds (one frozen value; a checker's ``limits`` may be
+replaced at run time and applies from the next request). A request beyond a bound is
+refused before (or, for the certified search, while) it works, with
+``Status.INVALID_REQUEST`` and a one-line message naming the bound's field, the value
+asked, the limit and how to split the request (:class:`errors.WorkLimitError` inside
+the core).
+
+:class:`WorkMeter` is one request's account: the certified steps spent so far against
+``max_certified_steps``, and the checker's ``stop_event`` (any object with
+``is_set()``), looked at between chunks of work so that a stopped request raises
+:class:`errors.RequestStopped` within a fraction of a second.
+
+The defaults were chosen by measurement on the Panda (example-robot-data, 2 cores,
+see the field notes and docs in benchmarks/bench_scale.py's report): each bound is far
+above what ordinary requests use and below what answers within a few seconds.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from my_collision_pkg.core.errors import RequestStopped, WorkLimitError
+
+# Bound evaluations one compiled advancement call may make before it returns to Python
+# (where the stop event and the request's step budget are looked at): about 5-20 ms of work.
+ADVANCE_CALL_STEPS = 20_000
+# What one narrow-phase distance (coal, through Python) counts for against
+# max_certified_steps: measured about 40x the cost of one compiled bound evaluation on
+# the Panda's meshes (hulls first), rounded up.
+NARROW_CALL_STEPS = 50
+
+
+@dataclass(frozen=True)
+class WorkLimits:
+    """The most work one request may ask for; beyond each bound it is refused by name.
+
+    Attributes
+    ----------
+    max_motion_samples : int
+        Discrete samples (configurations) of one discrete ``check_motion``, and in total
+        over the segments of one discrete ``check_trajectory``. Samples are checked 4096 at
+        a time at most, so memory does not grow with it; time does (about 15-40 us per
+        sample on the Panda with the default world: 200 000 samples take 3-8 s). The
+        default is 200 times the samples of the Panda's longest joint range (5.9 rad) at
+        MoveIt's 0.01 rad step (590 samples) and allows a 1e-4 rad step over 5.9 rad... no:
+        59 000 samples, within it.
+    max_trajectory_waypoints : int
+        Waypoints of one ``check_trajectory``. 20 000 waypoints of an ordinary Panda
+        trajectory take about 10 s certified; a planner's trajectories have tens to
+        hundreds.
+    max_joint_delta : float
+        Largest ``|goal - start|`` of one active joint in one motion (one trajectory
+        segment): radians for revolute and continuous joints, metres for prismatic ones,
+        checked before any work. The default, 4 pi (two full turns), passes every motion
+        within the limits of a revolute joint of range up to 2 pi and two turns of a
+        continuous joint; 1e20 rad is refused at once, by joint name.
+    max_certified_steps : int
+        The certified search's work per request: compiled advancement bound evaluations,
+        plus ``NARROW_CALL_STEPS`` per narrow-phase distance (and per exact distance of a
+        trajectory's interval search), summed over a trajectory's segments. Ordinary Panda
+        motions take a few hundred to a few thousand (measured: p50 about 600, p99 about
+        6 000 with the default world, see limits' tests); the default allows about 2 000
+        such motions per request and is spent in about 2-5 s, so a pathological motion or a
+        300-link chain is refused within seconds.
+    """
+    max_motion_samples: int = 200_000
+    max_trajectory_waypoints: int = 20_000
+    max_joint_delta: float = 4.0 * math.pi
+    max_certified_steps: int = 5_000_000
+
+    def __post_init__(self) -> None:
+        for name in ("max_motion_samples", "max_trajectory_waypoints", "max_certified_steps"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"WorkLimits.{name} must be an integer >= 1, got {value!r}")
+        if not (isinstance(self.max_joint_delta, (int, float)) and math.isfinite(self.max_joint_delta)
+                and self.max_joint_delta > 0):
+            raise ValueError(f"WorkLimits.max_joint_delta must be finite and > 0, got {self.max_joint_delta!r}")
+
+
+class WorkMeter:
+    """One request's work against its :class:`WorkLimits`, and the checker's stop event.
+
+    Parameters
+    ----------
+    limits : WorkLimits
+    stop_event : object with ``is_set()`` or None
+    """
+    __slots__ = ("limits", "stop_event", "steps")
+
+    def __init__(self, limits: WorkLimits | None = None, stop_event=None) -> None:
+        self.limits = limits if limits is not None else WorkLimits()
+        self.stop_event = stop_event
+        self.steps = 0
+
+    def check_stop(self) -> None:
+        """Raises :class:`RequestStopped` when the stop event is set."""
+        event = self.stop_event
+        if event is not None and event.is_set():
+            raise RequestStopped()
+
+    def call_budget(self) -> int:
+        """Bound evaluations the next compiled advancement call may make (0: the budget is spent)."""
+        return max(0, min(ADVANCE_CALL_STEPS, self.limits.max_certified_steps - self.steps))
+
+    def spend(self, steps: int) -> None:
+        self.steps += int(steps)
+
+    @property
+    def spent(self) -> bool:
+        return self.steps >= self.limits.max_certified_steps
+
+    def refuse_steps(self, progress: float, what: str = "the motion") -> WorkLimitError:
+        """The refusal of a certified search that spent its steps having certified ``progress``
+        (a fraction in [0, 1]) of ``what``."""
+        limit = self.limits.max_certified_steps
+        done = max(float(progress), 0.0)
+        if done > 0.0:
+            estimate = self.steps / done
+            parts = max(2, math.ceil(estimate / limit))
+            split = f"split {what} into about {parts:,} parts" if parts < 10_000 else "split it into much shorter parts"
+        else:
+            split = f"split {what} into much shorter parts"
+        return WorkLimitError("max_certified_steps",
+                              f"certified search of {what} needs more than max_certified_steps = {limit:,} steps "
+                              f"({self.steps:,} spent, {done:.3g} of it certified): {split}, check fewer pairs "
+                              f"(a group, the allowed collision matrix) or raise max_certified_steps")
+
+
+def joint_delta_error(names, delta, limit: float, what: str = "the motion") -> WorkLimitError:
+    """The refusal of a motion whose joint ``names[k]`` moves ``delta[k]`` beyond ``limit``."""
+    k = int(max(range(len(delta)), key=lambda i: abs(delta[i])))
+    asked = abs(float(delta[k]))
+    parts = math.ceil(asked / limit) if math.isfinite(asked) and asked / limit < 1e6 else None
+    split = f"split {what} into {parts:,} parts" if parts is not None else f"split {what} into shorter parts"
+    return WorkLimitError("max_joint_delta",
+                          f"joint '{names[k]}' moves {asked:.6g} in {what}, more than max_joint_delta = {limit:g} "
+                          f"(rad or m): {split} or raise max_joint_delta")
+
+
+def samples_error(asked: float, limit: int, what: str = "the motion") -> WorkLimitError:
+    """The refusal of a discrete check that needs ``asked`` samples (may be inf) beyond ``limit``."""
+    if math.isfinite(asked) and asked < 1e15:
+        asked_text = f"{int(math.ceil(asked)):,}"
+        parts = math.ceil(asked / limit)
+        split = f"split {what} into {parts:,} parts, " if parts < 10_000 else ""
+    else:
+        asked_text, split = "more than 1e15", ""
+    return WorkLimitError("max_motion_samples",
+                          f"discrete check of {what} needs {asked_text} samples, more than max_motion_samples = "
+                          f"{limit:,}: {split}use a larger max_step or raise max_motion_samples")
