@@ -12,9 +12,9 @@ the core).
 ``is_set()``), looked at between chunks of work so that a stopped request raises
 :class:`errors.RequestStopped` within a fraction of a second.
 
-The defaults were chosen by measurement on the Panda (example-robot-data, 2 cores,
-see the field notes and docs in benchmarks/bench_scale.py's report): each bound is far
-above what ordinary requests use and below what answers within a few seconds.
+The defaults were chosen by measurement on the Panda (example-robot-data with the
+default world, 2 cores; the figures are in each field's note): each bound is far above
+what ordinary requests use and keeps a request within a few seconds.
 """
 from __future__ import annotations
 
@@ -23,13 +23,25 @@ from dataclasses import dataclass
 
 from my_collision_pkg.core.errors import RequestStopped, WorkLimitError
 
-# Bound evaluations one compiled advancement call may make before it returns to Python
-# (where the stop event and the request's step budget are looked at): about 5-20 ms of work.
-ADVANCE_CALL_STEPS = 20_000
+# Steps (see WorkLimits.max_certified_steps) one compiled advancement call may spend before
+# it returns to Python, where the stop event and the request's step budget are looked at:
+# about 20 ms of work.
+ADVANCE_CALL_STEPS = 10_000
 # What one narrow-phase distance (coal, through Python) counts for against
-# max_certified_steps: measured about 40x the cost of one compiled bound evaluation on
-# the Panda's meshes (hulls first), rounded up.
-NARROW_CALL_STEPS = 50
+# max_certified_steps: measured 30 us against 2.2 us per bound evaluation on the Panda
+# (200 random motions with the default world), rounded up.
+NARROW_CALL_STEPS = 15
+# The robot size (links + movable joints) at which one bound evaluation counts as one
+# step: the Panda's 13 + 9. A bound evaluation costs forward kinematics down to the pair's
+# links and a lever per joint above them; measured 2.2 us on the Panda and 137 us on a
+# 300-link chain (601), which STEP_SIZE_EXPONENT fits: (601 / 22) ** 1.25 = 63.
+STEP_ROBOT_SIZE = 22
+STEP_SIZE_EXPONENT = 1.25
+
+
+def step_weight(n_links: int, n_movable: int) -> float:
+    """Steps one compiled bound evaluation counts for on a robot of this size (>= 1)."""
+    return max(1.0, ((n_links + n_movable) / STEP_ROBOT_SIZE) ** STEP_SIZE_EXPONENT)
 
 
 @dataclass(frozen=True)
@@ -40,35 +52,36 @@ class WorkLimits:
     ----------
     max_motion_samples : int
         Discrete samples (configurations) of one discrete ``check_motion``, and in total
-        over the segments of one discrete ``check_trajectory``. Samples are checked 4096 at
-        a time at most, so memory does not grow with it; time does (about 15-40 us per
-        sample on the Panda with the default world: 200 000 samples take 3-8 s). The
-        default is 200 times the samples of the Panda's longest joint range (5.9 rad) at
-        MoveIt's 0.01 rad step (590 samples) and allows a 1e-4 rad step over 5.9 rad... no:
-        59 000 samples, within it.
+        over the segments of one discrete ``check_trajectory``, counted before any work.
+        Samples are posed and checked 4096 at a time at most, so memory does not grow with
+        it; time does: about 6 us per sample on the Panda with the default world (2 cores),
+        so the default, 200 000, takes about 1-2 s. A MoveIt-like 0.01 rad step over the
+        Panda's longest range (5.9 rad) needs 591 samples, a 1e-4 rad step 59 001.
     max_trajectory_waypoints : int
-        Waypoints of one ``check_trajectory``. 20 000 waypoints of an ordinary Panda
-        trajectory take about 10 s certified; a planner's trajectories have tens to
-        hundreds.
+        Waypoints of one ``check_trajectory``, counted before they are read. Measured: 0.7-
+        0.9 ms per certified segment on the Panda (ordinary trajectories of 10 to 1000
+        waypoints), so the default, 10 000, answers in about 8 s; planners' trajectories
+        have tens to hundreds.
     max_joint_delta : float
         Largest ``|goal - start|`` of one active joint in one motion (one trajectory
         segment): radians for revolute and continuous joints, metres for prismatic ones,
         checked before any work. The default, 4 pi (two full turns), passes every motion
-        within the limits of a revolute joint of range up to 2 pi and two turns of a
-        continuous joint; 1e20 rad is refused at once, by joint name.
+        of a revolute joint within a range of up to 2 pi and two turns of a continuous one;
+        1e20 rad is refused at once, by joint name.
     max_certified_steps : int
-        The certified search's work per request: compiled advancement bound evaluations,
-        plus ``NARROW_CALL_STEPS`` per narrow-phase distance (and per exact distance of a
-        trajectory's interval search), summed over a trajectory's segments. Ordinary Panda
-        motions take a few hundred to a few thousand (measured: p50 about 600, p99 about
-        6 000 with the default world, see limits' tests); the default allows about 2 000
-        such motions per request and is spent in about 2-5 s, so a pathological motion or a
-        300-link chain is refused within seconds.
+        The certified search's work per request, summed over a trajectory's segments: each
+        compiled bound evaluation counts :func:`step_weight` steps (1 on a robot the Panda's
+        size, more on larger ones, so that a step costs about the same time, 2.2 us), each
+        narrow-phase distance (and each exact distance of a trajectory's interval search)
+        ``NARROW_CALL_STEPS``. Measured on 300 random Panda motions with the default world:
+        p50 about 1 000 steps, p99 about 8 000; a 1000-waypoint trajectory about 70 per
+        segment. The default, 1 000 000, is spent in about 2-3 s, so a pathological motion
+        or a 300-link chain is refused within seconds instead of running for minutes.
     """
     max_motion_samples: int = 200_000
-    max_trajectory_waypoints: int = 20_000
+    max_trajectory_waypoints: int = 10_000
     max_joint_delta: float = 4.0 * math.pi
-    max_certified_steps: int = 5_000_000
+    max_certified_steps: int = 1_000_000
 
     def __post_init__(self) -> None:
         for name in ("max_motion_samples", "max_trajectory_waypoints", "max_certified_steps"):
@@ -101,9 +114,11 @@ class WorkMeter:
         if event is not None and event.is_set():
             raise RequestStopped()
 
-    def call_budget(self) -> int:
-        """Bound evaluations the next compiled advancement call may make (0: the budget is spent)."""
-        return max(0, min(ADVANCE_CALL_STEPS, self.limits.max_certified_steps - self.steps))
+    def call_budget(self, weight: float = 1.0) -> int:
+        """Bound evaluations the next compiled advancement call may make, each counting ``weight``
+        steps (0: the request's steps are spent)."""
+        left = min(ADVANCE_CALL_STEPS, self.limits.max_certified_steps - self.steps)
+        return 0 if left <= 0 else max(1, int(left / weight))
 
     def spend(self, steps: int) -> None:
         self.steps += int(steps)
@@ -111,6 +126,18 @@ class WorkMeter:
     @property
     def spent(self) -> bool:
         return self.steps >= self.limits.max_certified_steps
+
+    def refuse_pairs(self, n_pairs: int, weight: float, what: str = "the motion") -> WorkLimitError:
+        """The refusal, before any work, of a certified search over ``n_pairs`` shape pairs whose
+        first bound evaluations alone (``weight`` steps each) exceed the steps left."""
+        limit = self.limits.max_certified_steps
+        need = math.ceil(n_pairs * weight)
+        return WorkLimitError("max_certified_steps",
+                              f"certified search of {what} checks {n_pairs:,} shape pairs, which need at least "
+                              f"{need:,} steps, more than max_certified_steps = {limit:,}"
+                              + (f" ({self.steps:,} already spent)" if self.steps else "")
+                              + ": check fewer pairs (a group, the allowed collision matrix), split the request "
+                              "or raise max_certified_steps")
 
     def refuse_steps(self, progress: float, what: str = "the motion") -> WorkLimitError:
         """The refusal of a certified search that spent its steps having certified ``progress``

@@ -70,7 +70,7 @@ import math
 import coal
 import numpy as np
 
-from my_collision_pkg.core.checks.limits import NARROW_CALL_STEPS, WorkMeter
+from my_collision_pkg.core.checks.limits import NARROW_CALL_STEPS, WorkMeter, step_weight
 from my_collision_pkg.core.checks.narrowphase import pair_distance
 from my_collision_pkg.core.checks.request import CheckRequest
 from my_collision_pkg.core.kernels import advancement as mk
@@ -397,6 +397,9 @@ class Sweep:
                              self.speed_pack, tuple(self.covers))
         self.kernel_steps = np.zeros(len(self.pairs), dtype=np.int64)    # per pair, for benchmarks
         self.narrow_calls = np.zeros(len(self.pairs), dtype=np.int64)
+        self.step_weight = step_weight(len(robot.link_names), len(kin.prismatic))   # steps per bound evaluation
+        self.what = "the motion"                # how a refusal names the request, and its progress at time t
+        self.progress = float
         slots = max(1, min(len(self.pairs), NEED_SLOTS))
         self._buffers = (np.empty((slots, 2, 4, 4)), np.empty((slots, len(robot.link_names), 4, 4)))
 
@@ -460,7 +463,7 @@ class Sweep:
         meter.check_stop()
         meter.spend(NARROW_CALL_STEPS)
         if meter.spent:
-            raise meter.refuse_steps(t)
+            raise meter.refuse_steps(self.progress(t), self.what)
         T_link, T_shape = self.poses(np.array([t]))
         return pair_distance(self.world, T_shape[0], int(self.a[p]), int(self.b[p])), T_link[0], T_shape[0]
 
@@ -497,16 +500,17 @@ class Sweep:
         p_list, margins, narrow_calls = p.tolist(), self.margins.tolist(), self.narrow_calls
         packs = (*self.kernel_packs, tol, COVER_ACCEPT_M,
                  tuple(mk.AdvanceOutputs(known, status, V0, V1, T_pair, T_link, self.kernel_steps, need)))
-        if live.size > meter.limits.max_certified_steps - meter.steps:      # every pair takes a step at least
-            raise meter.refuse_steps(0.0)
+        weight = self.step_weight
+        if live.size * weight > meter.limits.max_certified_steps - meter.steps:   # every pair takes a step at least
+            raise meter.refuse_pairs(live.size, weight, self.what)
         while live.size:
             meter.check_stop()
-            budget = meter.call_budget()
+            budget = meter.call_budget(weight)
             if budget <= 0:
-                raise meter.refuse_steps(float(np.min(t[live])) if live.size else 1.0)
+                raise meter.refuse_steps(self.progress(float(np.min(t[live]))), self.what)
             limit = min(1.0, best) if stop_at_first else 1.0
             count, stop, used = mk.advance(self.q0, self.dq, limit, t, live, p, *packs, budget)
-            meter.spend(used + NARROW_CALL_STEPS * count)
+            meter.spend(math.ceil(used * weight) + NARROW_CALL_STEPS * count)
             keep = []
             items = need[:count]
             ks = live[items]

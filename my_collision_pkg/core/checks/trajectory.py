@@ -241,6 +241,7 @@ def _scan(explainer: Explainer, request: CheckRequest, world, selection, Q: np.n
         meter.check_stop()
         qa, qb, ta, tb = (Q[i], Q[i + 1], times[i], times[i + 1]) if len(Q) > 1 else (Q[0], Q[0], times[0], times[0])
         sweep = Sweep(world, selection, request, qa, qb, tolerance_m, meter=meter)
+        sweep.what, sweep.progress = "the trajectory", (lambda t, i=i: (i + t) / n_segments)
         before = len(spans), sum(len(v) for v in spans.values())
         if mode == MotionMode.DISCRETE:
             found = _discrete_segment(explainer, sweep, i, ta, tb, max_step, spans, stop_at_first_contact)
