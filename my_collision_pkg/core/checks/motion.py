@@ -309,8 +309,11 @@ def sample_chunks(n: int, chunk: int = SAMPLE_CHUNK):
         yield lo, times
 
 
-def swept_shapes(sweep: Sweep) -> np.ndarray:
-    """Sorted indices of the shapes of the sweep's pairs (those discrete samples pose)."""
+def swept_shapes(sweep: Sweep) -> np.ndarray | None:
+    """Sorted indices of the shapes of the sweep's pairs (those discrete samples pose), or None
+    (every shape) when the sweep culled none of the request's pairs."""
+    if sweep.selection is sweep.full_selection:
+        return None
     return np.unique(sweep.pairs) if len(sweep.pairs) else np.zeros(0, dtype=np.int64)
 
 

@@ -94,6 +94,9 @@ COVER_ACCEPT_M = 0.01
 # Motion checks drop the world-object pairs that cannot come near during the motion
 # (:func:`motion_pair_candidates`); tests switch it off to compare with every pair.
 CULL_FAR_OBJECTS = True
+# ... when the request has at least this many world-object pairs (below it the test costs
+# more than the pairs it could drop).
+CULL_MIN_ENV_PAIRS = 64
 # NEED slots of one compiled advancement call (the call returns when they are full): the
 # (slots, L, 4, 4) link poses it hands to the narrow phase are the only per-pair buffer.
 NEED_SLOTS = 128
@@ -251,7 +254,7 @@ def _build_sweep_tables(world: CollisionWorld, selection: PairSelection, kin: Mo
     return dict(
         centre=centre, radius=radius, box_local=mk.box_corners(centre, world.obb_axes, world.obb_half),
         centre_link=centre_link, world_centre=world_centre, robot_shapes=np.flatnonzero(on_robot),
-        is_env=~on_robot[b] if len(b) else np.zeros(0, dtype=bool),
+        is_env=~on_robot[b] if len(b) else np.zeros(0, dtype=bool), n_env=int(np.count_nonzero(~on_robot[b])),
         A=A, link=lk, lever=lever, chain=kin.chain.astype(float),
         below_T=kin.below.T.astype(float), W_a=(A[a] & ~common).astype(float),
         W_b=(A[b] & ~common).astype(float))
@@ -367,23 +370,30 @@ class Sweep:
         self.D_below = w @ static["below_T"]                              # (S, M)
         self.moved = np.any(A & (self.adq[None, :] > 0), axis=1)          # (S,)
         cull = CULL_FAR_OBJECTS if cull is None else cull
-        if cull:
+        route, geoms, hulls = pair_routes(world, selection)
+        kept = None
+        if cull and static["n_env"] >= CULL_MIN_ENV_PAIRS:
             threshold = selection.margins + tolerance_m + request.contact_distance
             kept = motion_pair_candidates(world, selection, static, kin, q0, q1, self.adq, R_static, threshold)
+            if len(kept) == len(selection.pairs):
+                kept = None
+        if kept is None:                                                  # every pair of the request
+            self.kept = np.arange(len(selection.pairs))
+            self.W_a, self.W_b = static["W_a"], static["W_b"]             # (P, M)
+            self._route, self._geoms, self._hulls = route, geoms, hulls
         else:
-            kept = np.arange(len(selection.pairs))
-        self.kept = kept                                                  # indices into the request's pairs
-        self.selection = selection = PairSelection(*(np.ascontiguousarray(x[kept]) for x in selection))
+            self.kept = kept                                              # indices into the request's pairs
+            selection = PairSelection(*(np.ascontiguousarray(x[kept]) for x in selection))
+            self.W_a = np.ascontiguousarray(static["W_a"][kept])
+            self.W_b = np.ascontiguousarray(static["W_b"][kept])
+            kept_list = kept.tolist()
+            self._route = [route[k] for k in kept_list]
+            self._geoms = [geoms[k] for k in kept_list]
+            self._hulls = [hulls[k] for k in kept_list]
+        self.selection = selection                                        # the pairs this sweep checks
         self.pairs = selection.pairs
         self.margins = selection.margins
         self.a, self.b = self.pairs[:, 0], self.pairs[:, 1]
-        self.W_a = np.ascontiguousarray(static["W_a"][kept])               # (P, M)
-        self.W_b = np.ascontiguousarray(static["W_b"][kept])
-        route, geoms, hulls = pair_routes(world, self.full_selection)
-        kept_list = kept.tolist()
-        self._route = [route[k] for k in kept_list]
-        self._geoms = [geoms[k] for k in kept_list]
-        self._hulls = [hulls[k] for k in kept_list]
         self.covers = cover_arrays(world)
         # the compiled kernels' argument packs, built once per sweep
         self.speed_arrays = mk.SpeedArrays(self.W_a, self.W_b, kin.child_link, kin.axis, kin.prismatic,
