@@ -298,9 +298,10 @@ def sample_intervals(sweep: Sweep, max_step: float) -> int:
     return max(1, int(math.ceil(largest / max_step - 1e-12)))
 
 
-def sample_chunks(n: int, chunk: int = SAMPLE_CHUNK):
+def sample_chunks(n: int, chunk: int | None = None):
     """Times of samples 0 .. n of :func:`sample_times` (``np.linspace(0, 1, n + 1)``, the same
-    values), ``chunk`` at a time: (first sample number, times) per chunk."""
+    values), ``chunk`` (default ``SAMPLE_CHUNK``) at a time: (first sample number, times) per chunk."""
+    chunk = SAMPLE_CHUNK if chunk is None else chunk
     step = 1.0 / n
     for lo in range(0, n + 1, chunk):
         times = np.arange(lo, min(lo + chunk, n + 1), dtype=float) * step

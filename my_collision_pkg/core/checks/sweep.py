@@ -516,8 +516,9 @@ class Sweep:
         while live.size:
             meter.check_stop()
             budget = meter.call_budget(weight)
-            if budget <= 0:
-                raise meter.refuse_steps(self.progress(float(np.min(t[live]))), self.what)
+            if budget <= 0:      # progress: the share of pair-time certified
+                done = float(np.mean(np.where(np.isfinite(touch), 1.0, np.clip(t, 0.0, 1.0))))
+                raise meter.refuse_steps(self.progress(done), self.what)
             limit = min(1.0, best) if stop_at_first else 1.0
             count, stop, used = mk.advance(self.q0, self.dq, limit, t, live, p, *packs, budget)
             meter.spend(math.ceil(used * weight) + NARROW_CALL_STEPS * count)
