@@ -251,6 +251,8 @@ class CollisionChecker:
         ------
         TypeError
             When ``request`` is given with one of the keywords it replaces.
+        RequestStopped
+            When :attr:`stop_event` is set while the batch runs (looked at between chunks).
         """
         request = CheckRequest.from_keywords(request, group_name=group_name,
                                              pad_environment_collisions=pad_environment_collisions,
@@ -308,6 +310,8 @@ class CollisionChecker:
         ------
         TypeError
             When ``request`` is given with one of the keywords it replaces.
+        RequestStopped
+            When :attr:`stop_event` is set before or while it runs (looked at between pairs).
         """
         request = CheckRequest.from_keywords(request, group_name=group_name,
                                              pad_environment_collisions=pad_environment_collisions,

@@ -162,6 +162,18 @@ def _near_pairs(sweep: Sweep, T_shape: np.ndarray, threshold: np.ndarray) -> np.
                                     covers.probes, world.obb_center, world.obb_axes, world.obb_half)]
 
 
+def sweep_contacts(explainer: Explainer, sweep: Sweep, q: np.ndarray, contact_distance: float):
+    """Explain's contacts (and verdict) at configuration ``q`` (A,) over the sweep's pairs: the
+    same as :meth:`Explainer.explain` with the sweep's request, since every pair culled from the
+    sweep is farther than its padding + tolerance + ``contact_distance`` all along the motion.
+
+    Returns (contacts, valid): at most the request's budget of contacts, refusing pairs' first.
+    """
+    refusing, contacts = explainer._pair_contacts_at(sweep.world, np.asarray(q, dtype=float)[None, :],
+                                                     sweep.selection, contact_distance)
+    return tuple(contacts[:explainer.budget(sweep.request.max_contacts)]), not refusing
+
+
 def contacts_at(explainer: Explainer, sweep: Sweep, t: float, speed_at: dict):
     """Contacts of every pair touching at t (penetrating: explain's contacts), cc fields filled.
 
@@ -181,11 +193,10 @@ def contacts_at(explainer: Explainer, sweep: Sweep, t: float, speed_at: dict):
     T_link1, _ = sweep.poses(np.array([1.0]))
     threshold = sweep.margins + sweep.tol + request.contact_distance
     near = _near_pairs(sweep, T_shape[0], threshold)
-    explanation = explainer.explain(robot.active_joint_names, q,
-                                    dataclasses.replace(request, contact_distance=0.0, world=world))
+    explained, _ = sweep_contacts(explainer, sweep, q, 0.0)
     by_shapes: dict[tuple[int, int], list[Contact]] = {}
     index = shape_index(world)
-    for c in explanation.contacts:
+    for c in explained:
         key = (index[(c.link_names[0], c.shape_ids[0])], index[(c.link_names[1], c.shape_ids[1])])
         by_shapes.setdefault(key, []).append(c)
     build = ContactBuilder(world, T_link[0], T_shape[0])
@@ -337,13 +348,13 @@ def discrete_motion(explainer: Explainer, sweep: Sweep, max_step: float) -> Moti
                             sweep.q0.copy())
     k, t, q_k, p = hit
     kind = CCType.TIME0 if k == 0 else (CCType.TIME1 if k == n else CCType.BETWEEN)
-    explanation = explainer.explain(names, q_k, dataclasses.replace(sweep.request, world=sweep.world))
+    explained, _ = sweep_contacts(explainer, sweep, q_k, sweep.request.contact_distance)
     T_link0, _ = sweep.poses(np.array([0.0]))
     T_link1, _ = sweep.poses(np.array([1.0]))
     index = shape_index(sweep.world)
     contacts = tuple(with_cc(c, sweep, index[(c.link_names[0], c.shape_ids[0])],
                              index[(c.link_names[1], c.shape_ids[1])], t, kind, T_link0[0], T_link1[0])
-                     for c in explanation.contacts)
+                     for c in explained)
     world = sweep.world
     a, b = sweep.a[p], sweep.b[p]
     message = (f"{pair_kind(world, int(sweep.selection.index[p]))} between '{world.shapes[a].owner}' and "

@@ -24,6 +24,15 @@ motion) lies before ``cc_time``; the price is that a pair passing within
 ``tolerance_m`` of its padding may be reported as a contact. Coal computes distances
 to ``min(1e-6 m, tolerance_m / 10)``, inside that reserve.
 
+Far world objects. Before the search, the world-object pairs that a swept bound of each
+robot shape proves apart over the whole motion are dropped (:func:`motion_pair_candidates`,
+conservative), so a motion costs what the objects near its path cost, not the world's size.
+
+Bounded work. Each compiled :func:`advancement.advance` call makes at most a step budget of
+bound evaluations (``limits.ADVANCE_CALL_STEPS``) and fills at most ``NEED_SLOTS`` narrow-phase
+slots, then returns to Python with the unfinished pairs still live, where the request's
+:class:`limits.WorkMeter` looks at the stop event and at ``max_certified_steps``.
+
 Distance lower bounds, cheapest first, in one compiled call per round
 (:func:`advancement.advance`, each pair stepping on its own clock): the two bounding
 spheres; then the sphere covers (:func:`geometry.mesh_sphere_cover` holds a mesh's
@@ -164,10 +173,19 @@ class NarrowRoute(enum.IntEnum):
     SOLID = 2        # otherwise: narrowphase.pair_distance, with the solid-body test
 
 
+def selection_key(world: CollisionWorld, selection: PairSelection) -> bytes:
+    """A cache key of ``selection`` in ``world``: its pair indices as bytes, made once per selection
+    object (the entry keeps the object alive, so its id is not reused while the world lives)."""
+    owner, key = world.cached(("sweep", "selection_key", id(selection)),
+                              lambda: (selection, selection.index.tobytes()))
+    return key if owner is selection else selection.index.tobytes()
+
+
 def pair_routes(world: CollisionWorld, selection: PairSelection) -> tuple[list, list, list]:
     """Per pair of a selection: its :class:`NarrowRoute`, its coal geometries and its coal
     hulls (lists of P; cached per world and selection)."""
-    return world.cached(("sweep", "pair_routes", selection.index.tobytes()), _build_pair_routes, world, selection)
+    return world.cached(("sweep", "pair_routes", selection_key(world, selection)), _build_pair_routes, world,
+                        selection)
 
 
 def _build_pair_routes(world: CollisionWorld, selection: PairSelection) -> tuple[list, list, list]:
@@ -234,7 +252,8 @@ def sweep_tables(world: CollisionWorld, selection: PairSelection, kin: MotionKin
     """The parts of a sweep's bounds that do not depend on the motion, cached per world and selection:
     bounding spheres, which joints move each shape (A (S, M)), the lever lengths without prismatic
     travel (S, M), and per pair the joints that move one body but not the other (W_a, W_b (P, M))."""
-    return world.cached(("sweep", "tables", selection.index.tobytes()), _build_sweep_tables, world, selection, kin)
+    return world.cached(("sweep", "tables", selection_key(world, selection)), _build_sweep_tables, world, selection,
+                        kin)
 
 
 def _build_sweep_tables(world: CollisionWorld, selection: PairSelection, kin: MotionKinematics) -> dict:
@@ -336,6 +355,14 @@ class Sweep:
     q0, q1 : (A,) the motion's start and end configurations.
     tolerance_m : float
         Pairs closer than their padding plus this count as touching, metres.
+    meter : limits.WorkMeter or None
+        The request's account: its steps bound the search (:class:`errors.WorkLimitError`
+        beyond it), its stop event is looked at between compiled calls. None: default limits.
+    cull : bool or None
+        Drop the world-object pairs that cannot come near during the motion
+        (:func:`motion_pair_candidates`); None: ``CULL_FAR_OBJECTS``. The sweep's
+        ``selection``, ``pairs``, ``a``, ``b`` and ``margins`` are the kept pairs (``kept``:
+        their indices into the request's pairs, ``full_selection``).
     """
 
     def __init__(self, world: CollisionWorld, selection: PairSelection, request: CheckRequest, q0: np.ndarray,
@@ -410,6 +437,7 @@ class Sweep:
         self.step_weight = step_weight(len(robot.link_names), len(kin.prismatic))   # steps per bound evaluation
         self.what = "the motion"                # how a refusal names the request, and its progress at time t
         self.progress = float
+        self._T_all = None                                                # (S, 4, 4) scratch of narrow()
         slots = max(1, min(len(self.pairs), NEED_SLOTS))
         self._buffers = (np.empty((slots, 2, 4, 4)), np.empty((slots, len(robot.link_names), 4, 4)))
 
@@ -464,8 +492,13 @@ class Sweep:
             if hull > 0.0:       # hulls apart, so are the bodies: the surfaces' distance is exact
                 ga, gb = self._geoms[p]
                 return coal.distance(ga, pose_a, gb, pose_b, self._coal_request, coal.DistanceResult())
-        world = self.world
-        return pair_distance(world, world.shape_transforms(T_link), int(self.a[p]), int(self.b[p])).distance_m
+        a, b = int(self.a[p]), int(self.b[p])
+        T_all = self._T_all
+        if T_all is None:                     # pair_distance reads the poses of shapes a and b only
+            T_all = self._T_all = np.empty((len(self.world.shapes), 4, 4))
+        T_all[a] = T_a
+        T_all[b] = T_b
+        return pair_distance(self.world, T_all, a, b).distance_m
 
     def exact(self, p: int, t: float):
         """(PairDistance, T_link, T_shape) of pair p at time t (counts against the request's steps)."""

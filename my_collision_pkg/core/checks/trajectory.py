@@ -49,6 +49,8 @@ def _check_waypoints(resolver: ConfigurationResolver, joint_names, points, times
     """Full configurations (N, A) and times (N,) of a trajectory; RequestError naming the fault
     (:class:`WorkLimitError` beyond ``max_waypoints``, before the waypoints are read)."""
     names = list(joint_names)
+    if points is not None and not hasattr(points, "__len__"):
+        points = list(points)                       # an iterator of waypoints
     count = len(points) if points is not None else 0
     if count > max_waypoints:
         raise WorkLimitError("max_trajectory_waypoints",
@@ -200,8 +202,9 @@ def check_trajectory(explainer: Explainer, request: CheckRequest, joint_names, p
         Q, times = _check_waypoints(resolver, joint_names, points, times_s, limits.max_trajectory_waypoints)
         selection = request.selection(world)
         robot = world.robot
-        for i in range(len(Q) - 1):
-            check_joint_delta(robot, Q[i], Q[i + 1], limits.max_joint_delta, f"segment {i}")
+        if len(Q) > 1 and not float(np.max(np.abs(np.diff(Q, axis=0)))) <= limits.max_joint_delta:
+            for i in range(len(Q) - 1):             # name the first segment beyond the bound
+                check_joint_delta(robot, Q[i], Q[i + 1], limits.max_joint_delta, f"segment {i}")
         if mode == MotionMode.DISCRETE:
             check_samples(_trajectory_samples(robot, Q, max_step), limits.max_motion_samples, "the trajectory")
     except RequestStopped:
