@@ -269,11 +269,19 @@ def _build_sweep_tables(world: CollisionWorld, selection: PairSelection, kin: Mo
              + np.linalg.norm(centre_link, axis=1)[:, None] + radius[:, None])
     a, b = selection.pairs[:, 0], selection.pairs[:, 1]
     common = A[a] & A[b]
-    world_centre = centre_link.copy()                  # world objects' T_frame_shape is their world pose
+    robot_shapes = np.flatnonzero(on_robot)
+    world_shapes = np.flatnonzero(~on_robot)
+    is_env = ~on_robot[b] if len(b) else np.zeros(0, dtype=bool)
+    # the world-object pairs grouped by their world shape: shape w's are env_by_shape[start[w]:start[w + 1]]
+    env = np.flatnonzero(is_env)
+    env_by_shape = env[np.argsort(b[env], kind="stable")]
+    env_start = np.searchsorted(b[env_by_shape], np.arange(len(world.shapes) + 1))
     return dict(
         centre=centre, radius=radius, box_local=mk.box_corners(centre, world.obb_axes, world.obb_half),
-        centre_link=centre_link, world_centre=world_centre, robot_shapes=np.flatnonzero(on_robot),
-        is_env=~on_robot[b] if len(b) else np.zeros(0, dtype=bool), n_env=int(np.count_nonzero(~on_robot[b])),
+        centre_link=centre_link, world_centre=centre_link[world_shapes],   # a world object's frame is the world
+        robot_shapes=robot_shapes, world_shapes=world_shapes, world_radius=radius[world_shapes],
+        is_env=is_env, n_env=int(env.size), self_pairs=np.flatnonzero(~is_env), env_by_shape=env_by_shape,
+        env_start=env_start, robot_link=lk[robot_shapes], robot_A=A[robot_shapes], robot_lever=lever[robot_shapes],
         A=A, link=lk, lever=lever, chain=kin.chain.astype(float),
         below_T=kin.below.T.astype(float), W_a=(A[a] & ~common).astype(float),
         W_b=(A[b] & ~common).astype(float))
@@ -295,30 +303,34 @@ def motion_pair_candidates(world: CollisionWorld, selection: PairSelection, stat
     and the centre stays within ``R_static - r`` of ``o``. A world object's bounding sphere
     farther than ``threshold`` from either ball of a robot shape cannot come within it of
     that shape. One robot-wide ball (holding each shape's smaller ball) drops far objects for
-    all pairs at once first. Conservative: no pair that can touch is dropped.
+    all pairs at once first, so the cost is that of the world's shapes and the kept pairs, not
+    of every pair. Conservative: no pair that can touch is dropped.
+
+    ``static``: :func:`sweep_tables`; ``adq`` (M,): the motion's |joint deltas|; ``R_static``
+    (R, M): the levers of the robot shapes (``static["robot_shapes"]``) about each joint.
     """
     n_pairs = len(selection.pairs)
-    is_env = static["is_env"]
-    if n_pairs == 0 or not is_env.any():
+    if n_pairs == 0 or static["n_env"] == 0:
         return np.arange(n_pairs)
     robot_shapes = static["robot_shapes"]
     T_link = world.robot.link_transforms_batch(np.stack([q0, q1]))          # (2, L, 4, 4)
-    link = world.shape_link[robot_shapes]
+    link = static["robot_link"]
     local = static["centre_link"][robot_shapes]
     c0 = np.einsum("sij,sj->si", T_link[0, link, :3, :3], local) + T_link[0, link, :3, 3]
     c1 = np.einsum("sij,sj->si", T_link[1, link, :3, :3], local) + T_link[1, link, :3, 3]
     r = static["radius"][robot_shapes]
-    moving = static["A"][robot_shapes] & (adq[None, :] > 0)                # (R, M)
-    lever = np.where(kin.prismatic[None, :], 1.0, np.maximum(R_static[robot_shapes] - r[:, None], 0.0))
+    moving = static["robot_A"] & (adq[None, :] > 0)                         # (R, M)
+    lever = np.where(kin.prismatic[None, :], 1.0, np.maximum(R_static - r[:, None], 0.0))
     path = (moving * adq[None, :] * lever).sum(axis=1)                      # (R,) path length bound
     mid, reach_mid = 0.5 * (c0 + c1), 0.5 * path
-    # the topmost moving joint's origin, when it is revolute
-    depth = np.where(moving, kin.depth[None, :], np.iinfo(np.int64).max)
-    top = np.argmin(depth, axis=1) if moving.shape[1] else np.zeros(len(r), dtype=np.int64)
-    anchored = moving.any(axis=1) & ~kin.prismatic[top] if moving.shape[1] else np.zeros(len(r), dtype=bool)
-    anchor = T_link[0, kin.child_link[top], :3, 3] if moving.shape[1] else c0
-    reach_anchor = np.where(anchored, np.maximum(R_static[robot_shapes, top] - r, 0.0) if moving.shape[1]
-                            else 0.0, np.inf)
+    reach_anchor = np.full(len(r), np.inf)
+    anchor = c0
+    if moving.shape[1]:                   # the topmost moving joint's origin, when it is revolute
+        top = np.argmin(np.where(moving, kin.depth[None, :], np.iinfo(np.int64).max), axis=1)
+        anchored = moving.any(axis=1) & ~kin.prismatic[top]
+        anchor = T_link[0, kin.child_link[top], :3, 3]
+        rows = np.arange(len(r))
+        reach_anchor[anchored] = np.maximum(R_static[rows, top] - r, 0.0)[anchored]
     # per robot shape, its smaller ball, and one ball holding them all
     use_anchor = reach_anchor < reach_mid
     small_c = np.where(use_anchor[:, None], anchor, mid)
@@ -326,19 +338,24 @@ def motion_pair_candidates(world: CollisionWorld, selection: PairSelection, stat
     centre_all = 0.5 * (small_c.min(axis=0) + small_c.max(axis=0))
     radius_all = float(np.max(np.linalg.norm(small_c - centre_all, axis=1) + small_r))
     slack = 1e-9 * (1.0 + radius_all)
-    world_c, world_r = static["world_centre"], static["radius"]
-    a, b = selection.pairs[:, 0], selection.pairs[:, 1]
-    near_all = np.linalg.norm(world_c - centre_all, axis=1) - world_r - radius_all <= float(threshold.max()) + slack
-    keep = ~is_env
-    test = np.flatnonzero(is_env & near_all[b])
-    if test.size:
-        slot = np.searchsorted(robot_shapes, a[test])                       # row of each pair's robot shape
-        wc, wr, th = world_c[b[test]], world_r[b[test]], threshold[test] + slack
-        ok = np.linalg.norm(wc - mid[slot], axis=1) - reach_mid[slot] - r[slot] - wr <= th
-        ok &= np.linalg.norm(wc - anchor[slot], axis=1) - reach_anchor[slot] - r[slot] - wr <= th
-        keep = keep.copy()
-        keep[test[ok]] = True
-    return np.flatnonzero(keep)
+    world_c, world_r = static["world_centre"], static["world_radius"]
+    gap = np.linalg.norm(world_c - centre_all, axis=1) - world_r - radius_all
+    near = static["world_shapes"][gap <= float(threshold.max()) + slack]
+    start = static["env_start"]
+    counts = start[near + 1] - start[near]
+    total = int(counts.sum())
+    if total == 0:
+        return static["self_pairs"]
+    ends = np.cumsum(counts)
+    test = static["env_by_shape"][np.arange(total) - np.repeat(ends - counts - start[near], counts)]
+    a, b = selection.pairs[test, 0], selection.pairs[test, 1]
+    slot = np.searchsorted(robot_shapes, a)                                 # row of each pair's robot shape
+    wc = static["centre_link"][b]
+    wr = static["radius"][b]
+    th = threshold[test] + slack
+    ok = np.linalg.norm(wc - mid[slot], axis=1) - reach_mid[slot] - r[slot] - wr <= th
+    ok &= np.linalg.norm(wc - anchor[slot], axis=1) - reach_anchor[slot] - r[slot] - wr <= th
+    return np.sort(np.concatenate([static["self_pairs"], test[ok]]))
 
 
 # ----- one motion -----------------------------------------------------------------
@@ -391,11 +408,16 @@ class Sweep:
         v1 = kin.mimic_matrix @ q1 + kin.mimic_offset
         travel = np.where(kin.prismatic, np.maximum(np.abs(v0), np.abs(v1)), 0.0)
         prism_path = static["chain"] @ travel                             # (L,)
-        # static lever of shape s about joint k: fixed offsets + travel below k + centre + radius
-        R_static = static["lever"] + (prism_path[static["link"]][:, None] - prism_path[kin.child_link][None, :])
-        w = A * self.adq[None, :] * np.where(kin.prismatic[None, :], 1.0, R_static)
-        self.D_below = w @ static["below_T"]                              # (S, M)
-        self.moved = np.any(A & (self.adq[None, :] > 0), axis=1)          # (S,)
+        # static lever of robot shape s about joint k: fixed offsets + travel below k + centre + radius
+        # (world objects do not move: their rows stay zero)
+        robot_shapes, A_r = static["robot_shapes"], static["robot_A"]
+        R_static = static["robot_lever"] + (prism_path[static["robot_link"]][:, None]
+                                            - prism_path[kin.child_link][None, :])      # (R, M)
+        w = A_r * self.adq[None, :] * np.where(kin.prismatic[None, :], 1.0, R_static)
+        self.D_below = np.zeros(A.shape)                                  # (S, M)
+        self.D_below[robot_shapes] = w @ static["below_T"]
+        self.moved = np.zeros(len(A), dtype=bool)                         # (S,)
+        self.moved[robot_shapes] = np.any(A_r & (self.adq[None, :] > 0), axis=1)
         cull = CULL_FAR_OBJECTS if cull is None else cull
         route, geoms, hulls = pair_routes(world, selection)
         kept = None
