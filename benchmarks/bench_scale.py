@@ -99,7 +99,8 @@ def main() -> None:
             differ[m] += verdicts["small"] != verdicts["big"]
     print(f"Panda + panda_world.yaml: {n_small} objects vs {n_big} objects ({args.objects} far 2 cm boxes); "
           f"{len(pairs)} edges, best of {args.rounds} per edge")
-    print(f"{'method':<30} {'p50 ms ' + str(n_small):>14} {'p50 ms ' + str(n_big):>14} {'ratio':>7} {'verdicts differ':>16}")
+    print(f"{'method':<30} {'p50 ms ' + str(n_small):>14} {'p50 ms ' + str(n_big):>14} {'ratio':>7} "
+          f"{'verdicts differ':>16}")
     for m in methods:
         a, b = np.median(times[m]["small"]), np.median(times[m]["big"])
         print(f"{m:<30} {a:>14.3f} {b:>14.3f} {b / a:>6.2f}x {differ[m]:>16d}")

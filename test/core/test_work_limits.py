@@ -325,8 +325,9 @@ def test_culled_trajectories_keep_their_intervals(monkeypatch):
             for mode, step in ((MotionMode.CERTIFIED, 0.0), (MotionMode.DISCRETE, 0.02)):
                 r = checker.check_trajectory(JOINTS, points, np.arange(6.0), mode=mode, max_step=step,
                                              stop_at_first_contact=False)
-                results.append((r.status, r.message, tuple(
-                    (cl.link_names, tuple((i.activation_ns, i.deactivation_ns) for i in cl)) for cl in r.contact_lists)))
+                intervals = tuple((cl.link_names, tuple((i.activation_ns, i.deactivation_ns) for i in cl))
+                                  for cl in r.contact_lists)
+                results.append((r.status, r.message, intervals))
         assert results[:2] == results[2:]
 
 

@@ -98,6 +98,13 @@ class Explainer:
                                     len(body_pairs))
         return Explanation(False, Status.IN_COLLISION, message, tuple(links), tuple(all_contacts), names, q[0], spent)
 
+    def contacts_over(self, world: CollisionWorld, q: np.ndarray, selection: PairSelection,
+                      contact_distance: float, stop=None) -> tuple[list[tuple[int, Contact]], list[Contact]]:
+        """At configuration ``q`` (1, A), over the pairs of ``selection`` (which may be a subset of a
+        request's, e.g. a motion's culled pairs): the refusing pairs (index into ``selection``,
+        first contact) and every contact, refusing pairs' first, self pairs first (no budget)."""
+        return self._pair_contacts_at(world, q, selection, contact_distance, stop)
+
     def _pair_contacts_at(self, world: CollisionWorld, q: np.ndarray, selection: PairSelection,
                           contact_distance: float, stop=None) -> tuple[list[tuple[int, Contact]], list[Contact]]:
         """At configuration ``q`` (1, A): the refusing pairs (index into the selection, first

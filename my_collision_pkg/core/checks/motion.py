@@ -169,8 +169,8 @@ def sweep_contacts(explainer: Explainer, sweep: Sweep, q: np.ndarray, contact_di
 
     Returns (contacts, valid): at most the request's budget of contacts, refusing pairs' first.
     """
-    refusing, contacts = explainer._pair_contacts_at(sweep.world, np.asarray(q, dtype=float)[None, :],
-                                                     sweep.selection, contact_distance)
+    refusing, contacts = explainer.contacts_over(sweep.world, np.asarray(q, dtype=float)[None, :],
+                                                 sweep.selection, contact_distance)
     return tuple(contacts[:explainer.budget(sweep.request.max_contacts)]), not refusing
 
 

@@ -25,15 +25,19 @@ from my_collision_pkg.core.checks.contact_builder import ContactBuilder
 from my_collision_pkg.core.checks.contact_list import ContactList, ns_from_seconds
 from my_collision_pkg.core.checks.explain import Explainer
 from my_collision_pkg.core.checks.limits import WorkMeter
-from my_collision_pkg.core.checks.motion import (cc_type, check_joint_delta, check_samples, check_tolerance,
-                                                 contacts_at, discrete_motion, limits_verdict, motion_message,
-                                                 motion_mode, sample_chunks, sample_intervals, shape_index,
-                                                 swept_shapes, with_cc)
+from my_collision_pkg.core.checks.motion import (cc_type, check_joint_delta, check_motion, check_samples,
+                                                 check_tolerance, contacts_at, discrete_motion, limits_verdict,
+                                                 motion_message, motion_mode, sample_chunks, sample_intervals,
+                                                 shape_index, swept_shapes, with_cc)
+from my_collision_pkg.core.checks.pair_tests import PairTestScratch
 from my_collision_pkg.core.checks.request import CheckRequest, ConfigurationResolver
 from my_collision_pkg.core.checks.results import (Contact, DEFAULT_TOUCH_TOLERANCE_M, MotionMode, MotionResult,
                                                   Status, TrajectoryResult)
 from my_collision_pkg.core.checks.sweep import NEVER, Sweep
 from my_collision_pkg.core.errors import CollisionPkgError, RequestError, RequestStopped, WorkLimitError
+from my_collision_pkg.core.model.robot_model import RobotModel
+from my_collision_pkg.core.model.shapes import Box
+from my_collision_pkg.core.scene.planning_scene import AddObject, ObjectShape, PlanningScene, SceneObject
 
 
 @dataclass
@@ -179,7 +183,8 @@ def _contact_lists(spans: dict, sweeps: list[Sweep], end_s: float) -> tuple[Cont
 
 def check_trajectory(explainer: Explainer, request: CheckRequest, joint_names, points, times_s, *,
                      mode=MotionMode.CERTIFIED, max_step: float = 0.0, stop_at_first_contact: bool = True,
-                     tolerance_m: float = DEFAULT_TOUCH_TOLERANCE_M, meter: WorkMeter | None = None) -> TrajectoryResult:
+                     tolerance_m: float = DEFAULT_TOUCH_TOLERANCE_M,
+                     meter: WorkMeter | None = None) -> TrajectoryResult:
     """See :meth:`checker.CollisionChecker.check_trajectory` (never raises on bad input).
 
     The request's contact distance and budget are not used: the first contact's contacts
@@ -329,3 +334,37 @@ def _discrete_segment(explainer: Explainer, sweep: Sweep, segment: int, ta: floa
         return None
     result = discrete_motion(explainer, sweep, max_step)
     return ta + result.cc_time * (tb - ta), segment, result
+
+
+# ----- warm-up ------------------------------------------------------------------------
+# A two-joint arm (a box on a revolute joint, a sphere on a prismatic one) for the warm-up.
+_WARM_UP_URDF = """
+<robot name="warm_up_arm">
+  <link name="base"/>
+  <link name="arm"><collision><origin xyz="0.3 0 0"/><geometry><box size="0.4 0.05 0.05"/></geometry></collision></link>
+  <link name="tip"><collision><geometry><sphere radius="0.03"/></geometry></collision></link>
+  <joint name="turn" type="revolute"><parent link="base"/><child link="arm"/><axis xyz="0 0 1"/>
+    <limit lower="-3" upper="3" effort="1" velocity="1"/></joint>
+  <joint name="slide" type="prismatic"><parent link="arm"/><child link="tip"/><origin xyz="0.5 0 0"/>
+    <axis xyz="1 0 0"/><limit lower="0" upper="0.2" effort="1" velocity="1"/></joint>
+</robot>
+"""
+
+
+def warm_up_motion_checks() -> None:
+    """Compile (or load from numba's cache) every kernel the motion checks use, with the argument
+    types they pass: one certified and one discrete motion, and a certified trajectory with
+    contact intervals, of a small arm through a block (some 30 ms once compiled).
+
+    For a node's start-up (the compiled kernels' own warm-up, :func:`kernels.warm_up.warm_up`,
+    leaves the motion kernels out: they take the checks' argument packs)."""
+    scene = PlanningScene(RobotModel.from_urdf_string(_WARM_UP_URDF))
+    T = np.eye(4)
+    T[:3, 3] = (0.0, 0.6, 0.0)
+    scene.apply([AddObject(SceneObject("block", (ObjectShape(Box((0.1, 0.1, 0.1))),), T))])
+    explainer = Explainer(ConfigurationResolver(scene), PairTestScratch(), max_contacts=10, contacts_per_pair=2)
+    names = ["turn", "slide"]
+    for mode, step in ((MotionMode.CERTIFIED, 0.0), (MotionMode.DISCRETE, 0.05)):
+        check_motion(explainer, CheckRequest(), names, [0.0, 0.1], [3.0, 0.1], mode=mode, max_step=step)
+    check_trajectory(explainer, CheckRequest(), names, [[0.0, 0.1], [3.0, 0.1]], [0.0, 1.0],
+                     stop_at_first_contact=False)
