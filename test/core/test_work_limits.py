@@ -363,3 +363,10 @@ def test_discrete_chunks_do_not_change_the_answer(arm, monkeypatch):
     monkeypatch.setattr(pair_tests, "POSE_CHUNK", 4096)
     again, _ = arm.check_batch(JOINTS, np.linspace(q0, q1, 100))
     assert not valid.all() and (valid == again).all()
+
+
+def test_the_motion_warm_up_runs_its_checks():
+    from my_collision_pkg.core.checks.trajectory import warm_up_motion_checks
+    start = time.perf_counter()
+    warm_up_motion_checks()
+    assert time.perf_counter() - start < 60.0            # compiled or loaded, not hung
