@@ -370,3 +370,20 @@ def test_the_motion_warm_up_runs_its_checks():
     start = time.perf_counter()
     warm_up_motion_checks()
     assert time.perf_counter() - start < 60.0            # compiled or loaded, not hung
+
+
+def test_trajectory_intervals_do_not_depend_on_the_sweeps_kept(arm, monkeypatch):
+    from my_collision_pkg.core.checks import trajectory
+    _add(arm.scene, "post", Box((0.05, 0.05, 1.0)), _pose(0.0, 0.6, 0.3))
+    # back and forth through the post: a contact interval in many segments
+    yaw = np.tile([0.0, 3.0], 6)
+    points = np.stack([yaw, np.zeros_like(yaw), np.zeros_like(yaw)], axis=1)
+
+    def intervals():
+        r = arm.check_trajectory(JOINTS, points, np.arange(float(len(yaw))), stop_at_first_contact=False)
+        return r.status, r.message, [(cl.link_names, [(i.activation_ns, i.deactivation_ns, i.contact.distance)
+                                                       for i in cl]) for cl in r.contact_lists]
+    every = intervals()
+    monkeypatch.setattr(trajectory, "KEPT_SWEEPS", 1)
+    assert intervals() == every
+    assert every[0] == Status.IN_COLLISION and sum(len(x[1]) for x in every[2]) >= 10

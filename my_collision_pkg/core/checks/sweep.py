@@ -460,8 +460,6 @@ class Sweep:
         self.what = "the motion"                # how a refusal names the request, and its progress at time t
         self.progress = float
         self._T_all = None                                                # (S, 4, 4) scratch of narrow()
-        slots = max(1, min(len(self.pairs), NEED_SLOTS))
-        self._buffers = (np.empty((slots, 2, 4, 4)), np.empty((slots, len(robot.link_names), 4, 4)))
 
     # ----- poses --------------------------------------------------------
     def configurations(self, t: np.ndarray) -> np.ndarray:
@@ -555,11 +553,11 @@ class Sweep:
         known = np.zeros(len(p), dtype=np.bool_)
         live = np.arange(len(p))
         best = NEVER
-        T_pair, T_link = self._buffers
+        slots = max(1, min(len(self.pairs), NEED_SLOTS))        # buffers live for this search only
+        T_pair, T_link = np.empty((slots, 2, 4, 4)), np.empty((slots, len(self.robot.link_names), 4, 4))
         tol = self.tol
         meter = self.meter
         status = np.empty(len(p), dtype=np.int64)
-        slots = T_pair.shape[0]
         V0, V1 = np.empty(slots), np.empty(slots)
         need = np.empty(slots, dtype=np.int64)
         p_list, margins, narrow_calls = p.tolist(), self.margins.tolist(), self.narrow_calls
@@ -604,6 +602,7 @@ class Sweep:
             pending = live[stop:]
             live = np.concatenate([np.array(keep, dtype=np.int64), pending]) if pending.size else \
                 np.array(keep, dtype=np.int64)
+        self._T_all = None
         return touch, speed
 
     def exit_time(self, p: int, t_enter: float):

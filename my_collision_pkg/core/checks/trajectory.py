@@ -40,6 +40,10 @@ from my_collision_pkg.core.model.shapes import Box
 from my_collision_pkg.core.scene.planning_scene import AddObject, ObjectShape, PlanningScene, SceneObject
 
 
+# Sweeps of segments with contacts kept for the intervals' contacts (others are made again)
+KEPT_SWEEPS = 16
+
+
 @dataclass
 class ContactSpan:
     """A contact interval of one shape pair, in seconds from the trajectory's start."""
@@ -154,8 +158,9 @@ def _merged_spans(items: list[ContactSpan]) -> list[ContactSpan]:
     return merged
 
 
-def _contact_lists(spans: dict, sweeps: list[Sweep], end_s: float) -> tuple[ContactList, ...]:
-    """One ContactList per body pair from the shape pairs' spans (merged where they overlap or meet)."""
+def _contact_lists(spans: dict, sweep_of, end_s: float) -> tuple[ContactList, ...]:
+    """One ContactList per body pair from the shape pairs' spans (merged where they overlap or meet);
+    ``sweep_of(segment)``: the :class:`Sweep` of a segment with contacts."""
     lists = []
     for (owners, body_types), items in spans.items():
         timed: list[list] = []          # [activation ns, deactivation ns, span], merged again after rounding
@@ -174,7 +179,7 @@ def _contact_lists(spans: dict, sweeps: list[Sweep], end_s: float) -> tuple[Cont
         contact_list = ContactList(owners, body_types)
         for activation, deactivation, span in timed:
             _, segment, t_local, p = span.deepest
-            contact = _interval_contact(sweeps[segment], p, t_local)
+            contact = _interval_contact(sweep_of(segment), p, t_local)
             if not contact_list.add_contact_at(activation, deactivation, contact):
                 raise AssertionError(f"interval [{activation}, {deactivation}) ns of {owners} does not fit its list")
         lists.append(contact_list)
@@ -243,7 +248,10 @@ def _scan(explainer: Explainer, request: CheckRequest, world, selection, Q: np.n
     """The segments of a checked trajectory, one after the other (see :func:`check_trajectory`)."""
     n_segments = max(len(Q) - 1, 1)
     spans: dict = {}
-    sweeps: dict[int, Sweep] = {}       # only the segments with contacts are kept (their intervals' contacts)
+    # the segments with contacts (their intervals' contacts are made at the end): the last few
+    # sweeps are kept, the others made again when needed, so memory does not grow with them
+    ends: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+    kept: dict[int, Sweep] = {}
     first: tuple | None = None          # (time s, segment, MotionResult)
     for i in range(n_segments):
         meter.check_stop()
@@ -257,12 +265,21 @@ def _scan(explainer: Explainer, request: CheckRequest, world, selection, Q: np.n
             found = _certified_segment(explainer, sweep, i, ta, tb, spans, stop_at_first_contact,
                                        first is None)
         if found is not None or (len(spans), sum(len(v) for v in spans.values())) != before:
-            sweeps[i] = sweep
+            ends[i] = (qa, qb)
+            kept[i] = sweep
+            while len(kept) > KEPT_SWEEPS:
+                kept.pop(next(iter(kept)))
         if found is not None and first is None:
             first = found
         if first is not None and stop_at_first_contact:
             break
-    lists = _contact_lists(spans, sweeps, float(times[-1]))
+    def sweep_of(segment: int) -> Sweep:
+        if segment not in kept:
+            kept[segment] = Sweep(world, selection, request, *ends[segment], tolerance_m, meter=meter)
+            while len(kept) > KEPT_SWEEPS:
+                kept.pop(next(iter(kept)))
+        return kept[segment]
+    lists = _contact_lists(spans, sweep_of, float(times[-1]))
     if first is None:
         plural = "s" if n_segments > 1 else ""
         return TrajectoryResult(True, Status.VALID, f"valid ({n_segments} segment{plural})", -1.0, -1, lists, None)
