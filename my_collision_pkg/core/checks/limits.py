@@ -31,6 +31,10 @@ ADVANCE_CALL_STEPS = 10_000
 # max_certified_steps: measured 30 us against 2.2 us per bound evaluation on the Panda
 # (200 random motions with the default world), rounded up.
 NARROW_CALL_STEPS = 15
+# What one exact distance of a trajectory's interval search (:meth:`sweep.Sweep.exact`: the
+# poses, then the distance with the solid-body test) counts for: measured about 240 us on the
+# Panda's meshes in contact, about 100 bound evaluations.
+EXACT_CALL_STEPS = 100
 # The robot size (links + movable joints) at which one bound evaluation counts as one
 # step: the Panda's 13 + 9. A bound evaluation costs forward kinematics down to the pair's
 # links and a lever per joint above them; measured 2.2 us on the Panda and 137 us on a
@@ -72,16 +76,19 @@ class WorkLimits:
         The certified search's work per request, summed over a trajectory's segments: each
         compiled bound evaluation counts :func:`step_weight` steps (1 on a robot the Panda's
         size, more on larger ones, so that a step costs about the same time, 2.2 us), each
-        narrow-phase distance (and each exact distance of a trajectory's interval search)
-        ``NARROW_CALL_STEPS``. Measured on 300 random Panda motions with the default world:
-        p50 about 1 000 steps, p99 about 8 000; a 1000-waypoint trajectory about 70 per
-        segment. The default, 1 000 000, is spent in about 2-3 s, so a pathological motion
-        or a 300-link chain is refused within seconds instead of running for minutes.
+        narrow-phase distance ``NARROW_CALL_STEPS``, each exact distance of a trajectory's
+        interval search ``EXACT_CALL_STEPS``. Measured on the Panda with the default world:
+        300 random motions p50 about 1 000 steps, p99 about 8 000; a valid 1000-waypoint
+        trajectory about 70 per segment; a trajectory swinging through the post in every
+        segment with ``stop_at_first_contact`` off about 57 000 per segment (its intervals'
+        exits and deepest points). The default, 2 000 000, is spent in about 4-5 s on 2
+        cores, so a pathological motion or a 300-link chain (refused before any work: its
+        44 551 pairs alone need more) never runs for minutes.
     """
     max_motion_samples: int = 200_000
     max_trajectory_waypoints: int = 10_000
     max_joint_delta: float = 4.0 * math.pi
-    max_certified_steps: int = 1_000_000
+    max_certified_steps: int = 2_000_000
 
     def __post_init__(self) -> None:
         for name in ("max_motion_samples", "max_trajectory_waypoints", "max_certified_steps"):

@@ -79,7 +79,7 @@ import math
 import coal
 import numpy as np
 
-from my_collision_pkg.core.checks.limits import NARROW_CALL_STEPS, WorkMeter, step_weight
+from my_collision_pkg.core.checks.limits import EXACT_CALL_STEPS, NARROW_CALL_STEPS, WorkMeter, step_weight
 from my_collision_pkg.core.checks.narrowphase import pair_distance
 from my_collision_pkg.core.checks.request import CheckRequest
 from my_collision_pkg.core.kernels import advancement as mk
@@ -524,7 +524,7 @@ class Sweep:
         """(PairDistance, T_link, T_shape) of pair p at time t (counts against the request's steps)."""
         meter = self.meter
         meter.check_stop()
-        meter.spend(NARROW_CALL_STEPS)
+        meter.spend(EXACT_CALL_STEPS)
         if meter.spent:
             raise meter.refuse_steps(self.progress(t), self.what)
         T_link, T_shape = self.poses(np.array([t]))
