@@ -73,3 +73,33 @@ class WorldFileError(SceneError):
     Raised by ``parse_world`` and ``load_world_file`` (core/scene/world_file.py),
     so by ``load_scene`` given a ``world_path``.
     """
+
+
+class WorkLimitError(RequestError):
+    """A request asks for more work than a bound of :class:`checks.limits.WorkLimits` allows.
+
+    Raised inside the motion checks (core/checks/motion.py, trajectory.py, sweep.py) and
+    turned by them into a result with ``Status.INVALID_REQUEST`` whose message names the
+    bound (its field name, the value asked, the limit) and how to split the request.
+
+    Attributes
+    ----------
+    bound : str
+        The field of :class:`WorkLimits` that refused the request.
+    """
+
+    def __init__(self, bound: str, message: str) -> None:
+        super().__init__(message)
+        self.bound = bound
+
+
+class RequestStopped(CollisionPkgError):
+    """A running check was stopped: the checker's ``stop_event`` was set while it worked.
+
+    Raised by ``CollisionChecker.check_batch``, ``explain``, ``check_motion`` and
+    ``check_trajectory`` (core/checks/checker.py) between chunks of their work, so a
+    node shutting down gets its worker threads back within a fraction of a second.
+    """
+
+    def __init__(self, message: str = "request stopped before it finished") -> None:
+        super().__init__(message)

@@ -173,3 +173,43 @@ def test_certainly_apart_only_for_pairs_at_least_that_far(world_scene, random_co
             apart += int(said.sum())
             close += int(np.sum(~said & (exact < 0.05)))
     assert apart > 100 and close > 10
+
+
+def test_culling_far_objects_keeps_panda_verdicts(world_scene, edges, panda_files, monkeypatch):
+    """The default world plus 300 small boxes 0.2-2 m from the base (many within the arm's
+    reach): the culled motion checks answer as the checks over every pair, certified and
+    discrete, and culling drops most world-object pairs."""
+    from my_collision_pkg.core.checks import sweep
+    from my_collision_pkg.core.checks.request import CheckRequest
+    from my_collision_pkg.core.model.shapes import Box
+    from my_collision_pkg.core.scene.planning_scene import AddObject, ObjectShape, SceneObject
+    urdf, srdf = panda_files
+    scene = load_scene(urdf_path=urdf, srdf_path=srdf, world_path=PANDA_WORLD)
+    rng = np.random.default_rng(300)
+    updates = []
+    for k in range(300):
+        direction = rng.normal(size=3)
+        T = np.eye(4)
+        T[:3, 3] = direction / np.linalg.norm(direction) * rng.uniform(0.2, 2.0) + [0.0, 0.0, 0.3]
+        updates.append(AddObject(SceneObject(f"box{k}", (ObjectShape(Box((0.02, 0.02, 0.02))),), T)))
+    scene.apply(updates)
+    checker = CollisionChecker(scene)
+    names = scene.robot.active_joint_names
+    world = scene.world
+    selection = CheckRequest().selection(world)
+    n_env = int(np.count_nonzero(~world.pair_is_self[selection.index]))
+    kept_env, invalid = [], 0
+    for q0, q1 in edges[:20]:
+        s = sweep.Sweep(world, selection, CheckRequest(), q0, q1, DEFAULT_TOUCH_TOLERANCE_M)
+        kept_env.append(int(np.count_nonzero(~world.pair_is_self[s.selection.index])))
+        culled = (checker.check_motion(names, q0, q1),
+                  checker.check_motion(names, q0, q1, mode=MotionMode.DISCRETE, max_step=0.01))
+        monkeypatch.setattr(sweep, "CULL_FAR_OBJECTS", False)
+        every = (checker.check_motion(names, q0, q1),
+                 checker.check_motion(names, q0, q1, mode=MotionMode.DISCRETE, max_step=0.01))
+        monkeypatch.setattr(sweep, "CULL_FAR_OBJECTS", True)
+        for a, b in zip(culled, every):
+            assert (a.status, a.message, a.cc_time) == (b.status, b.message, b.cc_time)
+        invalid += not culled[0].valid
+    assert invalid >= 3
+    assert np.median(kept_env) < 0.5 * n_env, (np.median(kept_env), n_env)

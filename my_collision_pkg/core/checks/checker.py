@@ -22,12 +22,13 @@ import numpy as np
 
 from my_collision_pkg.core.checks import motion, trajectory
 from my_collision_pkg.core.checks.explain import Explainer
+from my_collision_pkg.core.checks.limits import WorkLimits, WorkMeter
 from my_collision_pkg.core.checks.pair_tests import PairTestScratch
 from my_collision_pkg.core.checks.request import MAX_BATCH_CONFIGURATIONS, CheckRequest, ConfigurationResolver
 from my_collision_pkg.core.checks.results import (BodyType, Contact, ContactType, DEFAULT_TOUCH_TOLERANCE_M,  # noqa: F401
                                                   Explanation, MotionMode, MotionResult, NO_SUBSHAPE, Status,
                                                   TrajectoryResult, Verdict)
-from my_collision_pkg.core.errors import CollisionPkgError, RequestError
+from my_collision_pkg.core.errors import CollisionPkgError, RequestError, RequestStopped  # noqa: F401
 from my_collision_pkg.core.kernels.culling import NON_FINITE, single_configuration_candidates
 from my_collision_pkg.core.kernels.warm_up import warm_up
 from my_collision_pkg.core.scene.planning_scene import CollisionWorld, PairSelection, PlanningScene
@@ -36,7 +37,8 @@ DEFAULT_MAX_CONTACTS = 100
 DEFAULT_CONTACTS_PER_PAIR = 4
 BATCH_CHUNK = 4096                        # configurations posed and culled together in check_batch
 __all__ = ["BATCH_CHUNK", "CheckRequest", "CollisionChecker", "DEFAULT_CONTACTS_PER_PAIR", "DEFAULT_MAX_CONTACTS",
-           "DEFAULT_TOUCH_TOLERANCE_M", "MAX_BATCH_CONFIGURATIONS", "MotionMode", "MotionResult", "TrajectoryResult"]
+           "DEFAULT_TOUCH_TOLERANCE_M", "MAX_BATCH_CONFIGURATIONS", "MotionMode", "MotionResult", "RequestStopped",
+           "TrajectoryResult", "WorkLimits"]
 
 
 class CollisionChecker:
@@ -51,12 +53,23 @@ class CollisionChecker:
         Default contact budget of :meth:`explain`.
     contacts_per_pair : int
         Most contacts kept for one pair of shapes.
+    limits : WorkLimits
+        The most work one request may ask for (:mod:`limits`); beyond a bound a motion or
+        trajectory check answers ``Status.INVALID_REQUEST`` naming it. Settable: a new value
+        applies from the next request.
+    stop_event : object with ``is_set()`` (e.g. ``threading.Event``) or None
+        When set while :meth:`check_batch`, :meth:`explain`, :meth:`check_motion` or
+        :meth:`check_trajectory` runs, the check stops between chunks of its work (within
+        about 100 ms of work) and raises :class:`errors.RequestStopped`.
     """
 
     def __init__(self, scene: PlanningScene, *, check_joint_limits: bool = True,
-                 max_contacts: int = DEFAULT_MAX_CONTACTS, contacts_per_pair: int = DEFAULT_CONTACTS_PER_PAIR) -> None:
+                 max_contacts: int = DEFAULT_MAX_CONTACTS, contacts_per_pair: int = DEFAULT_CONTACTS_PER_PAIR,
+                 limits: WorkLimits = WorkLimits(), stop_event=None) -> None:
         if max_contacts < 1 or contacts_per_pair < 1:
             raise ValueError("max_contacts and contacts_per_pair must be at least 1")
+        self.limits = limits
+        self.stop_event = stop_event
         self._scene = scene
         self._resolver = ConfigurationResolver(scene, check_joint_limits=check_joint_limits)
         self._scratch = PairTestScratch()
@@ -67,6 +80,21 @@ class CollisionChecker:
     @property
     def scene(self) -> PlanningScene:
         return self._scene
+
+    @property
+    def limits(self) -> WorkLimits:
+        """The work bounds of each request (settable; applies from the next request)."""
+        return self._limits
+
+    @limits.setter
+    def limits(self, value: WorkLimits) -> None:
+        if not isinstance(value, WorkLimits):
+            raise TypeError(f"limits must be a WorkLimits, not {type(value).__name__}")
+        self._limits = value
+
+    def _meter(self) -> WorkMeter:
+        """A new request's account: the current limits and the stop event."""
+        return WorkMeter(self._limits, self.stop_event)
 
     @property
     def check_joint_limits(self) -> bool:
@@ -223,6 +251,8 @@ class CollisionChecker:
         ------
         TypeError
             When ``request`` is given with one of the keywords it replaces.
+        RequestStopped
+            When :attr:`stop_event` is set while the batch runs (looked at between chunks).
         """
         request = CheckRequest.from_keywords(request, group_name=group_name,
                                              pad_environment_collisions=pad_environment_collisions,
@@ -241,7 +271,9 @@ class CollisionChecker:
         first_bad, first_status = -1, Status.VALID
         robot = world.robot
         lower, upper = robot.lower_limits, robot.upper_limits
+        meter = self._meter()
         for start in range(0, n, BATCH_CHUNK):
+            meter.check_stop()
             q = resolver.complete(indices, values[start:start + BATCH_CHUNK])
             ok = valid[start:start + len(q)]            # a view: written through
             out = np.zeros(len(q), dtype=bool)
@@ -250,7 +282,7 @@ class CollisionChecker:
                 ok &= ~out
             inside = np.flatnonzero(ok)
             if inside.size:
-                first = self._explainer.first_collision(world, q[inside], selection)
+                first = self._explainer.first_collision(world, q[inside], selection, stop=meter)
                 ok[inside[first >= 0]] = False
             if first_bad < 0 and not ok.all():
                 k = int(np.flatnonzero(~ok)[0])
@@ -278,13 +310,17 @@ class CollisionChecker:
         ------
         TypeError
             When ``request`` is given with one of the keywords it replaces.
+        RequestStopped
+            When :attr:`stop_event` is set before or while it runs (looked at between pairs).
         """
         request = CheckRequest.from_keywords(request, group_name=group_name,
                                              pad_environment_collisions=pad_environment_collisions,
                                              pad_self_collisions=pad_self_collisions,
                                              contact_distance=contact_distance, max_contacts=max_contacts,
                                              world=world)
-        return self._explainer.explain(joint_names, positions, request)
+        meter = self._meter()
+        meter.check_stop()
+        return self._explainer.explain(joint_names, positions, request, stop=meter)
 
     # ----- motions (see motion.py and trajectory.py) ----------------------
     def check_motion(self, joint_names, start, goal, *, group_name: str = "", pad_environment_collisions: bool = True,
@@ -297,13 +333,16 @@ class CollisionChecker:
         ``mode`` CERTIFIED (default) cannot skip a collision; DISCRETE samples at most
         ``max_step`` (rad or m) apart. Pairs closer than ``tolerance_m`` (default
         ``results.DEFAULT_TOUCH_TOLERANCE_M``) plus their padding count as touching.
-        Bad input gives ``Status.INVALID_REQUEST`` (never raises on it). ``request``
-        replaces the keywords other than ``mode``, ``max_step`` and ``tolerance_m``.
+        Bad input gives ``Status.INVALID_REQUEST`` (never raises on it), and so does a
+        motion beyond :attr:`limits` (the message names the bound and how to split it).
+        ``request`` replaces the keywords other than ``mode``, ``max_step`` and ``tolerance_m``.
 
         Raises
         ------
         TypeError
             When ``request`` is given with one of the keywords it replaces.
+        RequestStopped
+            When :attr:`stop_event` is set while the check runs.
         """
         request = CheckRequest.from_keywords(request, group_name=group_name,
                                              pad_environment_collisions=pad_environment_collisions,
@@ -311,7 +350,7 @@ class CollisionChecker:
                                              contact_distance=contact_distance, max_contacts=max_contacts,
                                              world=world)
         return motion.check_motion(self._explainer, request, joint_names, start, goal, mode=mode, max_step=max_step,
-                                   tolerance_m=tolerance_m)
+                                   tolerance_m=tolerance_m, meter=self._meter())
 
     def check_trajectory(self, joint_names, points, times_s, *, group_name: str = "",
                          pad_environment_collisions: bool = True, pad_self_collisions: bool = False,
@@ -326,15 +365,18 @@ class CollisionChecker:
         ``Status.INVALID_REQUEST`` (never raises on it). ``request`` replaces
         ``group_name``, the padding switches and ``world`` (its contact distance and
         budget are not used: the first contact's contacts are the touching pairs').
+        A trajectory beyond :attr:`limits` is refused as bad input, naming the bound.
 
         Raises
         ------
         TypeError
             When ``request`` is given with one of the keywords it replaces.
+        RequestStopped
+            When :attr:`stop_event` is set while the check runs.
         """
         request = CheckRequest.from_keywords(request, group_name=group_name,
                                              pad_environment_collisions=pad_environment_collisions,
                                              pad_self_collisions=pad_self_collisions, world=world)
         return trajectory.check_trajectory(self._explainer, request, joint_names, points, times_s, mode=mode,
                                            max_step=max_step, stop_at_first_contact=stop_at_first_contact,
-                                           tolerance_m=tolerance_m)
+                                           tolerance_m=tolerance_m, meter=self._meter())

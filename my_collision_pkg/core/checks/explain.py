@@ -53,12 +53,17 @@ class Explainer:
         """The contact budget of a request asking for ``max_contacts`` (None or 0: the checker's own)."""
         return self.max_contacts if not max_contacts else int(max_contacts)
 
-    def first_collision(self, world: CollisionWorld, q: np.ndarray, selection: PairSelection) -> np.ndarray:
-        """Per configuration of ``q`` (N, A), the index into ``selection.pairs`` of the first colliding pair, or -1."""
-        return first_collision(self.scratch, world, q, selection)
+    def first_collision(self, world: CollisionWorld, q: np.ndarray, selection: PairSelection, *,
+                        shapes: np.ndarray | None = None, stop=None) -> np.ndarray:
+        """Per configuration of ``q`` (N, A), the index into ``selection.pairs`` of the first colliding pair, or -1
+        (``shapes``, ``stop``: see :func:`pair_tests.first_collision`)."""
+        return first_collision(self.scratch, world, q, selection, shapes=shapes, stop=stop)
 
-    def explain(self, joint_names, positions, request: CheckRequest) -> Explanation:
-        """See :meth:`checker.CollisionChecker.explain` (never raises on bad input)."""
+    def explain(self, joint_names, positions, request: CheckRequest, stop=None) -> Explanation:
+        """See :meth:`checker.CollisionChecker.explain` (never raises on bad input).
+
+        ``stop``: a :class:`limits.WorkMeter` whose stop event is looked at between pairs
+        (:class:`errors.RequestStopped` when it is set)."""
         resolver = self.resolver
         scene = resolver.scene
         robot = scene.robot
@@ -75,7 +80,7 @@ class Explainer:
         if limits is not None:
             return Explanation(False, Status.OUT_OF_BOUNDS, limits, joint_names=names, positions=q[0])
         budget = self.budget(request.max_contacts)
-        refusing, all_contacts = self._pair_contacts_at(world, q, selection, request.contact_distance)
+        refusing, all_contacts = self._pair_contacts_at(world, q, selection, request.contact_distance, stop)
         spent = False
         if len(all_contacts) > budget:
             all_contacts, spent = all_contacts[:budget], True
@@ -93,8 +98,15 @@ class Explainer:
                                     len(body_pairs))
         return Explanation(False, Status.IN_COLLISION, message, tuple(links), tuple(all_contacts), names, q[0], spent)
 
+    def contacts_over(self, world: CollisionWorld, q: np.ndarray, selection: PairSelection,
+                      contact_distance: float, stop=None) -> tuple[list[tuple[int, Contact]], list[Contact]]:
+        """At configuration ``q`` (1, A), over the pairs of ``selection`` (which may be a subset of a
+        request's, e.g. a motion's culled pairs): the refusing pairs (index into ``selection``,
+        first contact) and every contact, refusing pairs' first, self pairs first (no budget)."""
+        return self._pair_contacts_at(world, q, selection, contact_distance, stop)
+
     def _pair_contacts_at(self, world: CollisionWorld, q: np.ndarray, selection: PairSelection,
-                          contact_distance: float) -> tuple[list[tuple[int, Contact]], list[Contact]]:
+                          contact_distance: float, stop=None) -> tuple[list[tuple[int, Contact]], list[Contact]]:
         """At configuration ``q`` (1, A): the refusing pairs (index into the selection, first
         contact) and every contact (colliding pairs' first, then near misses), self pairs first."""
         index, pairs, margins = selection.index, selection.pairs, selection.margins
@@ -108,6 +120,8 @@ class Explainer:
         colliding, near = [], []
         refusing: list[tuple[int, Contact]] = []
         for p in order:
+            if stop is not None:
+                stop.check_stop()
             a, b = pairs[p]
             found, contacts = self.pair_contacts(build, posed, a, b, selection.calls[p], selection.swapped[p],
                                                  margins[p], contact_distance)

@@ -23,14 +23,19 @@ import numpy as np
 
 from my_collision_pkg.core.checks.contact_builder import ContactBuilder
 from my_collision_pkg.core.checks.explain import Explainer
+from my_collision_pkg.core.checks.limits import WorkMeter, joint_delta_error, samples_error
 from my_collision_pkg.core.checks.narrowphase import pair_distance
 from my_collision_pkg.core.checks.request import CheckRequest, ConfigurationResolver
 from my_collision_pkg.core.checks.results import (CCType, Contact, DEFAULT_TOUCH_TOLERANCE_M, MotionMode,  # noqa: F401
                                                   MotionResult, NO_CC_TIME, Status, TrajectoryResult)
 from my_collision_pkg.core.checks.sweep import Sweep
-from my_collision_pkg.core.errors import CollisionPkgError, RequestError
+from my_collision_pkg.core.errors import CollisionPkgError, RequestError, RequestStopped, WorkLimitError
 from my_collision_pkg.core.kernels import advancement as mk
 from my_collision_pkg.core.scene.planning_scene import CollisionWorld
+
+# Discrete samples posed and checked together (as the batch's chunk): memory per request
+# does not grow with the samples, and the stop event is looked at between chunks.
+SAMPLE_CHUNK = 4096
 
 
 # ----- request handling ------------------------------------------------------------
@@ -74,6 +79,29 @@ def _prepare(resolver: ConfigurationResolver, request: CheckRequest, joint_names
     return world, selection, q0, q1
 
 
+def check_joint_delta(robot, q0: np.ndarray, q1: np.ndarray, limit: float, what: str = "the motion") -> None:
+    """Raises :class:`WorkLimitError` (``max_joint_delta``) when an active joint moves more than
+    ``limit`` (rad or m) from q0 to q1 (A,), naming the joint."""
+    delta = np.abs(q1 - q0)
+    if delta.size and not float(delta.max()) <= limit:
+        raise joint_delta_error(robot.active_joint_names, delta, limit, what)
+
+
+def sample_count(robot, dq: np.ndarray, max_step: float) -> float:
+    """Intervals of the discrete samples of motion ``dq`` (A,) at ``max_step`` (as :func:`sample_times`;
+    a float: inf or beyond any int for a tiny step)."""
+    largest = float(np.max(np.abs(robot.kinematics_arrays[0] @ dq))) if dq.size else 0.0
+    with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
+        n = float(np.ceil(np.float64(largest) / np.float64(max_step) - 1e-12))
+    return n if n > 1.0 else 1.0
+
+
+def check_samples(asked: float, limit: int, what: str = "the motion") -> None:
+    """Raises :class:`WorkLimitError` (``max_motion_samples``) when ``asked`` samples exceed ``limit``."""
+    if not asked <= limit:
+        raise samples_error(asked, limit, what)
+
+
 # ----- contacts along a motion ------------------------------------------------------
 def pair_kind(world: CollisionWorld, pair_index: int) -> str:
     """"self-collision" or "environment collision", for pair ``pair_index`` of ``world.pairs``."""
@@ -110,7 +138,11 @@ def cc_type(t: float, speed: float, tolerance_m: float) -> CCType:
 
 
 def shape_index(world: CollisionWorld) -> dict:
-    """Shape index of each (owner, shape id) of ``world``."""
+    """Shape index of each (owner, shape id) of ``world`` (cached with the snapshot; do not write to it)."""
+    return world.cached(("motion", "shape_index"), _build_shape_index, world)
+
+
+def _build_shape_index(world: CollisionWorld) -> dict:
     return {(e.owner, e.shape_id): s for s, e in enumerate(world.shapes)}
 
 
@@ -128,6 +160,18 @@ def _near_pairs(sweep: Sweep, T_shape: np.ndarray, threshold: np.ndarray) -> np.
                                     covers.params, covers.cover_start, covers.cover_c, covers.cover_r,
                                     sweep.centre_shape, covers.reach, covers.container, covers.probe_start,
                                     covers.probes, world.obb_center, world.obb_axes, world.obb_half)]
+
+
+def sweep_contacts(explainer: Explainer, sweep: Sweep, q: np.ndarray, contact_distance: float):
+    """Explain's contacts (and verdict) at configuration ``q`` (A,) over the sweep's pairs: the
+    same as :meth:`Explainer.explain` with the sweep's request, since every pair culled from the
+    sweep is farther than its padding + tolerance + ``contact_distance`` all along the motion.
+
+    Returns (contacts, valid): at most the request's budget of contacts, refusing pairs' first.
+    """
+    refusing, contacts = explainer.contacts_over(sweep.world, np.asarray(q, dtype=float)[None, :],
+                                                 sweep.selection, contact_distance)
+    return tuple(contacts[:explainer.budget(sweep.request.max_contacts)]), not refusing
 
 
 def contacts_at(explainer: Explainer, sweep: Sweep, t: float, speed_at: dict):
@@ -149,11 +193,10 @@ def contacts_at(explainer: Explainer, sweep: Sweep, t: float, speed_at: dict):
     T_link1, _ = sweep.poses(np.array([1.0]))
     threshold = sweep.margins + sweep.tol + request.contact_distance
     near = _near_pairs(sweep, T_shape[0], threshold)
-    explanation = explainer.explain(robot.active_joint_names, q,
-                                    dataclasses.replace(request, contact_distance=0.0, world=world))
+    explained, _ = sweep_contacts(explainer, sweep, q, 0.0)
     by_shapes: dict[tuple[int, int], list[Contact]] = {}
     index = shape_index(world)
-    for c in explanation.contacts:
+    for c in explained:
         key = (index[(c.link_names[0], c.shape_ids[0])], index[(c.link_names[1], c.shape_ids[1])])
         by_shapes.setdefault(key, []).append(c)
     build = ContactBuilder(world, T_link[0], T_shape[0])
@@ -181,11 +224,22 @@ def contacts_at(explainer: Explainer, sweep: Sweep, t: float, speed_at: dict):
 # ----- one motion -------------------------------------------------------------------
 def check_motion(explainer: Explainer, request: CheckRequest, joint_names, start, goal, *,
                  mode=MotionMode.CERTIFIED, max_step: float = 0.0,
-                 tolerance_m: float = DEFAULT_TOUCH_TOLERANCE_M) -> MotionResult:
-    """See :meth:`checker.CollisionChecker.check_motion` (never raises on bad input)."""
+                 tolerance_m: float = DEFAULT_TOUCH_TOLERANCE_M, meter: WorkMeter | None = None) -> MotionResult:
+    """See :meth:`checker.CollisionChecker.check_motion` (never raises on bad input).
+
+    ``meter``: the request's :class:`limits.WorkMeter` (limits and stop event; default: the
+    default limits, no stop event).
+
+    Raises
+    ------
+    RequestStopped
+        When the meter's stop event is set while the check works.
+    """
     resolver = explainer.resolver
     scene = resolver.scene
     names = scene.robot.active_joint_names
+    meter = meter if meter is not None else WorkMeter()
+    limits = meter.limits
     try:
         start = np.asarray(start, dtype=float).ravel()
         goal = np.asarray(goal, dtype=float).ravel()
@@ -193,6 +247,11 @@ def check_motion(explainer: Explainer, request: CheckRequest, joint_names, start
         check_tolerance(tolerance_m)
         request.check_contact_distance()
         world, selection, q0, q1 = _prepare(resolver, request, joint_names, start, goal)
+        check_joint_delta(world.robot, q0, q1, limits.max_joint_delta)
+        if mode == MotionMode.DISCRETE:
+            check_samples(sample_count(world.robot, q1 - q0, max_step) + 1, limits.max_motion_samples)
+    except RequestStopped:
+        raise
     except (CollisionPkgError, TypeError, ValueError) as exc:
         return MotionResult(False, Status.INVALID_REQUEST, str(exc), NO_CC_TIME, (), names,
                             scene.current_positions.copy())
@@ -200,10 +259,14 @@ def check_motion(explainer: Explainer, request: CheckRequest, joint_names, start
         message = limits_verdict(resolver, q, what)
         if message is not None:
             return MotionResult(False, Status.OUT_OF_BOUNDS, message, NO_CC_TIME, (), names, q.copy())
-    sweep = Sweep(world, selection, request, q0, q1, tolerance_m)
-    if mode == MotionMode.DISCRETE:
-        return discrete_motion(explainer, sweep, max_step)
-    return _certified(explainer, sweep)
+    meter.check_stop()
+    try:
+        sweep = Sweep(world, selection, request, q0, q1, tolerance_m, meter=meter)
+        if mode == MotionMode.DISCRETE:
+            return discrete_motion(explainer, sweep, max_step)
+        return _certified(explainer, sweep)
+    except WorkLimitError as exc:
+        return MotionResult(False, Status.INVALID_REQUEST, str(exc), NO_CC_TIME, (), names, q0.copy())
 
 
 def _certified(explainer: Explainer, sweep: Sweep) -> MotionResult:
@@ -237,35 +300,63 @@ def motion_message(sweep: Sweep, p: int, t: float, contacts) -> str:
 
 def sample_times(sweep: Sweep, max_step: float) -> np.ndarray:
     """Times (n + 1,) in [0, 1] of the fewest evenly spaced samples at most ``max_step`` apart in every joint."""
+    return np.linspace(0.0, 1.0, sample_intervals(sweep, max_step) + 1)
+
+
+def sample_intervals(sweep: Sweep, max_step: float) -> int:
+    """n: the motion's discrete samples are at times k / n, k = 0 .. n (see :func:`sample_times`)."""
     largest = float(np.max(sweep.adq)) if len(sweep.adq) else 0.0
-    n = max(1, int(math.ceil(largest / max_step - 1e-12)))
-    return np.linspace(0.0, 1.0, n + 1)
+    return max(1, int(math.ceil(largest / max_step - 1e-12)))
+
+
+def sample_chunks(n: int, chunk: int | None = None):
+    """Times of samples 0 .. n of :func:`sample_times` (``np.linspace(0, 1, n + 1)``, the same
+    values), ``chunk`` (default ``SAMPLE_CHUNK``) at a time: (first sample number, times) per chunk."""
+    chunk = SAMPLE_CHUNK if chunk is None else chunk
+    step = 1.0 / n
+    for lo in range(0, n + 1, chunk):
+        times = np.arange(lo, min(lo + chunk, n + 1), dtype=float) * step
+        if lo + len(times) == n + 1:
+            times[-1] = 1.0
+        yield lo, times
+
+
+def swept_shapes(sweep: Sweep) -> np.ndarray | None:
+    """Sorted indices of the shapes of the sweep's pairs (those discrete samples pose), or None
+    (every shape) when the sweep culled none of the request's pairs."""
+    if sweep.selection is sweep.full_selection:
+        return None
+    return np.unique(sweep.pairs) if len(sweep.pairs) else np.zeros(0, dtype=np.int64)
 
 
 def discrete_motion(explainer: Explainer, sweep: Sweep, max_step: float) -> MotionResult:
-    """The motion checked at :func:`sample_times`; the contacts are explain's at the first invalid sample."""
+    """The motion checked at :func:`sample_times`, ``SAMPLE_CHUNK`` samples at a time, on the
+    sweep's pairs (far world objects culled); the contacts are explain's at the first invalid sample."""
     names = sweep.robot.active_joint_names
-    times = sample_times(sweep, max_step)
-    n = len(times) - 1
-    q = sweep.configurations(times)
-    first = explainer.first_collision(sweep.world, q, sweep.selection)
-    hits = np.flatnonzero(first >= 0)
-    if hits.size == 0:
+    n = sample_intervals(sweep, max_step)
+    shapes = swept_shapes(sweep)
+    hit = None
+    for lo, times in sample_chunks(n):
+        q = sweep.configurations(times)
+        first = explainer.first_collision(sweep.world, q, sweep.selection, shapes=shapes, stop=sweep.meter)
+        hits = np.flatnonzero(first >= 0)
+        if hits.size:
+            hit = (lo + int(hits[0]), float(times[hits[0]]), q[hits[0]].copy(), int(first[hits[0]]))
+            break
+    if hit is None:
         return MotionResult(True, Status.VALID, f"valid at all {n + 1} samples", NO_CC_TIME, (), names,
                             sweep.q0.copy())
-    k = int(hits[0])
-    t = float(times[k])
+    k, t, q_k, p = hit
     kind = CCType.TIME0 if k == 0 else (CCType.TIME1 if k == n else CCType.BETWEEN)
-    explanation = explainer.explain(names, q[k], dataclasses.replace(sweep.request, world=sweep.world))
+    explained, _ = sweep_contacts(explainer, sweep, q_k, sweep.request.contact_distance)
     T_link0, _ = sweep.poses(np.array([0.0]))
     T_link1, _ = sweep.poses(np.array([1.0]))
     index = shape_index(sweep.world)
     contacts = tuple(with_cc(c, sweep, index[(c.link_names[0], c.shape_ids[0])],
                              index[(c.link_names[1], c.shape_ids[1])], t, kind, T_link0[0], T_link1[0])
-                     for c in explanation.contacts)
-    p = int(first[k])
+                     for c in explained)
     world = sweep.world
     a, b = sweep.a[p], sweep.b[p]
     message = (f"{pair_kind(world, int(sweep.selection.index[p]))} between '{world.shapes[a].owner}' and "
                f"'{world.shapes[b].owner}' at t={t:.6f} of the motion (sample {k} of {n + 1})")
-    return MotionResult(False, Status.IN_COLLISION, message, t, contacts, names, q[k].copy())
+    return MotionResult(False, Status.IN_COLLISION, message, t, contacts, names, q_k)

@@ -23,8 +23,13 @@ import numpy as np
 from my_collision_pkg.core.checks.contact_builder import ContactBuilder
 from my_collision_pkg.core.checks.narrowphase import inside_closed_mesh, pair_distance_lower_bound
 from my_collision_pkg.core.kernels.culling import obb_candidates
+from my_collision_pkg.core.kernels.kinematics import shape_poses
 from my_collision_pkg.core.scene.planning_scene import CollisionWorld, PairSelection
 
+# first_collision poses and culls at most this many configurations, and this many bytes of
+# link and shape poses, at a time (a 2000-object world: about 60 configurations per chunk)
+POSE_CHUNK = 4096
+POSE_CHUNK_BYTES = 16 * 2 ** 20
 _BOOL_REQUEST = fcl.CollisionRequest()
 _DISTANCE_REQUEST = fcl.DistanceRequest(enable_nearest_points=True, enable_signed_distance=True)
 
@@ -206,15 +211,54 @@ def posed_candidates(world: CollisionWorld, q: np.ndarray, pairs: np.ndarray, ma
 
 
 def first_collision(scratch: PairTestScratch, world: CollisionWorld, q: np.ndarray,
-                    selection: PairSelection) -> np.ndarray:
-    """Per configuration of ``q`` (N, A), the index (into ``selection.pairs``) of the first colliding pair, or -1."""
-    _, T_world_shape, candidates = posed_candidates(world, q, selection.pairs, selection.margins)
-    first = np.full(q.shape[0], -1, dtype=np.int64)
-    rows, cols = np.nonzero(candidates)
-    if rows.size == 0:
+                    selection: PairSelection, *, shapes: np.ndarray | None = None, stop=None) -> np.ndarray:
+    """Per configuration of ``q`` (N, A), the index (into ``selection.pairs``) of the first colliding pair, or -1.
+
+    Configurations are posed and culled a chunk at a time (at most ``POSE_CHUNK_BYTES`` of
+    link and shape poses, and ``POSE_CHUNK`` configurations), so memory does not grow with
+    N. ``shapes``: sorted indices of the shapes to pose (every shape of the selection's pairs
+    must be among them; None: every shape of the world), so that a selection culled down
+    to a few pairs (a motion's) poses only their shapes. ``stop``: a
+    :class:`limits.WorkMeter` whose stop event is looked at between chunks.
+    """
+    n = q.shape[0]
+    first = np.full(n, -1, dtype=np.int64)
+    if n == 0 or len(selection.pairs) == 0:
         return first
-    starts = np.searchsorted(rows, np.arange(q.shape[0] + 1))
-    for c in np.flatnonzero(starts[1:] > starts[:-1]):
-        posed = scratch.posed(world, T_world_shape[c])
-        first[c] = posed.first_hit(selection, cols[starts[c]:starts[c + 1]])
+    robot = world.robot
+    if shapes is None:
+        shape_link, T_frame_shape = world.shape_link, world.T_frame_shape
+        obb = (world.obb_center, world.obb_axes, world.obb_half)
+        local_pairs, n_posed = selection.pairs, len(world.shapes)
+    else:
+        shapes = np.asarray(shapes, dtype=np.int64)
+        shape_link = np.ascontiguousarray(world.shape_link[shapes])
+        T_frame_shape = np.ascontiguousarray(world.T_frame_shape[shapes])
+        obb = tuple(np.ascontiguousarray(x[shapes]) for x in (world.obb_center, world.obb_axes, world.obb_half))
+        local_pairs = np.ascontiguousarray(np.searchsorted(shapes, selection.pairs))
+        n_posed = len(shapes)
+    chunk = int(max(1, min(POSE_CHUNK, POSE_CHUNK_BYTES // (128 * (n_posed + len(robot.link_names))))))
+    T_full = None                    # every shape's pose, the posed ones written per configuration
+    for start in range(0, n, chunk):
+        if stop is not None:
+            stop.check_stop()
+        T_link = robot.link_transforms_batch(q[start:start + chunk])
+        T_shape = np.empty((T_link.shape[0], n_posed, 4, 4))
+        shape_poses(T_link, shape_link, T_frame_shape, T_shape)
+        candidates = np.empty((T_link.shape[0], len(local_pairs)), dtype=np.bool_)
+        obb_candidates(T_shape, *obb, local_pairs, selection.margins, candidates)
+        rows, cols = np.nonzero(candidates)
+        if rows.size == 0:
+            continue
+        starts = np.searchsorted(rows, np.arange(T_link.shape[0] + 1))
+        for c in np.flatnonzero(starts[1:] > starts[:-1]):
+            if shapes is None:
+                T_c = T_shape[c]
+            else:
+                if T_full is None:
+                    T_full = world.shape_transforms(T_link[c])
+                T_full[shapes] = T_shape[c]
+                T_c = T_full
+            posed = scratch.posed(world, T_c)
+            first[start + c] = posed.first_hit(selection, cols[starts[c]:starts[c + 1]])
     return first

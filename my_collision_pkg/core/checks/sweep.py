@@ -24,6 +24,15 @@ motion) lies before ``cc_time``; the price is that a pair passing within
 ``tolerance_m`` of its padding may be reported as a contact. Coal computes distances
 to ``min(1e-6 m, tolerance_m / 10)``, inside that reserve.
 
+Far world objects. Before the search, the world-object pairs that a swept bound of each
+robot shape proves apart over the whole motion are dropped (:func:`motion_pair_candidates`,
+conservative), so a motion costs what the objects near its path cost, not the world's size.
+
+Bounded work. Each compiled :func:`advancement.advance` call makes at most a step budget of
+bound evaluations (``limits.ADVANCE_CALL_STEPS``) and fills at most ``NEED_SLOTS`` narrow-phase
+slots, then returns to Python with the unfinished pairs still live, where the request's
+:class:`limits.WorkMeter` looks at the stop event and at ``max_certified_steps``.
+
 Distance lower bounds, cheapest first, in one compiled call per round
 (:func:`advancement.advance`, each pair stepping on its own clock): the two bounding
 spheres; then the sphere covers (:func:`geometry.mesh_sphere_cover` holds a mesh's
@@ -70,6 +79,7 @@ import math
 import coal
 import numpy as np
 
+from my_collision_pkg.core.checks.limits import EXACT_CALL_STEPS, NARROW_CALL_STEPS, WorkMeter, step_weight
 from my_collision_pkg.core.checks.narrowphase import pair_distance
 from my_collision_pkg.core.checks.request import CheckRequest
 from my_collision_pkg.core.kernels import advancement as mk
@@ -90,6 +100,15 @@ SWEEP_GJK_TOLERANCE_M = 1e-6
 # Sphere covers this far beyond the padding + tolerance give the step as they are (no narrow
 # phase): far pairs take a few more, much cheaper, compiled steps.
 COVER_ACCEPT_M = 0.01
+# Motion checks drop the world-object pairs that cannot come near during the motion
+# (:func:`motion_pair_candidates`); tests switch it off to compare with every pair.
+CULL_FAR_OBJECTS = True
+# ... when the request has at least this many world-object pairs (below it the test costs
+# more than the pairs it could drop).
+CULL_MIN_ENV_PAIRS = 64
+# NEED slots of one compiled advancement call (the call returns when they are full): the
+# (slots, L, 4, 4) link poses it hands to the narrow phase are the only per-pair buffer.
+NEED_SLOTS = 128
 
 
 # ----- kinematic tables for the speed bound ------------------------------------
@@ -129,6 +148,9 @@ class MotionKinematics:
         # below[j, k]: joint k lies strictly below joint j
         self.below = self.chain[self.child_link].T.copy() if n_mov else np.zeros((0, 0), dtype=bool)
         np.fill_diagonal(self.below, False)
+        # depth[j]: movable joints from the root down to joint j, j included (the topmost
+        # moving joint of a chain has the least)
+        self.depth = self.chain[self.child_link].sum(axis=1) if n_mov else np.zeros(0, dtype=np.int64)
 
 
 def motion_kinematics(world: CollisionWorld) -> MotionKinematics:
@@ -151,10 +173,19 @@ class NarrowRoute(enum.IntEnum):
     SOLID = 2        # otherwise: narrowphase.pair_distance, with the solid-body test
 
 
+def selection_key(world: CollisionWorld, selection: PairSelection) -> bytes:
+    """A cache key of ``selection`` in ``world``: its pair indices as bytes, made once per selection
+    object (the entry keeps the object alive, so its id is not reused while the world lives)."""
+    owner, key = world.cached(("sweep", "selection_key", id(selection)),
+                              lambda: (selection, selection.index.tobytes()))
+    return key if owner is selection else selection.index.tobytes()
+
+
 def pair_routes(world: CollisionWorld, selection: PairSelection) -> tuple[list, list, list]:
     """Per pair of a selection: its :class:`NarrowRoute`, its coal geometries and its coal
     hulls (lists of P; cached per world and selection)."""
-    return world.cached(("sweep", "pair_routes", selection.index.tobytes()), _build_pair_routes, world, selection)
+    return world.cached(("sweep", "pair_routes", selection_key(world, selection)), _build_pair_routes, world,
+                        selection)
 
 
 def _build_pair_routes(world: CollisionWorld, selection: PairSelection) -> tuple[list, list, list]:
@@ -221,7 +252,8 @@ def sweep_tables(world: CollisionWorld, selection: PairSelection, kin: MotionKin
     """The parts of a sweep's bounds that do not depend on the motion, cached per world and selection:
     bounding spheres, which joints move each shape (A (S, M)), the lever lengths without prismatic
     travel (S, M), and per pair the joints that move one body but not the other (W_a, W_b (P, M))."""
-    return world.cached(("sweep", "tables", selection.index.tobytes()), _build_sweep_tables, world, selection, kin)
+    return world.cached(("sweep", "tables", selection_key(world, selection)), _build_sweep_tables, world, selection,
+                        kin)
 
 
 def _build_sweep_tables(world: CollisionWorld, selection: PairSelection, kin: MotionKinematics) -> dict:
@@ -237,11 +269,93 @@ def _build_sweep_tables(world: CollisionWorld, selection: PairSelection, kin: Mo
              + np.linalg.norm(centre_link, axis=1)[:, None] + radius[:, None])
     a, b = selection.pairs[:, 0], selection.pairs[:, 1]
     common = A[a] & A[b]
+    robot_shapes = np.flatnonzero(on_robot)
+    world_shapes = np.flatnonzero(~on_robot)
+    is_env = ~on_robot[b] if len(b) else np.zeros(0, dtype=bool)
+    # the world-object pairs grouped by their world shape: shape w's are env_by_shape[start[w]:start[w + 1]]
+    env = np.flatnonzero(is_env)
+    env_by_shape = env[np.argsort(b[env], kind="stable")]
+    env_start = np.searchsorted(b[env_by_shape], np.arange(len(world.shapes) + 1))
     return dict(
         centre=centre, radius=radius, box_local=mk.box_corners(centre, world.obb_axes, world.obb_half),
+        centre_link=centre_link, world_centre=centre_link[world_shapes],   # a world object's frame is the world
+        robot_shapes=robot_shapes, world_shapes=world_shapes, world_radius=radius[world_shapes],
+        is_env=is_env, n_env=int(env.size), self_pairs=np.flatnonzero(~is_env), env_by_shape=env_by_shape,
+        env_start=env_start, robot_link=lk[robot_shapes], robot_A=A[robot_shapes], robot_lever=lever[robot_shapes],
         A=A, link=lk, lever=lever, chain=kin.chain.astype(float),
         below_T=kin.below.T.astype(float), W_a=(A[a] & ~common).astype(float),
         W_b=(A[b] & ~common).astype(float))
+
+
+# ----- culling far world objects ------------------------------------------------
+def motion_pair_candidates(world: CollisionWorld, selection: PairSelection, static: dict, kin: MotionKinematics,
+                           q0: np.ndarray, q1: np.ndarray, adq: np.ndarray, R_static: np.ndarray,
+                           threshold: np.ndarray) -> np.ndarray:
+    """The pairs of ``selection`` (indices, in order) that may come within ``threshold`` (P,) metres
+    during the motion q0 -> q1: every self pair, and the world-object pairs that a swept bound
+    of the robot body does not prove apart.
+
+    A robot shape's bounding sphere (centre ``c``, radius ``r``) moves along a path no longer
+    than ``l = sum_j |dq_j| lever_j`` (revolute ``j`` above it: the centre's largest distance
+    from the axis over the motion, ``R_static - r``; prismatic: 1), so every centre on it lies
+    within ``l / 2`` of the midpoint of ``c(0)`` and ``c(1)`` (``|x - c0| + |x - c1| <= l``).
+    When the topmost moving joint above it is revolute, its axis and origin ``o`` stay fixed
+    and the centre stays within ``R_static - r`` of ``o``. A world object's bounding sphere
+    farther than ``threshold`` from either ball of a robot shape cannot come within it of
+    that shape. One robot-wide ball (holding each shape's smaller ball) drops far objects for
+    all pairs at once first, so the cost is that of the world's shapes and the kept pairs, not
+    of every pair. Conservative: no pair that can touch is dropped.
+
+    ``static``: :func:`sweep_tables`; ``adq`` (M,): the motion's |joint deltas|; ``R_static``
+    (R, M): the levers of the robot shapes (``static["robot_shapes"]``) about each joint.
+    """
+    n_pairs = len(selection.pairs)
+    if n_pairs == 0 or static["n_env"] == 0:
+        return np.arange(n_pairs)
+    robot_shapes = static["robot_shapes"]
+    T_link = world.robot.link_transforms_batch(np.stack([q0, q1]))          # (2, L, 4, 4)
+    link = static["robot_link"]
+    local = static["centre_link"][robot_shapes]
+    c0 = np.einsum("sij,sj->si", T_link[0, link, :3, :3], local) + T_link[0, link, :3, 3]
+    c1 = np.einsum("sij,sj->si", T_link[1, link, :3, :3], local) + T_link[1, link, :3, 3]
+    r = static["radius"][robot_shapes]
+    moving = static["robot_A"] & (adq[None, :] > 0)                         # (R, M)
+    lever = np.where(kin.prismatic[None, :], 1.0, np.maximum(R_static - r[:, None], 0.0))
+    path = (moving * adq[None, :] * lever).sum(axis=1)                      # (R,) path length bound
+    mid, reach_mid = 0.5 * (c0 + c1), 0.5 * path
+    reach_anchor = np.full(len(r), np.inf)
+    anchor = c0
+    if moving.shape[1]:                   # the topmost moving joint's origin, when it is revolute
+        top = np.argmin(np.where(moving, kin.depth[None, :], np.iinfo(np.int64).max), axis=1)
+        anchored = moving.any(axis=1) & ~kin.prismatic[top]
+        anchor = T_link[0, kin.child_link[top], :3, 3]
+        rows = np.arange(len(r))
+        reach_anchor[anchored] = np.maximum(R_static[rows, top] - r, 0.0)[anchored]
+    # per robot shape, its smaller ball, and one ball holding them all
+    use_anchor = reach_anchor < reach_mid
+    small_c = np.where(use_anchor[:, None], anchor, mid)
+    small_r = np.where(use_anchor, reach_anchor, reach_mid) + r
+    centre_all = 0.5 * (small_c.min(axis=0) + small_c.max(axis=0))
+    radius_all = float(np.max(np.linalg.norm(small_c - centre_all, axis=1) + small_r))
+    slack = 1e-9 * (1.0 + radius_all)
+    world_c, world_r = static["world_centre"], static["world_radius"]
+    gap = np.linalg.norm(world_c - centre_all, axis=1) - world_r - radius_all
+    near = static["world_shapes"][gap <= float(threshold.max()) + slack]
+    start = static["env_start"]
+    counts = start[near + 1] - start[near]
+    total = int(counts.sum())
+    if total == 0:
+        return static["self_pairs"]
+    ends = np.cumsum(counts)
+    test = static["env_by_shape"][np.arange(total) - np.repeat(ends - counts - start[near], counts)]
+    a, b = selection.pairs[test, 0], selection.pairs[test, 1]
+    slot = np.searchsorted(robot_shapes, a)                                 # row of each pair's robot shape
+    wc = static["centre_link"][b]
+    wr = static["radius"][b]
+    th = threshold[test] + slack
+    ok = np.linalg.norm(wc - mid[slot], axis=1) - reach_mid[slot] - r[slot] - wr <= th
+    ok &= np.linalg.norm(wc - anchor[slot], axis=1) - reach_anchor[slot] - r[slot] - wr <= th
+    return np.sort(np.concatenate([static["self_pairs"], test[ok]]))
 
 
 # ----- one motion -----------------------------------------------------------------
@@ -258,11 +372,22 @@ class Sweep:
     q0, q1 : (A,) the motion's start and end configurations.
     tolerance_m : float
         Pairs closer than their padding plus this count as touching, metres.
+    meter : limits.WorkMeter or None
+        The request's account: its steps bound the search (:class:`errors.WorkLimitError`
+        beyond it), its stop event is looked at between compiled calls. None: default limits.
+    cull : bool or None
+        Drop the world-object pairs that cannot come near during the motion
+        (:func:`motion_pair_candidates`); None: ``CULL_FAR_OBJECTS``. The sweep's
+        ``selection``, ``pairs``, ``a``, ``b`` and ``margins`` are the kept pairs (``kept``:
+        their indices into the request's pairs, ``full_selection``).
     """
 
     def __init__(self, world: CollisionWorld, selection: PairSelection, request: CheckRequest, q0: np.ndarray,
-                 q1: np.ndarray, tolerance_m: float) -> None:
-        self.world, self.selection, self.request = world, selection, request
+                 q1: np.ndarray, tolerance_m: float, *, meter: WorkMeter | None = None,
+                 cull: bool | None = None) -> None:
+        self.world, self.request = world, request
+        self.full_selection = selection
+        self.meter = meter if meter is not None else WorkMeter()
         self.q0, self.dq = q0, q1 - q0
         self.tol = tolerance_m
         # GJK's precision stays well inside the half tolerance every step keeps in reserve
@@ -273,9 +398,6 @@ class Sweep:
         robot = world.robot
         self.robot = robot
         kin = self.kin = motion_kinematics(world)
-        self.pairs = selection.pairs
-        self.margins = selection.margins
-        self.a, self.b = self.pairs[:, 0], self.pairs[:, 1]
         static = sweep_tables(world, selection, kin)
         self.centre_shape, self.radius = static["centre"], static["radius"]
         self.box_local = static["box_local"]
@@ -286,13 +408,41 @@ class Sweep:
         v1 = kin.mimic_matrix @ q1 + kin.mimic_offset
         travel = np.where(kin.prismatic, np.maximum(np.abs(v0), np.abs(v1)), 0.0)
         prism_path = static["chain"] @ travel                             # (L,)
-        # static lever of shape s about joint k: fixed offsets + travel below k + centre + radius
-        R_static = static["lever"] + (prism_path[static["link"]][:, None] - prism_path[kin.child_link][None, :])
-        w = A * self.adq[None, :] * np.where(kin.prismatic[None, :], 1.0, R_static)
-        self.D_below = w @ static["below_T"]                              # (S, M)
-        self.moved = np.any(A & (self.adq[None, :] > 0), axis=1)          # (S,)
-        self.W_a, self.W_b = static["W_a"], static["W_b"]                 # (P, M)
-        self._route, self._geoms, self._hulls = pair_routes(world, selection)
+        # static lever of robot shape s about joint k: fixed offsets + travel below k + centre + radius
+        # (world objects do not move: their rows stay zero)
+        robot_shapes, A_r = static["robot_shapes"], static["robot_A"]
+        R_static = static["robot_lever"] + (prism_path[static["robot_link"]][:, None]
+                                            - prism_path[kin.child_link][None, :])      # (R, M)
+        w = A_r * self.adq[None, :] * np.where(kin.prismatic[None, :], 1.0, R_static)
+        self.D_below = np.zeros(A.shape)                                  # (S, M)
+        self.D_below[robot_shapes] = w @ static["below_T"]
+        self.moved = np.zeros(len(A), dtype=bool)                         # (S,)
+        self.moved[robot_shapes] = np.any(A_r & (self.adq[None, :] > 0), axis=1)
+        cull = CULL_FAR_OBJECTS if cull is None else cull
+        route, geoms, hulls = pair_routes(world, selection)
+        kept = None
+        if cull and static["n_env"] >= CULL_MIN_ENV_PAIRS:
+            threshold = selection.margins + tolerance_m + request.contact_distance
+            kept = motion_pair_candidates(world, selection, static, kin, q0, q1, self.adq, R_static, threshold)
+            if len(kept) == len(selection.pairs):
+                kept = None
+        if kept is None:                                                  # every pair of the request
+            self.kept = np.arange(len(selection.pairs))
+            self.W_a, self.W_b = static["W_a"], static["W_b"]             # (P, M)
+            self._route, self._geoms, self._hulls = route, geoms, hulls
+        else:
+            self.kept = kept                                              # indices into the request's pairs
+            selection = PairSelection(*(np.ascontiguousarray(x[kept]) for x in selection))
+            self.W_a = np.ascontiguousarray(static["W_a"][kept])
+            self.W_b = np.ascontiguousarray(static["W_b"][kept])
+            kept_list = kept.tolist()
+            self._route = [route[k] for k in kept_list]
+            self._geoms = [geoms[k] for k in kept_list]
+            self._hulls = [hulls[k] for k in kept_list]
+        self.selection = selection                                        # the pairs this sweep checks
+        self.pairs = selection.pairs
+        self.margins = selection.margins
+        self.a, self.b = self.pairs[:, 0], self.pairs[:, 1]
         self.covers = cover_arrays(world)
         # the compiled kernels' argument packs, built once per sweep
         self.speed_arrays = mk.SpeedArrays(self.W_a, self.W_b, kin.child_link, kin.axis, kin.prismatic,
@@ -306,8 +456,10 @@ class Sweep:
                              self.speed_pack, tuple(self.covers))
         self.kernel_steps = np.zeros(len(self.pairs), dtype=np.int64)    # per pair, for benchmarks
         self.narrow_calls = np.zeros(len(self.pairs), dtype=np.int64)
-        n_pairs = max(len(self.pairs), 1)
-        self._buffers = (np.empty((n_pairs, 2, 4, 4)), np.empty((n_pairs, len(robot.link_names), 4, 4)))
+        self.step_weight = step_weight(len(robot.link_names), len(kin.prismatic))   # steps per bound evaluation
+        self.what = "the motion"                # how a refusal names the request, and its progress at time t
+        self.progress = float
+        self._T_all = None                                                # (S, 4, 4) scratch of narrow()
 
     # ----- poses --------------------------------------------------------
     def configurations(self, t: np.ndarray) -> np.ndarray:
@@ -360,11 +512,21 @@ class Sweep:
             if hull > 0.0:       # hulls apart, so are the bodies: the surfaces' distance is exact
                 ga, gb = self._geoms[p]
                 return coal.distance(ga, pose_a, gb, pose_b, self._coal_request, coal.DistanceResult())
-        world = self.world
-        return pair_distance(world, world.shape_transforms(T_link), int(self.a[p]), int(self.b[p])).distance_m
+        a, b = int(self.a[p]), int(self.b[p])
+        T_all = self._T_all
+        if T_all is None:                     # pair_distance reads the poses of shapes a and b only
+            T_all = self._T_all = np.empty((len(self.world.shapes), 4, 4))
+        T_all[a] = T_a
+        T_all[b] = T_b
+        return pair_distance(self.world, T_all, a, b).distance_m
 
     def exact(self, p: int, t: float):
-        """(PairDistance, T_link, T_shape) of pair p at time t."""
+        """(PairDistance, T_link, T_shape) of pair p at time t (counts against the request's steps)."""
+        meter = self.meter
+        meter.check_stop()
+        meter.spend(EXACT_CALL_STEPS)
+        if meter.spent:
+            raise meter.refuse_steps(self.progress(t), self.what)
         T_link, T_shape = self.poses(np.array([t]))
         return pair_distance(self.world, T_shape[0], int(self.a[p]), int(self.b[p])), T_link[0], T_shape[0]
 
@@ -391,31 +553,40 @@ class Sweep:
         known = np.zeros(len(p), dtype=np.bool_)
         live = np.arange(len(p))
         best = NEVER
-        T_pair, T_link = self._buffers
+        slots = max(1, min(len(self.pairs), NEED_SLOTS))        # buffers live for this search only
+        T_pair, T_link = np.empty((slots, 2, 4, 4)), np.empty((slots, len(self.robot.link_names), 4, 4))
         tol = self.tol
+        meter = self.meter
         status = np.empty(len(p), dtype=np.int64)
-        V0, V1 = np.empty(len(p)), np.empty(len(p))
-        need = np.empty(len(p), dtype=np.int64)
+        V0, V1 = np.empty(slots), np.empty(slots)
+        need = np.empty(slots, dtype=np.int64)
         p_list, margins, narrow_calls = p.tolist(), self.margins.tolist(), self.narrow_calls
         packs = (*self.kernel_packs, tol, COVER_ACCEPT_M,
                  tuple(mk.AdvanceOutputs(known, status, V0, V1, T_pair, T_link, self.kernel_steps, need)))
+        weight = self.step_weight
+        if live.size * weight > meter.limits.max_certified_steps - meter.steps:   # every pair takes a step at least
+            raise meter.refuse_pairs(live.size, weight, self.what)
         while live.size:
+            meter.check_stop()
+            budget = meter.call_budget(weight)
+            if budget <= 0:      # progress: the share of pair-time certified
+                done = float(np.mean(np.where(np.isfinite(touch), 1.0, np.clip(t, 0.0, 1.0))))
+                raise meter.refuse_steps(self.progress(done), self.what)
             limit = min(1.0, best) if stop_at_first else 1.0
-            count = mk.advance(self.q0, self.dq, limit, t, live, p, *packs)
-            if not count:
-                break
+            count, stop, used = mk.advance(self.q0, self.dq, limit, t, live, p, *packs, budget)
+            meter.spend(math.ceil(used * weight) + NARROW_CALL_STEPS * count)
             keep = []
             items = need[:count]
             ks = live[items]
-            for j, k, tk, v0, v1 in zip(items.tolist(), ks.tolist(), t[ks].tolist(), V0[items].tolist(),
-                                        V1[items].tolist()):
+            for k, tk, v0, v1, T_pair_i, T_link_i in zip(ks.tolist(), t[ks].tolist(), V0[:count].tolist(),
+                                                          V1[:count].tolist(), T_pair[:count], T_link[:count]):
                 if stop_at_first and tk > best:
                     continue
                 q = p_list[k]
                 margin = margins[q]
                 rest = 1.0 - tk
                 narrow_calls[q] += 1
-                d = self.narrow(q, T_pair[j, 0], T_pair[j, 1], T_link[j], margin + tol + rest * (v0 + rest * v1))
+                d = self.narrow(q, T_pair_i[0], T_pair_i[1], T_link_i, margin + tol + rest * (v0 + rest * v1))
                 if d < margin + tol:
                     touch[k], speed[k] = tk, v0
                     best = min(best, tk)
@@ -428,7 +599,10 @@ class Sweep:
                 known[k] = margin + 0.5 * tol > 0.0
                 if tk <= 1.0:
                     keep.append(k)
-            live = np.array(keep, dtype=np.int64)
+            pending = live[stop:]
+            live = np.concatenate([np.array(keep, dtype=np.int64), pending]) if pending.size else \
+                np.array(keep, dtype=np.int64)
+        self._T_all = None
         return touch, speed
 
     def exit_time(self, p: int, t_enter: float):

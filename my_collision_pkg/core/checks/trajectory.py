@@ -24,14 +24,24 @@ import numpy as np
 from my_collision_pkg.core.checks.contact_builder import ContactBuilder
 from my_collision_pkg.core.checks.contact_list import ContactList, ns_from_seconds
 from my_collision_pkg.core.checks.explain import Explainer
-from my_collision_pkg.core.checks.motion import (cc_type, check_tolerance, contacts_at, discrete_motion,
-                                                 limits_verdict, motion_message, motion_mode, sample_times,
-                                                 shape_index, with_cc)
+from my_collision_pkg.core.checks.limits import WorkMeter
+from my_collision_pkg.core.checks.motion import (cc_type, check_joint_delta, check_motion, check_samples,
+                                                 check_tolerance, contacts_at, discrete_motion, limits_verdict,
+                                                 motion_message, motion_mode, sample_chunks, sample_intervals,
+                                                 shape_index, swept_shapes, with_cc)
+from my_collision_pkg.core.checks.pair_tests import PairTestScratch
 from my_collision_pkg.core.checks.request import CheckRequest, ConfigurationResolver
 from my_collision_pkg.core.checks.results import (Contact, DEFAULT_TOUCH_TOLERANCE_M, MotionMode, MotionResult,
                                                   Status, TrajectoryResult)
 from my_collision_pkg.core.checks.sweep import NEVER, Sweep
-from my_collision_pkg.core.errors import CollisionPkgError, RequestError
+from my_collision_pkg.core.errors import CollisionPkgError, RequestError, RequestStopped, WorkLimitError
+from my_collision_pkg.core.model.robot_model import RobotModel
+from my_collision_pkg.core.model.shapes import Box
+from my_collision_pkg.core.scene.planning_scene import AddObject, ObjectShape, PlanningScene, SceneObject
+
+
+# Sweeps of segments with contacts kept for the intervals' contacts (others are made again)
+KEPT_SWEEPS = 16
 
 
 @dataclass
@@ -43,16 +53,31 @@ class ContactSpan:
     deepest: tuple               # (distance, segment, time in the segment, pair index)
 
 
-def _check_waypoints(resolver: ConfigurationResolver, joint_names, points, times_s):
-    """Full configurations (N, A) and times (N,) of a trajectory; RequestError naming the fault."""
+def _check_waypoints(resolver: ConfigurationResolver, joint_names, points, times_s, max_waypoints: int):
+    """Full configurations (N, A) and times (N,) of a trajectory; RequestError naming the fault
+    (:class:`WorkLimitError` beyond ``max_waypoints``, before the waypoints are read)."""
     names = list(joint_names)
-    rows = list(points) if points is not None else []
-    if not rows:
+    if points is not None and not hasattr(points, "__len__"):
+        points = list(points)                       # an iterator of waypoints
+    count = len(points) if points is not None else 0
+    if count > max_waypoints:
+        raise WorkLimitError("max_trajectory_waypoints",
+                             f"the trajectory has {count:,} waypoints, more than max_trajectory_waypoints = "
+                             f"{max_waypoints:,}: split it into {-(-count // max_waypoints):,} trajectories "
+                             f"(sharing their end waypoints) or raise max_trajectory_waypoints")
+    block = None
+    if isinstance(points, np.ndarray) and points.dtype != object:
+        block = np.asarray(points, dtype=float)
+        if block.ndim != 2 or block.shape[1] != len(names):
+            block = None
+    rows = block if block is not None else (list(points) if points is not None else [])
+    if not len(rows):
         raise RequestError("the trajectory has no waypoints")
-    for i, row in enumerate(rows):
-        n = np.asarray(row, dtype=float).size
-        if n != len(names):
-            raise RequestError(f"waypoint {i} has {n} positions, expected {len(names)} (one per joint name)")
+    if block is None:
+        for i, row in enumerate(rows):
+            n = np.asarray(row, dtype=float).size
+            if n != len(names):
+                raise RequestError(f"waypoint {i} has {n} positions, expected {len(names)} (one per joint name)")
     times = np.asarray(times_s, dtype=float).ravel()
     if times.size != len(rows):
         raise RequestError(f"{len(rows)} waypoints but {times.size} times")
@@ -68,7 +93,8 @@ def _check_waypoints(resolver: ConfigurationResolver, joint_names, points, times
         if times[i] <= times[i - 1]:
             raise RequestError(f"waypoint {i} at {times[i]} s is not after waypoint {i - 1} at {times[i - 1]} s")
     try:
-        Q = resolver.full_configurations(names, np.array([np.asarray(r, dtype=float).ravel() for r in rows]))
+        values = block if block is not None else np.array([np.asarray(r, dtype=float).ravel() for r in rows])
+        Q = resolver.full_configurations(names, values)
     except RequestError as exc:
         raise RequestError(f"waypoints: {exc}") from exc
     return Q, times
@@ -132,8 +158,9 @@ def _merged_spans(items: list[ContactSpan]) -> list[ContactSpan]:
     return merged
 
 
-def _contact_lists(spans: dict, sweeps: list[Sweep], end_s: float) -> tuple[ContactList, ...]:
-    """One ContactList per body pair from the shape pairs' spans (merged where they overlap or meet)."""
+def _contact_lists(spans: dict, sweep_of, end_s: float) -> tuple[ContactList, ...]:
+    """One ContactList per body pair from the shape pairs' spans (merged where they overlap or meet);
+    ``sweep_of(segment)``: the :class:`Sweep` of a segment with contacts."""
     lists = []
     for (owners, body_types), items in spans.items():
         timed: list[list] = []          # [activation ns, deactivation ns, span], merged again after rounding
@@ -152,7 +179,7 @@ def _contact_lists(spans: dict, sweeps: list[Sweep], end_s: float) -> tuple[Cont
         contact_list = ContactList(owners, body_types)
         for activation, deactivation, span in timed:
             _, segment, t_local, p = span.deepest
-            contact = _interval_contact(sweeps[segment], p, t_local)
+            contact = _interval_contact(sweep_of(segment), p, t_local)
             if not contact_list.add_contact_at(activation, deactivation, contact):
                 raise AssertionError(f"interval [{activation}, {deactivation}) ns of {owners} does not fit its list")
         lists.append(contact_list)
@@ -161,47 +188,101 @@ def _contact_lists(spans: dict, sweeps: list[Sweep], end_s: float) -> tuple[Cont
 
 def check_trajectory(explainer: Explainer, request: CheckRequest, joint_names, points, times_s, *,
                      mode=MotionMode.CERTIFIED, max_step: float = 0.0, stop_at_first_contact: bool = True,
-                     tolerance_m: float = DEFAULT_TOUCH_TOLERANCE_M) -> TrajectoryResult:
+                     tolerance_m: float = DEFAULT_TOUCH_TOLERANCE_M,
+                     meter: WorkMeter | None = None) -> TrajectoryResult:
     """See :meth:`checker.CollisionChecker.check_trajectory` (never raises on bad input).
 
     The request's contact distance and budget are not used: the first contact's contacts
-    are those of the pairs touching then, within the checker's budget.
+    are those of the pairs touching then, within the checker's budget. ``meter``: the
+    request's :class:`limits.WorkMeter` (its steps bound covers all segments together).
+
+    Raises
+    ------
+    RequestStopped
+        When the meter's stop event is set while the check works.
     """
     resolver = explainer.resolver
+    meter = meter if meter is not None else WorkMeter()
+    limits = meter.limits
     request = dataclasses.replace(request, contact_distance=0.0, max_contacts=None)
     try:
         mode = motion_mode(mode, max_step)
         check_tolerance(tolerance_m)
         world = request.world_of(resolver.scene)
-        Q, times = _check_waypoints(resolver, joint_names, points, times_s)
+        Q, times = _check_waypoints(resolver, joint_names, points, times_s, limits.max_trajectory_waypoints)
         selection = request.selection(world)
+        robot = world.robot
+        if len(Q) > 1 and not float(np.max(np.abs(np.diff(Q, axis=0)))) <= limits.max_joint_delta:
+            for i in range(len(Q) - 1):             # name the first segment beyond the bound
+                check_joint_delta(robot, Q[i], Q[i + 1], limits.max_joint_delta, f"segment {i}")
+        if mode == MotionMode.DISCRETE:
+            check_samples(_trajectory_samples(robot, Q, max_step), limits.max_motion_samples, "the trajectory")
+    except RequestStopped:
+        raise
     except (CollisionPkgError, TypeError, ValueError) as exc:
         return TrajectoryResult(False, Status.INVALID_REQUEST, str(exc))
     for i, q in enumerate(Q):
         message = limits_verdict(resolver, q, f"waypoint {i}")
         if message is not None:
             return TrajectoryResult(False, Status.OUT_OF_BOUNDS, message, float(times[i]), max(i - 1, 0))
-    segments = [(Q[i], Q[i + 1], times[i], times[i + 1]) for i in range(len(Q) - 1)] or \
-        [(Q[0], Q[0], times[0], times[0])]
+    try:
+        return _scan(explainer, request, world, selection, Q, times, mode, max_step, stop_at_first_contact,
+                     tolerance_m, meter)
+    except WorkLimitError as exc:
+        return TrajectoryResult(False, Status.INVALID_REQUEST, str(exc))
+
+
+def _trajectory_samples(robot, Q: np.ndarray, max_step: float) -> float:
+    """Discrete samples of all segments of waypoints Q (N, A) at ``max_step`` (a float: may be inf)."""
+    if len(Q) < 2:
+        return 2.0
+    largest = np.max(np.abs(np.diff(Q, axis=0) @ robot.kinematics_arrays[0].T), axis=1) \
+        if robot.kinematics_arrays[0].shape[0] else np.zeros(len(Q) - 1)
+    with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
+        n = np.maximum(np.ceil(largest / max_step - 1e-12), 1.0)
+    return float(np.sum(n + 1.0))
+
+
+def _scan(explainer: Explainer, request: CheckRequest, world, selection, Q: np.ndarray, times: np.ndarray, mode,
+          max_step: float, stop_at_first_contact: bool, tolerance_m: float, meter: WorkMeter) -> TrajectoryResult:
+    """The segments of a checked trajectory, one after the other (see :func:`check_trajectory`)."""
+    n_segments = max(len(Q) - 1, 1)
     spans: dict = {}
-    sweeps: list[Sweep] = []
+    # the segments with contacts (their intervals' contacts are made at the end): the last few
+    # sweeps are kept, the others made again when needed, so memory does not grow with them
+    ends: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+    kept: dict[int, Sweep] = {}
     first: tuple | None = None          # (time s, segment, MotionResult)
-    for i, (qa, qb, ta, tb) in enumerate(segments):
-        sweep = Sweep(world, selection, request, qa, qb, tolerance_m)
-        sweeps.append(sweep)
+    for i in range(n_segments):
+        meter.check_stop()
+        qa, qb, ta, tb = (Q[i], Q[i + 1], times[i], times[i + 1]) if len(Q) > 1 else (Q[0], Q[0], times[0], times[0])
+        sweep = Sweep(world, selection, request, qa, qb, tolerance_m, meter=meter)
+        sweep.what, sweep.progress = "the trajectory", (lambda t, i=i: (i + t) / n_segments)
+        before = len(spans), sum(len(v) for v in spans.values())
         if mode == MotionMode.DISCRETE:
             found = _discrete_segment(explainer, sweep, i, ta, tb, max_step, spans, stop_at_first_contact)
         else:
             found = _certified_segment(explainer, sweep, i, ta, tb, spans, stop_at_first_contact,
                                        first is None)
+        if found is not None or (len(spans), sum(len(v) for v in spans.values())) != before:
+            ends[i] = (qa, qb)
+            kept[i] = sweep
+            while len(kept) > KEPT_SWEEPS:
+                kept.pop(next(iter(kept)))
         if found is not None and first is None:
             first = found
         if first is not None and stop_at_first_contact:
             break
-    lists = _contact_lists(spans, sweeps, float(times[-1]))
+    def sweep_of(segment: int) -> Sweep:
+        if segment not in kept:
+            kept[segment] = Sweep(world, selection, request, *ends[segment], tolerance_m, meter=meter)
+            while len(kept) > KEPT_SWEEPS:
+                kept.pop(next(iter(kept)))
+        return kept[segment]
+    lists = _contact_lists(spans, sweep_of, float(times[-1]))
     if first is None:
-        plural = "s" if len(segments) > 1 else ""
-        return TrajectoryResult(True, Status.VALID, f"valid ({len(segments)} segment{plural})", -1.0, -1, lists, None)
+        plural = "s" if n_segments > 1 else ""
+        return TrajectoryResult(True, Status.VALID, f"valid ({n_segments} segment{plural})", -1.0, -1, lists, None)
     time_s, segment, result = first
     message = f"{result.message} (segment {segment}, {time_s:.6f} s into the trajectory)"
     return TrajectoryResult(False, Status.IN_COLLISION, message, float(time_s), int(segment), lists, result)
@@ -230,30 +311,77 @@ def _certified_segment(explainer: Explainer, sweep: Sweep, segment: int, ta: flo
 
 def _discrete_segment(explainer: Explainer, sweep: Sweep, segment: int, ta: float, tb: float, max_step: float,
                       spans: dict, stop: bool):
-    """Discrete sampling of one segment: spans per body pair from consecutive invalid samples;
-    (time s, segment, MotionResult) of its first invalid sample, or None."""
+    """Discrete sampling of one segment (``SAMPLE_CHUNK`` samples at a time, far world objects
+    culled): spans per body pair from consecutive invalid samples; (time s, segment,
+    MotionResult) of its first invalid sample, or None."""
     world = sweep.world
-    local = sample_times(sweep, max_step)
-    n = len(local) - 1
-    q = sweep.configurations(local)
-    first_hit = explainer.first_collision(world, q, sweep.selection)
-    bad = np.flatnonzero(first_hit >= 0)
-    if bad.size == 0:
-        return None
+    n = sample_intervals(sweep, max_step)
+    shapes = swept_shapes(sweep)
     index = shape_index(world)
     names = sweep.robot.active_joint_names
     at_sample = dataclasses.replace(sweep.request, world=world)
-    for k in (bad[:1] if stop else bad):
-        explanation = explainer.explain(names, q[k], at_sample)
-        for c in explanation.contacts:
-            if c.distance >= 0 and explanation.valid:
-                continue
-            a, b = index[(c.link_names[0], c.shape_ids[0])], index[(c.link_names[1], c.shape_ids[1])]
-            p = int(np.flatnonzero((sweep.a == a) & (sweep.b == b))[0])
-            key = (c.link_names, c.body_types)
-            t_abs = ta + local[k] * (tb - ta)
-            t_next = ta + local[min(k + 1, n)] * (tb - ta)
-            spans.setdefault(key, []).append(ContactSpan(t_abs, t_next if k < n else tb, k == n,
-                                                         (c.distance, segment, float(local[k]), p)))
+    found_any = False
+    for lo, local in sample_chunks(n):
+        q = sweep.configurations(local)
+        first_hit = explainer.first_collision(world, q, sweep.selection, shapes=shapes, stop=sweep.meter)
+        bad = np.flatnonzero(first_hit >= 0)
+        if bad.size == 0:
+            continue
+        found_any = True
+        for j in (bad[:1] if stop else bad):
+            sweep.meter.check_stop()
+            k = lo + int(j)
+            explanation = explainer.explain(names, q[j], at_sample)
+            for c in explanation.contacts:
+                if c.distance >= 0 and explanation.valid:
+                    continue
+                a, b = index[(c.link_names[0], c.shape_ids[0])], index[(c.link_names[1], c.shape_ids[1])]
+                match = np.flatnonzero((sweep.a == a) & (sweep.b == b))
+                if match.size == 0:
+                    continue
+                p = int(match[0])
+                key = (c.link_names, c.body_types)
+                t_abs = ta + float(local[j]) * (tb - ta)
+                t_next = ta + ((k + 1) * (1.0 / n) if k + 1 < n else 1.0) * (tb - ta)
+                spans.setdefault(key, []).append(ContactSpan(t_abs, t_next if k < n else tb, k == n,
+                                                             (c.distance, segment, float(local[j]), p)))
+        if stop:
+            break
+    if not found_any:
+        return None
     result = discrete_motion(explainer, sweep, max_step)
     return ta + result.cc_time * (tb - ta), segment, result
+
+
+# ----- warm-up ------------------------------------------------------------------------
+# A two-joint arm (a box on a revolute joint, a sphere on a prismatic one) for the warm-up.
+_WARM_UP_URDF = """
+<robot name="warm_up_arm">
+  <link name="base"/>
+  <link name="arm"><collision><origin xyz="0.3 0 0"/><geometry><box size="0.4 0.05 0.05"/></geometry></collision></link>
+  <link name="tip"><collision><geometry><sphere radius="0.03"/></geometry></collision></link>
+  <joint name="turn" type="revolute"><parent link="base"/><child link="arm"/><axis xyz="0 0 1"/>
+    <limit lower="-3" upper="3" effort="1" velocity="1"/></joint>
+  <joint name="slide" type="prismatic"><parent link="arm"/><child link="tip"/><origin xyz="0.5 0 0"/>
+    <axis xyz="1 0 0"/><limit lower="0" upper="0.2" effort="1" velocity="1"/></joint>
+</robot>
+"""
+
+
+def warm_up_motion_checks() -> None:
+    """Compile (or load from numba's cache) every kernel the motion checks use, with the argument
+    types they pass: one certified and one discrete motion, and a certified trajectory with
+    contact intervals, of a small arm through a block (some 30 ms once compiled).
+
+    For a node's start-up (the compiled kernels' own warm-up, :func:`kernels.warm_up.warm_up`,
+    leaves the motion kernels out: they take the checks' argument packs)."""
+    scene = PlanningScene(RobotModel.from_urdf_string(_WARM_UP_URDF))
+    T = np.eye(4)
+    T[:3, 3] = (0.0, 0.6, 0.0)
+    scene.apply([AddObject(SceneObject("block", (ObjectShape(Box((0.1, 0.1, 0.1))),), T))])
+    explainer = Explainer(ConfigurationResolver(scene), PairTestScratch(), max_contacts=10, contacts_per_pair=2)
+    names = ["turn", "slide"]
+    for mode, step in ((MotionMode.CERTIFIED, 0.0), (MotionMode.DISCRETE, 0.05)):
+        check_motion(explainer, CheckRequest(), names, [0.0, 0.1], [3.0, 0.1], mode=mode, max_step=step)
+    check_trajectory(explainer, CheckRequest(), names, [[0.0, 0.1], [3.0, 0.1]], [0.0, 1.0],
+                     stop_at_first_contact=False)

@@ -92,15 +92,16 @@ class SpeedArrays(NamedTuple):
 
 
 class AdvanceOutputs(NamedTuple):
-    """What :func:`advance` writes, per pair (K pairs) or per item (n items) of one call."""
+    """What :func:`advance` writes, per pair (K pairs), per item (n items) or per NEED slot
+    (C slots, any C >= 1: a call stops when they are full) of one call."""
     known: np.ndarray            # (K,) bool: the pair is known to be apart at its time (read and written)
-    status: np.ndarray           # (n,) DONE or NEED
-    V0: np.ndarray               # (n,) speed bounds at a NEED item's time
-    V1: np.ndarray               # (n,)
-    T_pair: np.ndarray           # (n, 2, 4, 4) the pair's shape poses there
-    T_link: np.ndarray           # (n, L, 4, 4) the link poses there
+    status: np.ndarray           # (n,) DONE or NEED (items before the call's stop)
+    V0: np.ndarray               # (C,) speed bounds at a NEED item's time
+    V1: np.ndarray               # (C,)
+    T_pair: np.ndarray           # (C, 2, 4, 4) the pair's shape poses there
+    T_link: np.ndarray           # (C, L, 4, 4) the link poses there
     steps: np.ndarray            # (P,) bound evaluations per pair index (added to)
-    need: np.ndarray             # (n,) the NEED items, in order
+    need: np.ndarray             # (C,) per slot, the NEED item (index into live), in order
 
 
 @njit(cache=True, inline="always")
@@ -470,9 +471,12 @@ def _pair_speed(T_link, Ta, Tb, a, b, q, speed, corners):
 
 
 @njit(cache=True)
-def advance(q0, dq, limit, t, live, p, pairs, robot, shapes, speed, covers, tol, accept, out):
+def advance(q0, dq, limit, t, live, p, pairs, robot, shapes, speed, covers, tol, accept, out, budget):
     """Advance the items ``live`` (n,) of pairs p (K,) from their times t (K,, updated in
-    place) without narrow phase; returns how many items need the narrow phase.
+    place) without narrow phase, making at most ``budget`` bound evaluations; returns
+    ``(count, stop, used)``: how many items need the narrow phase, the first item not
+    finished (items ``[stop:]`` are still live: their times are where the search got to;
+    ``stop == n`` when every item finished) and the bound evaluations made.
 
     The motion is ``q0 + t dq`` (A,); ``pairs``: :class:`PairArrays`; ``robot``:
     :class:`RobotArrays`; ``shapes``: :class:`ShapeArrays`; ``speed``: :class:`SpeedArrays`;
@@ -481,9 +485,11 @@ def advance(q0, dq, limit, t, live, p, pairs, robot, shapes, speed, covers, tol,
     arrays, a NamedTuple field by field in Python on every call). Per item j (pair
     ``p[live[j]]``): ``out.status[j]`` DONE (t past ``limit``, or inf when nothing moves
     it) or NEED (its bound is below padding + tol + accept: the narrow phase decides at t;
-    ``out.V0[j]``, ``out.V1[j]``, ``out.T_pair[j]`` (2, 4, 4) and ``out.T_link[j]`` (L, 4, 4)
-    hold its speed bounds and poses there); the NEED items are listed in ``out.need`` (n,),
-    in order. ``out.known`` (K,) marks pairs known to be apart at t (updated);
+    ``out.V0[i]``, ``out.V1[i]``, ``out.T_pair[i]`` (2, 4, 4) and ``out.T_link[i]`` (L, 4, 4)
+    hold its speed bounds and poses there, in NEED slot order); the NEED items are listed in
+    ``out.need`` (slot -> item), in order. The call also stops (``stop < n``) when every
+    slot of ``out.V0`` holds a NEED item, so the outputs' size, not the number of pairs,
+    bounds their memory. ``out.known`` (K,) marks pairs known to be apart at t (updated);
     ``out.steps`` (P,) counts the bound evaluations made for each pair index p (added to)."""
     pairs, robot, shapes = PairArrays(*pairs), RobotArrays(*robot), ShapeArrays(*shapes)
     speed, covers, out = SpeedArrays(*speed), CoverArrays(*covers), AdvanceOutputs(*out)
@@ -501,7 +507,11 @@ def advance(q0, dq, limit, t, live, p, pairs, robot, shapes, speed, covers, tol,
     work = _cover_scratch(covers.cover_start)
     fk_t = np.nan                                  # T_link holds links [:fk_upto] at time fk_t
     fk_upto = 0
+    capacity = out.V0.shape[0]
+    used = 0
     for j in range(n):
+        if used >= budget or count >= capacity:
+            return count, j, used
         k = live[j]
         q = p[k]
         a = pair_a[q]
@@ -511,6 +521,9 @@ def advance(q0, dq, limit, t, live, p, pairs, robot, shapes, speed, covers, tol,
         keeps_apart = m + 0.5 * tol > 0.0
         upto = max(shapes.shape_link[a], shapes.shape_link[b], 0) + 1       # links come after their parents
         while t[k] <= limit:
+            if used >= budget:
+                return count, j, used          # item j is still live, at the time reached
+            used += 1
             steps[q] += 1
             for i in range(q0.shape[0]):
                 positions[i] = q0[i] + t[k] * dq[i]
@@ -529,15 +542,15 @@ def advance(q0, dq, limit, t, live, p, pairs, robot, shapes, speed, covers, tol,
             if d < enough and d < m + tol + accept:
                 status[j] = NEED
                 out.need[count] = j
-                count += 1
-                out.V0[j] = v0
-                out.V1[j] = v1
-                out.T_pair[j, 0] = Ta
-                out.T_pair[j, 1] = Tb
+                out.V0[count] = v0
+                out.V1[count] = v1
+                out.T_pair[count, 0] = Ta
+                out.T_pair[count, 1] = Tb
                 if fk_upto < n_links:
                     _rigid_fk(positions, robot, n_links, values, T_link)
                     fk_upto = n_links
-                out.T_link[j] = T_link
+                out.T_link[count] = T_link
+                count += 1
                 break
             if v0 + v1 <= 0.0:
                 t[k] = np.inf
@@ -545,7 +558,7 @@ def advance(q0, dq, limit, t, live, p, pairs, robot, shapes, speed, covers, tol,
             reserve = d - m - 0.5 * tol
             t[k] += 2.0 * reserve / (v0 + np.sqrt(v0 * v0 + 4.0 * v1 * reserve))
             known[k] = keeps_apart
-    return count
+    return count, n, used
 
 
 @njit(cache=True)
