@@ -222,6 +222,9 @@ def collision_object_to_updates(msg: CollisionObjectMsg, robot: RobotModel,
     ``header.frame_id`` empty or the planning frame: a world object; another robot
     link: an object attached to that link (poses in the link frame). ADD replaces
     an object of the same id; REMOVE with an empty id removes every world object.
+    MOVE: the pose is in ``header.frame_id`` (empty: the planning frame) as for ADD,
+    taken at the scene's current joint positions and converted into the object's own
+    frame; a MOVE never attaches or detaches (see ``core.scene.objects.MoveObject``).
 
     Raises
     ------
@@ -245,7 +248,7 @@ def collision_object_to_updates(msg: CollisionObjectMsg, robot: RobotModel,
         link = frame
     T_frame_object = pose_to_transform(msg.pose, f"{name} pose", warnings)
     if operation == CollisionObjectMsg.MOVE:
-        return [MoveObject(oid, T_frame_object)]
+        return [MoveObject(oid, T_frame_object, link or robot.root_link)]
     if operation != CollisionObjectMsg.ADD:
         raise SceneError(f"{name}: unsupported operation {operation!r} (ADD=0, REMOVE=1, MOVE=3)")
     if len(msg.primitives) != len(msg.primitive_poses):

@@ -335,6 +335,7 @@ class CollisionWorld:
         pairs = np.ascontiguousarray(np.vstack([env, on_robot[local]]), dtype=np.int64).reshape(-1, 2)
         self.pairs = pairs
         self.pair_calls, self.pair_swapped = self._fcl_call_order(pairs)
+        self._n_env = len(env)
         self.pair_is_self = np.arange(len(pairs)) >= len(env)
         self.pair_padding_m = rows.padding[pairs[:, 0]] + rows.padding[pairs[:, 1]]
 
@@ -373,6 +374,14 @@ class CollisionWorld:
         return selection
 
     def _select_pairs(self, group: str, pad_environment: bool, pad_self: bool) -> "PairSelection":
+        if not group:               # every pair: the world's own arrays, no copies
+            n_env = self._n_env
+            margins = self.pair_padding_m.copy()
+            if not pad_environment:
+                margins[:n_env] = 0.0
+            if not pad_self:
+                margins[n_env:] = 0.0
+            return PairSelection(np.arange(len(self.pairs)), self.pairs, margins, self.pair_calls, self.pair_swapped)
         keep = np.ones(len(self.pairs), dtype=bool)
         if group:
             links = self.semantic.group_links(self.robot, group)
