@@ -436,7 +436,8 @@ def _write(path, data):
     ("short.stl", b"\x00" * 40, "is not a valid STL: 40 bytes, shorter than a binary STL's 84-byte header"),
     ("truncated.stl", b"\x00" * 80 + (1000).to_bytes(4, "little") + b"\x00" * 100,
      "header counts 1000 triangles, 50084 bytes, but the file has 184"),
-    ("latin1_noise.stl", b"solid \xfc\xfe\xff" + bytes(range(128, 256)), "is not a valid STL"),
+    # text after 'solid' that is no STL: with charset_normalizer it decodes to no triangles
+    ("latin1_noise.stl", b"solid \xfc\xfe\xff" + bytes(range(128, 256)), ("is not a valid STL", "holds no triangles")),
     ("broken.dae", b"<COLLADA><libr", "is not a valid COLLADA: "),
     ("broken.obj", b"v 1 2\nf 1 2 9\n", "is not a valid OBJ: "),
     ("empty.stl", b"", "is not a valid STL: 0 bytes"),
@@ -448,7 +449,8 @@ def test_corrupt_mesh_file_is_named_as_not_valid(scene, tmp_path, name, data, fr
     with pytest.raises(MeshError) as info:
         scene.apply([AddObject(obj("part", MeshRef(path)))])
     message = str(info.value)
-    assert fragment in message and f"mesh file '{path}'" in message and "'part'" in message, message
+    fragments = fragment if isinstance(fragment, tuple) else (fragment,)
+    assert any(f in message for f in fragments) and f"mesh file '{path}'" in message and "'part'" in message, message
     assert "ModuleNotFoundError" not in message
     assert scene.world is before
 

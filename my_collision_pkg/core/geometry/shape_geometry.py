@@ -204,14 +204,17 @@ def primitive_mesh(spec: ShapeSpec) -> trimesh.Trimesh:
 
 
 def _coal_convex(vertices: np.ndarray, faces: np.ndarray):
-    """A coal convex solid from a closed convex triangle mesh."""
-    points = coal.StdVec_Vec3s()
-    for v in np.asarray(vertices, dtype=float):
-        points.append(v)
-    triangles = coal.StdVec_Triangle()
-    for a, b, c in np.asarray(faces, dtype=np.int64):
-        triangles.append(coal.Triangle(int(a), int(b), int(c)))
-    return coal.Convex(points, triangles)
+    """A coal convex solid from a closed convex triangle mesh (built in coal from its BVH
+    model's arrays: no Python work per vertex or triangle).
+
+    Raises
+    ------
+    RuntimeError
+        Where coal refuses the mesh (e.g. "Too many neighbors" on a vertex of high valence).
+    """
+    model = _coal_bvh(vertices, faces)
+    model.buildConvexRepresentation(False)
+    return model.convex
 
 
 def _coal_bvh(vertices: np.ndarray, faces: np.ndarray):
@@ -248,12 +251,12 @@ def mesh_sphere_cover(vertices: np.ndarray, faces: np.ndarray, count: int = COVE
         gap = np.minimum(gap, np.linalg.norm(centroids - centroids[seeds[-1]], axis=1))
     means = centroids[seeds].copy()
     for _ in range(_COVER_ITERATIONS):
-        label = np.argmin(((centroids[:, None, :] - means[None, :, :]) ** 2).sum(axis=2), axis=1)
+        label = _nearest_mean(centroids, means)
         for c in range(k):
             members = centroids[label == c]
             if len(members):
                 means[c] = members.mean(axis=0)
-    label = np.argmin(((centroids[:, None, :] - means[None, :, :]) ** 2).sum(axis=2), axis=1)
+    label = _nearest_mean(centroids, means)
     centres, radii = [], []
     for c in range(k):
         points = corners[label == c].reshape(-1, 3)
@@ -267,6 +270,18 @@ def mesh_sphere_cover(vertices: np.ndarray, faces: np.ndarray, count: int = COVE
         radii.append(radius)
     centres, radii = np.array(centres), np.array(radii)
     return np.ascontiguousarray(centres), np.ascontiguousarray(radii)
+
+
+_COVER_CHUNK = 65536         # centroids compared with the means at once (bounds the (chunk, k, 3) temporary)
+
+
+def _nearest_mean(centroids: np.ndarray, means: np.ndarray) -> np.ndarray:
+    """Index of the nearest of ``means`` (k, 3) for each of ``centroids`` (F, 3), chunk by chunk."""
+    label = np.empty(len(centroids), dtype=np.int64)
+    for start in range(0, len(centroids), _COVER_CHUNK):
+        part = centroids[start:start + _COVER_CHUNK]
+        label[start:start + len(part)] = np.argmin(((part[:, None, :] - means[None, :, :]) ** 2).sum(axis=2), axis=1)
+    return label
 
 
 def box_sphere_cover(half: np.ndarray, cells: int = COVER_CELLS):
@@ -390,12 +405,52 @@ def _convex_hull(mesh: trimesh.Trimesh) -> trimesh.Trimesh | None:
         return None
 
 
+OBB_EXACT_MAX_HULL_FACES = 4096     # beyond: a principal-axes box (trimesh's minimal box is quadratic in the hull)
+
+
+def _oriented_box(mesh: trimesh.Trimesh, vertices: np.ndarray, hull_faces: int, hull_points: np.ndarray):
+    """(centre (3,), axes (3, 3) as columns, half sizes (3,)) of a box containing the mesh, shape frame.
+
+    The smaller of the axis-aligned box and an oriented one: trimesh's minimal-volume box
+    when the convex hull has at most ``OBB_EXACT_MAX_HULL_FACES`` faces (every robot
+    mesh here has far fewer), else the box along the principal axes of the hull's points
+    (linear time; a 300k-triangle hull took trimesh over a minute).
+    """
+    lo, hi = vertices.min(axis=0), vertices.max(axis=0)
+    center, half = (lo + hi) / 2.0, np.maximum((hi - lo) / 2.0, 1e-9)
+    axes = np.eye(3)
+    try:
+        if hull_faces <= OBB_EXACT_MAX_HULL_FACES:
+            T_obb = mesh.bounding_box_oriented.primitive.transform
+            extents = mesh.bounding_box_oriented.primitive.extents
+            c_obb, R_obb = T_obb[:3, 3].copy(), T_obb[:3, :3].copy()
+        else:
+            mean = hull_points.mean(axis=0)
+            _, R_obb = np.linalg.eigh(np.cov((hull_points - mean).T))
+            if np.linalg.det(R_obb) < 0:
+                R_obb[:, 2] = -R_obb[:, 2]
+            local = (hull_points - mean) @ R_obb
+            p_lo, p_hi = local.min(axis=0), local.max(axis=0)
+            c_obb, extents = mean + R_obb @ ((p_lo + p_hi) / 2.0), p_hi - p_lo
+        if np.prod(extents) < np.prod(2.0 * half):
+            center, axes, half = c_obb, R_obb, np.maximum(extents / 2.0, 1e-9)
+    except Exception:  # degenerate (flat) meshes: keep the axis-aligned box
+        pass
+    return center, axes, half
+
+
 def _mesh_geometry(spec: ShapeSpec, mesh: trimesh.Trimesh, owner: str, uri: str) -> ShapeGeometry:
     vertices = np.array(mesh.vertices, dtype=float)      # plain arrays: trimesh's tracked ones are slow
     faces = np.array(mesh.faces, dtype=np.int64)
     _check_vertices(owner, uri, vertices)
     closed = bool(mesh.is_watertight)
     convex = closed and bool(mesh.is_convex)
+    coal_convex = None
+    if convex:
+        try:
+            coal_convex = _coal_convex(vertices, faces)
+        except RuntimeError:     # coal refuses it (e.g. "Too many neighbors"): checked as a closed mesh
+            convex = False
     if convex:
         hull_faces = np.hstack([np.full((len(faces), 1), 3, dtype=np.int64), faces]).ravel()
         geom = fcl.Convex(vertices, len(faces), hull_faces)
@@ -404,24 +459,16 @@ def _mesh_geometry(spec: ShapeSpec, mesh: trimesh.Trimesh, owner: str, uri: str)
         geom.beginModel(len(vertices), len(faces))
         geom.addSubModel(vertices, faces)
         geom.endModel()
-    lo, hi = vertices.min(axis=0), vertices.max(axis=0)
-    center, half = (lo + hi) / 2.0, np.maximum((hi - lo) / 2.0, 1e-9)
-    axes = np.eye(3)
-    try:
-        T_obb = mesh.bounding_box_oriented.primitive.transform
-        extents = mesh.bounding_box_oriented.primitive.extents
-        if np.prod(extents) < np.prod(2.0 * half):
-            center, axes, half = T_obb[:3, 3].copy(), T_obb[:3, :3].copy(), np.maximum(extents / 2.0, 1e-9)
-    except Exception:  # degenerate (flat) meshes: keep the axis-aligned box
-        pass
+    hull = None if convex else _convex_hull(mesh)
+    center, axes, half = _oriented_box(mesh, vertices, len(faces) if convex else (len(hull.faces) if hull else 0),
+                                       vertices if convex else (np.asarray(hull.vertices) if hull else vertices))
     labels = trimesh.graph.connected_component_labels(mesh.face_adjacency, node_count=len(faces))
     _, first_face = np.unique(labels, return_index=True)
     probes = np.ascontiguousarray(vertices[faces[first_face, 0]])
     triangles = np.ascontiguousarray(vertices[faces]) if closed and not convex else None
     tree = MeshTree.of(vertices, faces, labels) if triangles is not None else None
-    hull = None if convex else _convex_hull(mesh)
     if convex:
-        coal_geometry = coal_hull = _coal_convex(vertices, faces)
+        coal_geometry = coal_hull = coal_convex
     else:
         coal_geometry = _coal_bvh(vertices, faces)
         coal_hull = None                 # no hull (a flat mesh): no hull bound for it
