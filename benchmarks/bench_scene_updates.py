@@ -10,7 +10,7 @@ as a stream of ApplyCollisionObjects requests adds them. Printed, in millisecond
 - ``check`` right after an update (the first check on a new snapshot builds that
   snapshot's lazy tables) and the steady ``check`` on an unchanged world;
 - with ``--mesh-triangles N`` (0: skipped): ADD and REMOVE of one N-triangle mesh
-  (an icosphere), their times and the process RSS before the ADD, after it and after
+  (a UV sphere), their times and the process RSS before the ADD, after it and after
   the REMOVE.
 """
 from __future__ import annotations
@@ -91,8 +91,8 @@ def big_mesh(triangles: int) -> None:
 
     from my_collision_pkg.core.memory import release_free_memory
 
-    subdivisions = max(0, int(np.ceil(np.log(triangles / 20.0) / np.log(4.0))))
-    sphere = trimesh.creation.icosphere(subdivisions=subdivisions, radius=0.2)
+    sections = max(3, int(round(np.sqrt(triangles / 2.0))))     # a UV sphere has about 2 n^2 triangles
+    sphere = trimesh.creation.uv_sphere(radius=0.2, count=[sections, sections])
     urdf, srdf = panda_paths()
     scene = load_scene(urdf_path=urdf, srdf_path=srdf)
     spec = TriangleMesh(np.array(sphere.vertices), np.array(sphere.faces))

@@ -16,6 +16,7 @@ import numpy as np
 import trimesh
 
 from my_collision_pkg.core.errors import MeshError
+from my_collision_pkg.core.model.shapes import MAX_MESH_TRIANGLES
 
 PACKAGE_SCHEME = "package://"
 FILE_SCHEME = "file://"
@@ -184,6 +185,9 @@ def load_mesh_file(path: str, scale: tuple[float, float, float], owner: str, uri
         raise MeshError(owner, uri, f"{invalid}: {type(exc).__name__}: {exc}") from exc
     if not isinstance(mesh, trimesh.Trimesh) or len(mesh.faces) == 0:
         raise MeshError(owner, uri, f"mesh file '{path}' holds no triangles (an empty or truncated {kind}?)")
+    if len(mesh.faces) > MAX_MESH_TRIANGLES:
+        raise MeshError(owner, uri, f"mesh file '{path}' has {len(mesh.faces)} triangles, more than the bound of "
+                                    f"{MAX_MESH_TRIANGLES} (MAX_MESH_TRIANGLES); simplify it")
     if not np.allclose(scale, 1.0):
         mesh = mesh.copy()
         mesh.apply_scale(np.asarray(scale, dtype=float))

@@ -23,7 +23,7 @@ from my_collision_pkg.core.kernels.depth import adjacency
 from my_collision_pkg.core.kernels.mesh_queries import MeshTree
 from my_collision_pkg.core.errors import MeshError, ModelError
 from my_collision_pkg.core.geometry.mesh_files import MeshResolver, load_mesh_file  # noqa: F401 (re-exported)
-from my_collision_pkg.core.model.shapes import MAX_COORDINATE_M, Cone, MeshRef, ShapeSpec, TriangleMesh, is_primitive
+from my_collision_pkg.core.model.shapes import MAX_COORDINATE_M, MAX_MESH_TRIANGLES, Cone, MeshRef, ShapeSpec, TriangleMesh, is_primitive
 
 SPHERE_SUBDIVISIONS = 3      # icosphere used to draw spheres and build their surfaces
 ROUND_SECTIONS = 48          # facets around cylinders, capsules and cones
@@ -212,7 +212,10 @@ def _coal_convex(vertices: np.ndarray, faces: np.ndarray):
     RuntimeError
         Where coal refuses the mesh (e.g. "Too many neighbors" on a vertex of high valence).
     """
-    model = _coal_bvh(vertices, faces)
+    model = coal.BVHModelOBBRSS()        # only a carrier of the arrays: its tree is never built
+    model.beginModel(len(faces), len(vertices))
+    model.addVertices(np.ascontiguousarray(vertices, dtype=float))
+    model.addTriangles(np.ascontiguousarray(faces, dtype=np.int64))
     model.buildConvexRepresentation(False)
     return model.convex
 
@@ -244,16 +247,19 @@ def mesh_sphere_cover(vertices: np.ndarray, faces: np.ndarray, count: int = COVE
     corners = vertices[faces]                                    # (F, 3, 3)
     centroids = corners.mean(axis=1)
     k = max(1, min(int(count), len(faces)))
+    # the clusters' means are found on at most _COVER_SAMPLE centroids (every one of a
+    # smaller mesh); every triangle is then labelled and covered
+    sample = centroids[::max(1, -(-len(centroids) // _COVER_SAMPLE))]
     seeds = [0]
-    gap = np.linalg.norm(centroids - centroids[0], axis=1)
+    gap = np.linalg.norm(sample - sample[0], axis=1)
     for _ in range(1, k):
         seeds.append(int(np.argmax(gap)))
-        gap = np.minimum(gap, np.linalg.norm(centroids - centroids[seeds[-1]], axis=1))
-    means = centroids[seeds].copy()
+        gap = np.minimum(gap, np.linalg.norm(sample - sample[seeds[-1]], axis=1))
+    means = sample[seeds].copy()
     for _ in range(_COVER_ITERATIONS):
-        label = _nearest_mean(centroids, means)
+        label = _nearest_mean(sample, means)
         for c in range(k):
-            members = centroids[label == c]
+            members = sample[label == c]
             if len(members):
                 means[c] = members.mean(axis=0)
     label = _nearest_mean(centroids, means)
@@ -272,6 +278,7 @@ def mesh_sphere_cover(vertices: np.ndarray, faces: np.ndarray, count: int = COVE
     return np.ascontiguousarray(centres), np.ascontiguousarray(radii)
 
 
+_COVER_SAMPLE = 50_000       # centroids a mesh's cover clusters are fitted on (robot meshes have fewer)
 _COVER_CHUNK = 65536         # centroids compared with the means at once (bounds the (chunk, k, 3) temporary)
 
 
@@ -516,6 +523,9 @@ def build_shape(spec: ShapeSpec, owner: str, resolver: MeshResolver) -> ShapeGeo
         if vertices.ndim != 2 or vertices.shape[1] != 3 or triangles.ndim != 2 or triangles.shape[1] != 3 \
                 or len(triangles) == 0:
             raise MeshError(owner, "<inline mesh>", "needs vertices (V, 3) and at least one triangle (T, 3)")
+        if len(triangles) > MAX_MESH_TRIANGLES:
+            raise MeshError(owner, "<inline mesh>", f"has {len(triangles)} triangles, more than the bound of "
+                                                    f"{MAX_MESH_TRIANGLES} (MAX_MESH_TRIANGLES); simplify it")
         if triangles.min() < 0 or triangles.max() >= len(vertices):
             raise MeshError(owner, "<inline mesh>", "a triangle indexes a vertex that does not exist")
         _check_vertices(owner, "<inline mesh>", vertices)   # before trimesh sees them
