@@ -91,7 +91,7 @@ def big_mesh(triangles: int) -> None:
 
     from my_collision_pkg.core.memory import release_free_memory
 
-    sections = max(3, int(round(np.sqrt(triangles / 2.0))))     # a UV sphere has about 2 n^2 triangles
+    sections = max(3, int(round(np.sqrt(triangles / 4.0))))     # a UV sphere has about 4 n^2 triangles
     sphere = trimesh.creation.uv_sphere(radius=0.2, count=[sections, sections])
     urdf, srdf = panda_paths()
     scene = load_scene(urdf_path=urdf, srdf_path=srdf)

@@ -107,6 +107,7 @@ class MeshResolver:
         return roots
 
 
+CACHE_MAX_TRIANGLES = 100_000   # bigger meshes are read again when named again, not kept for ever
 _MESH_CACHE: dict[tuple[str, tuple[float, float, float]], trimesh.Trimesh] = {}
 _MESH_CACHE_LOCK = threading.Lock()
 
@@ -149,7 +150,8 @@ def stl_fault(path: str) -> str | None:
 def load_mesh_file(path: str, scale: tuple[float, float, float], owner: str, uri: str) -> trimesh.Trimesh:
     """Read a mesh file (STL, OBJ, DAE, PLY, ...) as one triangle mesh, scaled.
 
-    Meshes are cached per real path and scale: the same file is read once.
+    Meshes of at most ``CACHE_MAX_TRIANGLES`` triangles are cached per real path and
+    scale: the same file is read once.
 
     Raises
     ------
@@ -192,6 +194,7 @@ def load_mesh_file(path: str, scale: tuple[float, float, float], owner: str, uri
         mesh = mesh.copy()
         mesh.apply_scale(np.asarray(scale, dtype=float))
     mesh.merge_vertices()
-    with _MESH_CACHE_LOCK:
-        _MESH_CACHE[key] = mesh
+    if len(mesh.faces) <= CACHE_MAX_TRIANGLES:     # a big one is not kept once its object is gone
+        with _MESH_CACHE_LOCK:
+            _MESH_CACHE[key] = mesh
     return mesh

@@ -415,6 +415,18 @@ def _convex_hull(mesh: trimesh.Trimesh) -> trimesh.Trimesh | None:
 OBB_EXACT_MAX_HULL_FACES = 4096     # beyond: a principal-axes box (trimesh's minimal box is quadratic in the hull)
 
 
+LEAN_MESH_TRIANGLES = 100_000      # a mesh above this is kept without the tables trimesh cached while it was built
+
+
+def _lean(mesh: trimesh.Trimesh) -> trimesh.Trimesh:
+    """The mesh to keep as a shape's ``source_mesh``: a big one as a new mesh of the same
+    vertices and faces, without trimesh's cached tables (adjacency, edges, hull: hundreds of
+    megabytes per million triangles, recomputed if ever asked for)."""
+    if len(mesh.faces) <= LEAN_MESH_TRIANGLES:
+        return mesh
+    return trimesh.Trimesh(np.asarray(mesh.vertices), np.asarray(mesh.faces), process=False)
+
+
 def _oriented_box(mesh: trimesh.Trimesh, vertices: np.ndarray, hull_faces: int, hull_points: np.ndarray):
     """(centre (3,), axes (3, 3) as columns, half sizes (3,)) of a box containing the mesh, shape frame.
 
@@ -497,7 +509,7 @@ def _mesh_geometry(spec: ShapeSpec, mesh: trimesh.Trimesh, owner: str, uri: str)
             planes = np.zeros((0, 4))
     return ShapeGeometry(spec, geom, np.ascontiguousarray(center), np.ascontiguousarray(axes),
                          np.ascontiguousarray(half), probes, is_bvh=not convex, is_closed_bvh=closed and not convex,
-                         source_mesh=mesh, triangles_shape=triangles, coal_geometry=coal_geometry,
+                         source_mesh=_lean(mesh), triangles_shape=triangles, coal_geometry=coal_geometry,
                          coal_hull=coal_hull, bounding_radius_m=radius, solid_kind=kind, solid_planes=planes,
                          mesh_tree=tree, cover_centres_shape=cover_centres, cover_radii_m=cover_radii,
                          **_surface_samples(vertices, faces, mesh.edges_unique))
