@@ -6,7 +6,7 @@ from core_scenes import SLIDER_URDF
 
 from my_collision_pkg.core.checks.checker import CollisionChecker
 from my_collision_pkg.core.checks.results import BodyType
-from my_collision_pkg.core.errors import SceneError
+from my_collision_pkg.core.errors import MeshError, SceneError
 from my_collision_pkg.core.memory import release_free_memory
 from my_collision_pkg.core.model.robot_model import Box, RobotModel, Sphere, TriangleMesh
 from my_collision_pkg.core.model.srdf import parse_srdf
@@ -205,3 +205,37 @@ def test_big_mesh_updates_release_memory(scene, monkeypatch):
     assert len(calls) == 1
     scene.apply([RemoveObject("big")])
     assert len(calls) == 2
+
+
+def test_convex_mesh_with_a_vertex_of_high_valence_is_checked_as_a_closed_mesh(scene):
+    """coal refuses a convex solid with a vertex of hundreds of neighbours ("Too many
+    neighbors"); the mesh is then checked as a closed mesh instead of failing the update."""
+    import trimesh
+    cone = trimesh.creation.cone(radius=0.1, height=0.2, sections=300)      # apex of valence 300
+    assert cone.is_convex and cone.is_watertight
+    spec = TriangleMesh(np.array(cone.vertices), np.array(cone.faces))
+    scene.apply([AddObject(SceneObject("fan", (ObjectShape(spec),), make_transform(None, [0.6, 0, -0.1])))])
+    geometry = scene.world.object_geometry["fan"][0]
+    assert geometry.is_closed_bvh
+    checker = CollisionChecker(scene)
+    assert not checker.check(["slide_x"], [0.6]).valid
+    assert checker.check(["slide_x"], [1.2]).valid
+
+
+def test_mesh_above_the_triangle_bound_is_refused_by_name(scene, monkeypatch, tmp_path):
+    import trimesh
+
+    from my_collision_pkg.core.geometry import mesh_files, shape_geometry
+    from my_collision_pkg.core.model.robot_model import MeshRef
+    monkeypatch.setattr(shape_geometry, "MAX_MESH_TRIANGLES", 100)
+    monkeypatch.setattr(mesh_files, "MAX_MESH_TRIANGLES", 100)
+    sphere = trimesh.creation.icosphere(subdivisions=2)          # 320 triangles
+    spec = TriangleMesh(np.array(sphere.vertices), np.array(sphere.faces))
+    with pytest.raises(MeshError, match="'big'.*has 320 triangles, more than the bound of 100 "
+                                         r"\(MAX_MESH_TRIANGLES\)"):
+        scene.apply([AddObject(obj("big", spec))])
+    path = tmp_path / "big.stl"
+    sphere.export(path)
+    with pytest.raises(MeshError, match=f"mesh file '{path}' has 320 triangles, more than the bound of 100"):
+        scene.apply([AddObject(obj("big", MeshRef(str(path))))])
+    assert scene.world.objects == {}

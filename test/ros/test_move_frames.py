@@ -82,3 +82,19 @@ def test_move_in_a_frame_that_is_no_link_is_refused_by_name(scene, frame):
     with pytest.raises(SceneError, match=f"frame '{frame}' is neither the planning frame"):
         apply(scene, message("post", frame, (0, 0, 0), CollisionObject.MOVE))
     assert scene.world is before
+
+
+def test_message_mesh_above_the_triangle_bound_is_refused_before_conversion(scene, monkeypatch):
+    from geometry_msgs.msg import Point
+    from shape_msgs.msg import Mesh, MeshTriangle
+
+    from my_collision_pkg.ros import conversions
+    monkeypatch.setattr(conversions, "MAX_MESH_TRIANGLES", 2)
+    msg = CollisionObject()
+    msg.id, msg.operation = "big", CollisionObject.ADD
+    mesh = Mesh()
+    mesh.vertices = [Point(x=float(x), y=float(y), z=float(z)) for x, y, z in ((0, 0, 0), (1, 0, 0), (0, 1, 0), (0, 0, 1))]
+    mesh.triangles = [MeshTriangle(vertex_indices=list(t)) for t in ((0, 2, 1), (0, 1, 3), (0, 3, 2), (1, 2, 3))]
+    msg.meshes, msg.mesh_poses = [mesh], [pose()]
+    with pytest.raises(SceneError, match=r"object 'big' mesh 0 has 4 triangles, more than the bound of 2"):
+        collision_objects_to_updates([msg], scene.robot)
