@@ -98,3 +98,26 @@ def test_message_mesh_above_the_triangle_bound_is_refused_before_conversion(scen
     msg.meshes, msg.mesh_poses = [mesh], [pose()]
     with pytest.raises(SceneError, match=r"object 'big' mesh 0 has 4 triangles, more than the bound of 2"):
         collision_objects_to_updates([msg], scene.robot)
+
+
+# ----- scene markers after an update: untouched objects' markers reused --------------------
+def test_marker_cache_gives_the_same_array_and_reuses_untouched_markers(scene):
+    from builtin_interfaces.msg import Time
+
+    from my_collision_pkg.ros.scene_markers import SceneMarkerCache, scene_objects_marker_array
+    cache = SceneMarkerCache()
+    apply(scene, message("post", "", (2, 2, 0)), message("crate", "", (1, 2, 0)), message("tool", "block", (0, 0, 0.1)))
+    first = scene_objects_marker_array(scene.world, "base", Time(sec=1), cache=cache)
+    apply(scene, message("post", "ball", (0, 0, 0), CollisionObject.MOVE))
+    stamp = Time(sec=2)
+    cached = scene_objects_marker_array(scene.world, "base", stamp, cache=cache)
+    fresh = scene_objects_marker_array(scene.world, "base", stamp)
+    assert cached == fresh
+    by_ns = {m.ns: m for m in first.markers[1:]}
+    for m in cached.markers[1:]:
+        assert (m is by_ns[m.ns]) == (m.ns != "scene_objects/post")
+        assert m.header.stamp == stamp
+    apply(scene, message("crate", "", (0, 0, 0), CollisionObject.REMOVE))
+    after_remove = scene_objects_marker_array(scene.world, "base", stamp, cache=cache)
+    assert [m.ns for m in after_remove.markers[1:]] == ["scene_objects/post", "scene_objects/tool"]
+    assert after_remove == scene_objects_marker_array(scene.world, "base", stamp)
