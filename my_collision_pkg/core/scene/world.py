@@ -299,13 +299,14 @@ class CollisionWorld:
         in_world = np.flatnonzero(~rows.on_robot)
         # environment: every (robot, world) pair unless the matrix allows the two bodies; the
         # default entries name links only, so only entries naming an object can allow one
-        allowed = np.zeros((len(on_robot), len(in_world)), dtype=bool)
-        if len(in_world):
+        special = self.acm.pairs_naming_other_than(self.robot.link_names) if len(in_world) else ()
+        allowed = np.zeros((len(on_robot), len(in_world)), dtype=bool) if special else None
+        if special:
             robot_position = np.full(len(rows), -1, dtype=np.int64)
             robot_position[on_robot] = np.arange(len(on_robot))
             world_position = np.full(len(rows), -1, dtype=np.int64)
             world_position[in_world] = np.arange(len(in_world))
-            for a, b in self.acm.pairs_naming_other_than(self.robot.link_names):
+            for a, b in special:
                 if not self.acm.allowed(a, b):
                     continue
                 for x, y in ((a, b), (b, a)):
@@ -313,8 +314,13 @@ class CollisionWorld:
                     rx, ry = rx[rx >= 0], ry[ry >= 0]
                     if len(rx) and len(ry):
                         allowed[np.ix_(rx, ry)] = True
-        r, c = np.nonzero(~allowed)
-        env = np.column_stack([on_robot[r], in_world[c]]).astype(np.int64).reshape(-1, 2)
+        if allowed is None:          # every (robot, world) pair, robot shape by robot shape
+            env = np.empty((len(on_robot) * len(in_world), 2), dtype=np.int64)
+            env[:, 0] = np.repeat(on_robot, len(in_world))
+            env[:, 1] = np.tile(in_world, len(on_robot))
+        else:
+            r, c = np.nonzero(~allowed)
+            env = np.column_stack([on_robot[r], in_world[c]]).astype(np.int64).reshape(-1, 2)
         # self: few shapes (the robot's and the attached objects'); kept from the previous
         # snapshot when these shapes, the matrix and so the answer are the same
         robot_entries = rows.entries[on_robot].tolist()
@@ -352,9 +358,16 @@ class CollisionWorld:
         rows = self._rows
         a, b = pairs[:, 0], pairs[:, 1]
         swap = rows.is_bvh[b] & ~rows.is_bvh[a]
-        first, second = np.where(swap, b, a), np.where(swap, a, b)
-        second = second + len(rows) * (rows.is_bvh[first] & rows.has_variant[second])
-        return np.column_stack([first, second]).astype(np.int64).reshape(-1, 2), swap.astype(bool)
+        calls = np.empty_like(pairs)
+        if not swap.any():           # no shape against a mesh the other way round: the pairs' own order
+            calls[:] = pairs
+        else:
+            calls[:, 0] = np.where(swap, b, a)
+            calls[:, 1] = np.where(swap, a, b)
+        variant = rows.is_bvh[calls[:, 0]] & rows.has_variant[calls[:, 1]]
+        if variant.any():
+            calls[variant, 1] += len(rows)
+        return calls, swap
 
     # ----- queries ------------------------------------------------------
     def pair_selection(self, group: str, pad_environment: bool, pad_self: bool) -> "PairSelection":
