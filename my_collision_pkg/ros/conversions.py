@@ -28,6 +28,7 @@ from my_collision_pkg.core.checks.results import MotionResult, TrajectoryResult
 from my_collision_pkg.core.model.robot_model import Box, Cone, Cylinder, RobotModel, Sphere, TriangleMesh
 from my_collision_pkg.core.scene.planning_scene import (AddObject, ClearObjects, MoveObject, ObjectShape, RemoveObject, SceneObject, SceneUpdate,
                     check_unambiguous)
+from my_collision_pkg.core.model.shapes import MAX_MESH_TRIANGLES
 from my_collision_pkg.core.model.transforms import make_transform, matrix_to_quaternion, quaternion_to_matrix
 
 # A pose quaternion whose norm differs from 1 by more than this is normalised with a
@@ -187,6 +188,9 @@ def _primitive_spec(primitive: SolidPrimitive, what: str):
 
 
 def _mesh_spec(mesh, what: str) -> TriangleMesh:
+    if len(mesh.triangles) > MAX_MESH_TRIANGLES:
+        raise SceneError(f"{what} has {len(mesh.triangles)} triangles, more than the bound of {MAX_MESH_TRIANGLES} "
+                         "(MAX_MESH_TRIANGLES); simplify it")
     vertices = np.array([[v.x, v.y, v.z] for v in mesh.vertices], dtype=float).reshape(-1, 3)
     triangles = np.array([list(t.vertex_indices) for t in mesh.triangles], dtype=np.int64).reshape(-1, 3)
     if len(triangles) == 0 or not np.all(np.isfinite(vertices)):
@@ -222,6 +226,9 @@ def collision_object_to_updates(msg: CollisionObjectMsg, robot: RobotModel,
     ``header.frame_id`` empty or the planning frame: a world object; another robot
     link: an object attached to that link (poses in the link frame). ADD replaces
     an object of the same id; REMOVE with an empty id removes every world object.
+    MOVE: the pose is in ``header.frame_id`` (empty: the planning frame) as for ADD,
+    taken at the scene's current joint positions and converted into the object's own
+    frame; a MOVE never attaches or detaches (see ``core.scene.objects.MoveObject``).
 
     Raises
     ------
@@ -245,7 +252,7 @@ def collision_object_to_updates(msg: CollisionObjectMsg, robot: RobotModel,
         link = frame
     T_frame_object = pose_to_transform(msg.pose, f"{name} pose", warnings)
     if operation == CollisionObjectMsg.MOVE:
-        return [MoveObject(oid, T_frame_object)]
+        return [MoveObject(oid, T_frame_object, link or robot.root_link)]
     if operation != CollisionObjectMsg.ADD:
         raise SceneError(f"{name}: unsupported operation {operation!r} (ADD=0, REMOVE=1, MOVE=3)")
     if len(msg.primitives) != len(msg.primitive_poses):

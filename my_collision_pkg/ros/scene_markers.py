@@ -46,21 +46,50 @@ def _shape_marker(marker: Marker, entry) -> None:
         marker.points = [point_msg(p) for p in mesh.vertices[mesh.faces.ravel()]]
 
 
-def scene_objects_marker_array(world: CollisionWorld, planning_frame: str, stamp) -> MarkerArray:
-    """Markers for every world and attached object of ``world`` (a DELETEALL first)."""
+class SceneMarkerCache:
+    """The markers made for the shapes of earlier snapshots, for :func:`scene_objects_marker_array`.
+
+    A scene update shares the shape entries of the objects it did not touch with the
+    previous snapshot, so with a cache the array after an update makes markers for the
+    touched objects only (the others are reused, their stamp renewed). Holds the
+    markers of the last array made with it.
+    """
+
+    def __init__(self) -> None:
+        self._frame: str | None = None
+        self._markers: dict[int, tuple[object, Marker]] = {}
+
+
+def scene_objects_marker_array(world: CollisionWorld, planning_frame: str, stamp, *,
+                               cache: SceneMarkerCache | None = None) -> MarkerArray:
+    """Markers for every world and attached object of ``world`` (a DELETEALL first).
+
+    With ``cache``, markers of shapes the cache already drew are reused (see
+    :class:`SceneMarkerCache`).
+    """
     clear = Marker(action=Marker.DELETEALL)
     clear.header.frame_id, clear.header.stamp = planning_frame, stamp
     markers = [clear]
+    known = cache._markers if cache is not None and cache._frame == planning_frame else {}
+    made: dict[int, tuple[object, Marker]] = {}
     for entry in world.shapes:
         if entry.body_type == BodyType.ROBOT_LINK:
             continue
-        attached = entry.body_type == BodyType.ROBOT_ATTACHED
-        marker = Marker(action=Marker.ADD, ns=NAMESPACE_PREFIX + entry.owner, id=entry.shape_id)
-        marker.header.frame_id = world.objects[entry.owner].link if attached else planning_frame
-        marker.header.stamp = stamp
-        marker.pose = transform_to_pose(entry.T_frame_shape)
-        r, g, b, a = ATTACHED_OBJECT_RGBA if attached else WORLD_OBJECT_RGBA
-        marker.color = ColorRGBA(r=r, g=g, b=b, a=a)
-        _shape_marker(marker, entry)
+        hit = known.get(id(entry))
+        if hit is not None and hit[0] is entry:
+            marker = hit[1]
+            marker.header.stamp = stamp
+        else:
+            attached = entry.body_type == BodyType.ROBOT_ATTACHED
+            marker = Marker(action=Marker.ADD, ns=NAMESPACE_PREFIX + entry.owner, id=entry.shape_id)
+            marker.header.frame_id = world.objects[entry.owner].link if attached else planning_frame
+            marker.header.stamp = stamp
+            marker.pose = transform_to_pose(entry.T_frame_shape)
+            r, g, b, a = ATTACHED_OBJECT_RGBA if attached else WORLD_OBJECT_RGBA
+            marker.color = ColorRGBA(r=r, g=g, b=b, a=a)
+            _shape_marker(marker, entry)
+        made[id(entry)] = (entry, marker)
         markers.append(marker)
+    if cache is not None:
+        cache._frame, cache._markers = planning_frame, made
     return MarkerArray(markers=markers)

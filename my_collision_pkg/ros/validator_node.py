@@ -259,7 +259,12 @@ class CollisionValidatorNode(Node):
         if warnings:
             response.message += "; warning: " + "; ".join(warnings)
             self.get_logger().warning(f"apply_collision_objects: {'; '.join(warnings)}")
-        self._publish_scene_objects(world)
+        # the markers of the objects this update did not touch are reused (their shape
+        # entries are shared with the previous snapshot): the update's cost, not the world's
+        from my_collision_pkg.ros.scene_markers import SceneMarkerCache
+        cache = self.__dict__.setdefault("_apply_marker_cache", SceneMarkerCache())
+        self._scene_objects.publish(scene_objects_marker_array(world, world.robot.root_link,
+                                                               self.get_clock().now().to_msg(), cache=cache))
         return response
 
     def _publish_scene_objects(self, world) -> None:

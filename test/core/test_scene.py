@@ -423,3 +423,49 @@ def test_batch_limit_is_one_parameter_with_one_message(scene):
     _, summary = checker.check_batch(["slide_x"], bad)
     assert summary.status == Status.INVALID_REQUEST
     assert summary.message == f"joint 'slide_x' has non-finite position nan in configuration {big - 1}"
+
+
+# ----- corrupt mesh files are named as such -------------------------------------------
+def _write(path, data):
+    path.write_bytes(data)
+    return str(path)
+
+
+@pytest.mark.parametrize("name, data, fragment", [
+    ("noise.stl", bytes(range(256)) * 3, "is not a valid STL: neither a binary STL (its header counts"),
+    ("short.stl", b"\x00" * 40, "is not a valid STL: 40 bytes, shorter than a binary STL's 84-byte header"),
+    ("truncated.stl", b"\x00" * 80 + (1000).to_bytes(4, "little") + b"\x00" * 100,
+     "header counts 1000 triangles, 50084 bytes, but the file has 184"),
+    # text after 'solid' that is no STL: with charset_normalizer it decodes to no triangles
+    ("latin1_noise.stl", b"solid \xfc\xfe\xff" + bytes(range(128, 256)), ("is not a valid STL", "holds no triangles")),
+    ("broken.dae", b"<COLLADA><libr", "is not a valid COLLADA: "),
+    ("broken.obj", b"v 1 2\nf 1 2 9\n", "is not a valid OBJ: "),
+    ("empty.stl", b"", "is not a valid STL: 0 bytes"),
+    ("nothing.stl", b"solid nothing\nendsolid nothing\n", "holds no triangles (an empty or truncated STL?)"),
+])
+def test_corrupt_mesh_file_is_named_as_not_valid(scene, tmp_path, name, data, fragment):
+    path = _write(tmp_path / name, data)
+    before = scene.world
+    with pytest.raises(MeshError) as info:
+        scene.apply([AddObject(obj("part", MeshRef(path)))])
+    message = str(info.value)
+    fragments = fragment if isinstance(fragment, tuple) else (fragment,)
+    assert any(f in message for f in fragments) and f"mesh file '{path}'" in message and "'part'" in message, message
+    assert "ModuleNotFoundError" not in message
+    assert scene.world is before
+
+
+def test_valid_text_mesh_in_another_encoding_is_read(scene, tmp_path):
+    """A comment in Latin-1 is valid OBJ; trimesh guesses the encoding with charset_normalizer
+    (a dependency); without it the message names the file and the missing package."""
+    path = _write(tmp_path / "latin1.obj", b"# Greifer f\xfcr Kisten\nv 0 0 0\nv 1 0 0\nv 0 1 0\nv 0 0 1\n"
+                                          b"f 1 3 2\nf 1 2 4\nf 1 4 3\nf 2 3 4\n")
+    try:
+        import charset_normalizer  # noqa: F401
+    except ModuleNotFoundError:
+        with pytest.raises(MeshError, match=r"mesh file '.*latin1.obj' is not a valid OBJ: its text is not UTF-8.*"
+                                            r"charset-normalizer"):
+            scene.apply([AddObject(obj("part", MeshRef(path)))])
+        return
+    scene.apply([AddObject(obj("part", MeshRef(path)))])
+    assert len(scene.world.object_geometry["part"][0].source_mesh.faces) == 4

@@ -16,6 +16,7 @@ import numpy as np
 import trimesh
 
 from my_collision_pkg.core.errors import MeshError
+from my_collision_pkg.core.model.shapes import MAX_MESH_TRIANGLES
 
 PACKAGE_SCHEME = "package://"
 FILE_SCHEME = "file://"
@@ -106,35 +107,94 @@ class MeshResolver:
         return roots
 
 
+CACHE_MAX_TRIANGLES = 100_000   # bigger meshes are read again when named again, not kept for ever
 _MESH_CACHE: dict[tuple[str, tuple[float, float, float]], trimesh.Trimesh] = {}
 _MESH_CACHE_LOCK = threading.Lock()
+
+
+# What a mesh file is called in a message, by suffix (others: "mesh").
+MESH_FORMATS = {".stl": "STL", ".obj": "OBJ", ".dae": "COLLADA", ".ply": "PLY", ".off": "OFF", ".glb": "glTF",
+                ".gltf": "glTF", ".3mf": "3MF"}
+STL_HEADER_BYTES = 84               # 80 bytes of text, then the triangle count (uint32)
+STL_TRIANGLE_BYTES = 50
+TEXT_ENCODING_MODULE = "charset_normalizer"   # trimesh guesses a non-UTF-8 text file's encoding with it
+
+
+def mesh_format(path: str) -> str:
+    """The format a mesh file's name says it has ("STL", "OBJ", ...; "mesh" when unknown)."""
+    return MESH_FORMATS.get(os.path.splitext(path)[1].lower(), "mesh")
+
+
+def stl_fault(path: str) -> str | None:
+    """Why a file is neither a binary nor an ASCII STL, or None when it may be one.
+
+    A binary STL is an 84-byte header whose last four bytes count the triangles, then
+    50 bytes per triangle; an ASCII STL starts with ``solid``. (A file that passes may
+    still be malformed: trimesh's reader tells.)
+    """
+    size = os.path.getsize(path)
+    with open(path, "rb") as stream:
+        head = stream.read(STL_HEADER_BYTES)
+    count = int.from_bytes(head[80:STL_HEADER_BYTES], "little") if len(head) == STL_HEADER_BYTES else None
+    if count is not None and STL_HEADER_BYTES + STL_TRIANGLE_BYTES * count == size:
+        return None
+    if head.lstrip()[:5].lower() == b"solid":
+        return None
+    if count is None:
+        return (f"{size} bytes, shorter than a binary STL's {STL_HEADER_BYTES}-byte header, and not an ASCII STL "
+                "(it does not start with 'solid')")
+    return (f"neither a binary STL (its header counts {count} triangles, {STL_HEADER_BYTES + STL_TRIANGLE_BYTES * count} "
+            f"bytes, but the file has {size}) nor an ASCII STL (it does not start with 'solid')")
 
 
 def load_mesh_file(path: str, scale: tuple[float, float, float], owner: str, uri: str) -> trimesh.Trimesh:
     """Read a mesh file (STL, OBJ, DAE, PLY, ...) as one triangle mesh, scaled.
 
-    Meshes are cached per real path and scale: the same file is read once.
+    Meshes of at most ``CACHE_MAX_TRIANGLES`` triangles are cached per real path and
+    scale: the same file is read once.
 
     Raises
     ------
     MeshError
-        If the file cannot be read or holds no triangles.
+        If the file cannot be read, is not a valid file of its format (``mesh file
+        '<path>' is not a valid STL: ...``) or holds no triangles.
     """
     key = (os.path.realpath(path), tuple(scale))
     with _MESH_CACHE_LOCK:
         cached = _MESH_CACHE.get(key)
     if cached is not None:
         return cached
+    kind = mesh_format(path)
+    invalid = f"mesh file '{path}' is not a valid {kind}"
+    try:
+        fault = stl_fault(path) if kind == "STL" else None
+    except OSError as exc:
+        raise MeshError(owner, uri, f"mesh file '{path}' cannot be read ({exc.strerror or exc})") from exc
+    if fault is not None:
+        raise MeshError(owner, uri, f"{invalid}: {fault}")
     try:
         mesh = trimesh.load(path, force="mesh")
-    except Exception as exc:  # trimesh raises many types for unreadable files
-        raise MeshError(owner, uri, f"cannot be read ({type(exc).__name__}: {exc})") from exc
+    except ModuleNotFoundError as exc:
+        if exc.name != TEXT_ENCODING_MODULE:
+            raise MeshError(owner, uri, f"mesh file '{path}' cannot be read: trimesh needs the Python module "
+                                        f"'{exc.name}'") from exc
+        raise MeshError(owner, uri, f"{invalid}: its text is not UTF-8, and guessing its encoding needs the Python "
+                                    f"package '{TEXT_ENCODING_MODULE}' (charset-normalizer), which is not "
+                                    "installed") from exc
+    except OSError as exc:
+        raise MeshError(owner, uri, f"mesh file '{path}' cannot be read ({exc.strerror or exc})") from exc
+    except Exception as exc:  # trimesh raises many types for malformed files
+        raise MeshError(owner, uri, f"{invalid}: {type(exc).__name__}: {exc}") from exc
     if not isinstance(mesh, trimesh.Trimesh) or len(mesh.faces) == 0:
-        raise MeshError(owner, uri, "holds no triangles")
+        raise MeshError(owner, uri, f"mesh file '{path}' holds no triangles (an empty or truncated {kind}?)")
+    if len(mesh.faces) > MAX_MESH_TRIANGLES:
+        raise MeshError(owner, uri, f"mesh file '{path}' has {len(mesh.faces)} triangles, more than the bound of "
+                                    f"{MAX_MESH_TRIANGLES} (MAX_MESH_TRIANGLES); simplify it")
     if not np.allclose(scale, 1.0):
         mesh = mesh.copy()
         mesh.apply_scale(np.asarray(scale, dtype=float))
     mesh.merge_vertices()
-    with _MESH_CACHE_LOCK:
-        _MESH_CACHE[key] = mesh
+    if len(mesh.faces) <= CACHE_MAX_TRIANGLES:     # a big one is not kept once its object is gone
+        with _MESH_CACHE_LOCK:
+            _MESH_CACHE[key] = mesh
     return mesh

@@ -23,7 +23,7 @@ from my_collision_pkg.core.kernels.depth import adjacency
 from my_collision_pkg.core.kernels.mesh_queries import MeshTree
 from my_collision_pkg.core.errors import MeshError, ModelError
 from my_collision_pkg.core.geometry.mesh_files import MeshResolver, load_mesh_file  # noqa: F401 (re-exported)
-from my_collision_pkg.core.model.shapes import MAX_COORDINATE_M, Cone, MeshRef, ShapeSpec, TriangleMesh, is_primitive
+from my_collision_pkg.core.model.shapes import MAX_COORDINATE_M, MAX_MESH_TRIANGLES, Cone, MeshRef, ShapeSpec, TriangleMesh, is_primitive
 
 SPHERE_SUBDIVISIONS = 3      # icosphere used to draw spheres and build their surfaces
 ROUND_SECTIONS = 48          # facets around cylinders, capsules and cones
@@ -204,14 +204,20 @@ def primitive_mesh(spec: ShapeSpec) -> trimesh.Trimesh:
 
 
 def _coal_convex(vertices: np.ndarray, faces: np.ndarray):
-    """A coal convex solid from a closed convex triangle mesh."""
-    points = coal.StdVec_Vec3s()
-    for v in np.asarray(vertices, dtype=float):
-        points.append(v)
-    triangles = coal.StdVec_Triangle()
-    for a, b, c in np.asarray(faces, dtype=np.int64):
-        triangles.append(coal.Triangle(int(a), int(b), int(c)))
-    return coal.Convex(points, triangles)
+    """A coal convex solid from a closed convex triangle mesh (built in coal from its BVH
+    model's arrays: no Python work per vertex or triangle).
+
+    Raises
+    ------
+    RuntimeError
+        Where coal refuses the mesh (e.g. "Too many neighbors" on a vertex of high valence).
+    """
+    model = coal.BVHModelOBBRSS()        # only a carrier of the arrays: its tree is never built
+    model.beginModel(len(faces), len(vertices))
+    model.addVertices(np.ascontiguousarray(vertices, dtype=float))
+    model.addTriangles(np.ascontiguousarray(faces, dtype=np.int64))
+    model.buildConvexRepresentation(False)
+    return model.convex
 
 
 def _coal_bvh(vertices: np.ndarray, faces: np.ndarray):
@@ -241,19 +247,22 @@ def mesh_sphere_cover(vertices: np.ndarray, faces: np.ndarray, count: int = COVE
     corners = vertices[faces]                                    # (F, 3, 3)
     centroids = corners.mean(axis=1)
     k = max(1, min(int(count), len(faces)))
+    # the clusters' means are found on at most _COVER_SAMPLE centroids (every one of a
+    # smaller mesh); every triangle is then labelled and covered
+    sample = centroids[::max(1, -(-len(centroids) // _COVER_SAMPLE))]
     seeds = [0]
-    gap = np.linalg.norm(centroids - centroids[0], axis=1)
+    gap = np.linalg.norm(sample - sample[0], axis=1)
     for _ in range(1, k):
         seeds.append(int(np.argmax(gap)))
-        gap = np.minimum(gap, np.linalg.norm(centroids - centroids[seeds[-1]], axis=1))
-    means = centroids[seeds].copy()
+        gap = np.minimum(gap, np.linalg.norm(sample - sample[seeds[-1]], axis=1))
+    means = sample[seeds].copy()
     for _ in range(_COVER_ITERATIONS):
-        label = np.argmin(((centroids[:, None, :] - means[None, :, :]) ** 2).sum(axis=2), axis=1)
+        label = _nearest_mean(sample, means)
         for c in range(k):
-            members = centroids[label == c]
+            members = sample[label == c]
             if len(members):
                 means[c] = members.mean(axis=0)
-    label = np.argmin(((centroids[:, None, :] - means[None, :, :]) ** 2).sum(axis=2), axis=1)
+    label = _nearest_mean(centroids, means)
     centres, radii = [], []
     for c in range(k):
         points = corners[label == c].reshape(-1, 3)
@@ -267,6 +276,19 @@ def mesh_sphere_cover(vertices: np.ndarray, faces: np.ndarray, count: int = COVE
         radii.append(radius)
     centres, radii = np.array(centres), np.array(radii)
     return np.ascontiguousarray(centres), np.ascontiguousarray(radii)
+
+
+_COVER_SAMPLE = 50_000       # centroids a mesh's cover clusters are fitted on (robot meshes have fewer)
+_COVER_CHUNK = 65536         # centroids compared with the means at once (bounds the (chunk, k, 3) temporary)
+
+
+def _nearest_mean(centroids: np.ndarray, means: np.ndarray) -> np.ndarray:
+    """Index of the nearest of ``means`` (k, 3) for each of ``centroids`` (F, 3), chunk by chunk."""
+    label = np.empty(len(centroids), dtype=np.int64)
+    for start in range(0, len(centroids), _COVER_CHUNK):
+        part = centroids[start:start + _COVER_CHUNK]
+        label[start:start + len(part)] = np.argmin(((part[:, None, :] - means[None, :, :]) ** 2).sum(axis=2), axis=1)
+    return label
 
 
 def box_sphere_cover(half: np.ndarray, cells: int = COVER_CELLS):
@@ -390,12 +412,64 @@ def _convex_hull(mesh: trimesh.Trimesh) -> trimesh.Trimesh | None:
         return None
 
 
+OBB_EXACT_MAX_HULL_FACES = 4096     # beyond: a principal-axes box (trimesh's minimal box is quadratic in the hull)
+
+
+LEAN_MESH_TRIANGLES = 100_000      # a mesh above this is kept without the tables trimesh cached while it was built
+
+
+def _lean(mesh: trimesh.Trimesh) -> trimesh.Trimesh:
+    """The mesh to keep as a shape's ``source_mesh``: a big one as a new mesh of the same
+    vertices and faces, without trimesh's cached tables (adjacency, edges, hull: hundreds of
+    megabytes per million triangles, recomputed if ever asked for)."""
+    if len(mesh.faces) <= LEAN_MESH_TRIANGLES:
+        return mesh
+    return trimesh.Trimesh(np.asarray(mesh.vertices), np.asarray(mesh.faces), process=False)
+
+
+def _oriented_box(mesh: trimesh.Trimesh, vertices: np.ndarray, hull_faces: int, hull_points: np.ndarray):
+    """(centre (3,), axes (3, 3) as columns, half sizes (3,)) of a box containing the mesh, shape frame.
+
+    The smaller of the axis-aligned box and an oriented one: trimesh's minimal-volume box
+    when the convex hull has at most ``OBB_EXACT_MAX_HULL_FACES`` faces (every robot
+    mesh here has far fewer), else the box along the principal axes of the hull's points
+    (linear time; a 300k-triangle hull took trimesh over a minute).
+    """
+    lo, hi = vertices.min(axis=0), vertices.max(axis=0)
+    center, half = (lo + hi) / 2.0, np.maximum((hi - lo) / 2.0, 1e-9)
+    axes = np.eye(3)
+    try:
+        if hull_faces <= OBB_EXACT_MAX_HULL_FACES:
+            T_obb = mesh.bounding_box_oriented.primitive.transform
+            extents = mesh.bounding_box_oriented.primitive.extents
+            c_obb, R_obb = T_obb[:3, 3].copy(), T_obb[:3, :3].copy()
+        else:
+            mean = hull_points.mean(axis=0)
+            _, R_obb = np.linalg.eigh(np.cov((hull_points - mean).T))
+            if np.linalg.det(R_obb) < 0:
+                R_obb[:, 2] = -R_obb[:, 2]
+            local = (hull_points - mean) @ R_obb
+            p_lo, p_hi = local.min(axis=0), local.max(axis=0)
+            c_obb, extents = mean + R_obb @ ((p_lo + p_hi) / 2.0), p_hi - p_lo
+        if np.prod(extents) < np.prod(2.0 * half):
+            center, axes, half = c_obb, R_obb, np.maximum(extents / 2.0, 1e-9)
+    except Exception:  # degenerate (flat) meshes: keep the axis-aligned box
+        pass
+    return center, axes, half
+
+
 def _mesh_geometry(spec: ShapeSpec, mesh: trimesh.Trimesh, owner: str, uri: str) -> ShapeGeometry:
     vertices = np.array(mesh.vertices, dtype=float)      # plain arrays: trimesh's tracked ones are slow
     faces = np.array(mesh.faces, dtype=np.int64)
     _check_vertices(owner, uri, vertices)
     closed = bool(mesh.is_watertight)
     convex = closed and bool(mesh.is_convex)
+    coal_convex = None
+    if convex:
+        try:
+            coal_convex = _coal_convex(vertices, faces)
+        except RuntimeError:     # coal refuses it (e.g. "Too many neighbors"): checked as a closed mesh
+            convex = False
     if convex:
         hull_faces = np.hstack([np.full((len(faces), 1), 3, dtype=np.int64), faces]).ravel()
         geom = fcl.Convex(vertices, len(faces), hull_faces)
@@ -404,24 +478,16 @@ def _mesh_geometry(spec: ShapeSpec, mesh: trimesh.Trimesh, owner: str, uri: str)
         geom.beginModel(len(vertices), len(faces))
         geom.addSubModel(vertices, faces)
         geom.endModel()
-    lo, hi = vertices.min(axis=0), vertices.max(axis=0)
-    center, half = (lo + hi) / 2.0, np.maximum((hi - lo) / 2.0, 1e-9)
-    axes = np.eye(3)
-    try:
-        T_obb = mesh.bounding_box_oriented.primitive.transform
-        extents = mesh.bounding_box_oriented.primitive.extents
-        if np.prod(extents) < np.prod(2.0 * half):
-            center, axes, half = T_obb[:3, 3].copy(), T_obb[:3, :3].copy(), np.maximum(extents / 2.0, 1e-9)
-    except Exception:  # degenerate (flat) meshes: keep the axis-aligned box
-        pass
+    hull = None if convex else _convex_hull(mesh)
+    center, axes, half = _oriented_box(mesh, vertices, len(faces) if convex else (len(hull.faces) if hull else 0),
+                                       vertices if convex else (np.asarray(hull.vertices) if hull else vertices))
     labels = trimesh.graph.connected_component_labels(mesh.face_adjacency, node_count=len(faces))
     _, first_face = np.unique(labels, return_index=True)
     probes = np.ascontiguousarray(vertices[faces[first_face, 0]])
     triangles = np.ascontiguousarray(vertices[faces]) if closed and not convex else None
     tree = MeshTree.of(vertices, faces, labels) if triangles is not None else None
-    hull = None if convex else _convex_hull(mesh)
     if convex:
-        coal_geometry = coal_hull = _coal_convex(vertices, faces)
+        coal_geometry = coal_hull = coal_convex
     else:
         coal_geometry = _coal_bvh(vertices, faces)
         coal_hull = None                 # no hull (a flat mesh): no hull bound for it
@@ -443,7 +509,7 @@ def _mesh_geometry(spec: ShapeSpec, mesh: trimesh.Trimesh, owner: str, uri: str)
             planes = np.zeros((0, 4))
     return ShapeGeometry(spec, geom, np.ascontiguousarray(center), np.ascontiguousarray(axes),
                          np.ascontiguousarray(half), probes, is_bvh=not convex, is_closed_bvh=closed and not convex,
-                         source_mesh=mesh, triangles_shape=triangles, coal_geometry=coal_geometry,
+                         source_mesh=_lean(mesh), triangles_shape=triangles, coal_geometry=coal_geometry,
                          coal_hull=coal_hull, bounding_radius_m=radius, solid_kind=kind, solid_planes=planes,
                          mesh_tree=tree, cover_centres_shape=cover_centres, cover_radii_m=cover_radii,
                          **_surface_samples(vertices, faces, mesh.edges_unique))
@@ -469,6 +535,9 @@ def build_shape(spec: ShapeSpec, owner: str, resolver: MeshResolver) -> ShapeGeo
         if vertices.ndim != 2 or vertices.shape[1] != 3 or triangles.ndim != 2 or triangles.shape[1] != 3 \
                 or len(triangles) == 0:
             raise MeshError(owner, "<inline mesh>", "needs vertices (V, 3) and at least one triangle (T, 3)")
+        if len(triangles) > MAX_MESH_TRIANGLES:
+            raise MeshError(owner, "<inline mesh>", f"has {len(triangles)} triangles, more than the bound of "
+                                                    f"{MAX_MESH_TRIANGLES} (MAX_MESH_TRIANGLES); simplify it")
         if triangles.min() < 0 or triangles.max() >= len(vertices):
             raise MeshError(owner, "<inline mesh>", "a triangle indexes a vertex that does not exist")
         _check_vertices(owner, "<inline mesh>", vertices)   # before trimesh sees them

@@ -18,6 +18,12 @@ from my_collision_pkg.core.kernels.codes import KIND_BOX, KIND_CAPSULE, KIND_CON
 # contact computations lose all precision (a 1e300 m box crashes the geometry code).
 MAX_COORDINATE_M = 1.0e4
 
+# Most triangles accepted in one mesh (a link's mesh file, an object's inline mesh). The
+# robot meshes here have at most ~10k (example-robot-data's UR3 upper arm: 10,263; the
+# Panda's collision meshes: a few hundred); building the geometry of a mesh costs about
+# 30 s and 1.5 GB per million triangles on 2 cores, so a bigger one is refused by name.
+MAX_MESH_TRIANGLES = 1_000_000
+
 
 @dataclass(frozen=True)
 class Box:

@@ -17,6 +17,7 @@ class AllowedCollisionMatrix:
                  overrides: dict[frozenset[str], bool] | None = None) -> None:
         self._defaults = defaults
         self._overrides = dict(overrides or {})
+        self._naming_other: dict[tuple[str, ...], tuple[tuple[str, str], ...]] = {}
 
     @classmethod
     def from_model(cls, robot: RobotModel, semantic: SemanticModel, allow_adjacent: bool) -> "AllowedCollisionMatrix":
@@ -36,6 +37,21 @@ class AllowedCollisionMatrix:
         if key in self._overrides:
             return self._overrides[key]
         return key in self._defaults
+
+    def pairs_naming_other_than(self, names) -> tuple[tuple[str, str], ...]:
+        """Every pair of bodies this matrix has an entry for (default or set) that names a
+        body outside ``names`` (e.g. outside the robot's links: an object), as (a, b).
+
+        Computed once per matrix and ``names``: a scene asks it on every update.
+        """
+        key = tuple(names)
+        found = self._naming_other.get(key)
+        if found is None:
+            known = frozenset(key)
+            found = tuple(tuple(sorted(pair)) for pair in (set(self._defaults) | set(self._overrides))
+                          if len(pair) == 2 and not pair <= known)
+            self._naming_other[key] = found
+        return found
 
     def with_entry(self, a: str, b: str, allowed: bool) -> "AllowedCollisionMatrix":
         """A copy in which ``a`` and ``b`` may touch (``allowed``) or not, whatever the defaults say."""

@@ -52,9 +52,18 @@ class AddObject:
 
 @dataclass(frozen=True)
 class MoveObject:
-    """New pose for an existing object (in its current frame)."""
+    """New pose for an existing object.
+
+    ``T_frame_object`` is the object's pose in ``frame``. ``frame`` None (the default)
+    is the object's own frame: the planning frame for a world object, its link for an
+    attached one. ``frame`` naming the planning frame or a robot link: the pose is in
+    that frame at the scene's current joint positions (``PlanningScene.current_positions``)
+    and is converted into the object's own frame. A MOVE never attaches or detaches: a
+    world object stays in the world, an attached object on its link.
+    """
     id: str
     T_frame_object: np.ndarray = field(compare=False)
+    frame: str | None = None
 
 
 @dataclass(frozen=True)

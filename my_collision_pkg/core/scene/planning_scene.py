@@ -17,7 +17,8 @@ import numpy as np
 from my_collision_pkg.core.checks.results import BodyType
 from my_collision_pkg.core.errors import ModelError, RequestError, SceneError
 from my_collision_pkg.core.geometry.mesh_files import MeshResolver
-from my_collision_pkg.core.geometry.shape_geometry import build_shape
+from my_collision_pkg.core.geometry.shape_geometry import ShapeGeometry, build_shape
+from my_collision_pkg.core.memory import release_free_memory
 from my_collision_pkg.core.model.robot_model import RobotModel
 from my_collision_pkg.core.model.srdf import SemanticModel
 from my_collision_pkg.core.scene.acm import AllowedCollisionMatrix
@@ -25,6 +26,12 @@ from my_collision_pkg.core.scene.objects import (AddObject, ClearObjects, MoveOb
                                                  RemoveObject, SceneObject, SceneUpdate, check_object_transform,
                                                  check_unambiguous, update_target)  # re-exported
 from my_collision_pkg.core.scene.world import CollisionWorld, PairSelection, ShapeEntry  # noqa: F401  re-exported
+
+
+# After an update that added or dropped this many mesh triangles (a mesh's build leaves
+# hundreds of megabytes of freed temporaries per million triangles), the allocator's free
+# memory is given back to the system.
+RELEASE_AFTER_TRIANGLES = 100_000
 
 
 class PlanningScene:
@@ -128,6 +135,12 @@ class PlanningScene:
         """Apply a batch of object updates in order, all or nothing; returns the new world.
 
         (A request from outside may first be checked with :func:`check_unambiguous`.)
+        The new snapshot is made from the current one at the cost of the change (see
+        :meth:`CollisionWorld.with_objects`); a snapshot already taken is never changed.
+        An object (re)added by ADD comes after the others in ``world.objects``. After a
+        batch that added or dropped more than ``RELEASE_AFTER_TRIANGLES`` mesh triangles,
+        the allocator's free memory is given back to the system
+        (:func:`~my_collision_pkg.core.memory.release_free_memory`).
 
         Raises
         ------
@@ -138,15 +151,19 @@ class PlanningScene:
         """
         with self._lock:
             world = self._world
-            objects = dict(world.objects)
-            geometry = dict(world.object_geometry)
+            change = _Change(world.objects, world.object_geometry)
             for update in updates:
-                self._apply_one(update, objects, geometry)
-            self._world = CollisionWorld(self._robot, self._semantic, self._robot_shapes, objects, geometry,
-                                         world.acm, world.default_padding_m, world.link_padding_m)
-            return self._world
+                self._apply_one(update, change)
+            new_world = world.with_objects(change.objects, change.geometry, change.touched, change.added)
+            self._world = new_world
+            big = change.triangles_added + change.triangles_dropped(new_world) >= RELEASE_AFTER_TRIANGLES
+        if big:
+            del world, change
+            release_free_memory(collect_garbage=True)
+        return new_world
 
-    def _apply_one(self, update: SceneUpdate, objects: dict, geometry: dict) -> None:
+    def _apply_one(self, update: SceneUpdate, change: "_Change") -> None:
+        objects, geometry = change.objects, change.geometry
         if isinstance(update, AddObject):
             obj = update.object
             self._validate_object(obj)
@@ -158,26 +175,54 @@ class PlanningScene:
                     if type(exc) is ModelError:
                         raise SceneError(f"object '{obj.id}' shape {k}: {exc}") from exc
                     raise
-            objects[obj.id] = obj            # adding an existing id replaces it, as in MoveIt
+            change.remove(obj.id)         # adding an existing id replaces it, as in MoveIt
+            objects[obj.id] = obj
             geometry[obj.id] = tuple(geoms)
+            change.touched.add(obj.id)
+            change.added.add(obj.id)
+            change.triangles_added += sum(_triangles(g) for g in geoms)
         elif isinstance(update, MoveObject):
             if update.id not in objects:
                 raise SceneError(f"cannot move object '{update.id}': no such object")
             check_object_transform(update.T_frame_object, f"object '{update.id}' pose")
             old = objects[update.id]
-            objects[update.id] = SceneObject(old.id, old.shapes, np.asarray(update.T_frame_object, dtype=float),
-                                             old.link, old.touch_links)
+            T_own_object = self._in_own_frame(old, update.frame, np.asarray(update.T_frame_object, dtype=float),
+                                              change)
+            check_object_transform(T_own_object, f"object '{update.id}' pose (in its own frame)")
+            objects[update.id] = SceneObject(old.id, old.shapes, T_own_object, old.link, old.touch_links)
+            change.touched.add(update.id)
         elif isinstance(update, RemoveObject):
             if update.id not in objects:
                 raise SceneError(f"cannot remove object '{update.id}': no such object")
-            del objects[update.id]
-            del geometry[update.id]
+            change.remove(update.id)
         elif isinstance(update, ClearObjects):
             for oid in [k for k, o in objects.items() if update.include_attached or not o.attached]:
-                del objects[oid]
-                del geometry[oid]
+                change.remove(oid)
         else:
             raise SceneError(f"unknown scene update {type(update).__name__}")
+
+    def _in_own_frame(self, obj: SceneObject, frame: str | None, T_frame_object: np.ndarray,
+                      change: "_Change") -> np.ndarray:
+        """A pose given in ``frame`` (None: the object's own frame) as a pose in the object's own
+        frame (planning frame, or its link's frame), at the current joint positions.
+
+        Raises
+        ------
+        SceneError
+            If ``frame`` is neither the planning frame nor a robot link.
+        """
+        own = obj.link if obj.attached else self._robot.root_link
+        if frame is None or frame == own:
+            return T_frame_object
+        if frame != self._robot.root_link and not self._robot.has_link(frame):
+            raise SceneError(f"cannot move object '{obj.id}': frame '{frame}' is neither the planning frame "
+                             f"'{self._robot.root_link}' nor a robot link")
+        T_world_link = change.link_poses(self._robot, self._positions)
+        T_world_frame = np.eye(4) if frame == self._robot.root_link else T_world_link[self._robot.link_index(frame)]
+        T_world_object = T_world_frame @ T_frame_object
+        if not obj.attached:
+            return T_world_object
+        return np.linalg.inv(T_world_link[self._robot.link_index(obj.link)]) @ T_world_object
 
     def _validate_object(self, obj: SceneObject) -> None:
         if not obj.id or not isinstance(obj.id, str):
@@ -208,9 +253,7 @@ class PlanningScene:
             for name in (a, b):
                 if not self._robot.has_link(name) and name not in world.objects:
                     raise SceneError(f"'{name}' is neither a robot link nor an object of the scene")
-            self._world = CollisionWorld(self._robot, self._semantic, self._robot_shapes, world.objects,
-                                         world.object_geometry, world.acm.with_entry(a, b, allowed),
-                                         world.default_padding_m, world.link_padding_m)
+            self._world = world.with_acm(world.acm.with_entry(a, b, allowed))
 
     def set_padding(self, default_padding_m: float | None = None,
                     link_padding_m: dict[str, float] | None = None) -> None:
@@ -239,3 +282,41 @@ def _check_padding(robot: RobotModel, default: float, per_link: dict[str, float]
             raise ModelError(f"padding given for unknown link '{link}'")
         if not np.isfinite(value) or value < 0:
             raise ModelError(f"padding {value} m of link '{link}' must be finite and >= 0")
+
+
+def _triangles(geometry: ShapeGeometry) -> int:
+    """Triangles of a shape's mesh (0 for a primitive)."""
+    return 0 if geometry.source_mesh is None else len(geometry.source_mesh.faces)
+
+
+class _Change:
+    """One batch of updates in the making: the new objects and geometry (copies of the
+    world's dicts), the ids it touched and (re)added, the geometry it dropped."""
+
+    def __init__(self, objects: dict[str, SceneObject], geometry: dict[str, tuple[ShapeGeometry, ...]]) -> None:
+        self.objects = dict(objects)
+        self.geometry = dict(geometry)
+        self.touched: set[str] = set()
+        self.added: set[str] = set()
+        self.dropped: list[tuple[ShapeGeometry, ...]] = []
+        self.triangles_added = 0
+        self._link_poses: np.ndarray | None = None
+
+    def remove(self, oid: str) -> None:
+        """Drop an object if present (its id then comes last when added again)."""
+        if oid in self.objects:
+            del self.objects[oid]
+            self.dropped.append(self.geometry.pop(oid))
+            self.touched.add(oid)
+            self.added.discard(oid)
+
+    def triangles_dropped(self, world: CollisionWorld) -> int:
+        """Mesh triangles of the dropped geometry that the new world no longer holds."""
+        kept = {id(g) for oid in self.touched if oid in world.object_geometry for g in world.object_geometry[oid]}
+        return sum(_triangles(g) for geoms in self.dropped for g in geoms if id(g) not in kept)
+
+    def link_poses(self, robot: RobotModel, positions: np.ndarray) -> np.ndarray:
+        """(L, 4, 4) link poses in the planning frame at ``positions`` (computed once per batch)."""
+        if self._link_poses is None:
+            self._link_poses = robot.link_transforms(np.array(positions, dtype=float))   # a writable copy
+        return self._link_poses

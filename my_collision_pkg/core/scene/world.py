@@ -6,9 +6,18 @@ matrix and the padding, and precomputes from them the table of collision shapes
 pairs to test (environment pairs first). :meth:`CollisionWorld.pair_selection`
 gives the pairs one request checks (:class:`PairSelection`); tables other modules
 derive from a world live in its :meth:`CollisionWorld.cached`.
+
+A scene update makes the next snapshot from the current one
+(:meth:`CollisionWorld.with_objects`): the rows of the objects it did not touch, the
+robot's rows and every shape's geometry and world-fixed fcl object are shared, only
+the touched objects' rows are made, and the pair table is recomputed by array
+operations; no per-object Python work is done for the untouched objects. The old
+snapshot is never changed (every array of the new one is a new array).
 """
 from __future__ import annotations
 
+import itertools
+import operator
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -55,12 +64,96 @@ class ShapeEntry:
         return self.body_type != BodyType.WORLD_OBJECT
 
 
+def _fcl_pose(T: np.ndarray):
+    return fcl.Transform(T[:3, :3], T[:3, 3])
+
+
+class _Rows:
+    """The per-shape columns of one snapshot, in shape order (the robot's shapes, then each
+    object's shapes, objects in the order of ``CollisionWorld.objects``).
+
+    ``code`` names each row's owner: ``-1 - link_index`` for a robot link's shapes, the
+    object's code (increasing along the rows) for an object's. ``fixed_plain`` and
+    ``fixed_variant`` hold the posed fcl objects of world-fixed shapes (None for shapes
+    that ride on a link: those are per thread, see :meth:`CollisionWorld.fcl_objects`).
+    Never changed once made: every operation returns new columns.
+    """
+    __slots__ = ("entries", "link", "T", "obb_center", "obb_axes", "obb_half", "padding", "on_robot", "is_bvh",
+                 "has_variant", "code", "fixed_plain", "fixed_variant")
+    COLUMNS = __slots__
+
+    def __init__(self, **columns) -> None:
+        for name in self.COLUMNS:
+            setattr(self, name, columns[name])
+
+    def __len__(self) -> int:
+        return len(self.link)
+
+    @classmethod
+    def of(cls, entries: list[ShapeEntry], codes: list[int]) -> "_Rows":
+        """Columns of some shape entries (Python work per entry: only for entries being made)."""
+        n = len(entries)
+        boxed = np.empty(n, dtype=object)
+        boxed[:] = entries
+        plain, variant = np.empty(n, dtype=object), np.empty(n, dtype=object)
+        for k, e in enumerate(entries):
+            if e.link_index < 0:
+                pose = _fcl_pose(e.T_frame_shape)
+                plain[k] = fcl.CollisionObject(e.geometry.fcl_geometry, pose)
+                v = e.geometry.fcl_geometry_against_mesh
+                variant[k] = None if v is None else fcl.CollisionObject(v, pose)
+        return cls(entries=boxed,
+                   link=np.array([e.link_index for e in entries], dtype=np.int64).reshape(n),
+                   T=np.array([e.T_frame_shape for e in entries], dtype=float).reshape(n, 4, 4),
+                   obb_center=np.array([e.geometry.obb_center_shape for e in entries], dtype=float).reshape(n, 3),
+                   obb_axes=np.array([e.geometry.obb_axes_shape for e in entries], dtype=float).reshape(n, 3, 3),
+                   obb_half=np.array([e.geometry.obb_half_extents_m for e in entries], dtype=float).reshape(n, 3),
+                   padding=np.array([e.padding_m for e in entries], dtype=float).reshape(n),
+                   on_robot=np.array([e.on_robot for e in entries], dtype=bool).reshape(n),
+                   is_bvh=np.array([e.geometry.is_bvh for e in entries], dtype=bool).reshape(n),
+                   has_variant=np.array([e.geometry.fcl_geometry_against_mesh is not None for e in entries],
+                                        dtype=bool).reshape(n),
+                   code=np.array(codes, dtype=np.int64).reshape(n), fixed_plain=plain, fixed_variant=variant)
+
+    def take(self, index: np.ndarray) -> "_Rows":
+        """The rows at ``index`` (indices or a boolean mask), as new columns."""
+        return _Rows(**{name: getattr(self, name)[index] for name in self.COLUMNS})
+
+    @staticmethod
+    def concat(parts: list["_Rows"]) -> "_Rows":
+        if len(parts) == 1:
+            return parts[0]
+        return _Rows(**{name: np.concatenate([getattr(p, name) for p in parts]) for name in _Rows.COLUMNS})
+
+    def put(self, index: np.ndarray, block: "_Rows") -> "_Rows":
+        """New columns with the rows at ``index`` replaced by ``block``'s rows."""
+        columns = {}
+        for name in self.COLUMNS:
+            column = getattr(self, name).copy()
+            column[index] = getattr(block, name)
+            columns[name] = column
+        return _Rows(**columns)
+
+
 class CollisionWorld:
     """Immutable snapshot of everything a check needs. Build through PlanningScene."""
 
     def __init__(self, robot: RobotModel, semantic: SemanticModel, robot_shapes: tuple[ShapeEntry, ...],
                  objects: dict[str, SceneObject], object_geometry: dict[str, tuple[ShapeGeometry, ...]],
                  acm: AllowedCollisionMatrix, default_padding_m: float, link_padding_m: dict[str, float]) -> None:
+        self._set_contents(robot, semantic, objects, object_geometry, acm, default_padding_m, link_padding_m)
+        robot_entries = [ShapeEntry(s.owner, s.body_type, s.shape_id, s.link_index, s.T_frame_shape,
+                                    s.T_owner_shape, s.geometry, self.link_padding(s.owner)) for s in robot_shapes]
+        codes = itertools.count()
+        self._object_code = {oid: next(codes) for oid in self.objects}
+        self._next_code = len(self._object_code)
+        parts = [_Rows.of(robot_entries, [-1 - e.link_index for e in robot_entries])]
+        parts += [self._object_rows(oid) for oid in self.objects]
+        self._n_robot_rows = len(robot_entries)
+        self._finish(_Rows.concat(parts), None)
+
+    # ----- construction -------------------------------------------------
+    def _set_contents(self, robot, semantic, objects, object_geometry, acm, default_padding_m, link_padding_m) -> None:
         self.robot = robot
         self.semantic = semantic
         self.objects = dict(objects)
@@ -71,9 +164,99 @@ class CollisionWorld:
         self._tls = threading.local()
         self._derived: dict[object, object] = {}
         self._derived_lock = threading.Lock()
-        self.shapes = self._build_shapes(robot_shapes)
-        self._build_arrays()
-        self._build_pairs()
+
+    def _finish(self, rows: _Rows, previous: "CollisionWorld | None") -> None:
+        """Public arrays and pair tables of ``rows`` (reusing ``previous``'s self pairs when they still hold)."""
+        self._rows = rows
+        self.shapes = tuple(rows.entries.tolist())
+        self.shape_link = rows.link
+        self.T_frame_shape = rows.T
+        self.obb_center = rows.obb_center
+        self.obb_axes = rows.obb_axes
+        self.obb_half = rows.obb_half
+        self._riding = np.flatnonzero(rows.link >= 0)
+        self._build_pairs(previous)
+
+    def _derive(self, objects: dict[str, SceneObject], object_geometry: dict, acm: AllowedCollisionMatrix,
+                rows: _Rows, object_code: dict[str, int], next_code: int) -> "CollisionWorld":
+        world = CollisionWorld.__new__(CollisionWorld)
+        world._set_contents(self.robot, self.semantic, {}, {}, acm, self.default_padding_m, self.link_padding_m)
+        world.objects, world.object_geometry = objects, object_geometry     # already the new snapshot's own dicts
+        world._object_code, world._next_code, world._n_robot_rows = object_code, next_code, self._n_robot_rows
+        world._finish(rows, self)
+        return world
+
+    def with_objects(self, objects: dict[str, SceneObject], object_geometry: dict[str, tuple[ShapeGeometry, ...]],
+                     touched: set[str], added: set[str]) -> "CollisionWorld":
+        """The snapshot after a batch of object updates, made from this one at the cost of the change.
+
+        Parameters
+        ----------
+        objects, object_geometry : dict
+            The new snapshot's objects and their geometry (taken over, not copied). Objects
+            (re)added by the batch come last, in the order of their addition.
+        touched : set of str
+            Every object id the batch added, moved or removed (an untouched id keeps its rows).
+        added : set of str
+            The ids the batch (re)added; their rows are made anew (and appended).
+        """
+        old = self.objects
+        drop, moved, appended = [], [], 0
+        for oid in touched:
+            present = oid in objects
+            if oid in old and (not present or oid in added):
+                drop.append(oid)
+            elif oid in old and objects[oid] is not old[oid]:
+                moved.append(oid)
+            if present and oid in added:
+                appended += 1
+        rows = self._rows
+        code = self._object_code
+        if drop or appended:
+            code = dict(code)
+        if moved:
+            index = np.concatenate([self._object_row_range(oid) for oid in moved])
+            rows = rows.put(index, _Rows.concat([self._object_rows(oid, objects, object_geometry) for oid in moved]))
+        if drop:
+            gone = np.array([code.pop(oid) for oid in drop], dtype=np.int64)
+            rows = rows.take(~np.isin(rows.code, gone))
+        next_code = self._next_code
+        if appended:
+            new_ids = list(itertools.islice(reversed(objects), appended))[::-1]
+            parts = [rows]
+            for oid in new_ids:
+                code[oid] = next_code
+                next_code += 1
+                parts.append(self._object_rows(oid, objects, object_geometry, code[oid]))
+            rows = _Rows.concat(parts)
+        return self._derive(objects, object_geometry, self.acm, rows, code, next_code)
+
+    def with_acm(self, acm: AllowedCollisionMatrix) -> "CollisionWorld":
+        """The same objects under another allowed collision matrix (shapes shared, pairs recomputed)."""
+        return self._derive(dict(self.objects), dict(self.object_geometry), acm, self._rows, self._object_code,
+                            self._next_code)
+
+    def _object_row_range(self, oid: str) -> np.ndarray:
+        """Row indices of an object of this snapshot (its rows are contiguous, codes increase along rows)."""
+        codes = self._rows.code[self._n_robot_rows:]
+        c = self._object_code[oid]
+        lo, hi = np.searchsorted(codes, c, "left"), np.searchsorted(codes, c, "right")
+        return np.arange(lo, hi) + self._n_robot_rows
+
+    def _object_rows(self, oid: str, objects: dict | None = None, object_geometry: dict | None = None,
+                     code: int | None = None) -> _Rows:
+        obj = (self.objects if objects is None else objects)[oid]
+        geoms = (self.object_geometry if object_geometry is None else object_geometry)[oid]
+        if obj.attached:
+            link_index, body_type, padding = (self.robot.link_index(obj.link), BodyType.ROBOT_ATTACHED,
+                                              self.link_padding(obj.link))
+        else:
+            link_index, body_type, padding = -1, BodyType.WORLD_OBJECT, 0.0
+        entries = [ShapeEntry(obj.id, body_type, shape_id, link_index, obj.T_frame_object @ shape.T_object_shape,
+                              shape.T_object_shape, geom, padding)
+                   for shape_id, (shape, geom) in enumerate(zip(obj.shapes, geoms))]
+        code = self._object_code[oid] if code is None else code
+        return _Rows.of(entries, [code] * len(entries))
 
     def cached(self, key: object, build: Callable[..., T], *args) -> T:
         """What ``build(*args)`` returns for this snapshot, made on the first call for ``key``.
@@ -89,33 +272,8 @@ class CollisionWorld:
                 value = self._derived.setdefault(key, built)
         return value
 
-    # ----- construction -------------------------------------------------
     def link_padding(self, link: str) -> float:
         return self.link_padding_m.get(link, self.default_padding_m)
-
-    def _build_shapes(self, robot_shapes: tuple[ShapeEntry, ...]) -> tuple[ShapeEntry, ...]:
-        shapes = [ShapeEntry(s.owner, s.body_type, s.shape_id, s.link_index, s.T_frame_shape, s.T_owner_shape,
-                             s.geometry, self.link_padding(s.owner)) for s in robot_shapes]
-        for obj in self.objects.values():
-            geoms = self.object_geometry[obj.id]
-            if obj.attached:
-                link_index, body_type, padding = (self.robot.link_index(obj.link), BodyType.ROBOT_ATTACHED,
-                                                  self.link_padding(obj.link))
-            else:
-                link_index, body_type, padding = -1, BodyType.WORLD_OBJECT, 0.0
-            for shape_id, (shape, geom) in enumerate(zip(obj.shapes, geoms)):
-                shapes.append(ShapeEntry(obj.id, body_type, shape_id, link_index,
-                                         obj.T_frame_object @ shape.T_object_shape, shape.T_object_shape, geom,
-                                         padding))
-        return tuple(shapes)
-
-    def _build_arrays(self) -> None:
-        s = self.shapes
-        self.shape_link = np.array([e.link_index for e in s], dtype=np.int64)
-        self.T_frame_shape = np.array([e.T_frame_shape for e in s], dtype=float).reshape(-1, 4, 4)
-        self.obb_center = np.array([e.geometry.obb_center_shape for e in s], dtype=float).reshape(-1, 3)
-        self.obb_axes = np.array([e.geometry.obb_axes_shape for e in s], dtype=float).reshape(-1, 3, 3)
-        self.obb_half = np.array([e.geometry.obb_half_extents_m for e in s], dtype=float).reshape(-1, 3)
 
     def _touch_allowed(self, a: ShapeEntry, b: ShapeEntry) -> bool:
         """Attached objects may touch their own link and their touch links."""
@@ -126,27 +284,68 @@ class CollisionWorld:
                     return True
         return False
 
-    def _build_pairs(self) -> None:
-        env, slf = [], []
-        for i, a in enumerate(self.shapes):
-            if not a.on_robot:
-                continue
-            for j, b in enumerate(self.shapes):
-                if i == j or a.owner == b.owner:
-                    continue
-                if b.on_robot and j < i:
-                    continue
-                if self.acm.allowed(a.owner, b.owner) or self._touch_allowed(a, b):
-                    continue
-                (slf if b.on_robot else env).append((i, j))
-        pairs = env + slf
-        self.pairs = np.array(pairs, dtype=np.int64).reshape(-1, 2)
-        self.pair_calls, self.pair_swapped = self._fcl_call_order(pairs)
-        self.pair_is_self = np.arange(len(pairs)) >= len(env)
-        self.pair_padding_m = np.array([self.shapes[i].padding_m + self.shapes[j].padding_m for i, j in pairs],
-                                       dtype=float)
+    def _owner_rows(self, name: str) -> np.ndarray:
+        if name in self._object_code:
+            return self._object_row_range(name)
+        if self.robot.has_link(name):
+            return np.flatnonzero(self._rows.code[:self._n_robot_rows] == -1 - self.robot.link_index(name))
+        return np.zeros(0, dtype=np.int64)
 
-    def _fcl_call_order(self, pairs: list[tuple[int, int]]) -> tuple[np.ndarray, np.ndarray]:
+    def _build_pairs(self, previous: "CollisionWorld | None") -> None:
+        """Pairs (i, j), i < j, of a shape on the robot (link or attached) and another body:
+        environment pairs (j a world object) first, then self pairs, each ordered by i then j."""
+        rows = self._rows
+        on_robot = np.flatnonzero(rows.on_robot)
+        in_world = np.flatnonzero(~rows.on_robot)
+        # environment: every (robot, world) pair unless the matrix allows the two bodies; the
+        # default entries name links only, so only entries naming an object can allow one
+        special = self.acm.pairs_naming_other_than(self.robot.link_names) if len(in_world) else ()
+        allowed = np.zeros((len(on_robot), len(in_world)), dtype=bool) if special else None
+        if special:
+            robot_position = np.full(len(rows), -1, dtype=np.int64)
+            robot_position[on_robot] = np.arange(len(on_robot))
+            world_position = np.full(len(rows), -1, dtype=np.int64)
+            world_position[in_world] = np.arange(len(in_world))
+            for a, b in special:
+                if not self.acm.allowed(a, b):
+                    continue
+                for x, y in ((a, b), (b, a)):
+                    rx, ry = robot_position[self._owner_rows(x)], world_position[self._owner_rows(y)]
+                    rx, ry = rx[rx >= 0], ry[ry >= 0]
+                    if len(rx) and len(ry):
+                        allowed[np.ix_(rx, ry)] = True
+        if allowed is None:          # every (robot, world) pair, robot shape by robot shape
+            env = np.empty((len(on_robot) * len(in_world), 2), dtype=np.int64)
+            env[:, 0] = np.repeat(on_robot, len(in_world))
+            env[:, 1] = np.tile(in_world, len(on_robot))
+        else:
+            r, c = np.nonzero(~allowed)
+            env = np.column_stack([on_robot[r], in_world[c]]).astype(np.int64).reshape(-1, 2)
+        # self: few shapes (the robot's and the attached objects'); kept from the previous
+        # snapshot when these shapes, the matrix and so the answer are the same
+        robot_entries = rows.entries[on_robot].tolist()
+        local = None
+        if previous is not None and previous.acm is self.acm and len(previous._robot_entries) == len(robot_entries) \
+                and all(map(operator.is_, previous._robot_entries, robot_entries)):
+            local = previous._self_local
+        if local is None:
+            found = []
+            for x, a in enumerate(robot_entries):
+                for y in range(x + 1, len(robot_entries)):
+                    b = robot_entries[y]
+                    if a.owner == b.owner or self.acm.allowed(a.owner, b.owner) or self._touch_allowed(a, b):
+                        continue
+                    found.append((x, y))
+            local = np.array(found, dtype=np.int64).reshape(-1, 2)
+        self._robot_entries, self._self_local = robot_entries, local
+        pairs = np.ascontiguousarray(np.vstack([env, on_robot[local]]), dtype=np.int64).reshape(-1, 2)
+        self.pairs = pairs
+        self.pair_calls, self.pair_swapped = self._fcl_call_order(pairs)
+        self._n_env = len(env)
+        self.pair_is_self = np.arange(len(pairs)) >= len(env)
+        self.pair_padding_m = rows.padding[pairs[:, 0]] + rows.padding[pairs[:, 1]]
+
+    def _fcl_call_order(self, pairs) -> tuple[np.ndarray, np.ndarray]:
         """How fcl is called for each pair: object indices (P, 2) and whether they are swapped.
 
         fcl answers a shape-versus-mesh query in mesh-first order whatever the order
@@ -155,17 +354,20 @@ class CollisionWorld:
         swapped back. Index ``s`` is shape s's fcl object, ``S + s`` its variant for use
         against meshes (see ShapeGeometry.fcl_geometry_against_mesh).
         """
-        n = len(self.shapes)
-        calls, swapped = [], []
-        for a, b in pairs:
-            ga, gb = self.shapes[a].geometry, self.shapes[b].geometry
-            swap = gb.is_bvh and not ga.is_bvh
-            first, second = (b, a) if swap else (a, b)
-            if self.shapes[first].geometry.is_bvh and self.shapes[second].geometry.fcl_geometry_against_mesh is not None:
-                second += n
-            calls.append((first, second))
-            swapped.append(swap)
-        return np.array(calls, dtype=np.int64).reshape(-1, 2), np.array(swapped, dtype=bool)
+        pairs = np.asarray(pairs, dtype=np.int64).reshape(-1, 2)
+        rows = self._rows
+        a, b = pairs[:, 0], pairs[:, 1]
+        swap = rows.is_bvh[b] & ~rows.is_bvh[a]
+        calls = np.empty_like(pairs)
+        if not swap.any():           # no shape against a mesh the other way round: the pairs' own order
+            calls[:] = pairs
+        else:
+            calls[:, 0] = np.where(swap, b, a)
+            calls[:, 1] = np.where(swap, a, b)
+        variant = rows.is_bvh[calls[:, 0]] & rows.has_variant[calls[:, 1]]
+        if variant.any():
+            calls[variant, 1] += len(rows)
+        return calls, swap
 
     # ----- queries ------------------------------------------------------
     def pair_selection(self, group: str, pad_environment: bool, pad_self: bool) -> "PairSelection":
@@ -185,12 +387,20 @@ class CollisionWorld:
         return selection
 
     def _select_pairs(self, group: str, pad_environment: bool, pad_self: bool) -> "PairSelection":
+        if not group:               # every pair: the world's own arrays, no copies
+            n_env = self._n_env
+            margins = self.pair_padding_m.copy()
+            if not pad_environment:
+                margins[:n_env] = 0.0
+            if not pad_self:
+                margins[n_env:] = 0.0
+            return PairSelection(np.arange(len(self.pairs)), self.pairs, margins, self.pair_calls, self.pair_swapped)
         keep = np.ones(len(self.pairs), dtype=bool)
         if group:
             links = self.semantic.group_links(self.robot, group)
-            moved = np.array([(e.owner in links) or (e.body_type == BodyType.ROBOT_ATTACHED
-                                                     and self.objects[e.owner].link in links)
-                              for e in self.shapes], dtype=bool)
+            # a shape is moved by the group when it rides on one of its links (a link's own
+            # shapes and the objects attached to it); world objects ride on none (-1)
+            moved = np.isin(self.shape_link, [self.robot.link_index(link) for link in links])
             if len(self.pairs):
                 keep = moved[self.pairs[:, 0]] | moved[self.pairs[:, 1]]
         index = np.flatnonzero(keep)
@@ -201,16 +411,22 @@ class CollisionWorld:
 
     def fcl_objects(self) -> list:
         """This thread's fcl objects: one per shape, then one per shape's variant against meshes
-        (None where it has none); world-fixed ones already posed."""
+        (None where it has none).
+
+        World-fixed ones are posed once, when their object is added or moved, and shared by
+        every thread and every later snapshot (no check changes them); those that ride on a
+        link are this thread's own (a check sets their pose).
+        """
         objects = getattr(self._tls, "objects", None)
         if objects is None:
-            plain, variants = [], []
-            for e in self.shapes:
-                T = e.T_frame_shape if e.link_index < 0 else np.eye(4)
-                pose = fcl.Transform(T[:3, :3], T[:3, 3])
-                plain.append(fcl.CollisionObject(e.geometry.fcl_geometry, pose))
-                variant = e.geometry.fcl_geometry_against_mesh
-                variants.append(None if variant is None else fcl.CollisionObject(variant, pose))
+            plain, variants = self._rows.fixed_plain.tolist(), self._rows.fixed_variant.tolist()
+            identity = fcl.Transform(np.eye(3), np.zeros(3))
+            shapes = self.shapes
+            for k in self._riding.tolist():
+                geometry = shapes[k].geometry
+                plain[k] = fcl.CollisionObject(geometry.fcl_geometry, identity)
+                variant = geometry.fcl_geometry_against_mesh
+                variants[k] = None if variant is None else fcl.CollisionObject(variant, identity)
             objects = self._tls.objects = plain + variants
         return objects
 
