@@ -20,6 +20,7 @@ Two phases:
 """
 from __future__ import annotations
 
+import atexit
 import os
 import signal
 import sys
@@ -74,6 +75,16 @@ def exit_now(code: int = 0) -> None:
         except (OSError, ValueError, AttributeError):
             pass
     os._exit(code)
+
+
+def finish(code: int) -> None:
+    """End the process with ``code`` once the node is down: the exit handlers run, then
+    :func:`exit_now`, skipping the interpreter's module teardown (about a second with numba
+    and LLVM loaded) and the join of worker threads left idle."""
+    try:
+        atexit._run_exitfuncs()
+    finally:
+        exit_now(code)
 
 
 def request_stop() -> None:

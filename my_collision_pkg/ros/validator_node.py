@@ -76,6 +76,7 @@ BIG_REQUEST_CONTACTS = 1_000         # contacts in an explain answer
 BIG_REQUEST_MESH_ELEMENTS = 100_000  # vertices + triangles of the meshes of one apply
 # A /joint_states position beyond this magnitude (rad or m) is no joint state: the message is dropped.
 MAX_JOINT_STATE_POSITION = MAX_COORDINATE_M
+JOINT_STATES_WARNING_PERIOD_S = 5.0
 
 
 # The numeric parameters: (parameter, default, setter). Declared with the parameter's range
@@ -124,21 +125,29 @@ def joint_state_fault(names, positions, is_robot_joint) -> str | None:
     position of a robot joint, or one beyond MAX_JOINT_STATE_POSITION (rad or m). Joints
     of other robots (``is_robot_joint(name)`` false) are ignored otherwise.
     """
+    fault = joint_state_fault_kind(names, positions, is_robot_joint)
+    return None if fault is None else fault[1]
+
+
+def joint_state_fault_kind(names, positions, is_robot_joint) -> tuple[str, str] | None:
+    """As :func:`joint_state_fault`, with the kind of fault first: ("lengths" | "repeated" |
+    "non-finite" | "out of range", message)."""
     names, positions = list(names), list(positions)
     if len(names) != len(positions):
-        return f"{len(names)} joint names but {len(positions)} positions"
+        return "lengths", f"{len(names)} joint names but {len(positions)} positions"
     seen = set()
     for name in names:
         if name in seen:
-            return f"joint '{name}' is named twice"
+            return "repeated", f"joint '{name}' is named twice"
         seen.add(name)
     for name, value in zip(names, positions):
         if not is_robot_joint(name):
             continue
         if not math.isfinite(value):
-            return f"joint '{name}' has non-finite position {value}"
+            return "non-finite", f"joint '{name}' has non-finite position {value}"
         if abs(value) > MAX_JOINT_STATE_POSITION:
-            return f"joint '{name}' position {value:g} is beyond +-{MAX_JOINT_STATE_POSITION:g} (rad or m)"
+            return "out of range", (f"joint '{name}' position {value:g} is beyond +-{MAX_JOINT_STATE_POSITION:g} "
+                                    "(rad or m)")
     return None
 
 
@@ -185,6 +194,7 @@ class CollisionValidatorNode(Node):
                                     package_paths=p["package_paths"], default_padding_m=p["default_padding"],
                                     link_padding_m=p["link_padding"], find_package_share=ament_package_share)
             spent["model and meshes"], clock = time.perf_counter() - clock, time.perf_counter()
+            self.get_logger().info("compiling the kernels, or loading them from numba's cache")
             options = dict(check_joint_limits=p["check_joint_limits"], max_contacts=p["max_contacts"],
                            contacts_per_pair=p["contacts_per_pair"])
             if _checker_accepts_stop_event():
@@ -207,6 +217,7 @@ class CollisionValidatorNode(Node):
         self._monitor_lock = threading.Lock()
         self._monitor_dirty = False
         self._monitor_timer = None
+        self._joint_states_warned: dict[str, float] = {}
         self._serve(CheckValidity, "~/check_validity", self._on_check)
         self._serve(CheckValidityBatch, "~/check_validity_batch", self._on_check_batch, big=_big_batch)
         self._serve(ExplainCollision, "~/explain", self._on_explain, big=_big_explain)
@@ -252,8 +263,9 @@ class CollisionValidatorNode(Node):
             "links with their own padding (pairs with link_padding_values)", type_=d))
         self.declare_parameter("link_padding_values", [0.0], _descriptor(
             "padding of each link in link_padding_names, metres", dynamic=True))
+        # dynamic typing: a value of another type is refused by check_bool, naming the parameter
         self.declare_parameter("check_joint_limits", True, _descriptor("refuse configurations outside joint limits",
-                                                                        read_only=False))
+                                                                        dynamic=True, read_only=False))
         self.declare_parameter("package_paths", [""], _descriptor(
             "extra folders searched for package:// meshes (each holding package folders)", type_=d))
         self.declare_parameter("monitor_joint_states", False, _descriptor(
@@ -268,6 +280,7 @@ class CollisionValidatorNode(Node):
         p = {name: self.get_parameter(name).value for name in (
             "robot_description", "urdf_path", "robot_description_semantic", "srdf_path", "scene_path",
             "check_joint_limits", "monitor_joint_states")}
+        p["check_joint_limits"] = check_bool("check_joint_limits", p["check_joint_limits"])
         if not p["robot_description"] and not p["urdf_path"]:
             raise ConfigurationError("no robot model: set robot_description (URDF XML) or urdf_path")
         p.update({parameter.name: parameter.read(self) for parameter, _, _ in PARAMETERS})
@@ -386,9 +399,9 @@ class CollisionValidatorNode(Node):
     # ----- joint state monitoring ------------------------------------------------
     def _on_joint_states(self, msg: JointState) -> None:
         robot = self.scene.robot
-        fault = joint_state_fault(msg.name, msg.position, lambda name: robot.active_index(name) is not None)
+        fault = joint_state_fault_kind(msg.name, msg.position, lambda name: robot.active_index(name) is not None)
         if fault is not None:
-            self.get_logger().warning(f"/joint_states message dropped: {fault}", throttle_duration_sec=5.0)
+            self._warn_joint_states(*fault)
             return
         names, values = [], []
         for name, value in zip(msg.name, msg.position):
@@ -400,10 +413,20 @@ class CollisionValidatorNode(Node):
         try:
             self.scene.set_current_positions(names, values)
         except CollisionPkgError as exc:
-            self.get_logger().warning(f"/joint_states message dropped: {exc}", throttle_duration_sec=5.0)
+            self._warn_joint_states("refused", str(exc))
             return
         with self._monitor_lock:
             self._monitor_dirty = True
+
+    def _warn_joint_states(self, kind: str, message: str) -> None:
+        """One warning per kind of fault every JOINT_STATES_WARNING_PERIOD_S at most."""
+        now = time.monotonic()
+        with self._monitor_lock:
+            if now - self._joint_states_warned.get(kind, -math.inf) < JOINT_STATES_WARNING_PERIOD_S:
+                return
+            self._joint_states_warned[kind] = now
+        self.get_logger().warning(f"/joint_states message dropped: {message} (this kind of fault is reported "
+                                  f"at most every {JOINT_STATES_WARNING_PERIOD_S:g} s)")
 
     def set_monitor_rate(self, rate_hz: float) -> None:
         """Most reports per second of the monitored state (takes effect at once; kept if not monitoring)."""
