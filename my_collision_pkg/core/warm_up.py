@@ -102,7 +102,7 @@ def _world_objects() -> list[SceneObject]:
     tetra = trimesh.Trimesh([[0, 0, 0], [0.2, 0, 0], [0, 0.2, 0], [0, 0, 0.2]],
                             [[0, 2, 1], [0, 1, 3], [1, 2, 3], [0, 3, 2]])
     two_blocks = trimesh.util.concatenate([trimesh.creation.box((0.1, 0.1, 0.3)),
-                                           trimesh.creation.box((0.3, 0.1, 0.1), _pose(0.1, 0.0, -0.1))])
+                                           trimesh.creation.box((0.3, 0.08, 0.08), _pose(0.1, 0.0, -0.1))])
     open_box = trimesh.creation.box((0.15, 0.15, 0.15))
     open_box = trimesh.Trimesh(open_box.vertices, open_box.faces[2:])     # one side missing: no volume
     shapes = {
@@ -184,34 +184,45 @@ def warm_up_services(checker: CollisionChecker | None = None, *,
         ``"own_scene"`` (0 without ``checker``).
     """
     spent = {"built_in": 0.0, "own_scene": 0.0}
-    start = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="my_collision_pkg_warm_up_") as folder:
+        start = time.perf_counter()
         scene = warmup_scene(folder)
-        checker_kwargs = {}
+        options = {}
         if checker is not None:
-            checker_kwargs = {"max_contacts": checker.max_contacts, "contacts_per_pair": checker.contacts_per_pair}
-        built_in = CollisionChecker(scene, **checker_kwargs)
-        _exercise(built_in, list(JOINTS), np.array(CLEAR), np.array(INSIDE))
-        if not should_stop():
+            options = {"max_contacts": checker.max_contacts, "contacts_per_pair": checker.contacts_per_pair}
+        built_in = CollisionChecker(scene, **options)
+        names, clear, inside = list(JOINTS), np.array(CLEAR), np.array(INSIDE)
+
+        def padded() -> None:
             scene.set_padding(default_padding_m=0.002)        # padded pairs: the distance queries
-            built_in.check(list(JOINTS), np.array(INSIDE))
-            built_in.explain(list(JOINTS), np.array(CLEAR), contact_distance=0.05)
-    spent["built_in"] = time.perf_counter() - start
-    if checker is None or should_stop():
+            built_in.check(names, inside)
+            built_in.explain(names, clear, contact_distance=0.05)
+        for step in (lambda: _exercise(built_in, names, clear, inside), padded):
+            if should_stop():
+                return spent
+            step()
+        spent["built_in"] = time.perf_counter() - start
+    if checker is None:
         return spent
     start = time.perf_counter()
     names, a, b = _own_scene_configurations(checker)
     world = checker.scene.world
-    checker.check(names, np.array(a))
-    checker.check_batch(names, np.stack([a, b]).ravel(), world=world)
-    explanation = checker.explain(names, np.array(a), world=world)
-    if explanation.contacts:
-        explanation_surfaces(world, explanation)
-    if not should_stop():
+
+    def configurations() -> None:
+        checker.check(names, np.array(a))
+        checker.check_batch(names, np.stack([a, b]).ravel(), world=world)
+        explanation = checker.explain(names, np.array(a), world=world)
+        if explanation.contacts:
+            explanation_surfaces(world, explanation)
+
+    def motions() -> None:
         checker.check_motion(names, a, b, mode=MotionMode.CERTIFIED, world=world)
         checker.check_motion(names, a, b, mode=MotionMode.DISCRETE, max_step=0.01, world=world)
-    if not should_stop():
         checker.check_trajectory(names, np.stack([a, b, a]), np.array([0.0, 1.0, 2.0]), world=world)
+    for step in (configurations, motions):
+        if should_stop():
+            return spent
+        step()
     spent["own_scene"] = time.perf_counter() - start
     return spent
 
