@@ -40,9 +40,9 @@ def _value(value) -> ParameterValue:
 class Parameters:
     """The node's SetParameters / GetParameters services, called from the client's node (spun by the client)."""
 
-    def __init__(self, node):
-        self._set = node.create_client(SetParameters, f"/{NODE}/set_parameters")
-        self._get = node.create_client(GetParameters, f"/{NODE}/get_parameters")
+    def __init__(self, node, target: str = NODE):
+        self._set = node.create_client(SetParameters, f"/{target}/set_parameters")
+        self._get = node.create_client(GetParameters, f"/{target}/get_parameters")
         assert self._set.wait_for_service(timeout_sec=CALL_TIMEOUT_S)
         assert self._get.wait_for_service(timeout_sec=CALL_TIMEOUT_S)
 
@@ -62,7 +62,8 @@ class Parameters:
         values = self._wait(self._get.call_async(GetParameters.Request(names=[name]))).values
         v = values[0]
         return {ParameterType.PARAMETER_INTEGER: v.integer_value, ParameterType.PARAMETER_DOUBLE: v.double_value,
-                ParameterType.PARAMETER_BOOL: v.bool_value, ParameterType.PARAMETER_STRING: v.string_value}[v.type]
+                ParameterType.PARAMETER_BOOL: v.bool_value, ParameterType.PARAMETER_STRING: v.string_value,
+                ParameterType.PARAMETER_DOUBLE_ARRAY: list(v.double_array_value)}[v.type]
 
 
 @pytest.fixture(scope="module")
@@ -158,6 +159,9 @@ def test_bad_joint_states_are_dropped_with_a_warning(node):
         publisher = ros.create_publisher(JointState, "/joint_states", 10)
         good = _reports_after(executor, reports, publisher, JointState(name=ARM, position=INTO_TABLE), 2.0)
         assert good and not good[-1].valid
+        settle = time.monotonic() + 1.0             # the report of the last good message may still be on its way
+        while time.monotonic() < settle:
+            executor.spin_once(timeout_sec=0.05)
         bad = {
             "7 joint names but 3 positions": JointState(name=ARM, position=FREE[:3]),
             "joint 'panda_joint1' is named twice": JointState(name=ARM + ["panda_joint1"], position=FREE + [0.1]),
@@ -174,3 +178,22 @@ def test_bad_joint_states_are_dropped_with_a_warning(node):
     output = process.output()
     for fault in bad:
         assert f"/joint_states message dropped: {fault}" in output, output[-3000:]
+
+
+def test_contact_markers_options_take_effect_or_are_refused_by_name(node):
+    _, client, _ = node
+    markers = NodeProcess("contact_markers", {}, {"__node": "param_markers"})
+    try:
+        parameters = Parameters(client.node, "param_markers")
+        (result,) = parameters.set(sphere_radius_m=0.05)
+        assert result.successful, result.reason
+        assert parameters.get("sphere_radius_m") == 0.05
+        (result,) = parameters.set(arrow_max_length_m=1e-5)     # below arrow_min_length_m
+        assert not result.successful and "arrow_max_length_m" in result.reason
+        (result,) = parameters.set(show_labels="yes")
+        assert not result.successful and "show_labels" in result.reason
+        (result,) = parameters.set(contacts_topic="/elsewhere")
+        assert not result.successful and "read-only" in result.reason
+    finally:
+        output = markers.stop()
+    assert "Traceback" not in output
