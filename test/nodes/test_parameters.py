@@ -197,3 +197,17 @@ def test_contact_markers_options_take_effect_or_are_refused_by_name(node):
     finally:
         output = markers.stop()
     assert "Traceback" not in output
+
+
+@pytest.mark.parametrize("names, positions, fault", [
+    (ARM, FREE[:3], "7 joint names but 3 positions"),
+    (ARM + ["panda_joint2"], FREE + [0.0], "joint 'panda_joint2' is named twice"),
+    (ARM, [float("inf")] + FREE[1:], "joint 'panda_joint1' has non-finite position inf"),
+    (ARM, FREE[:6] + [-1e308], "joint 'panda_joint7' position -1e+308 is beyond"),
+    (["other_robot_joint"] + ARM, [float("nan")] + FREE, None),          # not this robot's: ignored
+    (ARM, FREE, None),
+])
+def test_joint_state_faults_are_named(names, positions, fault):
+    from my_collision_pkg.ros.validator_node import joint_state_fault
+    found = joint_state_fault(names, positions, lambda name: name in ARM)
+    assert (found is None) if fault is None else (found is not None and found.startswith(fault)), found

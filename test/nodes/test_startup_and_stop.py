@@ -143,3 +143,61 @@ def test_contact_markers_stops_quickly_and_cleanly():
     print(f"exit code {code} {seconds:.2f} s after the signal")
     assert code == 0 and seconds < STOP_BOUND_S, (code, seconds, output)
     _assert_clean(output)
+
+
+# ----- the pieces, without a process ----------------------------------------------------
+class _Logger:
+    def __init__(self):
+        self.errors = []
+
+    def error(self, text):
+        self.errors.append(text)
+
+
+def test_a_stopping_guard_refuses_new_requests_and_answers_a_stopped_one_without_a_log():
+    from my_collision_pkg.ros.runtime import REQUEST_STOPPED, SHUTTING_DOWN, CallbackGuard
+    from my_collision_pkg.srv import CheckMotion
+    logger = _Logger()
+    guard = CallbackGuard(logger)
+    started, release = threading.Event(), threading.Event()
+
+    def slow(request, response):
+        started.set()
+        release.wait(5.0)
+        if guard.stopping.is_set():
+            raise (REQUEST_STOPPED or RuntimeError)("stopped")
+        return response
+    served = guard.service(slow, CheckMotion)
+    answers = []
+    worker = threading.Thread(target=lambda: answers.append(served(CheckMotion.Request(), CheckMotion.Response())))
+    worker.start()
+    assert started.wait(5.0) and guard.in_flight == 1
+    assert not guard.wait_idle(0.05)
+    guard.begin_stop()
+    refused = served(CheckMotion.Request(), CheckMotion.Response())
+    assert refused.status == CheckMotion.Response.INVALID_REQUEST and refused.message == SHUTTING_DOWN
+    release.set()
+    worker.join(5.0)
+    assert guard.wait_idle(1.0) and guard.in_flight == 0
+    assert answers[0].status == CheckMotion.Response.INVALID_REQUEST and answers[0].message == SHUTTING_DOWN
+    assert logger.errors == [] and guard.failures == 0
+    calls = []
+    assert guard.timer(lambda: calls.append(1))() is None and calls == []     # skipped while stopping
+
+
+def test_memory_return_runs_once_for_a_burst_of_big_requests_and_off_the_calling_thread():
+    from my_collision_pkg.ros import runtime
+    memory = runtime.MemoryReturn(delay_s=0.05)
+    callers = []
+    original = runtime.release_free_memory
+    runtime.release_free_memory = lambda: callers.append(threading.current_thread()) or True
+    try:
+        for _ in range(5):
+            memory.after_big_request()
+        time.sleep(0.5)
+        assert memory.releases == 1 and callers and threading.current_thread() not in callers
+        memory.after_big_request()
+        time.sleep(0.5)
+        assert memory.releases == 2
+    finally:
+        runtime.release_free_memory = original
