@@ -162,8 +162,10 @@ def _own_scene_configurations(checker: CollisionChecker) -> tuple[list[str], np.
     """Two nearby configurations inside the limits of ``checker``'s robot (middle of each range)."""
     robot = checker.scene.robot
     lower, upper = np.asarray(robot.lower_limits, dtype=float), np.asarray(robot.upper_limits, dtype=float)
-    middle = np.where(np.isfinite(lower) & np.isfinite(upper), 0.5 * (lower + upper), 0.0)
-    step = np.where(np.isfinite(upper - lower), np.minimum(0.02, 0.25 * (upper - lower)), 0.02)
+    bounded = np.isfinite(lower) & np.isfinite(upper)
+    middle, step = np.zeros(len(lower)), np.full(len(lower), 0.02)
+    middle[bounded] = 0.5 * (lower[bounded] + upper[bounded])
+    step[bounded] = np.minimum(0.02, 0.25 * (upper[bounded] - lower[bounded]))
     return list(robot.active_joint_names), middle, middle + step
 
 

@@ -201,7 +201,7 @@ class CollisionValidatorNode(Node):
                 options["stop_event"] = self._stopping
             self.checker = CollisionChecker(self.scene, **options)
             spent["kernels"], clock = time.perf_counter() - clock, time.perf_counter()
-            warm_up_services(self.checker, should_stop=self._stopping.is_set)
+            self._warm_up_services()
             spent["service warm-up"] = time.perf_counter() - clock
         except (CollisionPkgError, ValueError) as exc:
             raise ConfigurationError(str(exc)) from exc
@@ -248,6 +248,14 @@ class CollisionValidatorNode(Node):
                                           + [f"{what} {seconds:.2f} s" for what, seconds in spent.items()])
                  + f"; total {total_s:.2f} s from process start")
         log.info(f"services ready ({total_s:.2f} s after process start)")
+
+    def _warm_up_services(self) -> None:
+        """Every kernel the services use, compiled or loaded now; a failure here only costs the first requests."""
+        try:
+            warm_up_services(self.checker, should_stop=self._stopping.is_set)
+        except Exception as exc:  # noqa: BLE001 - the requests themselves report what is wrong
+            self.get_logger().warning(f"service warm-up failed ({type(exc).__name__}: {exc}); the first requests "
+                                      "may compile kernels")
 
     # ----- parameters ---------------------------------------------------------
     def _declare_parameters(self) -> None:
