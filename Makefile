@@ -87,6 +87,10 @@ setup: check-tools
 # and the link of a deleted one is removed then (find -xtype l: dangling links).
 # A workspace built against another venv is wiped first: its CMake cache names that venv.
 # colcon warns that the venv in AMENT_PREFIX_PATH has no local_setup.* files: harmless.
+# Then every kernel the services use is compiled into numba's cache next to the installed
+# modules (python -m my_collision_pkg.core.warm_up; a minute or two the first time, seconds
+# after), so that the node's first start loads instead of compiling. The CMake install step
+# would do the same (MY_COLLISION_PKG_WARM_UP): it is off here, where this line does it.
 build: setup
 	@mkdir -p '$(WS)'
 	@exec 9>'$(WS).lock'; flock 9; \
@@ -99,8 +103,9 @@ build: setup
 	cd '$(WS)' && \
 	AMENT_PREFIX_PATH='$(VENV)' CMAKE_PREFIX_PATH='$(VENV)' PATH='$(VENV)/bin':"$$PATH" \
 	  '$(VENV)/bin/colcon' build --base-paths '$(REPO)' --merge-install --symlink-install \
-	    --cmake-args -DPython3_EXECUTABLE='$(VENV)/bin/python'; \
-	find '$(WS)/install' -xtype l -delete
+	    --cmake-args -DPython3_EXECUTABLE='$(VENV)/bin/python' -DMY_COLLISION_PKG_WARM_UP=OFF; \
+	find '$(WS)/install' -xtype l -delete; \
+	$(ENV) python -m my_collision_pkg.core.warm_up
 	@$(call link,.ws,$(WS))
 
 # pytest exits 5 when it collected no test; that is a failure here, not a pass.

@@ -4,11 +4,16 @@ Subscribes to ``contacts_topic`` (default ``/collision_validator/contacts``) and
 for every report, publishes :func:`markers.report_to_marker_array` on
 ``~/markers`` and the report's joint state on ``~/joint_states`` (so that a
 robot_state_publisher fed from it poses the robot model where the contacts
-are). Both outputs are remappable. The drawing options are parameters, read
-once at start-up (see :class:`markers.MarkerOptions` for their meaning).
+are). Both outputs are remappable. The drawing options are parameters (see
+:class:`markers.MarkerOptions` for their meaning): read at start-up, and each takes
+effect when set at run time (checked as at start-up; refused with a reason naming it
+otherwise). ``contacts_topic`` is read-only. A stop (SIGINT, SIGTERM) ends the process
+within about 2 s (``runtime.run_node``).
 """
 from __future__ import annotations
 
+import dataclasses
+import functools
 import sys
 
 from rcl_interfaces.msg import ParameterDescriptor, ParameterType
@@ -21,7 +26,8 @@ from my_collision_pkg.msg import ContactReport
 
 from my_collision_pkg.ros.markers import MarkerOptions, report_to_marker_array
 from my_collision_pkg.ros.qos import JOINT_STATES_QOS, LATCHED_QOS
-from my_collision_pkg.ros.runtime import ConfigurationError, NumberParameter, run_node
+from my_collision_pkg.ros.runtime import (CallbackGuard, ConfigurationError, DynamicParameters, NumberParameter,
+                                          check_bool, run_node)
 
 NODE_NAME = "contact_markers"
 DEFAULT_CONTACTS_TOPIC = "/collision_validator/contacts"
@@ -62,8 +68,19 @@ _SWITCHES = {
 
 def _number_parameters() -> list[NumberParameter]:
     """The numeric drawing options as parameters (floats; integers such as ``:=0`` accepted)."""
-    return [NumberParameter(name, float, low, high, description)
+    return [NumberParameter(name, float, low, high, description, dynamic=True)
             for name, (description, (low, high)) in _NUMBER_RANGES.items()]
+
+
+def check_colour(name: str, value) -> tuple[float, float, float, float]:
+    """``value`` of colour parameter ``name`` as 4 floats in [0, 1]; raises ConfigurationError naming it."""
+    if (not isinstance(value, (list, tuple)) or len(value) != 4
+            or any(isinstance(v, bool) or not isinstance(v, (int, float)) for v in value)):
+        raise ConfigurationError(f"parameter '{name}' must be 4 numbers [r, g, b, a], got {value!r}")
+    rgba = tuple(float(v) for v in value)
+    if not all(0.0 <= v <= 1.0 for v in rgba):
+        raise ConfigurationError(f"parameter '{name}' = {list(rgba)} has a component outside [0, 1]")
+    return rgba
 
 
 class ContactMarkersNode(Node):
@@ -77,9 +94,10 @@ class ContactMarkersNode(Node):
 
     def __init__(self, **kwargs) -> None:
         super().__init__(NODE_NAME, **kwargs)
+        self.callback_guard = CallbackGuard(self.get_logger())
         defaults = MarkerOptions()
         self.declare_parameter("contacts_topic", DEFAULT_CONTACTS_TOPIC, ParameterDescriptor(
-            description="ContactReport topic to draw", type=ParameterType.PARAMETER_STRING))
+            description="ContactReport topic to draw", type=ParameterType.PARAMETER_STRING, read_only=True))
         for parameter in _number_parameters():
             parameter.declare(self, getattr(defaults, parameter.name))
         for name, description in _COLOURS.items():
@@ -87,36 +105,40 @@ class ContactMarkersNode(Node):
                                    ParameterDescriptor(description=description, dynamic_typing=True))
         for name, description in _SWITCHES.items():
             self.declare_parameter(name, getattr(defaults, name), ParameterDescriptor(
-                description=description, type=ParameterType.PARAMETER_BOOL))
+                description=description, dynamic_typing=True))
         self.options = self._read_options()
         topic = self.get_parameter("contacts_topic").value
         if not isinstance(topic, str) or not topic:
             raise ConfigurationError("parameter 'contacts_topic' must be a non-empty topic name")
         self._markers = self.create_publisher(MarkerArray, "~/markers", MARKERS_QOS)
         self._joint_states = self.create_publisher(JointState, "~/joint_states", JOINT_STATES_QOS)
-        self.create_subscription(ContactReport, topic, self._on_report, CONTACTS_QOS)
+        self.create_subscription(ContactReport, topic, self.callback_guard.timer(self._on_report), CONTACTS_QOS)
+        self._dynamic = DynamicParameters(self)
+        for parameter in _number_parameters():
+            self._dynamic.add(parameter.name, parameter.check, functools.partial(self._set_option, parameter.name))
+        for name in _COLOURS:
+            self._dynamic.add(name, functools.partial(check_colour, name), functools.partial(self._set_option, name))
+        for name in _SWITCHES:
+            self._dynamic.add(name, functools.partial(check_bool, name), functools.partial(self._set_option, name))
         self.get_logger().info(f"drawing contact reports from '{self.resolve_topic_name(topic)}' on "
                                f"'{self._markers.topic_name}'")
 
     # ----- parameters ---------------------------------------------------------
     def _colour(self, name: str) -> tuple[float, float, float, float]:
-        value = self.get_parameter(name).value
-        if (not isinstance(value, (list, tuple)) or len(value) != 4
-                or any(isinstance(v, bool) or not isinstance(v, (int, float)) for v in value)):
-            raise ConfigurationError(f"parameter '{name}' must be 4 numbers [r, g, b, a], got {value!r}")
-        rgba = tuple(float(v) for v in value)
-        if not all(0.0 <= v <= 1.0 for v in rgba):
-            raise ConfigurationError(f"parameter '{name}' = {list(rgba)} has a component outside [0, 1]")
-        return rgba
+        return check_colour(name, self.get_parameter(name).value)
 
     def _read_options(self) -> MarkerOptions:
         values = {parameter.name: parameter.read(self) for parameter in _number_parameters()}
         values.update({name: self._colour(name) for name in _COLOURS})
-        values.update({name: bool(self.get_parameter(name).value) for name in _SWITCHES})
         try:
+            values.update({name: check_bool(name, self.get_parameter(name).value) for name in _SWITCHES})
             return MarkerOptions(**values)
         except ValueError as exc:
             raise ConfigurationError(str(exc)) from exc
+
+    def _set_option(self, name: str, value) -> None:
+        """One drawing option, set at run time (MarkerOptions checks the whole; ValueError refuses it)."""
+        self.options = dataclasses.replace(self.options, **{name: value})
 
     # ----- callback -------------------------------------------------------------
     def _on_report(self, report: ContactReport) -> None:

@@ -14,12 +14,27 @@ callback then runs under the node's CallbackGuard (no exception escapes; it answ
 INVALID_REQUEST / success = false) with the deep SERVICE_QOS. A check callback takes
 ``world = self.scene.world`` once, builds one core request with
 ``conversions.check_request_from_msg(request, world)`` and passes it (``request=``) to
-every core call of that request.
+every core call of that request. ``big=`` names when a request is big enough that freed
+memory is given back to the system after it (``runtime.MemoryReturn``).
+
+Start-up: every compiled kernel the services use is compiled (or loaded from numba's
+cache) before any service is created (``core.warm_up.warm_up_services``); one info line
+says what start-up spent, then "services ready". A stop (SIGINT, SIGTERM) is handled by
+``runtime.run_node``: at once during start-up, within about 2 s once running; the stop
+event (``callback_guard.stopping``) is the checker's, so long checks end early.
+
+Parameters: see PARAMETERS (numbers) and _declare_parameters; those given a setter take
+effect when set at run time (range-checked, refused with a reason otherwise), every other
+one is read-only (``set_parameters`` refuses it). A new run-time parameter is one row.
 """
 from __future__ import annotations
 
+import functools
+import inspect
+import math
 import sys
 import threading
+import time
 
 import numpy as np
 from rcl_interfaces.msg import ParameterDescriptor, ParameterType
@@ -37,9 +52,13 @@ from my_collision_pkg.ros import conversions
 from my_collision_pkg.core.checks.checker import DEFAULT_CONTACTS_PER_PAIR, DEFAULT_MAX_CONTACTS, MAX_BATCH_CONFIGURATIONS, CollisionChecker
 from my_collision_pkg.core.checks.results import Status
 from my_collision_pkg.core.errors import CollisionPkgError, RequestError
+from my_collision_pkg.core.model.shapes import MAX_COORDINATE_M
 from my_collision_pkg.core.scene.loading import load_scene
+from my_collision_pkg.core.warm_up import warm_up_services
+from my_collision_pkg.ros import stop_request
 from my_collision_pkg.ros.qos import JOINT_STATES_QOS, LATCHED_QOS, SERVICE_QOS
-from my_collision_pkg.ros.runtime import CallbackGuard, ConfigurationError, NumberParameter, ament_package_share, run_node
+from my_collision_pkg.ros.runtime import (CallbackGuard, ConfigurationError, DynamicParameters, MemoryReturn,
+                                          NumberParameter, ament_package_share, check_bool, run_node)
 from my_collision_pkg.core.checks.interval_sweeps import interval_sweeps
 from my_collision_pkg.ros.markers import contact_intervals_marker_array
 from my_collision_pkg.ros.scene_markers import scene_objects_marker_array
@@ -51,25 +70,97 @@ DEFAULT_MONITOR_RATE_HZ = 10.0
 # Reports are kept for late joiners (RViz started after the node) and sent reliably.
 REPORT_QOS = LATCHED_QOS
 
-# The numeric parameters, each with its default, in the order they are read (the first
-# bad one is reported): declared with this range and read back checked against it.
-NUMBER_PARAMETERS = (
-    (NumberParameter("default_padding", float, 0.0, 1.0, "padding of every robot link, metres"), 0.0),
-    (NumberParameter("max_contacts", int, 1, 100_000, "contact budget of explain when a request gives 0"),
-     DEFAULT_MAX_CONTACTS),
-    (NumberParameter("contacts_per_pair", int, 1, 1000, "most contacts kept per pair of shapes"),
-     DEFAULT_CONTACTS_PER_PAIR),
-    (NumberParameter("monitor_rate_hz", float, 0.01, 1000.0, "most reports per second for the monitored state"),
-     DEFAULT_MONITOR_RATE_HZ),
-    (NumberParameter("max_batch", int, 1, MAX_BATCH_CONFIGURATIONS, "most configurations in one batch request"),
-     DEFAULT_MAX_BATCH),
-    (NumberParameter("surface_stiffness", float, 1e-9, 1e15,
-                     "contact-surface pressure per metre of overlap, Pa/m"), DEFAULT_STIFFNESS_PA_PER_M),
+# Requests above these sizes give freed memory back to the system afterwards (MemoryReturn).
+BIG_REQUEST_ROWS = 10_000            # batch configurations, trajectory waypoints, discrete motion samples
+BIG_REQUEST_CONTACTS = 1_000         # contacts in an explain answer
+BIG_REQUEST_MESH_ELEMENTS = 100_000  # vertices + triangles of the meshes of one apply
+# A /joint_states position beyond this magnitude (rad or m) is no joint state: the message is dropped.
+MAX_JOINT_STATE_POSITION = MAX_COORDINATE_M
+JOINT_STATES_WARNING_PERIOD_S = 5.0
+
+
+# The numeric parameters: (parameter, default, setter). Declared with the parameter's range
+# and read back checked against it, in this order (the first bad one is reported). A row
+# with a setter ``setter(node, value)`` takes effect when set at run time (its parameter
+# is ``dynamic=True``); the others are read-only once the node runs.
+PARAMETERS = (
+    (NumberParameter("default_padding", float, 0.0, 1.0, "padding of every robot link, metres", dynamic=True),
+     0.0, lambda node, value: node.scene.set_padding(default_padding_m=value)),
+    (NumberParameter("max_contacts", int, 1, 100_000, "contact budget of explain when a request gives 0",
+                     dynamic=True),
+     DEFAULT_MAX_CONTACTS, lambda node, value: setattr(node.checker, "max_contacts", value)),
+    (NumberParameter("contacts_per_pair", int, 1, 1000, "most contacts kept per pair of shapes", dynamic=True),
+     DEFAULT_CONTACTS_PER_PAIR, lambda node, value: setattr(node.checker, "contacts_per_pair", value)),
+    (NumberParameter("monitor_rate_hz", float, 0.01, 1000.0, "most reports per second for the monitored state",
+                     dynamic=True),
+     DEFAULT_MONITOR_RATE_HZ, lambda node, value: node.set_monitor_rate(value)),
+    (NumberParameter("max_batch", int, 1, MAX_BATCH_CONFIGURATIONS, "most configurations in one batch request",
+                     dynamic=True),
+     DEFAULT_MAX_BATCH, lambda node, value: setattr(node, "max_batch", value)),
+    (NumberParameter("surface_stiffness", float, 1e-9, 1e15, "contact-surface pressure per metre of overlap, Pa/m",
+                     dynamic=True),
+     DEFAULT_STIFFNESS_PA_PER_M, lambda node, value: setattr(node, "surface_stiffness", value)),
 )
+# The old name of the table: (parameter, default) pairs.
+NUMBER_PARAMETERS = tuple((parameter, default) for parameter, default, _ in PARAMETERS)
 
 
-def _descriptor(description: str, *, type_: int | None = None, dynamic: bool = False) -> ParameterDescriptor:
-    d = ParameterDescriptor(description=description, dynamic_typing=dynamic)
+def _check_table(rows) -> None:
+    for parameter, _, setter in rows:
+        if parameter.dynamic != (setter is not None):
+            raise ValueError(f"parameter '{parameter.name}': dynamic=True needs a setter, and only then")
+
+
+_check_table(PARAMETERS)
+# The switches that take effect at run time, as the numbers above: name -> setter.
+SWITCH_SETTERS = {
+    "check_joint_limits": lambda node, value: setattr(node.checker, "check_joint_limits", value),
+}
+
+
+def joint_state_fault(names, positions, is_robot_joint) -> str | None:
+    """Why a /joint_states message cannot be used as the state (None if it can).
+
+    Refused: names and positions of different lengths, a joint named twice, a non-finite
+    position of a robot joint, or one beyond MAX_JOINT_STATE_POSITION (rad or m). Joints
+    of other robots (``is_robot_joint(name)`` false) are ignored otherwise.
+    """
+    fault = joint_state_fault_kind(names, positions, is_robot_joint)
+    return None if fault is None else fault[1]
+
+
+def joint_state_fault_kind(names, positions, is_robot_joint) -> tuple[str, str] | None:
+    """As :func:`joint_state_fault`, with the kind of fault first: ("lengths" | "repeated" |
+    "non-finite" | "out of range", message)."""
+    names, positions = list(names), list(positions)
+    if len(names) != len(positions):
+        return "lengths", f"{len(names)} joint names but {len(positions)} positions"
+    seen = set()
+    for name in names:
+        if name in seen:
+            return "repeated", f"joint '{name}' is named twice"
+        seen.add(name)
+    for name, value in zip(names, positions):
+        if not is_robot_joint(name):
+            continue
+        if not math.isfinite(value):
+            return "non-finite", f"joint '{name}' has non-finite position {value}"
+        if abs(value) > MAX_JOINT_STATE_POSITION:
+            return "out of range", (f"joint '{name}' position {value:g} is beyond +-{MAX_JOINT_STATE_POSITION:g} "
+                                    "(rad or m)")
+    return None
+
+
+def _checker_accepts_stop_event() -> bool:
+    try:
+        return "stop_event" in inspect.signature(CollisionChecker).parameters
+    except (TypeError, ValueError):
+        return False
+
+
+def _descriptor(description: str, *, type_: int | None = None, dynamic: bool = False,
+                read_only: bool = True) -> ParameterDescriptor:
+    d = ParameterDescriptor(description=description, dynamic_typing=dynamic, read_only=read_only)
     if type_ is not None:
         d.type = type_
     return d
@@ -85,26 +176,39 @@ class CollisionValidatorNode(Node):
     """
 
     def __init__(self, **kwargs) -> None:
+        imports_s = stop_request.seconds_since_start()
         super().__init__(NODE_NAME, **kwargs)
+        self.callback_guard = self._guard = CallbackGuard(self.get_logger())
+        self._stopping = self.callback_guard.stopping          # set on SIGINT / SIGTERM (runtime.run_node)
+        self._memory = MemoryReturn()
         self._declare_parameters()
         p = self._read_parameters()
+        self.max_batch = p["max_batch"]
+        self.surface_stiffness = p["surface_stiffness"]
+        spent = {}
+        clock = time.perf_counter()
         try:
             self.scene = load_scene(urdf_xml=p["robot_description"] or None, urdf_path=p["urdf_path"] or None,
                                     srdf_xml=p["robot_description_semantic"] or None,
                                     srdf_path=p["srdf_path"] or None, world_path=p["scene_path"] or None,
                                     package_paths=p["package_paths"], default_padding_m=p["default_padding"],
                                     link_padding_m=p["link_padding"], find_package_share=ament_package_share)
-            self.checker = CollisionChecker(self.scene, check_joint_limits=p["check_joint_limits"],
-                                            max_contacts=p["max_contacts"], contacts_per_pair=p["contacts_per_pair"])
+            spent["model and meshes"], clock = time.perf_counter() - clock, time.perf_counter()
+            self.get_logger().info("compiling the kernels, or loading them from numba's cache")
+            options = dict(check_joint_limits=p["check_joint_limits"], max_contacts=p["max_contacts"],
+                           contacts_per_pair=p["contacts_per_pair"])
+            if _checker_accepts_stop_event():
+                options["stop_event"] = self._stopping
+            self.checker = CollisionChecker(self.scene, **options)
+            spent["kernels"], clock = time.perf_counter() - clock, time.perf_counter()
+            self._warm_up_services()
+            spent["service warm-up"] = time.perf_counter() - clock
         except (CollisionPkgError, ValueError) as exc:
             raise ConfigurationError(str(exc)) from exc
         for warning in self.scene.robot.warnings:
             self.get_logger().warning(f"URDF: {warning}")
         for warning in self.scene.semantic.warnings:
             self.get_logger().warning(f"SRDF: {warning}")
-        self._max_batch = p["max_batch"]
-        self._stiffness = p["surface_stiffness"]
-        self._guard = CallbackGuard(self.get_logger())
         self._checks = ReentrantCallbackGroup()
         self._interval_markers = self.create_publisher(MarkerArray, "~/contact_intervals", REPORT_QOS)
         self._reports = self.create_publisher(ContactReport, "~/contacts", REPORT_QOS)
@@ -112,25 +216,46 @@ class CollisionValidatorNode(Node):
         self._publish_scene_objects(self.scene.world)
         self._monitor_lock = threading.Lock()
         self._monitor_dirty = False
+        self._monitor_timer = None
+        self._joint_states_warned: dict[str, float] = {}
         self._serve(CheckValidity, "~/check_validity", self._on_check)
-        self._serve(CheckValidityBatch, "~/check_validity_batch", self._on_check_batch)
-        self._serve(ExplainCollision, "~/explain", self._on_explain)
-        self._serve(CheckMotion, "~/check_motion", self._on_check_motion)
-        self._serve(CheckTrajectory, "~/check_trajectory", self._on_check_trajectory)
+        self._serve(CheckValidityBatch, "~/check_validity_batch", self._on_check_batch, big=_big_batch)
+        self._serve(ExplainCollision, "~/explain", self._on_explain, big=_big_explain)
+        self._serve(CheckMotion, "~/check_motion", self._on_check_motion, big=_big_motion)
+        self._serve(CheckTrajectory, "~/check_trajectory", self._on_check_trajectory, big=_big_trajectory)
         # updates one at a time, so scene markers are published in the order the worlds were made
         self._serve(ApplyCollisionObjects, "~/apply_collision_objects", self._on_apply,
-                    MutuallyExclusiveCallbackGroup())
+                    MutuallyExclusiveCallbackGroup(), big=_big_apply)
         if p["monitor_joint_states"]:
             monitor = MutuallyExclusiveCallbackGroup()
             self.create_subscription(JointState, "/joint_states", self._guard.timer(self._on_joint_states),
                                      JOINT_STATES_QOS, callback_group=monitor)
-            self.create_timer(1.0 / p["monitor_rate_hz"], self._guard.timer(self._on_monitor_timer),
-                              callback_group=monitor)
+            self._monitor_timer = self.create_timer(1.0 / p["monitor_rate_hz"],
+                                                    self._guard.timer(self._on_monitor_timer), callback_group=monitor)
+        self._dynamic = DynamicParameters(self)
+        for parameter, _, setter in PARAMETERS:
+            if setter is not None:
+                self._dynamic.add(parameter.name, parameter.check, functools.partial(setter, self))
+        for name, setter in SWITCH_SETTERS.items():
+            self._dynamic.add(name, functools.partial(check_bool, name), functools.partial(setter, self))
         robot = self.scene.robot
-        self.get_logger().info(
-            f"robot '{robot.name}': {len(robot.active_joint_names)} joints, {len(self.scene.world.shapes)} shapes, "
-            f"{len(self.scene.world.pairs)} checked pairs, {len(self.scene.world.objects)} objects; "
-            f"planning frame '{self.scene.planning_frame}'")
+        log = self.get_logger()
+        log.info(f"robot '{robot.name}': {len(robot.active_joint_names)} joints, {len(self.scene.world.shapes)} "
+                 f"shapes, {len(self.scene.world.pairs)} checked pairs, {len(self.scene.world.objects)} objects; "
+                 f"planning frame '{self.scene.planning_frame}'")
+        total_s = stop_request.seconds_since_start()
+        log.info("start-up: " + ", ".join([f"imports {imports_s:.2f} s"]
+                                          + [f"{what} {seconds:.2f} s" for what, seconds in spent.items()])
+                 + f"; total {total_s:.2f} s from process start")
+        log.info(f"services ready ({total_s:.2f} s after process start)")
+
+    def _warm_up_services(self) -> None:
+        """Every kernel the services use, compiled or loaded now; a failure here only costs the first requests."""
+        try:
+            warm_up_services(self.checker, should_stop=self._stopping.is_set)
+        except Exception as exc:  # noqa: BLE001 - the requests themselves report what is wrong
+            self.get_logger().warning(f"service warm-up failed ({type(exc).__name__}: {exc}); the first requests "
+                                      "may compile kernels")
 
     # ----- parameters ---------------------------------------------------------
     def _declare_parameters(self) -> None:
@@ -146,12 +271,14 @@ class CollisionValidatorNode(Node):
             "links with their own padding (pairs with link_padding_values)", type_=d))
         self.declare_parameter("link_padding_values", [0.0], _descriptor(
             "padding of each link in link_padding_names, metres", dynamic=True))
-        self.declare_parameter("check_joint_limits", True, _descriptor("refuse configurations outside joint limits"))
+        # dynamic typing: a value of another type is refused by check_bool, naming the parameter
+        self.declare_parameter("check_joint_limits", True, _descriptor("refuse configurations outside joint limits",
+                                                                        dynamic=True, read_only=False))
         self.declare_parameter("package_paths", [""], _descriptor(
             "extra folders searched for package:// meshes (each holding package folders)", type_=d))
         self.declare_parameter("monitor_joint_states", False, _descriptor(
             "follow /joint_states and publish contacts of the current state"))
-        for parameter, default in NUMBER_PARAMETERS:
+        for parameter, default, _ in PARAMETERS:
             parameter.declare(self, default)
 
     def _strings(self, name: str) -> list[str]:
@@ -161,9 +288,10 @@ class CollisionValidatorNode(Node):
         p = {name: self.get_parameter(name).value for name in (
             "robot_description", "urdf_path", "robot_description_semantic", "srdf_path", "scene_path",
             "check_joint_limits", "monitor_joint_states")}
+        p["check_joint_limits"] = check_bool("check_joint_limits", p["check_joint_limits"])
         if not p["robot_description"] and not p["urdf_path"]:
             raise ConfigurationError("no robot model: set robot_description (URDF XML) or urdf_path")
-        p.update({parameter.name: parameter.read(self) for parameter, _ in NUMBER_PARAMETERS})
+        p.update({parameter.name: parameter.read(self) for parameter, _, _ in PARAMETERS})
         p["package_paths"] = self._strings("package_paths")
         names = self._strings("link_padding_names")
         values = self.get_parameter("link_padding_values").value or []
@@ -181,11 +309,21 @@ class CollisionValidatorNode(Node):
     # Every callback takes the world snapshot once (``world = self.scene.world``), in its
     # CheckRequest, and uses it for every step: one request sees one world however the
     # scene changes.
-    def _serve(self, srv_type, name: str, callback, callback_group=None) -> None:
+    def _serve(self, srv_type, name: str, callback, callback_group=None, *, big=None) -> None:
         """A service of this node: deep request queue (SERVICE_QOS), callbacks in parallel
         (unless ``callback_group`` says otherwise), and no exception escaping ``callback``
-        (CallbackGuard answers INVALID_REQUEST / success = false)."""
-        self.create_service(srv_type, name, self._guard.service(callback, srv_type), qos_profile=SERVICE_QOS,
+        (CallbackGuard answers INVALID_REQUEST / success = false). When ``big(request,
+        response)`` is true after the answer, freed memory goes back to the system shortly
+        after (off the request's path)."""
+        served = callback
+        if big is not None:
+            def served(request, response, callback=callback):
+                response = callback(request, response)
+                if big(request, response):
+                    self._memory.after_big_request()
+                return response
+            served.__name__ = callback.__name__
+        self.create_service(srv_type, name, self._guard.service(served, srv_type), qos_profile=SERVICE_QOS,
                             callback_group=callback_group or self._checks)
 
     def _on_check(self, request: CheckValidity.Request, response: CheckValidity.Response):
@@ -196,7 +334,7 @@ class CollisionValidatorNode(Node):
 
     def _on_check_batch(self, request: CheckValidityBatch.Request, response: CheckValidityBatch.Response):
         valid, verdict = self.checker.check_batch(
-            request.joint_names, np.asarray(request.positions, dtype=float), max_batch=self._max_batch,
+            request.joint_names, np.asarray(request.positions, dtype=float), max_batch=self.max_batch,
             request=conversions.check_request_from_msg(request, self.scene.world))
         response.valid = valid.tolist()
         response.status, response.message = int(verdict.status), verdict.message
@@ -208,7 +346,7 @@ class CollisionValidatorNode(Node):
                                            request=conversions.check_request_from_msg(request, world))
         surfaces = ()
         if request.compute_surfaces and explanation.contacts:
-            surfaces = explanation_surfaces(world, explanation, self._stiffness)
+            surfaces = explanation_surfaces(world, explanation, self.surface_stiffness)
         stamp = self.get_clock().now().to_msg()
         conversions.fill_explain_response(response, explanation, surfaces, stamp)
         if explanation.status != Status.INVALID_REQUEST:
@@ -274,18 +412,39 @@ class CollisionValidatorNode(Node):
     # ----- joint state monitoring ------------------------------------------------
     def _on_joint_states(self, msg: JointState) -> None:
         robot = self.scene.robot
+        fault = joint_state_fault_kind(msg.name, msg.position, lambda name: robot.active_index(name) is not None)
+        if fault is not None:
+            self._warn_joint_states(*fault)
+            return
         names, values = [], []
         for name, value in zip(msg.name, msg.position):
             if robot.active_index(name) is not None:
                 names.append(name)
                 values.append(value)
+        if not names:
+            return
         try:
             self.scene.set_current_positions(names, values)
         except CollisionPkgError as exc:
-            self.get_logger().warning(f"/joint_states ignored: {exc}", throttle_duration_sec=5.0)
+            self._warn_joint_states("refused", str(exc))
             return
         with self._monitor_lock:
             self._monitor_dirty = True
+
+    def _warn_joint_states(self, kind: str, message: str) -> None:
+        """One warning per kind of fault every JOINT_STATES_WARNING_PERIOD_S at most."""
+        now = time.monotonic()
+        with self._monitor_lock:
+            if now - self._joint_states_warned.get(kind, -math.inf) < JOINT_STATES_WARNING_PERIOD_S:
+                return
+            self._joint_states_warned[kind] = now
+        self.get_logger().warning(f"/joint_states message dropped: {message} (this kind of fault is reported "
+                                  f"at most every {JOINT_STATES_WARNING_PERIOD_S:g} s)")
+
+    def set_monitor_rate(self, rate_hz: float) -> None:
+        """Most reports per second of the monitored state (takes effect at once; kept if not monitoring)."""
+        if self._monitor_timer is not None:
+            self._monitor_timer.timer_period_ns = int(1e9 / rate_hz)
 
     def _on_monitor_timer(self) -> None:
         with self._monitor_lock:
@@ -296,6 +455,35 @@ class CollisionValidatorNode(Node):
         explanation = self.checker.explain(world.robot.active_joint_names, self.scene.current_positions, world=world)
         stamp = self.get_clock().now().to_msg()
         self._reports.publish(conversions.contact_report(explanation, world.robot.root_link, stamp))
+
+
+# ----- when a request is big (memory is given back after it) -----------------------
+def _big_batch(request, response) -> bool:
+    return len(request.positions) > BIG_REQUEST_ROWS * max(1, len(request.joint_names))
+
+
+def _big_explain(request, response) -> bool:
+    return len(response.contacts) > BIG_REQUEST_CONTACTS
+
+
+def _big_motion(request, response) -> bool:
+    if request.mode != CheckMotion.Request.DISCRETE or not request.max_step > 0.0:
+        return False
+    try:
+        span = float(np.max(np.abs(np.asarray(request.goal, dtype=float) - np.asarray(request.start, dtype=float))))
+    except ValueError:
+        return False
+    return math.isfinite(span) and span / request.max_step > BIG_REQUEST_ROWS
+
+
+def _big_trajectory(request, response) -> bool:
+    return len(request.trajectory.points) > BIG_REQUEST_ROWS
+
+
+def _big_apply(request, response) -> bool:
+    elements = sum(len(mesh.vertices) + len(mesh.triangles) for obj in request.objects for mesh in obj.meshes)
+    removes = any(obj.operation == obj.REMOVE for obj in request.objects)   # a big mesh may be going away
+    return removes or elements > BIG_REQUEST_MESH_ELEMENTS
 
 
 def main(args=None) -> int:

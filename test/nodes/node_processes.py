@@ -41,14 +41,20 @@ class NodeProcess:
     and stall the node); stopped with SIGINT, then killed."""
 
     def __init__(self, name: str, params: dict, remaps: dict | None = None, *, log_path: str | None = None,
-                 extra_args: list[str] | None = None) -> None:
+                 extra_args: list[str] | None = None, env: dict | None = None) -> None:
         if log_path is None:
             handle, log_path = tempfile.mkstemp(prefix=f"{name}_", suffix=".log")
             os.close(handle)
         self.log_path = log_path
         with open(log_path, "w") as log:
             self.process = subprocess.Popen([executable(name)] + ros_args(params, remaps) + (extra_args or []),
-                                            stdout=log, stderr=subprocess.STDOUT)
+                                            stdout=log, stderr=subprocess.STDOUT,
+                                            env=None if env is None else {**os.environ, **env})
+
+    def output(self) -> str:
+        """What the process has written so far."""
+        with open(self.log_path) as log:
+            return log.read()
 
     def stop(self) -> str:
         """Stop the process (if running) and return its output."""

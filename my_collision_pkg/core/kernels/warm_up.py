@@ -1,8 +1,13 @@
-"""The one warm-up of the compiled kernels: compile (or load from numba's cache) each of them now.
+"""The kernel-level warm-up: compile (or load from numba's cache) the kernels one by one.
 
-The checker calls :func:`warm_up` once when it is built, so that no request pays for a
-compilation. Each call below uses the argument types the Python side passes, so
-that the signature compiled here is the one used later.
+The checker calls :func:`warm_up` once when it is built. Each call below uses the
+argument types the Python side passes, so that the signature compiled here is the one
+used later. The motion kernels (``advancement``) are not called here: their arguments
+are built by the checks. :func:`my_collision_pkg.core.warm_up.warm_up_services` covers
+every kernel the services use, motion ones included, by running the checker's public
+calls on a small built-in scene; ``python -m my_collision_pkg.core.warm_up`` runs it at
+build time. It lives outside this package because kernels import only numpy, numba and
+math (test/core/test_layering.py), and it builds scenes and checkers.
 """
 from __future__ import annotations
 

@@ -1,0 +1,118 @@
+"""core.warm_up: after warm_up_services, the calls the services make compile (or load) nothing more.
+
+Run in a fresh interpreter each (the pytest process holds the signatures earlier tests
+compiled, which would hide a signature the warm-up misses).
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+TIMEOUT_S = 900.0       # an empty numba cache compiles everything: minutes on a loaded machine
+
+# The node's calls (ros/validator_node.py): request objects as conversions.check_request_from_msg
+# makes them, positions as numpy views of message arrays (array.array of float64).
+SCRIPT = r"""
+import array, json, sys
+import numpy as np
+from numba.core.registry import CPUDispatcher
+import my_collision_pkg.core.kernels as kernels_package
+import importlib, pkgutil
+from my_collision_pkg.core.checks.checker import CollisionChecker
+from my_collision_pkg.core.checks.interval_sweeps import interval_sweeps
+from my_collision_pkg.core.checks.request import CheckRequest
+from my_collision_pkg.core.checks.results import MotionMode
+from my_collision_pkg.core.scene.loading import load_scene, panda_paths
+from my_collision_pkg.core.surfaces.explanation_surfaces import explanation_surfaces
+from my_collision_pkg.core.warm_up import warm_up_services
+
+def signatures():
+    found = {}
+    for info in pkgutil.iter_modules(kernels_package.__path__):
+        module = importlib.import_module(f"{kernels_package.__name__}.{info.name}")
+        for name, value in vars(module).items():
+            if isinstance(value, CPUDispatcher):
+                found[f"{info.name}.{name}"] = {str(s) for s in value.overloads}
+    return found
+
+urdf, srdf = panda_paths()
+scene = load_scene(urdf_path=urdf, srdf_path=srdf, world_path=sys.argv[1])
+checker = CollisionChecker(scene)
+warm_up_services(checker)
+before = signatures()
+
+arm = [f"panda_joint{i}" for i in range(1, 8)]
+free = [0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785]
+into_table = [0.0, 1.5, 0.0, -0.5, 0.0, 1.571, 0.785]
+other = [1.5, 0.3, 0.5, -1.5, 0.8, 2.5, -0.5]
+def msg_array(values):
+    return np.asarray(array.array("d", values), dtype=float)
+world = scene.world
+request = CheckRequest(world=world)
+explain_request = CheckRequest(contact_distance=0.02, max_contacts=None, world=world)
+checker.check(arm, msg_array(free), request=request)
+checker.check(arm, msg_array(into_table), request=request)
+checker.check_batch(arm, msg_array(free + into_table + other), max_batch=5000, request=request)
+explanation = checker.explain(arm, msg_array(into_table), request=explain_request)
+explanation_surfaces(world, explanation)
+checker.explain(world.robot.active_joint_names, scene.current_positions, world=world)
+for mode, step in ((int(MotionMode.CERTIFIED), 0.0), (int(MotionMode.DISCRETE), 0.01)):
+    checker.check_motion(arm, msg_array(free), msg_array(other), mode=mode, max_step=step, request=explain_request)
+    checker.check_motion(arm, msg_array(free), msg_array(into_table), mode=mode, max_step=step, request=explain_request)
+points = np.array([free, other, into_table, free], dtype=float)
+times_s = np.array([0.0, 1.0, 2.0, 3.0])
+for mode, step in ((int(MotionMode.CERTIFIED), 0.0), (int(MotionMode.DISCRETE), 0.01)):
+    for stop in (True, False):
+        result = checker.check_trajectory(arm, points, times_s, mode=mode, max_step=step, stop_at_first_contact=stop,
+                                          request=request)
+        interval_sweeps(checker, arm, points, times_s, result.contact_lists)
+after = signatures()
+new = {name: sorted(after[name] - before.get(name, set())) for name in after if after[name] - before.get(name, set())}
+print(json.dumps({"new": new, "dispatchers": len(after), "signatures": sum(len(v) for v in after.values())}))
+"""
+
+
+def test_after_the_warm_up_the_services_calls_add_no_compiled_signature():
+    run = subprocess.run([sys.executable, "-c", SCRIPT, os.path.join(REPO, "config", "panda_world.yaml")],
+                         capture_output=True, text=True, timeout=TIMEOUT_S)
+    assert run.returncode == 0, run.stderr[-3000:]
+    report = json.loads(run.stdout.strip().splitlines()[-1])
+    assert report["dispatchers"] > 20 and report["signatures"] > 20     # the scan sees the kernels
+    assert report["new"] == {}, f"signatures the warm-up did not compile: {report['new']}"
+
+
+def test_the_entry_point_warms_up_on_its_built_in_scene():
+    run = subprocess.run([sys.executable, "-m", "my_collision_pkg.core.warm_up"], capture_output=True, text=True,
+                         timeout=TIMEOUT_S)
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert run.stdout.startswith("warm_up: kernels") and "numba cache:" in run.stdout
+
+
+def test_the_built_in_scene_has_every_shape_kind(tmp_path):
+    from my_collision_pkg.core.kernels.codes import (KIND_BOX, KIND_CAPSULE, KIND_CONE, KIND_CONVEX, KIND_CYLINDER,
+                                                     KIND_MESH, KIND_OPEN_MESH, KIND_SPHERE)
+    from my_collision_pkg.core.warm_up import warmup_scene
+    world = warmup_scene(str(tmp_path)).world
+    kinds = {entry.geometry.solid_kind for entry in world.shapes}
+    assert kinds >= {KIND_BOX, KIND_SPHERE, KIND_CYLINDER, KIND_CAPSULE, KIND_CONE, KIND_CONVEX, KIND_MESH,
+                     KIND_OPEN_MESH}
+    assert any(entry.on_robot and entry.geometry.solid_kind == KIND_CONVEX for entry in world.shapes)
+    assert world.robot.active_joint_names == ("slide", "turn", "spin") or \
+        list(world.robot.active_joint_names) == ["slide", "turn", "spin"]
+
+
+@pytest.mark.parametrize("stop_after", [0, 1])
+def test_warm_up_services_stops_when_asked(stop_after):
+    from my_collision_pkg.core.warm_up import warm_up_services
+    asked = []
+
+    def should_stop():
+        asked.append(1)
+        return len(asked) > stop_after
+    spent = warm_up_services(should_stop=should_stop)
+    assert spent["own_scene"] == 0.0 and len(asked) == stop_after + 1
