@@ -9,8 +9,6 @@ imported here, where ``node_runtime.SERVICE_QOS`` (an old public path) finds it.
 """
 from __future__ import annotations
 
-import ctypes
-import ctypes.util
 import functools
 import sys
 import threading
@@ -29,6 +27,7 @@ from rclpy.parameter import Parameter
 from rclpy.signals import SignalHandlerOptions
 
 from my_collision_pkg.core import errors as core_errors
+from my_collision_pkg.core.memory import release_free_memory
 from my_collision_pkg.ros import stop_request
 # Re-exported: node_runtime.SERVICE_QOS, an old public path, forwards here.
 from my_collision_pkg.ros.qos import SERVICE_QOS, SERVICE_QUEUE_DEPTH  # noqa: F401
@@ -41,8 +40,8 @@ SPIN_PERIOD_S = 0.1
 IN_FLIGHT_WAIT_S = 1.5
 # The answer to a request that a stop cut short, or that came in after the stop.
 SHUTTING_DOWN = "node shutting down"
-# Raised by the core when its stop event is set mid-check (core.errors.RequestStopped, where it exists).
-REQUEST_STOPPED = getattr(core_errors, "RequestStopped", None)
+# Raised by the core when its stop event is set mid-check.
+REQUEST_STOPPED = core_errors.RequestStopped
 
 
 def ament_package_share(package: str) -> str | None:
@@ -221,7 +220,7 @@ def refuse(response_type: type, message: str):
 
 
 def _stopped_by_the_stop(exc: BaseException) -> bool:
-    return REQUEST_STOPPED is not None and isinstance(exc, REQUEST_STOPPED)
+    return isinstance(exc, REQUEST_STOPPED)
 
 
 class CallbackGuard:
@@ -333,21 +332,6 @@ class CallbackGuard:
 
 
 # ----- memory --------------------------------------------------------------------------
-def _trim_with_libc() -> bool:
-    """glibc's malloc_trim(0): give the allocator's free memory back to the system; False where missing."""
-    try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
-        return bool(libc.malloc_trim(0))
-    except (OSError, AttributeError):
-        return False
-
-
-try:  # the core's own (core/memory.py), where this tree has it
-    from my_collision_pkg.core.memory import release_free_memory
-except ImportError:  # pragma: no cover - depends on the tree
-    release_free_memory = _trim_with_libc
-
-
 class MemoryReturn:
     """Gives freed memory back to the system a moment after a big request, off the request's path.
 

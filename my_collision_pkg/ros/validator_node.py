@@ -29,8 +29,8 @@ one is read-only (``set_parameters`` refuses it). A new run-time parameter is on
 """
 from __future__ import annotations
 
+import dataclasses
 import functools
-import inspect
 import math
 import sys
 import threading
@@ -50,6 +50,7 @@ from my_collision_pkg.srv import CheckMotion, CheckTrajectory
 
 from my_collision_pkg.ros import conversions
 from my_collision_pkg.core.checks.checker import DEFAULT_CONTACTS_PER_PAIR, DEFAULT_MAX_CONTACTS, MAX_BATCH_CONFIGURATIONS, CollisionChecker
+from my_collision_pkg.core.checks.limits import WorkLimits
 from my_collision_pkg.core.checks.results import Status
 from my_collision_pkg.core.errors import CollisionPkgError, RequestError
 from my_collision_pkg.core.model.shapes import MAX_COORDINATE_M
@@ -61,7 +62,7 @@ from my_collision_pkg.ros.runtime import (CallbackGuard, ConfigurationError, Dyn
                                           NumberParameter, ament_package_share, check_bool, run_node)
 from my_collision_pkg.core.checks.interval_sweeps import interval_sweeps
 from my_collision_pkg.ros.markers import contact_intervals_marker_array
-from my_collision_pkg.ros.scene_markers import scene_objects_marker_array
+from my_collision_pkg.ros.scene_markers import SceneMarkerCache, scene_objects_marker_array
 from my_collision_pkg.core.surfaces.explanation_surfaces import DEFAULT_STIFFNESS_PA_PER_M, explanation_surfaces
 
 NODE_NAME = "collision_validator"
@@ -78,6 +79,8 @@ BIG_REQUEST_MESH_ELEMENTS = 100_000  # vertices + triangles of the meshes of one
 MAX_JOINT_STATE_POSITION = MAX_COORDINATE_M
 JOINT_STATES_WARNING_PERIOD_S = 5.0
 
+
+_DEFAULT_LIMITS = WorkLimits()
 
 # The numeric parameters: (parameter, default, setter). Declared with the parameter's range
 # and read back checked against it, in this order (the first bad one is reported). A row
@@ -100,6 +103,22 @@ PARAMETERS = (
     (NumberParameter("surface_stiffness", float, 1e-9, 1e15, "contact-surface pressure per metre of overlap, Pa/m",
                      dynamic=True),
      DEFAULT_STIFFNESS_PA_PER_M, lambda node, value: setattr(node, "surface_stiffness", value)),
+    # the work bounds of one request (core.checks.limits.WorkLimits; docs/limits.md)
+    (NumberParameter("max_motion_samples", int, 1, 10_000_000,
+                     "most discrete samples of one check_motion (in total, of one discrete check_trajectory)",
+                     dynamic=True),
+     _DEFAULT_LIMITS.max_motion_samples, lambda node, value: node.set_work_limit("max_motion_samples", value)),
+    (NumberParameter("max_trajectory_waypoints", int, 2, 1_000_000, "most waypoints of one check_trajectory",
+                     dynamic=True),
+     _DEFAULT_LIMITS.max_trajectory_waypoints,
+     lambda node, value: node.set_work_limit("max_trajectory_waypoints", value)),
+    (NumberParameter("max_joint_delta", float, 1e-6, 1e3,
+                     "largest |goal - start| of one joint in one motion or trajectory segment, rad or m",
+                     dynamic=True),
+     _DEFAULT_LIMITS.max_joint_delta, lambda node, value: node.set_work_limit("max_joint_delta", value)),
+    (NumberParameter("max_certified_steps", int, 1_000, 1_000_000_000,
+                     "the certified search's work per request, steps (about 2 us each)", dynamic=True),
+     _DEFAULT_LIMITS.max_certified_steps, lambda node, value: node.set_work_limit("max_certified_steps", value)),
 )
 # The old name of the table: (parameter, default) pairs.
 NUMBER_PARAMETERS = tuple((parameter, default) for parameter, default, _ in PARAMETERS)
@@ -151,13 +170,6 @@ def joint_state_fault_kind(names, positions, is_robot_joint) -> tuple[str, str] 
     return None
 
 
-def _checker_accepts_stop_event() -> bool:
-    try:
-        return "stop_event" in inspect.signature(CollisionChecker).parameters
-    except (TypeError, ValueError):
-        return False
-
-
 def _descriptor(description: str, *, type_: int | None = None, dynamic: bool = False,
                 read_only: bool = True) -> ParameterDescriptor:
     d = ParameterDescriptor(description=description, dynamic_typing=dynamic, read_only=read_only)
@@ -195,11 +207,10 @@ class CollisionValidatorNode(Node):
                                     link_padding_m=p["link_padding"], find_package_share=ament_package_share)
             spent["model and meshes"], clock = time.perf_counter() - clock, time.perf_counter()
             self.get_logger().info("compiling the kernels, or loading them from numba's cache")
-            options = dict(check_joint_limits=p["check_joint_limits"], max_contacts=p["max_contacts"],
-                           contacts_per_pair=p["contacts_per_pair"])
-            if _checker_accepts_stop_event():
-                options["stop_event"] = self._stopping
-            self.checker = CollisionChecker(self.scene, **options)
+            limits = WorkLimits(**{f.name: p[f.name] for f in dataclasses.fields(WorkLimits)})
+            self.checker = CollisionChecker(self.scene, check_joint_limits=p["check_joint_limits"],
+                                            max_contacts=p["max_contacts"], contacts_per_pair=p["contacts_per_pair"],
+                                            limits=limits, stop_event=self._stopping)
             spent["kernels"], clock = time.perf_counter() - clock, time.perf_counter()
             self._warm_up_services()
             spent["service warm-up"] = time.perf_counter() - clock
@@ -213,6 +224,9 @@ class CollisionValidatorNode(Node):
         self._interval_markers = self.create_publisher(MarkerArray, "~/contact_intervals", REPORT_QOS)
         self._reports = self.create_publisher(ContactReport, "~/contacts", REPORT_QOS)
         self._scene_objects = self.create_publisher(MarkerArray, "~/scene_objects", REPORT_QOS)
+        # markers of the objects an update did not touch are reused (their shape entries are
+        # shared with the previous snapshot): an update costs what it changes
+        self._scene_marker_cache = SceneMarkerCache()
         self._publish_scene_objects(self.scene.world)
         self._monitor_lock = threading.Lock()
         self._monitor_dirty = False
@@ -397,17 +411,17 @@ class CollisionValidatorNode(Node):
         if warnings:
             response.message += "; warning: " + "; ".join(warnings)
             self.get_logger().warning(f"apply_collision_objects: {'; '.join(warnings)}")
-        # the markers of the objects this update did not touch are reused (their shape
-        # entries are shared with the previous snapshot): the update's cost, not the world's
-        from my_collision_pkg.ros.scene_markers import SceneMarkerCache
-        cache = self.__dict__.setdefault("_apply_marker_cache", SceneMarkerCache())
-        self._scene_objects.publish(scene_objects_marker_array(world, world.robot.root_link,
-                                                               self.get_clock().now().to_msg(), cache=cache))
+        self._publish_scene_objects(world)
         return response
 
     def _publish_scene_objects(self, world) -> None:
         self._scene_objects.publish(scene_objects_marker_array(world, world.robot.root_link,
-                                                               self.get_clock().now().to_msg()))
+                                                               self.get_clock().now().to_msg(),
+                                                               cache=self._scene_marker_cache))
+
+    def set_work_limit(self, name: str, value) -> None:
+        """One field of the checker's WorkLimits, from the next request on."""
+        self.checker.limits = dataclasses.replace(self.checker.limits, **{name: value})
 
     # ----- joint state monitoring ------------------------------------------------
     def _on_joint_states(self, msg: JointState) -> None:

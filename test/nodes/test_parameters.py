@@ -20,7 +20,8 @@ from my_collision_pkg.ros.validator_node import PARAMETERS, REPORT_QOS, SWITCH_S
 from my_collision_pkg.srv import CheckValidity
 
 NODE = "param_validator"
-CALL_TIMEOUT_S = 10.0
+CALL_TIMEOUT_S = 30.0
+RESEND_AFTER_S = 3.0
 VALID, OUT_OF_BOUNDS, INVALID = (CheckValidity.Response.VALID, CheckValidity.Response.OUT_OF_BOUNDS,
                                  CheckValidity.Response.INVALID_REQUEST)
 # panda_joint4's range is [-3.0718, -0.0698]: 0.5 is outside it
@@ -46,20 +47,32 @@ class Parameters:
         assert self._set.wait_for_service(timeout_sec=CALL_TIMEOUT_S)
         assert self._get.wait_for_service(timeout_sec=CALL_TIMEOUT_S)
 
-    def _wait(self, future):
+    @staticmethod
+    def _call(client, request):
+        """The answer to ``request``, sent again if none came within RESEND_AFTER_S.
+
+        Both calls are idempotent. A request sent right after ``wait_for_service`` can get
+        no answer when the server has not yet discovered the client's reply reader (a known
+        DDS discovery race, seen here on a loaded machine), so a lost answer is asked again.
+        """
         deadline = time.monotonic() + CALL_TIMEOUT_S
-        while not future.done() and time.monotonic() < deadline:
-            time.sleep(0.01)
-        assert future.done(), "the parameter service did not answer"
-        return future.result()
+        while True:
+            future = client.call_async(request)
+            resend_at = min(deadline, time.monotonic() + RESEND_AFTER_S)
+            while not future.done() and time.monotonic() < resend_at:
+                time.sleep(0.01)
+            if future.done():
+                return future.result()
+            client.remove_pending_request(future)
+            assert time.monotonic() < deadline, "the parameter service did not answer"
 
     def set(self, **values):
         """Results (successful, reason) of setting each parameter."""
         request = SetParameters.Request(parameters=[Parameter(name=k, value=_value(v)) for k, v in values.items()])
-        return self._wait(self._set.call_async(request)).results
+        return self._call(self._set, request).results
 
     def get(self, name):
-        values = self._wait(self._get.call_async(GetParameters.Request(names=[name]))).values
+        values = self._call(self._get, GetParameters.Request(names=[name])).values
         v = values[0]
         return {ParameterType.PARAMETER_INTEGER: v.integer_value, ParameterType.PARAMETER_DOUBLE: v.double_value,
                 ParameterType.PARAMETER_BOOL: v.bool_value, ParameterType.PARAMETER_STRING: v.string_value,

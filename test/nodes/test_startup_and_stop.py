@@ -165,7 +165,7 @@ def test_a_stopping_guard_refuses_new_requests_and_answers_a_stopped_one_without
         started.set()
         release.wait(5.0)
         if guard.stopping.is_set():
-            raise (REQUEST_STOPPED or RuntimeError)("stopped")
+            raise REQUEST_STOPPED("stopped")
         return response
     served = guard.service(slow, CheckMotion)
     answers = []

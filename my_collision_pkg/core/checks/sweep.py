@@ -181,26 +181,33 @@ def selection_key(world: CollisionWorld, selection: PairSelection) -> bytes:
     return key if owner is selection else selection.index.tobytes()
 
 
-def pair_routes(world: CollisionWorld, selection: PairSelection) -> tuple[list, list, list]:
-    """Per pair of a selection: its :class:`NarrowRoute`, its coal geometries and its coal
-    hulls (lists of P; cached per world and selection)."""
+def pair_routes(world: CollisionWorld, selection: PairSelection) -> tuple[np.ndarray, list, list]:
+    """Per pair of a selection its :class:`NarrowRoute` (P,), and per shape of the world its
+    coal geometry and its coal hull (lists of S): cached per world and selection.
+
+    The routes are array operations over per-shape flags, so a world of thousands of
+    objects (tens of thousands of pairs) costs milliseconds per snapshot, not a Python
+    pass over its pairs.
+    """
     return world.cached(("sweep", "pair_routes", selection_key(world, selection)), _build_pair_routes, world,
                         selection)
 
 
-def _build_pair_routes(world: CollisionWorld, selection: PairSelection) -> tuple[list, list, list]:
-    route, geoms, hulls = [], [], []
-    for a, b in selection.pairs:
-        ga, gb = world.shapes[a].geometry, world.shapes[b].geometry
-        geoms.append((ga.coal_geometry, gb.coal_geometry))
-        hulls.append((ga.coal_hull, gb.coal_hull))
-        if not (ga.is_bvh or gb.is_bvh):
-            route.append(NarrowRoute.CONVEX)
-        elif ga.coal_hull is not None and gb.coal_hull is not None:
-            route.append(NarrowRoute.HULLS_FIRST)
-        else:
-            route.append(NarrowRoute.SOLID)
+def _build_pair_routes(world: CollisionWorld, selection: PairSelection) -> tuple[np.ndarray, list, list]:
+    geoms, hulls = shape_coal_objects(world)
+    is_bvh = np.fromiter((e.geometry.is_bvh for e in world.shapes), dtype=bool, count=len(world.shapes))
+    has_hull = np.fromiter((h is not None for h in hulls), dtype=bool, count=len(hulls))
+    a, b = selection.pairs[:, 0], selection.pairs[:, 1]
+    route = np.full(len(a), int(NarrowRoute.SOLID), dtype=np.int64)
+    route[has_hull[a] & has_hull[b]] = int(NarrowRoute.HULLS_FIRST)
+    route[~(is_bvh[a] | is_bvh[b])] = int(NarrowRoute.CONVEX)
     return route, geoms, hulls
+
+
+def shape_coal_objects(world: CollisionWorld) -> tuple[list, list]:
+    """Per shape of ``world``: its coal geometry and its coal hull (None without one); cached."""
+    return world.cached(("sweep", "coal_objects"), lambda: ([e.geometry.coal_geometry for e in world.shapes],
+                                                            [e.geometry.coal_hull for e in world.shapes]))
 
 
 def cover_arrays(world: CollisionWorld) -> mk.CoverArrays:
@@ -232,12 +239,18 @@ def _build_cover_arrays(world: CollisionWorld) -> mk.CoverArrays:
         start.append(start[-1] + len(radii[-1]))
         probes.append(np.asarray(g.probe_points_shape, dtype=float).reshape(-1, 3))
         probe_start.append(probe_start[-1] + len(probes[-1]))
-    reach = [float(np.max(np.linalg.norm(c - world.obb_center[s], axis=1) + r)) if len(r) else 0.0
-             for s, (c, r) in enumerate(zip(centres, radii))]
+    start = np.array(start, dtype=np.int64)
+    all_centres = np.ascontiguousarray(np.concatenate(centres + [np.zeros((0, 3))]))
+    all_radii = np.ascontiguousarray(np.concatenate(radii + [np.zeros(0)]))
+    # reach of shape s: the farthest cover sphere from its box centre (0 without spheres)
+    count = np.diff(start)
+    owner = np.repeat(np.arange(len(count)), count)
+    far = np.linalg.norm(all_centres - world.obb_center[owner], axis=1) + all_radii
+    reach = np.zeros(len(count))
+    np.maximum.at(reach, owner, far)
     return mk.CoverArrays(
         np.array(kind, dtype=np.int64), np.ascontiguousarray(np.array(params, dtype=float).reshape(-1, 3)),
-        np.array(start, dtype=np.int64), np.ascontiguousarray(np.concatenate(centres + [np.zeros((0, 3))])),
-        np.ascontiguousarray(np.concatenate(radii + [np.zeros(0)])), np.array(reach) * (1.0 + 1e-9) + 1e-12,
+        start, all_centres, all_radii, reach * (1.0 + 1e-9) + 1e-12,
         np.array(container, dtype=np.bool_),
         np.array(probe_start, dtype=np.int64), np.ascontiguousarray(np.concatenate(probes + [np.zeros((0, 3))])))
 
@@ -426,19 +439,17 @@ class Sweep:
             kept = motion_pair_candidates(world, selection, static, kin, q0, q1, self.adq, R_static, threshold)
             if len(kept) == len(selection.pairs):
                 kept = None
+        self._geoms, self._hulls = geoms, hulls                            # per shape
         if kept is None:                                                  # every pair of the request
             self.kept = np.arange(len(selection.pairs))
             self.W_a, self.W_b = static["W_a"], static["W_b"]             # (P, M)
-            self._route, self._geoms, self._hulls = route, geoms, hulls
+            self._route = route.tolist()
         else:
             self.kept = kept                                              # indices into the request's pairs
             selection = PairSelection(*(np.ascontiguousarray(x[kept]) for x in selection))
             self.W_a = np.ascontiguousarray(static["W_a"][kept])
             self.W_b = np.ascontiguousarray(static["W_b"][kept])
-            kept_list = kept.tolist()
-            self._route = [route[k] for k in kept_list]
-            self._geoms = [geoms[k] for k in kept_list]
-            self._hulls = [hulls[k] for k in kept_list]
+            self._route = route[kept].tolist()
         self.selection = selection                                        # the pairs this sweep checks
         self.pairs = selection.pairs
         self.margins = selection.margins
@@ -501,18 +512,18 @@ class Sweep:
         pose_b.setRotation(T_b[:3, :3])
         pose_b.setTranslation(T_b[:3, 3])
         route = self._route[p]
+        a, b = int(self.a[p]), int(self.b[p])
         if route == NarrowRoute.CONVEX:
-            ga, gb = self._geoms[p]
-            return coal.distance(ga, pose_a, gb, pose_b, self._coal_request, coal.DistanceResult())
+            return coal.distance(self._geoms[a], pose_a, self._geoms[b], pose_b, self._coal_request,
+                                 coal.DistanceResult())
         if route == NarrowRoute.HULLS_FIRST:
-            ha, hb = self._hulls[p]
-            hull = coal.distance(ha, pose_a, hb, pose_b, self._coal_request, coal.DistanceResult())
+            hull = coal.distance(self._hulls[a], pose_a, self._hulls[b], pose_b, self._coal_request,
+                                 coal.DistanceResult())
             if hull >= min(enough, float(self.margins[p]) + HULL_ACCEPT_M):
                 return hull
             if hull > 0.0:       # hulls apart, so are the bodies: the surfaces' distance is exact
-                ga, gb = self._geoms[p]
-                return coal.distance(ga, pose_a, gb, pose_b, self._coal_request, coal.DistanceResult())
-        a, b = int(self.a[p]), int(self.b[p])
+                return coal.distance(self._geoms[a], pose_a, self._geoms[b], pose_b, self._coal_request,
+                                     coal.DistanceResult())
         T_all = self._T_all
         if T_all is None:                     # pair_distance reads the poses of shapes a and b only
             T_all = self._T_all = np.empty((len(self.world.shapes), 4, 4))
