@@ -21,6 +21,7 @@ from my_collision_pkg.core.model.transforms import make_transform
 
 
 SWAP_PAUSE_S = 0.002
+WORKER_PAUSE_S = 0.0005
 
 
 def obj(oid, spec, center=(0, 0, 0), link=None, touch=()):
@@ -261,6 +262,9 @@ def test_concurrent_checks_see_old_or_new_world_never_a_mix(scene):
             if len(ids) != 1:
                 errors.append(ids)
             seen.add(ids)
+            # yield the GIL between explains: three busy threads otherwise starve the updating
+            # thread for up to a second per update (GIL convoy), and the test takes minutes
+            time.sleep(WORKER_PAUSE_S)
 
     threads = [threading.Thread(target=worker) for _ in range(3)]
     for t in threads:
