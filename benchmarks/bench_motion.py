@@ -26,6 +26,7 @@ import os
 import time
 
 import numpy as np
+from _edges import valid_edges
 
 from my_collision_pkg.core.checks.checker import CollisionChecker
 from my_collision_pkg.core.scene.loading import load_scene, panda_paths
@@ -36,15 +37,6 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PANDA_WORLD = os.path.join(REPO, "config", "panda_world.yaml")
 EDGE_SEED = 20_261_130
 WINDOW = 0.01
-
-
-def _edges(checker: CollisionChecker, n: int) -> list[tuple[np.ndarray, np.ndarray]]:
-    robot = checker.scene.robot
-    rng = np.random.default_rng(EDGE_SEED)
-    samples = rng.uniform(robot.lower_limits, robot.upper_limits, size=(10 * n, len(robot.lower_limits)))
-    valid, _ = checker.check_batch(robot.active_joint_names, samples)
-    good = samples[valid]
-    return list(zip(good[0:2 * n:2], good[1:2 * n:2]))
 
 
 def _reference_clearance(checker, q0, q1, contact, t: float, step: float) -> float:
@@ -70,7 +62,7 @@ def main() -> None:
     scene = load_scene(urdf_path=urdf, srdf_path=srdf, world_path=PANDA_WORLD)
     checker = CollisionChecker(scene)
     names = scene.robot.active_joint_names
-    edges = _edges(checker, args.edges)
+    edges = valid_edges(checker, args.edges, EDGE_SEED)
     methods = {"certified": dict(),
                "discrete 0.01 rad": dict(mode=MotionMode.DISCRETE, max_step=0.01),
                "discrete 0.05 rad": dict(mode=MotionMode.DISCRETE, max_step=0.05)}

@@ -19,6 +19,7 @@ import os
 import time
 
 import numpy as np
+from _edges import valid_edges
 
 from my_collision_pkg.core.checks.checker import CollisionChecker
 from my_collision_pkg.core.checks.results import MotionMode
@@ -54,15 +55,6 @@ def panda_checker(n_far: int) -> CollisionChecker:
     return CollisionChecker(scene)
 
 
-def edges(checker: CollisionChecker, n: int) -> list[tuple[np.ndarray, np.ndarray]]:
-    robot = checker.scene.robot
-    rng = np.random.default_rng(EDGE_SEED)
-    samples = rng.uniform(robot.lower_limits, robot.upper_limits, size=(10 * n, len(robot.lower_limits)))
-    valid, _ = checker.check_batch(robot.active_joint_names, samples)
-    good = samples[valid]
-    return list(zip(good[0:2 * n:2], good[1:2 * n:2]))
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--edges", type=int, default=60)
@@ -71,7 +63,7 @@ def main() -> None:
     args = parser.parse_args()
     small, big = panda_checker(0), panda_checker(args.objects)
     names = small.scene.robot.active_joint_names
-    pairs = edges(small, args.edges)
+    pairs = valid_edges(small, args.edges, EDGE_SEED)
     n_small, n_big = len(small.scene.world.objects), len(big.scene.world.objects)
     methods = {
         "check_motion certified": lambda c, q0, q1: c.check_motion(names, q0, q1).valid,
