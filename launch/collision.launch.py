@@ -164,7 +164,8 @@ def _nodes(plan, rviz_text):
         RegisterEventHandler(OnProcessExit(target_action=validator, on_exit=_on_validator_exit)),
         Node(
             package=PACKAGE, executable='contact_markers', name='contact_markers',
-            parameters=[{'contacts_topic': f'/{VALIDATOR}/contacts'}],
+            # relative: inside a namespaced group it resolves to the validator's topic there
+            parameters=[{'contacts_topic': f'{VALIDATOR}/contacts'}],
             output='screen',
         ),
     ]
