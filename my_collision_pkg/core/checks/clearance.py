@@ -187,7 +187,13 @@ def compute_clearance(resolver: ConfigurationResolver, request: CheckRequest, jo
     try:
         world = request.world_of(scene)
         _validate(influence_distance, max_rows_per_configuration)
-        indices, values = resolver.named_values(joint_names, positions, max_batch)
+        joint_names = tuple(joint_names)
+        if joint_names:
+            indices, values = resolver.named_values(joint_names, positions, max_batch)
+        else:                       # no joints named: the scene's current configuration
+            if np.asarray(positions, dtype=float).size:
+                raise RequestError(f"no joint names but {np.asarray(positions).size} positions")
+            indices, values = np.zeros(0, dtype=np.int64), np.zeros((1, 0))
         n = values.shape[0]
         resolver.check_finite(joint_names, values, 0, n > 1)
         selection = request.selection(world)
