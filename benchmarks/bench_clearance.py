@@ -111,7 +111,10 @@ class PinocchioClearance:
             if d >= influence:
                 continue
             p0, p1 = result.getNearestPoint1(), result.getNearestPoint2()
-            n = np.asarray(result.normal)
+            p0, p1 = np.asarray(p0), np.asarray(p1)
+            gap = np.linalg.norm(p1 - p0)
+            # coal leaves the normal unset for mesh-mesh distances: the user takes it from the points
+            n = (p1 - p0) / gap if d > 0 and gap > 1e-12 else np.asarray(result.normal)
             row = None
             if jacobians:
                 row = np.zeros(model.nv)

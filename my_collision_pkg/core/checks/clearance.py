@@ -158,6 +158,7 @@ def _validate(influence_distance, max_rows_per_configuration) -> None:
 def _within(world, tables: _Tables, T_c: np.ndarray, a: int, b: int, threshold: float):
     """The pair's :class:`narrowphase.PairDistance`, or None when a lower bound shows it is at least ``threshold`` apart."""
     T_a, T_b = T_c[a], T_c[b]
+    ga, gb = world.shapes[a].geometry, world.shapes[b].geometry
     ca = T_a[:3, :3] @ tables.centre[a] + T_a[:3, 3]
     cb = T_b[:3, :3] @ tables.centre[b] + T_b[:3, 3]
     if float(np.linalg.norm(cb - ca)) - tables.radius[a] - tables.radius[b] >= threshold:
@@ -171,10 +172,27 @@ def _within(world, tables: _Tables, T_c: np.ndarray, a: int, b: int, threshold: 
                                  _HULL_REQUEST, result)
             if hull >= threshold + _HULL_SLACK_M:
                 return None
+            if hull > _HULL_SLACK_M:
+                # hulls apart: the meshes are apart and neither holds the other, so the pair's
+                # distance is coal's surface distance (what pair_distance answers here, without
+                # its solid-body test)
+                result = coal.DistanceResult()
+                d = float(coal.distance(ga.coal_geometry, narrowphase.coal_transform(T_a), gb.coal_geometry,
+                                        narrowphase.coal_transform(T_b), _WITNESS_REQUEST, result))
+                p0, p1 = np.array(result.getNearestPoint1()), np.array(result.getNearestPoint2())
+                gap = float(np.linalg.norm(p1 - p0))
+                if d > 0.0 and gap > 1e-12:
+                    normal = (p1 - p0) / gap
+                    return narrowphase.PairDistance(d, p0, p0 + d * normal, normal, True,
+                                                    (int(result.b1), int(result.b2)))
     return narrowphase.pair_distance(world, T_c, a, b)
 
 
 _HULL_REQUEST = coal.DistanceRequest()
+_WITNESS_REQUEST = coal.DistanceRequest()
+_WITNESS_REQUEST.enable_signed_distance = True
+_WITNESS_REQUEST.gjk_tolerance = narrowphase.WITNESS_PRECISION_M
+_WITNESS_REQUEST.epa_tolerance = narrowphase.WITNESS_PRECISION_M
 
 
 def compute_clearance(resolver: ConfigurationResolver, request: CheckRequest, joint_names, positions,
@@ -223,6 +241,8 @@ def compute_clearance(resolver: ConfigurationResolver, request: CheckRequest, jo
         candidates = np.empty((q.shape[0], len(pairs)), dtype=np.bool_)
         obb_candidates(T_shape, world.obb_center, world.obb_axes, world.obb_half, pairs, cull, candidates)
         for c in range(q.shape[0]):
+            if stop is not None and c % 16 == 0:
+                stop.check_stop()
             T_c = T_shape[c]
             found_p, found_d, found_pts, found_n, found_sub, found_smooth = [], [], [], [], [], []
             for p in np.flatnonzero(candidates[c]).tolist():
