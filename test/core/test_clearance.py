@@ -216,3 +216,27 @@ def test_too_many_configurations_and_out_of_bounds(arm):
     assert res.status == Status.INVALID_REQUEST and "max_batch" in res.message
     res = checker.clearance(["turn"], [[0.0], [3.5]], 0.1)
     assert res.status == Status.OUT_OF_BOUNDS and "turn" in res.message and "configuration 1" in res.message
+
+
+def test_touching_rows_are_not_smooth():
+    scene, checker = _slider_with_box()
+    res = checker.clearance(["slide_x"], [0.8], 0.1)          # ball face exactly on the box face
+    (r,) = [r for r in range(len(res)) if tuple(res.body_names[r]) == ("ball", "wall")]
+    assert abs(res.distance[r]) < 1e-9
+    assert not res.smooth[r]
+    res = checker.clearance(["slide_x"], [0.7], 0.2)
+    (r,) = [r for r in range(len(res)) if tuple(res.body_names[r]) == ("ball", "wall")]
+    assert res.smooth[r]
+
+
+def test_request_object_and_world_snapshot():
+    from my_collision_pkg.core.checks.request import CheckRequest
+    scene, checker = _slider_with_box()
+    before = scene.world
+    scene.apply([_add("wall", Box((0.2, 0.2, 0.2)), (2.0, 0.0, 0.0))])       # moved away
+    old = checker.clearance(["slide_x"], [0.6], 0.3, request=CheckRequest(world=before))
+    new = checker.clearance(["slide_x"], [0.6], 0.3)
+    assert ("ball", "wall") in set(map(tuple, old.body_names))
+    assert ("ball", "wall") not in set(map(tuple, new.body_names))
+    with pytest.raises(TypeError):
+        checker.clearance(["slide_x"], [0.6], 0.3, request=CheckRequest(), group_name="x")
