@@ -165,7 +165,8 @@ def main() -> None:
     print(f"Panda + default world, {n} random configurations, {len(peer.pairs)} checked shape pairs, "
           f"{args.rounds} rounds (median); us per configuration")
     print(f"{'influence':>9} {'jac':>4} | {'ours single':>11} {'ours batch':>10} {'pin+coal':>9} | "
-          f"{'single/pin':>10} {'batch/pin':>9} | {'rows ours':>9} {'rows pin':>8} {'max|dd| m':>9} {'max|dJ|':>8} {'inside':>6}")
+          f"{'single/pin':>10} {'batch/pin':>9} | {'rows ours':>9} {'rows pin':>8} {'max|dd| m':>9} {'max|dJ|':>8} "
+          f"{'inside':>6}")
     for influence in INFLUENCES_M:
         for jac in (False, True):
             single = _median_us(lambda: [checker.clearance(names, q, influence, compute_jacobians=jac) for q in Q],

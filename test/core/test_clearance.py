@@ -1,4 +1,5 @@
-"""Clearance (CollisionChecker.clearance): rows, padding, Jacobians with closed forms, mimics, attached objects, k-smallest, bad input."""
+"""Clearance (CollisionChecker.clearance): rows, padding, Jacobians in closed form, mimics, attached objects,
+k smallest, bad input."""
 import numpy as np
 import pytest
 from core_scenes import SLIDER_URDF

@@ -37,9 +37,9 @@ from my_collision_pkg.core.scene.planning_scene import CollisionWorld, PairSelec
 DEFAULT_MAX_CONTACTS = 100
 DEFAULT_CONTACTS_PER_PAIR = 4
 BATCH_CHUNK = 4096                        # configurations posed and culled together in check_batch
-__all__ = ["BATCH_CHUNK", "CheckRequest", "Clearance", "CollisionChecker", "DEFAULT_CONTACTS_PER_PAIR", "DEFAULT_MAX_CONTACTS",
-           "DEFAULT_TOUCH_TOLERANCE_M", "MAX_BATCH_CONFIGURATIONS", "MotionMode", "MotionResult", "RequestStopped",
-           "TrajectoryResult", "WorkLimits"]
+__all__ = ["BATCH_CHUNK", "CheckRequest", "Clearance", "CollisionChecker", "DEFAULT_CONTACTS_PER_PAIR",
+           "DEFAULT_MAX_CONTACTS", "DEFAULT_TOUCH_TOLERANCE_M", "MAX_BATCH_CONFIGURATIONS", "MotionMode",
+           "MotionResult", "RequestStopped", "TrajectoryResult", "WorkLimits"]
 
 
 class CollisionChecker:

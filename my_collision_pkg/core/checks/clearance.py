@@ -156,7 +156,7 @@ def _validate(influence_distance, max_rows_per_configuration) -> None:
 
 
 def _within(world, tables: _Tables, T_c: np.ndarray, a: int, b: int, threshold: float):
-    """The pair's :class:`narrowphase.PairDistance`, or None when a lower bound shows it is at least ``threshold`` apart."""
+    """The pair's :class:`narrowphase.PairDistance`, or None when a lower bound puts it ``threshold`` or more apart."""
     T_a, T_b = T_c[a], T_c[b]
     ga, gb = world.shapes[a].geometry, world.shapes[b].geometry
     ca = T_a[:3, :3] @ tables.centre[a] + T_a[:3, 3]
