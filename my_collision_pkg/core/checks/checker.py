@@ -21,6 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 from my_collision_pkg.core.checks import motion, trajectory
+from my_collision_pkg.core.checks.clearance import Clearance, compute_clearance
 from my_collision_pkg.core.checks.explain import Explainer
 from my_collision_pkg.core.checks.limits import WorkLimits, WorkMeter
 from my_collision_pkg.core.checks.pair_tests import PairTestScratch
@@ -36,9 +37,9 @@ from my_collision_pkg.core.scene.planning_scene import CollisionWorld, PairSelec
 DEFAULT_MAX_CONTACTS = 100
 DEFAULT_CONTACTS_PER_PAIR = 4
 BATCH_CHUNK = 4096                        # configurations posed and culled together in check_batch
-__all__ = ["BATCH_CHUNK", "CheckRequest", "CollisionChecker", "DEFAULT_CONTACTS_PER_PAIR", "DEFAULT_MAX_CONTACTS",
-           "DEFAULT_TOUCH_TOLERANCE_M", "MAX_BATCH_CONFIGURATIONS", "MotionMode", "MotionResult", "RequestStopped",
-           "TrajectoryResult", "WorkLimits"]
+__all__ = ["BATCH_CHUNK", "CheckRequest", "Clearance", "CollisionChecker", "DEFAULT_CONTACTS_PER_PAIR",
+           "DEFAULT_MAX_CONTACTS", "DEFAULT_TOUCH_TOLERANCE_M", "MAX_BATCH_CONFIGURATIONS", "MotionMode",
+           "MotionResult", "RequestStopped", "TrajectoryResult", "WorkLimits"]
 
 
 class CollisionChecker:
@@ -321,6 +322,37 @@ class CollisionChecker:
         meter = self._meter()
         meter.check_stop()
         return self._explainer.explain(joint_names, positions, request, stop=meter)
+
+    # ----- clearance (see clearance.py) -----------------------------------
+    def clearance(self, joint_names, positions, influence_distance: float, *, group_name: str = "",
+                  pad_environment_collisions: bool = True, pad_self_collisions: bool = False,
+                  max_rows_per_configuration: int = 0, compute_jacobians: bool = True,
+                  world: CollisionWorld | None = None, max_batch: int = MAX_BATCH_CONFIGURATIONS,
+                  request: CheckRequest | None = None) -> Clearance:
+        """Every checked shape pair within ``influence_distance`` (metres) of touching, with gradients.
+
+        ``positions``: one configuration (J,) or N as (N, J) / flat (N*J,). One row per shape
+        pair whose signed distance minus its padding is below ``influence_distance``: the
+        distance (negative when the padded bodies overlap), witness points (planning frame and
+        body frames), normal (body 0 -> body 1), the Jacobian row over ``jacobian_joint_names``
+        (the request's joints; every active joint when it names none) and ``smooth``.
+        ``max_rows_per_configuration`` > 0 keeps the k smallest distances of each configuration.
+        Bad input gives ``Status.INVALID_REQUEST`` (or OUT_OF_BOUNDS outside the joint limits)
+        naming the fault, never raises on it. ``request`` replaces the keywords it holds.
+
+        Raises
+        ------
+        TypeError
+            When ``request`` is given with one of the keywords it replaces.
+        RequestStopped
+            When :attr:`stop_event` is set while it runs (looked at between chunks).
+        """
+        request = CheckRequest.from_keywords(request, group_name=group_name,
+                                             pad_environment_collisions=pad_environment_collisions,
+                                             pad_self_collisions=pad_self_collisions, world=world)
+        return compute_clearance(self._resolver, request, joint_names, positions, influence_distance,
+                                 max_rows_per_configuration=max_rows_per_configuration,
+                                 compute_jacobians=compute_jacobians, max_batch=max_batch, stop=self._meter())
 
     # ----- motions (see motion.py and trajectory.py) ----------------------
     def check_motion(self, joint_names, start, goal, *, group_name: str = "", pad_environment_collisions: bool = True,

@@ -1,0 +1,243 @@
+"""Clearance (CollisionChecker.clearance): rows, padding, Jacobians in closed form, mimics, attached objects,
+k smallest, bad input."""
+import numpy as np
+import pytest
+from core_scenes import SLIDER_URDF
+
+from my_collision_pkg.core.checks import narrowphase
+from my_collision_pkg.core.checks.checker import CollisionChecker
+from my_collision_pkg.core.checks.clearance import Clearance
+from my_collision_pkg.core.checks.results import BodyType, Status
+from my_collision_pkg.core.model.robot_model import Box, RobotModel, Sphere
+from my_collision_pkg.core.model.transforms import make_transform
+from my_collision_pkg.core.scene.planning_scene import AddObject, ObjectShape, PlanningScene, SceneObject
+
+
+def _add(oid, spec, center, link=None, touch=()):
+    return AddObject(SceneObject(oid, (ObjectShape(spec),), make_transform(None, center), link, tuple(touch)))
+
+
+def _slider_with_box(padding=0.0):
+    scene = PlanningScene(RobotModel.from_urdf_string(SLIDER_URDF), allow_adjacent=False, default_padding_m=padding)
+    # box face at x = 0.9, far from the block (z = 1) and from the base sphere's influence at 0.3 m
+    scene.apply([_add("wall", Box((0.2, 0.2, 0.2)), (1.0, 0.0, 0.0))])
+    return scene, CollisionChecker(scene)
+
+
+def test_sphere_on_slider_against_box_closed_form():
+    scene, checker = _slider_with_box()
+    for x in (0.0, 0.3, 0.55, 0.75):
+        res = checker.clearance(["slide_x", "slide_y"], [x, 0.0], 0.3)
+        assert res.status == Status.VALID
+        rows = [r for r in range(len(res)) if tuple(res.body_names[r]) == ("ball", "wall")]
+        if 0.8 - x >= 0.3:
+            assert not rows
+            continue
+        (r,) = rows
+        assert res.distance[r] == pytest.approx(0.8 - x, abs=1e-9)
+        np.testing.assert_allclose(res.normals[r], [1, 0, 0], atol=1e-9)
+        np.testing.assert_allclose(res.points[r], [[x + 0.1, 0, 0], [0.9, 0, 0]], atol=1e-7)
+        np.testing.assert_allclose(res.points_local[r, 0], [0.1, 0, 0], atol=1e-7)     # ball frame
+        np.testing.assert_allclose(res.points_local[r, 1], [-0.1, 0, 0], atol=1e-7)    # wall frame
+        np.testing.assert_allclose(res.jacobian[r], [-1.0, 0.0], atol=1e-9)
+        assert tuple(res.body_types[r]) == (BodyType.ROBOT_LINK, BodyType.WORLD_OBJECT)
+        assert res.jacobian_joint_names == ("slide_x", "slide_y")
+        assert res.smooth[r]
+    # penetrating: negative distance (MTD along x), same gradient
+    res = checker.clearance(["slide_x"], [0.85], 0.0)
+    (r,) = [r for r in range(len(res)) if tuple(res.body_names[r]) == ("ball", "wall")]
+    assert res.distance[r] == pytest.approx(-0.05, abs=1e-7)
+    np.testing.assert_allclose(res.jacobian[r], [-1.0], atol=1e-6)
+    assert res.jacobian_joint_names == ("slide_x",)
+
+
+def test_padding_is_subtracted_and_switchable():
+    scene, checker = _slider_with_box(padding=0.02)
+    padded = checker.clearance(["slide_x"], [0.6], 0.3)
+    plain = checker.clearance(["slide_x"], [0.6], 0.3, pad_environment_collisions=False)
+    d_pad = padded.distance[list(map(tuple, padded.body_names)).index(("ball", "wall"))]
+    d_plain = plain.distance[list(map(tuple, plain.body_names)).index(("ball", "wall"))]
+    assert d_plain == pytest.approx(0.2, abs=1e-9)
+    assert d_pad == pytest.approx(0.2 - 0.02, abs=1e-9)       # only the link is padded, objects are not
+    # negative when only the padded bodies overlap
+    res = checker.clearance(["slide_x"], [0.79], 0.0)
+    (r,) = [r for r in range(len(res)) if tuple(res.body_names[r]) == ("ball", "wall")]
+    assert res.distance[r] == pytest.approx(0.01 - 0.02, abs=1e-9)
+
+
+def test_without_jacobians_and_batch_rows():
+    scene, checker = _slider_with_box()
+    Q = np.array([[0.0, 0.0], [0.6, 0.0], [0.7, 0.0]])
+    res = checker.clearance(["slide_x", "slide_y"], Q, 0.25, compute_jacobians=False)
+    assert res.jacobian.shape == (len(res), 0)
+    wall = [r for r in range(len(res)) if res.body_names[r, 1] == "wall"]
+    assert [int(res.configuration_index[r]) for r in wall] == [1, 2]
+    np.testing.assert_allclose(res.distance[wall], [0.2, 0.1], atol=1e-9)
+    flat = checker.clearance(["slide_x", "slide_y"], Q.ravel(), 0.25)
+    np.testing.assert_allclose(flat.distance, res.distance)
+
+
+REVOLUTE_MIMIC_URDF = """
+<robot name="arm">
+  <link name="base"/>
+  <link name="arm"><collision><origin xyz="0.5 0 0"/><geometry><sphere radius="0.05"/></geometry></collision></link>
+  <link name="slider"/>
+  <link name="follower"><collision><geometry><sphere radius="0.05"/></geometry></collision></link>
+  <joint name="turn" type="revolute"><parent link="base"/><child link="arm"/><axis xyz="0 0 1"/>
+    <limit lower="-3" upper="3" effort="1" velocity="1"/></joint>
+  <joint name="slide" type="prismatic"><parent link="base"/><child link="slider"/><axis xyz="1 0 0"/>
+    <origin xyz="0 0 2"/><limit lower="-2" upper="2" effort="1" velocity="1"/></joint>
+  <joint name="follow" type="prismatic"><parent link="slider"/><child link="follower"/><axis xyz="0 1 0"/>
+    <mimic joint="slide" multiplier="-0.5" offset="0.1"/><limit lower="-2" upper="2" effort="1" velocity="1"/></joint>
+</robot>
+"""
+
+
+@pytest.fixture
+def arm():
+    scene = PlanningScene(RobotModel.from_urdf_string(REVOLUTE_MIMIC_URDF), allow_adjacent=False)
+    scene.apply([_add("ball", Sphere(0.05), (0.0, 0.8, 0.0)), _add("top", Sphere(0.05), (0.3, 0.4, 2.0))])
+    return scene, CollisionChecker(scene)
+
+
+def test_revolute_closed_form(arm):
+    scene, checker = arm
+    c = np.array([0.0, 0.8, 0.0])
+    for theta in (0.3, 1.0, 1.4):
+        res = checker.clearance(["turn"], [theta], 1.0)
+        (r,) = [r for r in range(len(res)) if tuple(res.body_names[r]) == ("arm", "ball")]
+        p = 0.5 * np.array([np.cos(theta), np.sin(theta), 0.0])
+        gap = np.linalg.norm(p - c)
+        assert res.distance[r] == pytest.approx(gap - 0.1, abs=1e-8)
+        grad = (p - c) / gap @ (0.5 * np.array([-np.sin(theta), np.cos(theta), 0.0]))
+        assert res.jacobian[r, 0] == pytest.approx(grad, abs=1e-8)
+
+
+def test_mimic_joint_folded_into_its_leader(arm):
+    scene, checker = arm
+    s = 0.3
+    res = checker.clearance(["slide"], [s], 1.0)
+    assert res.jacobian_joint_names == ("slide",)
+    (r,) = [r for r in range(len(res)) if tuple(res.body_names[r]) == ("follower", "top")]
+    f = np.array([s, -0.5 * s + 0.1, 2.0])           # follower: slider x, follow y
+    top = np.array([0.3, 0.4, 2.0])
+    gap = np.linalg.norm(top - f)
+    assert res.distance[r] == pytest.approx(gap - 0.1, abs=1e-8)
+    # d f / d slide = (1, -0.5, 0); distance grows as f leaves top
+    grad = (f - top) / gap @ np.array([1.0, -0.5, 0.0])
+    assert res.jacobian[r, 0] == pytest.approx(grad, abs=1e-8)
+    # every active joint when the request names none
+    full = checker.clearance([], np.zeros(0), 1.0)
+    assert full.status == Status.VALID, full.message
+    assert full.jacobian_joint_names == scene.robot.active_joint_names == ("turn", "slide")
+
+
+def test_attached_object_rides_its_link(arm):
+    scene, checker = arm
+    # a sphere attached 0.2 m further out along the arm
+    scene.apply([_add("tool", Sphere(0.05), (0.7, 0.0, 0.0), link="arm", touch=("arm",))])
+    theta = 0.9
+    res = checker.clearance(["turn"], [theta], 2.0)
+    (r,) = [r for r in range(len(res)) if tuple(res.body_names[r]) == ("tool", "ball")]
+    assert tuple(res.body_types[r]) == (BodyType.ROBOT_ATTACHED, BodyType.WORLD_OBJECT)
+    p = 0.7 * np.array([np.cos(theta), np.sin(theta), 0.0])
+    c = np.array([0.0, 0.8, 0.0])
+    gap = np.linalg.norm(p - c)
+    assert res.distance[r] == pytest.approx(gap - 0.1, abs=1e-8)
+    grad = (p - c) / gap @ (0.7 * np.array([-np.sin(theta), np.cos(theta), 0.0]))
+    assert res.jacobian[r, 0] == pytest.approx(grad, abs=1e-8)
+    # witness point on the tool in the tool's own frame (it turns with the arm): 0.05 m towards the ball
+    R = np.array([[np.cos(theta), -np.sin(theta), 0], [np.sin(theta), np.cos(theta), 0], [0, 0, 1]])
+    np.testing.assert_allclose(res.points_local[r, 0], R.T @ (0.05 * (c - p) / gap), atol=1e-7)
+
+
+def test_k_smallest_per_configuration(arm):
+    scene, checker = arm
+    Q = np.array([[0.2, 0.1], [1.2, -0.3]])
+    full = checker.clearance(["turn", "slide"], Q, 10.0)
+    best = checker.clearance(["turn", "slide"], Q, 10.0, max_rows_per_configuration=1)
+    assert len(best) == 2
+    for c in range(2):
+        d = full.distance[full.configuration_index == c]
+        assert len(d) >= 2
+        assert best.distance[best.configuration_index == c][0] == pytest.approx(d.min())
+        assert np.all(np.diff(d) >= 0)               # rows of a configuration are in increasing distance
+
+
+def test_jacobian_matches_central_differences(arm):
+    scene, checker = arm
+    scene.apply([_add("tool", Box((0.1, 0.05, 0.08)), (0.7, 0.0, 0.0), link="arm", touch=("arm",))])
+    robot, world = scene.robot, scene.world
+    rng = np.random.default_rng(3)
+    h = 1e-6
+    errors = []
+    for q in rng.uniform([-3, -1], [3, 1], size=(20, 2)):
+        res = checker.clearance(["turn", "slide"], q, 5.0)
+        for r in range(len(res)):
+            a, b = res.shape_pairs[r]
+            fd = []
+            for j in range(2):
+                e = np.zeros(2)
+                e[j] = h
+                d = [narrowphase.pair_distance(world, world.shape_transforms(robot.link_transforms(q + s * e)), a, b)
+                     .distance_m for s in (1, -1)]
+                fd.append((d[0] - d[1]) / (2 * h))
+            fd = np.array(fd)
+            errors.append(np.linalg.norm(fd - res.jacobian[r]) / max(np.linalg.norm(fd), 1e-6))
+    assert len(errors) > 20
+    assert np.median(errors) < 1e-6
+    assert np.quantile(errors, 0.99) < 1e-3
+
+
+@pytest.mark.parametrize("kwargs, fault", [
+    (dict(influence_distance=float("nan")), "influence_distance"),
+    (dict(influence_distance=-0.1), "influence_distance"),
+    (dict(influence_distance=float("inf")), "influence_distance"),
+    (dict(joint_names=["turn", "nope"]), "nope"),
+    (dict(positions=[0.1, 0.2, 0.3]), "positions"),
+    (dict(positions=[0.1, float("nan")]), "slide"),
+    (dict(max_rows_per_configuration=-1), "max_rows_per_configuration"),
+    (dict(group_name="no_such_group"), "no_such_group"),
+    (dict(joint_names=["follow"], positions=[0.1]), "follow"),
+])
+def test_bad_input_is_named(arm, kwargs, fault):
+    scene, checker = arm
+    args = dict(joint_names=["turn", "slide"], positions=[0.1, 0.2], influence_distance=0.1)
+    args.update(kwargs)
+    res = checker.clearance(args.pop("joint_names"), args.pop("positions"), args.pop("influence_distance"), **args)
+    assert isinstance(res, Clearance)
+    assert res.status == Status.INVALID_REQUEST
+    assert fault in res.message
+    assert len(res) == 0
+
+
+def test_too_many_configurations_and_out_of_bounds(arm):
+    scene, checker = arm
+    res = checker.clearance(["turn"], np.zeros((5, 1)), 0.1, max_batch=4)
+    assert res.status == Status.INVALID_REQUEST and "max_batch" in res.message
+    res = checker.clearance(["turn"], [[0.0], [3.5]], 0.1)
+    assert res.status == Status.OUT_OF_BOUNDS and "turn" in res.message and "configuration 1" in res.message
+
+
+def test_touching_rows_are_not_smooth():
+    scene, checker = _slider_with_box()
+    res = checker.clearance(["slide_x"], [0.8], 0.1)          # ball face exactly on the box face
+    (r,) = [r for r in range(len(res)) if tuple(res.body_names[r]) == ("ball", "wall")]
+    assert abs(res.distance[r]) < 1e-9
+    assert not res.smooth[r]
+    res = checker.clearance(["slide_x"], [0.7], 0.2)
+    (r,) = [r for r in range(len(res)) if tuple(res.body_names[r]) == ("ball", "wall")]
+    assert res.smooth[r]
+
+
+def test_request_object_and_world_snapshot():
+    from my_collision_pkg.core.checks.request import CheckRequest
+    scene, checker = _slider_with_box()
+    before = scene.world
+    scene.apply([_add("wall", Box((0.2, 0.2, 0.2)), (2.0, 0.0, 0.0))])       # moved away
+    old = checker.clearance(["slide_x"], [0.6], 0.3, request=CheckRequest(world=before))
+    new = checker.clearance(["slide_x"], [0.6], 0.3)
+    assert ("ball", "wall") in set(map(tuple, old.body_names))
+    assert ("ball", "wall") not in set(map(tuple, new.body_names))
+    with pytest.raises(TypeError):
+        checker.clearance(["slide_x"], [0.6], 0.3, request=CheckRequest(), group_name="x")

@@ -1,0 +1,178 @@
+"""Panda clearance (example-robot-data URDF + SRDF, config/panda_world.yaml): Jacobians against central
+differences of the checker's own distance, the finger mimic, an attached object, padding, a group;
+distances against coal through pinocchio on the same shape pairs."""
+import os
+
+import numpy as np
+import pinocchio as pin
+import pytest
+
+from my_collision_pkg.core.checks import narrowphase
+from my_collision_pkg.core.checks.checker import CollisionChecker
+from my_collision_pkg.core.checks.results import BodyType, Status
+from my_collision_pkg.core.model.robot_model import Box
+from my_collision_pkg.core.model.transforms import make_transform
+from my_collision_pkg.core.scene.loading import load_scene
+from my_collision_pkg.core.scene.planning_scene import AddObject, ObjectShape, SceneObject
+
+WORLD = os.path.join(os.path.dirname(__file__), "..", "..", "config", "panda_world.yaml")
+H = 1e-6                     # central-difference step, rad or m
+N_CONFIGURATIONS = 40
+
+
+def _scene(panda_files, **kwargs):
+    urdf, srdf = panda_files
+    return load_scene(urdf_path=urdf, srdf_path=srdf, world_path=WORLD, **kwargs)
+
+
+def _fd_errors(scene, res, Q, names):
+    """Per row: relative error of the Jacobian row against central differences of the same shape pair."""
+    robot, world = scene.robot, scene.world
+    resolver_columns = [robot.active_joint_names.index(n) for n in names]
+    errors = []
+    for r in range(len(res)):
+        q = Q[res.configuration_index[r]]
+        a, b = res.shape_pairs[r]
+        fd = np.empty(len(names))
+        for j, col in enumerate(resolver_columns):
+            d = []
+            for s in (1.0, -1.0):
+                x = q.copy()
+                x[col] += s * H
+                T = world.shape_transforms(robot.link_transforms(x))
+                d.append(narrowphase.pair_distance(world, T, int(a), int(b)).distance_m)
+            fd[j] = (d[0] - d[1]) / (2 * H)
+        errors.append(np.linalg.norm(fd - res.jacobian[r]) / max(np.linalg.norm(fd), 1e-6))
+    return np.array(errors)
+
+
+def _assert_fd(scene, res, Q, names, min_rows=20):
+    errors = _fd_errors(scene, res, Q, names)
+    smooth = errors[res.smooth]
+    assert len(smooth) >= min_rows, f"only {len(smooth)} smooth rows"
+    assert np.median(smooth) < 1e-6, np.median(smooth)
+    assert np.quantile(smooth, 0.99) < 1e-3, np.sort(smooth)[-5:]
+    return errors
+
+
+def _configurations(scene, random_configurations, seed, n=N_CONFIGURATIONS):
+    robot = scene.robot
+    return random_configurations(robot.lower_limits, robot.upper_limits, n, seed)
+
+
+def test_jacobians_with_the_world_and_the_finger_mimic(panda_files, random_configurations):
+    scene = _scene(panda_files)
+    checker = CollisionChecker(scene)
+    names = scene.robot.active_joint_names
+    assert "panda_finger_joint2" not in names and "panda_finger_joint1" in names     # joint2 mimics joint1
+    Q = _configurations(scene, random_configurations, 1)
+    res = checker.clearance(names, Q, 0.1)
+    assert res.status == Status.VALID, res.message
+    assert res.jacobian.shape == (len(res), len(names))
+    assert set(res.configuration_index.tolist()) <= set(range(len(Q)))
+    assert {BodyType.WORLD_OBJECT, BodyType.ROBOT_LINK} <= set(res.body_types.ravel().tolist())
+    _assert_fd(scene, res, Q, names)
+    # the finger column: rows on a finger against a world object move with the finger joint
+    col = names.index("panda_finger_joint1")
+    finger = np.array([("finger" in a) != ("finger" in b) and "panda_hand" not in (a, b)
+                       for a, b in res.body_names])
+    assert np.any(np.abs(res.jacobian[finger, col]) > 1e-6) or not finger.any()
+    # invariants of each row
+    np.testing.assert_allclose(np.linalg.norm(res.normals, axis=1), 1.0, atol=1e-9)
+    gap = np.einsum("ri,ri->r", res.points[:, 1] - res.points[:, 0], res.normals)
+    np.testing.assert_allclose(gap, res.distance, atol=1e-7)      # no padding here
+
+
+def test_jacobians_named_subset_padding_attached_object(panda_files, random_configurations):
+    scene = _scene(panda_files, default_padding_m=0.01)
+    box = SceneObject("tool", (ObjectShape(Box((0.06, 0.06, 0.1))),), make_transform(None, (0.0, 0.0, 0.15)),
+                      "panda_hand", ("panda_hand", "panda_leftfinger", "panda_rightfinger"))
+    scene.apply([AddObject(box)])
+    checker = CollisionChecker(scene)
+    names = ("panda_joint2", "panda_joint4", "panda_joint6", "panda_finger_joint1")
+    Q_full = _configurations(scene, random_configurations, 2)
+    Q = Q_full[:, [scene.robot.active_joint_names.index(n) for n in names]]
+    res = checker.clearance(names, Q, 0.1, pad_self_collisions=True)
+    assert res.status == Status.VALID, res.message
+    assert res.jacobian_joint_names == names
+    # the unnamed joints keep the scene's current values: differences around that configuration
+    base = np.repeat(scene.current_positions[None], len(Q), axis=0)
+    base[:, [scene.robot.active_joint_names.index(n) for n in names]] = Q
+    assert np.any(res.body_types == BodyType.ROBOT_ATTACHED)
+    _assert_fd(scene, res, base, names, min_rows=10)
+    # padding: distance = padded-free distance minus the pair's summed padding
+    plain = checker.clearance(names, Q, 0.1, pad_self_collisions=True, pad_environment_collisions=False)
+    world = scene.world
+    for r in range(min(len(res), 50)):
+        a, b = res.shape_pairs[r]
+        margin = world.shapes[a].padding_m + world.shapes[b].padding_m
+        T = world.shape_transforms(scene.robot.link_transforms(base[res.configuration_index[r]]))
+        d = narrowphase.pair_distance(world, T, int(a), int(b)).distance_m
+        assert res.distance[r] == pytest.approx(d - margin, abs=1e-9)
+    env_plain = plain.distance[plain.body_types[:, 1] == BodyType.WORLD_OBJECT]
+    env_pad = res.distance[res.body_types[:, 1] == BodyType.WORLD_OBJECT]
+    assert len(env_pad) >= len(env_plain)         # padding brings more pairs within the influence
+
+
+def test_group_keeps_pairs_moved_by_the_group(panda_files, random_configurations):
+    scene = _scene(panda_files)
+    checker = CollisionChecker(scene)
+    names = scene.robot.active_joint_names
+    Q = _configurations(scene, random_configurations, 3)
+    whole = checker.clearance(names, Q, 0.3)
+    hand = checker.clearance(names, Q, 0.3, group_name="hand")
+    assert hand.status == Status.VALID and 0 < len(hand) < len(whole)
+    hand_links = set(scene.semantic.group_links(scene.robot, "hand"))
+    assert all(a in hand_links or b in hand_links for a, b in hand.body_names)
+    _assert_fd(scene, hand, Q, names, min_rows=10)
+
+
+def test_k_smallest_and_without_jacobians(panda_files, random_configurations):
+    scene = _scene(panda_files)
+    checker = CollisionChecker(scene)
+    names = scene.robot.active_joint_names
+    Q = _configurations(scene, random_configurations, 4, n=10)
+    full = checker.clearance(names, Q, 0.5)
+    best = checker.clearance(names, Q, 0.5, max_rows_per_configuration=3, compute_jacobians=False)
+    assert best.jacobian.shape == (len(best), 0)
+    for c in range(len(Q)):
+        d = np.sort(full.distance[full.configuration_index == c])[:3]
+        np.testing.assert_allclose(best.distance[best.configuration_index == c], d)
+
+
+def test_distances_agree_with_pinocchio_and_coal(panda_files, random_configurations, coal_peer_factory):
+    scene = _scene(panda_files)
+    checker = CollisionChecker(scene)
+    peer = coal_peer_factory(scene, panda_files[0])
+    robot, world = scene.robot, scene.world
+    names = robot.active_joint_names
+    Q = _configurations(scene, random_configurations, 5, n=20)
+    res = checker.clearance(names, Q, 0.2)
+    pair_of = {tuple(p): k for k, p in enumerate(world.pairs.tolist())}
+    compared = 0
+    for r in np.flatnonzero(res.distance > 1e-4):             # separated pairs: one definition everywhere
+        k = pair_of[tuple(res.shape_pairs[r].tolist())]
+        d = peer.pair_distance(robot, Q[res.configuration_index[r]], k)
+        assert d == pytest.approx(res.distance[r], abs=1e-5)
+        compared += 1
+    assert compared > 20
+    # and our Jacobian against pinocchio's frame Jacobian at the witness point for one row
+    r = int(np.flatnonzero((res.body_types[:, 1] == BodyType.WORLD_OBJECT) & (res.distance > 1e-3))[0])
+    q = Q[res.configuration_index[r]]
+    q_pin = peer.pin_configuration(robot, q)
+    model, data = peer.model, peer.data
+    pin.forwardKinematics(model, data, q_pin)
+    pin.updateFramePlacements(model, data)
+    link = res.body_names[r, 0]
+    frame = model.getFrameId(link)
+    J6 = pin.computeFrameJacobian(model, data, q_pin, frame, pin.LOCAL_WORLD_ALIGNED)
+    offset = res.points[r, 0] - data.oMf[frame].translation
+    Jp = J6[:3] + np.cross(J6[3:].T, offset).T
+    grad_pin = -res.normals[r] @ Jp                  # body 1 is the world: only body 0 moves
+    # pinocchio's q columns for our active joints (the mimic finger joint2 has its own column)
+    cols = [model.joints[model.getJointId(n)].idx_v for n in names]
+    expected = grad_pin[cols]
+    j2 = model.getJointId("panda_finger_joint2")
+    if j2 < model.njoints:
+        expected[names.index("panda_finger_joint1")] += grad_pin[model.joints[j2].idx_v]
+    np.testing.assert_allclose(res.jacobian[r], expected, atol=1e-8)
