@@ -222,7 +222,7 @@ def checked_mtd(body_a: Body, body_b: Body, depth: float, normal: np.ndarray) ->
         n = n / length
         dirs = np.vstack([n[None], candidates(body_a, body_b)])
         values = overlap(body_a, body_b, dirs)
-        if abs(values[0] - depth) <= tol and float(values[1:].min()) >= depth - tol:
+        if abs(values[0] - depth) <= tol and float(values.min()) >= depth - tol:
             return True, n, float(depth)
         extra = (n,)
     else:
