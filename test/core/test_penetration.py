@@ -12,7 +12,6 @@ Fibonacci sphere and then by Nelder-Mead on the two angles from the best few.
 from __future__ import annotations
 
 import os
-import sys
 
 import coal
 import numpy as np
@@ -206,14 +205,8 @@ LINK0_LINK6 = [2.4575, 1.4252, 0.1761, -2.9495, 0.2268, 3.6586, 2.273, 0.0392]
 
 @pytest.fixture(scope="module")
 def panda_world_scene():
-    sys.path.insert(0, os.path.join(REPO, "test", "robots"))
-    try:
-        from conftest import panda_paths     # noqa: PLC0415
-        urdf, srdf = panda_paths()
-    except Exception as exc:  # example-robot-data missing
-        pytest.skip(f"no Panda model: {exc}")
-    finally:
-        sys.path.pop(0)
+    from my_collision_pkg.core.model.example_robots import panda_paths  # noqa: PLC0415
+    urdf, srdf = panda_paths()
     from my_collision_pkg.core.checks.checker import CollisionChecker  # noqa: PLC0415
     from my_collision_pkg.core.scene.loading import load_scene  # noqa: PLC0415
     scene = load_scene(urdf_path=urdf, srdf_path=srdf, world_path=PANDA_WORLD)
