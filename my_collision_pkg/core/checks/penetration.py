@@ -12,7 +12,9 @@ answer: the overlap along coal's normal must equal coal's depth (within
 ``CHECK_ABS_M + CHECK_REL * depth``), and no candidate direction (box face normals,
 axes of cylinders, capsules and cones and the radial directions from the other body's
 centre to them, the line between the centres, cross products of box edges and axes,
-face normals of convex meshes) may give a smaller overlap. If the check fails, the best
+and eight neighbours of coal's normal 1 mrad away) may give a smaller overlap (convex
+meshes' face normals are not candidates: EPA is exact on polytopes up to its tolerance, and
+the local test catches a normal that is not a minimum). If the check fails, the best
 of those directions and of a Fibonacci sampling of the sphere is refined by a pattern
 search over the sphere, and the witness points are the support points along it.
 
@@ -35,6 +37,7 @@ CONVEX_VOLUME_TOLERANCE = 1e-3
 SPHERE_SAMPLES = 2000       # directions of the fallback's coarse search
 REFINE_START_RAD = 0.05     # first step of the pattern search
 REFINE_STOP_RAD = 1e-10     # it stops below this step
+LOCAL_CHECK_RAD = 1e-3     # the check's neighbours of coal's normal (coal's must be a local minimum)
 _REFINE_SEEDS = 4           # best coarse directions refined
 _CONVEX_KEY = "penetration: convex vertex set"      # CollisionWorld.cached key, with the shape index
 
@@ -104,8 +107,6 @@ class Body:
             w = other_centre - self.t
             if np.linalg.norm(w) > 1e-12:
                 out.append(w / np.linalg.norm(w))
-        elif self.face_normals_shape is not None:
-            out.extend(self.face_normals_shape @ self.R.T)
         return out
 
     def edge_directions(self) -> list[np.ndarray]:
@@ -220,7 +221,9 @@ def checked_mtd(body_a: Body, body_b: Body, depth: float, normal: np.ndarray) ->
     length = float(np.linalg.norm(n))
     if length > 1e-12 and np.isfinite(depth):
         n = n / length
-        dirs = np.vstack([n[None], candidates(body_a, body_b)])
+        u, v = _tangent_basis(n)
+        near = _unit_rows(n + np.tan(LOCAL_CHECK_RAD) * (_PATTERN[:, :1] * u + _PATTERN[:, 1:] * v))
+        dirs = np.vstack([n[None], near, candidates(body_a, body_b)])
         values = overlap(body_a, body_b, dirs)
         if abs(values[0] - depth) <= tol and float(values.min()) >= depth - tol:
             return True, n, float(depth)
