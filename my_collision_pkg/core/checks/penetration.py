@@ -36,9 +36,9 @@ CHECK_REL = 1e-6            # ... this fraction of the depth
 CONVEX_VOLUME_TOLERANCE = 1e-3
 SPHERE_SAMPLES = 2000       # directions of the fallback's coarse search
 REFINE_START_RAD = 0.05     # first step of the pattern search
-REFINE_STOP_RAD = 1e-10     # it stops below this step
+REFINE_STOP_RAD = 1e-9      # it stops below this step
 LOCAL_CHECK_RAD = 1e-3     # the check's neighbours of coal's normal (coal's must be a local minimum)
-_REFINE_SEEDS = 4           # best coarse directions refined
+_REFINE_SEEDS = 3           # best coarse directions refined
 _CONVEX_KEY = "penetration: convex vertex set"      # CollisionWorld.cached key, with the shape index
 
 
@@ -150,10 +150,13 @@ def fibonacci_sphere(count: int) -> np.ndarray:
 
 
 def _tangent_basis(n: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    helper = np.array([1.0, 0.0, 0.0]) if abs(n[0]) < 0.9 else np.array([0.0, 1.0, 0.0])
-    u = np.cross(n, helper)
-    u /= np.linalg.norm(u)
-    return u, np.cross(n, u)
+    x, y, z = float(n[0]), float(n[1]), float(n[2])
+    if abs(x) < 0.9:                 # n x (1, 0, 0)
+        u = np.array([0.0, z, -y])
+    else:                            # n x (0, 1, 0)
+        u = np.array([-z, 0.0, x])
+    u /= (u[0] * u[0] + u[1] * u[1] + u[2] * u[2]) ** 0.5
+    return u, np.array([y * u[2] - z * u[1], z * u[0] - x * u[2], x * u[1] - y * u[0]])
 
 
 _PATTERN = np.array([[1, 0], [-1, 0], [0, 1], [0, -1], [1, 1], [1, -1], [-1, 1], [-1, -1]], dtype=float)
