@@ -16,7 +16,18 @@ Which library does what, and why (measured here, see the README):
   distance knows nothing of volumes: a body wholly inside a closed mesh is
   "apart" from its surface, so the solid-body test (generalised winding number,
   :func:`kernels.mesh_queries.contains_probe`) decides penetration there too.
-- For a penetrating pair involving a closed mesh, the depth is that of the
+- For a penetrating pair of **convex solids**, the distance is minus the **minimum
+  translation distance** (MTD): coal's EPA answer, checked against the two support
+  functions and replaced by a direction search where it fails
+  (:mod:`core.checks.penetration`: coal 3.0.3 returns 624.7 mm through a cap for a
+  Panda finger box inside the post, where 28.1 mm radially separates them). Convex
+  solids are the primitives, convex meshes, and closed meshes convex to within
+  ``penetration.CONVEX_VOLUME_TOLERANCE`` (hull volume within 0.1 % of the mesh's:
+  the Panda's are within 0.03 %), which get their hulls' MTD once the mesh rule
+  below has found them penetrating (so the sign never disagrees with the mesh
+  distance), as Drake and Tesseract treat them. ``PairDistance.rule`` /
+  ``Contact.depth_rule`` say "mtd".
+- For a penetrating pair involving a (genuinely non-convex) closed mesh, the depth is that of the
   **deepest point** of the overlap (:func:`pair_contacts`): the surface samples of
   each body (vertices, edge midpoints and face centroids of its mesh or of a
   primitive's tessellation; a primitive's deepest sample refined by its support
