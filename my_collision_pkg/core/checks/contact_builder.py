@@ -129,7 +129,7 @@ class ContactBuilder:
         normal = out_dir if inner == b else -out_dir
         p0 = surface_world if outer == a else surface_world - depth * out_dir
         subshape = (int(triangle), NO_SUBSHAPE) if outer == a else (NO_SUBSHAPE, int(triangle))
-        return self.make(a, b, p0, normal, -depth, *subshape)
+        return self.make(a, b, p0, normal, -depth, *subshape, rule="deepest_point")
 
     def make(self, a, b, p0, normal, distance, b1, b2, *, single: bool = False, fallback: bool = False,
              rule: str = "mtd") -> Contact:
