@@ -34,6 +34,9 @@ CHECK_REL = 1e-6            # ... this fraction of the depth
 # A closed mesh whose convex hull's volume exceeds its own by at most this fraction is a
 # convex solid for contact numbers (its hull's MTD); the Panda's meshes: at most 0.03 %.
 CONVEX_VOLUME_TOLERANCE = 1e-3
+# Meshes above this many triangles keep the deepest-point rule (their hull, not kept once the
+# shape is built, would be recomputed on their first contact: seconds per million triangles).
+MAX_CONVEX_RULE_TRIANGLES = 100_000
 SPHERE_SAMPLES = 2000       # directions of the fallback's coarse search
 REFINE_START_RAD = 0.05     # first step of the pattern search
 REFINE_STOP_RAD = 1e-9      # it stops below this step
@@ -240,7 +243,7 @@ def checked_mtd(body_a: Body, body_b: Body, depth: float, normal: np.ndarray) ->
 def _hull_arrays(geometry) -> tuple[np.ndarray, np.ndarray] | None:
     """(hull vertices, hull face normals) of a mesh that is convex within CONVEX_VOLUME_TOLERANCE, else None."""
     mesh = geometry.source_mesh
-    if mesh is None:
+    if mesh is None or geometry.coal_hull is None or len(mesh.faces) > MAX_CONVEX_RULE_TRIANGLES:
         return None
     if geometry.solid_kind == KIND_CONVEX:
         hull = mesh
