@@ -270,7 +270,6 @@ def test_link0_link6_meshes_are_convex_solids(panda_world_scene):
 
 def test_panda_mesh_depths_match_the_hull_oracle_at_random_penetrating_configurations(panda_world_scene):
     scene, checker = panda_world_scene
-    robot = scene.robot
     rng = np.random.default_rng(15)
     lo, hi = np.array([-2.9, -1.76, -2.9, -3.07, -2.9, -0.02, -2.9, 0.0]), \
         np.array([2.9, 1.76, 2.9, -0.07, 2.9, 3.75, 2.9, 0.04])
@@ -286,7 +285,6 @@ def test_panda_mesh_depths_match_the_hull_oracle_at_random_penetrating_configura
                 checked += 1
     assert checked >= 10
     assert all(x == y for x, y in verdicts)      # explain's verdict is still the predicate's
-    assert robot is not None
 
 
 def test_nearly_convex_rule_documented_tolerance(panda_world_scene):
@@ -298,3 +296,29 @@ def test_nearly_convex_rule_documented_tolerance(panda_world_scene):
             continue
         ratio = 1.0 - abs(g.source_mesh.volume) / g.source_mesh.convex_hull.volume
         assert penetration.nearly_convex(world, i) == (ratio <= penetration.CONVEX_VOLUME_TOLERANCE)
+
+
+def test_a_non_convex_mesh_keeps_the_deepest_point_rule(panda_world_scene):
+    import trimesh  # noqa: PLC0415
+    from my_collision_pkg.core.model.example_robots import panda_paths  # noqa: PLC0415
+    from my_collision_pkg.core.model.shapes import Sphere, TriangleMesh  # noqa: PLC0415
+    from my_collision_pkg.core.scene.loading import load_scene  # noqa: PLC0415
+    from my_collision_pkg.core.scene.planning_scene import AddObject, ObjectShape, SceneObject  # noqa: PLC0415
+    urdf, srdf = panda_paths()
+    scene = load_scene(urdf_path=urdf, srdf_path=srdf)
+    torus = trimesh.creation.torus(0.2, 0.05)           # hull volume 1.8x its own: genuinely non-convex
+    T_ring = np.eye(4)
+    T_ring[:3, 3] = [0.5, 0.0, 1.0]
+    T_ball = np.eye(4)
+    T_ball[:3, 3] = [0.5 + 0.2, 0.0, 1.0]                # a sphere on the ring's core circle
+    scene.apply([AddObject(SceneObject("ring", (ObjectShape(TriangleMesh(np.asarray(torus.vertices),
+                                                                          np.asarray(torus.faces))),), T_ring)),
+                 AddObject(SceneObject("ball", (ObjectShape(Sphere(0.02)),), T_ball))])
+    world = scene.world
+    ring = next(i for i, s in enumerate(world.shapes) if s.owner == "ring")
+    assert not penetration.nearly_convex(world, ring)
+    from my_collision_pkg.core.checks.narrowphase import pair_distance  # noqa: PLC0415
+    ball = next(i for i, s in enumerate(world.shapes) if s.owner == "ball")
+    T = _shape_poses(scene, np.zeros(len(scene.robot.active_joint_names)))
+    result = pair_distance(world, T, ring, ball)
+    assert result.distance_m < 0 and result.rule == "deepest_point"
