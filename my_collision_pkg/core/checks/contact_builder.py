@@ -95,7 +95,8 @@ class ContactBuilder:
         if single is None:
             single = single_contact_point(self.world.shapes[a].geometry, self.world.shapes[b].geometry)
         return self.make(a, b, np.asarray(result.p0_world, dtype=float), np.asarray(result.normal_world, dtype=float),
-                         float(result.distance_m), *result.subshapes, single=single, fallback=not result.exact)
+                         float(result.distance_m), *result.subshapes, single=single, fallback=not result.exact,
+                         rule=result.rule)
 
     def from_points(self, a, b, p0, p1, distance, b1, b2) -> Contact:
         delta = p1 - p0
@@ -128,9 +129,10 @@ class ContactBuilder:
         normal = out_dir if inner == b else -out_dir
         p0 = surface_world if outer == a else surface_world - depth * out_dir
         subshape = (int(triangle), NO_SUBSHAPE) if outer == a else (NO_SUBSHAPE, int(triangle))
-        return self.make(a, b, p0, normal, -depth, *subshape)
+        return self.make(a, b, p0, normal, -depth, *subshape, rule="deepest_point")
 
-    def make(self, a, b, p0, normal, distance, b1, b2, *, single: bool = False, fallback: bool = False) -> Contact:
+    def make(self, a, b, p0, normal, distance, b1, b2, *, single: bool = False, fallback: bool = False,
+             rule: str = "mtd") -> Contact:
         """A contact from the point on body 0, the normal and the signed distance.
 
         The point on body 1 is ``p0 + distance * normal``, so the documented
@@ -147,7 +149,7 @@ class ContactBuilder:
         T_world_b, R_b, t_b = self._to_owner(b)
         return Contact(kind, (owner_a, owner_b), (type_a, type_b), (id_a, id_b), (sub0, sub1), 0.5 * (p0 + p1),
                        (p0, p1), (p0 @ R_a + t_a, p1 @ R_b + t_b), normal, distance, max(0.0, -distance), single,
-                       depth_is_fallback=fallback, transforms=(T_world_a.copy(), T_world_b.copy()))
+                       depth_is_fallback=fallback, transforms=(T_world_a.copy(), T_world_b.copy()), depth_rule=rule)
 
 
 def single_contact_point(ga, gb) -> bool:

@@ -16,7 +16,18 @@ Which library does what, and why (measured here, see the README):
   distance knows nothing of volumes: a body wholly inside a closed mesh is
   "apart" from its surface, so the solid-body test (generalised winding number,
   :func:`kernels.mesh_queries.contains_probe`) decides penetration there too.
-- For a penetrating pair involving a closed mesh, the depth is that of the
+- For a penetrating pair of **convex solids**, the distance is minus the **minimum
+  translation distance** (MTD): coal's EPA answer, checked against the two support
+  functions and replaced by a direction search where it fails
+  (:mod:`core.checks.penetration`: coal 3.0.3 returns 624.7 mm through a cap for a
+  Panda finger box inside the post, where 28.1 mm radially separates them). Convex
+  solids are the primitives, convex meshes, and closed meshes convex to within
+  ``penetration.CONVEX_VOLUME_TOLERANCE`` (hull volume within 0.1 % of the mesh's:
+  the Panda's are within 0.03 %), which get their hulls' MTD once the mesh rule
+  below has found them penetrating (so the sign never disagrees with the mesh
+  distance), as Drake and Tesseract treat them. ``PairDistance.rule`` /
+  ``Contact.depth_rule`` say "mtd".
+- For a penetrating pair involving a (genuinely non-convex) closed mesh, the depth is that of the
   **deepest point** of the overlap (:func:`pair_contacts`): the surface samples of
   each body (vertices, edge midpoints and face centroids of its mesh or of a
   primitive's tessellation; a primitive's deepest sample refined by its support
@@ -42,6 +53,7 @@ from typing import NamedTuple
 import coal
 import numpy as np
 
+from my_collision_pkg.core.checks import penetration
 from my_collision_pkg.core.kernels.depth import SolidArrays, SurfaceSamples, pair_regions
 from my_collision_pkg.core.kernels.mesh_queries import MeshTree, contains_probe
 
@@ -66,6 +78,10 @@ class PairDistance(NamedTuple):
     normal_world: np.ndarray   # (3,) unit, from body a to body b; p1 - p0 == distance_m * normal
     exact: bool                # False where the value is a fallback (see pair_distance)
     subshapes: tuple = (-1, -1)  # triangle of each body the witness point lies on (-1: none or not a mesh)
+    # which rule gave a penetrating pair's numbers: "mtd" (convex solids: minus the minimum
+    # translation distance; also every separated pair's plain distance) or "deepest_point"
+    # (non-convex meshes: the deepest surface point of the overlap)
+    rule: str = "mtd"
 
 
 # EPA may fail to converge at the tight tolerance (coal then returns -DBL_MAX and points
@@ -173,11 +189,54 @@ def pair_contacts(world, T_world_shape: np.ndarray, a: int, b: int, max_regions:
     if likely_penetrating and solids and (ga.is_closed_bvh or gb.is_closed_bvh):
         regions = deepest_regions(world, T_world_shape, a, b, max_regions)
         if regions:
-            return regions
+            return _as_convex(world, T_world_shape, a, b, regions)
     distance, p0, p1, hint = _coal_distance(ga.coal_geometry, T_a, gb.coal_geometry, T_b)
     if not (ga.is_bvh or gb.is_bvh):
         normal = _unit_normal(p0, p1, distance, hint, T_a, T_b)
+        if distance < 0.0:
+            return [checked_convex(world, T_world_shape, a, b, distance, p0, normal)]
         return [PairDistance(distance, p0, p0 + distance * normal, normal, True)]
+    return _as_convex(world, T_world_shape, a, b,
+                      _mesh_contacts(world, T_world_shape, a, b, max_regions, distance, p0, p1, hint))
+
+
+def _as_convex(world, T_world_shape, a, b, results: list[PairDistance]) -> list[PairDistance]:
+    """The convex-mesh rule: a penetrating pair of nearly convex solids gets its hulls' MTD (one entry)."""
+    if results[0].distance_m < 0.0 and penetration.nearly_convex(world, a) and penetration.nearly_convex(world, b):
+        return [hull_mtd(world, T_world_shape, a, b, results[0])]
+    return results
+
+
+def checked_convex(world, T_world_shape: np.ndarray, a: int, b: int, distance: float, p0: np.ndarray,
+                   normal: np.ndarray) -> PairDistance:
+    """coal's penetrating answer for two convex solids, checked (:func:`penetration.checked_mtd`);
+    the searched MTD with support-point witnesses where the check fails."""
+    body_a = penetration.body(world, T_world_shape, a)
+    body_b = penetration.body(world, T_world_shape, b)
+    ok, n, depth = penetration.checked_mtd(body_a, body_b, -distance, normal)
+    if ok:
+        return PairDistance(distance, p0, p0 + distance * normal, normal, True)
+    w0, _ = penetration.witness(body_a, body_b, n, depth)
+    return PairDistance(-depth, w0, w0 - depth * n, n, True)
+
+
+def hull_mtd(world, T_world_shape: np.ndarray, a: int, b: int, mesh_result: PairDistance) -> PairDistance:
+    """A penetrating pair of nearly convex solids (penetration.nearly_convex) as convex solids: coal on their
+    hulls, checked. ``mesh_result`` (the deepest-point answer) stays where the hulls come out apart."""
+    ga, gb = world.shapes[a].geometry, world.shapes[b].geometry
+    T_a, T_b = T_world_shape[a], T_world_shape[b]
+    distance, p0, p1, hint = _coal_distance(ga.coal_hull, T_a, gb.coal_hull, T_b)
+    normal = _unit_normal(p0, p1, distance, hint, T_a, T_b)
+    if not distance < 0.0:
+        return mesh_result
+    return checked_convex(world, T_world_shape, a, b, distance, p0, normal)
+
+
+def _mesh_contacts(world, T_world_shape, a, b, max_regions, distance, p0, p1, hint) -> list[PairDistance]:
+    """pair_contacts for a pair involving a BVH mesh, from coal's distance of the two shapes."""
+    T_a, T_b = T_world_shape[a], T_world_shape[b]
+    ga, gb = world.shapes[a].geometry, world.shapes[b].geometry
+    solids = ga.solid_kind >= 0 and gb.solid_kind >= 0
     closed = ga.is_closed_bvh or gb.is_closed_bvh
     inside = None
     if distance > 0.0:
@@ -195,10 +254,10 @@ def pair_contacts(world, T_world_shape: np.ndarray, a: int, b: int, max_regions:
         outer, _ = inside
         normal = _unit_normal(p0, p1, distance, hint, T_a, T_b)
         normal = -normal if outer == a else normal
-        return [PairDistance(-distance, p0, p0 - distance * normal, normal, False)]
+        return [PairDistance(-distance, p0, p0 - distance * normal, normal, False, rule="deepest_point")]
     normal = _unit_normal(p0, p1, distance, hint, T_a, T_b)
     depth = min(distance, 0.0)
-    return [PairDistance(depth, p0, p0 + depth * normal, normal, False)]
+    return [PairDistance(depth, p0, p0 + depth * normal, normal, False, rule="deepest_point" if depth < 0 else "mtd")]
 
 
 def _body_arguments(g) -> tuple[tuple, tuple]:
@@ -235,7 +294,8 @@ def deepest_regions(world, T_world_shape: np.ndarray, a: int, b: int, max_region
     samples_b, solid_b = _body_packs(world, b)
     depth, p0, p1, normal, subshapes = pair_regions(int(max_regions), REFINE_STEPS, samples_a, solid_a, T_world_shape[a],
                                                     samples_b, solid_b, T_world_shape[b])
-    return [PairDistance(-float(depth[m]), p0[m], p1[m], normal[m], True, (int(subshapes[m, 0]), int(subshapes[m, 1])))
+    return [PairDistance(-float(depth[m]), p0[m], p1[m], normal[m], True, (int(subshapes[m, 0]), int(subshapes[m, 1])),
+                         "deepest_point")
             for m in range(len(depth))]
 
 

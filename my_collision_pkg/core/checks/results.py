@@ -81,6 +81,11 @@ class Contact:
     cc_time: tuple[float, float] = (NO_CC_TIME, NO_CC_TIME)
     cc_type: tuple[CCType, CCType] = (CCType.NONE, CCType.NONE)
     cc_transforms: tuple[np.ndarray, np.ndarray] | None = field(default=None, repr=False)
+    # Which rule gave a penetrating contact's numbers: "mtd" (convex solids, and meshes convex
+    # within penetration.CONVEX_VOLUME_TOLERANCE: distance is minus the minimum translation
+    # distance, the normal its direction; separated contacts carry their plain distance and
+    # "mtd") or "deepest_point" (non-convex meshes: the deepest surface point of the overlap).
+    depth_rule: str = "mtd"
 
     @property
     def in_penetration(self) -> bool:
