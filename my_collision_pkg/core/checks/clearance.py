@@ -33,7 +33,7 @@ from my_collision_pkg.core.checks.request import MAX_BATCH_CONFIGURATIONS, Check
 from my_collision_pkg.core.checks.results import NO_SUBSHAPE, Status
 from my_collision_pkg.core.checks.sweep import motion_kinematics
 from my_collision_pkg.core.errors import CollisionPkgError, RequestError
-from my_collision_pkg.core.kernels.codes import KIND_CONVEX, KIND_MESH
+from my_collision_pkg.core.kernels.codes import KIND_CONVEX
 from my_collision_pkg.core.kernels.culling import obb_candidates
 from my_collision_pkg.core.scene.planning_scene import CollisionWorld
 
@@ -110,8 +110,6 @@ class _Tables:
         self.ids = np.array([e.shape_id for e in world.shapes], dtype=np.int32)
         kinds = [e.geometry.solid_kind for e in world.shapes]
         self.bvh = np.array([bool(e.geometry.is_bvh) for e in world.shapes])
-        # meshes whose penetration uses the deepest-point rule (non-convex closed meshes)
-        self.deepest_rule = np.array([k == KIND_MESH for k in kinds])
         self.convex = np.array([0 <= k <= KIND_CONVEX for k in kinds])
         self.centre = world.obb_center
         self.radius = np.array([float(getattr(e.geometry, "bounding_radius_m", 0.0) or np.linalg.norm(h))
@@ -258,8 +256,8 @@ def compute_clearance(resolver: ConfigurationResolver, request: CheckRequest, jo
                 smooth = bool(result.exact) and np.all(np.isfinite(normal))
                 if abs(d) < SMOOTH_DISTANCE_M:
                     smooth = False              # touching: no normal from the geometry
-                if d < 0.0 and (tables.deepest_rule[a] or tables.deepest_rule[b]):
-                    smooth = False              # deepest-point depth of a non-convex mesh
+                if d < 0.0 and getattr(result, "rule", "deepest_point") == "deepest_point":
+                    smooth = False              # deepest-point depth of a non-convex mesh (MTD rows stay smooth)
                 found_p.append(p)
                 found_d.append(d - margins[p])
                 found_pts.append((p0, p1))
