@@ -15,6 +15,7 @@ is gone, with :class:`ServerExited`.
 """
 from __future__ import annotations
 
+import array
 import sys
 import threading
 import time
@@ -26,7 +27,7 @@ from rclpy.context import Context
 from rclpy.executors import SingleThreadedExecutor
 
 from my_collision_pkg.srv import ApplyCollisionObjects, CheckValidity, CheckValidityBatch, ExplainCollision
-from my_collision_pkg.srv import CheckMotion, CheckTrajectory
+from my_collision_pkg.srv import CheckMotion, CheckTrajectory, ComputeClearance
 
 from my_collision_pkg.ros.qos import SERVICE_QOS
 
@@ -112,6 +113,8 @@ class ValidatorClient:
             "motion": self.node.create_client(CheckMotion, f"{validator}/check_motion", qos_profile=SERVICE_QOS),
             "trajectory": self.node.create_client(CheckTrajectory, f"{validator}/check_trajectory",
                                                   qos_profile=SERVICE_QOS),
+            "clearance": self.node.create_client(ComputeClearance, f"{validator}/compute_clearance",
+                                                 qos_profile=SERVICE_QOS),
         }
         self._executor = SingleThreadedExecutor(context=context)
         self._executor.add_node(self.node)
@@ -130,7 +133,8 @@ class ValidatorClient:
         return self._timeout_s
 
     def service_name(self, which: str) -> str:
-        """The full name of service ``which`` ("check", "batch", "explain", "apply", "motion", "trajectory")."""
+        """The full name of service ``which`` ("check", "batch", "explain", "apply", "motion", "trajectory",
+        "clearance")."""
         return self._clients[which].srv_name
 
     def _check_alive(self, service: str, doing: str) -> None:
@@ -218,6 +222,19 @@ class ValidatorClient:
         """A trajectory_msgs/JointTrajectory; ``fields`` set other request fields (mode, stop_at_first_contact, ...)."""
         request = CheckTrajectory.Request(trajectory=trajectory)
         return self._call("trajectory", request, fields)
+
+    def compute_clearance(self, joint_names, positions_rows, influence_distance: float,
+                          **fields) -> ComputeClearance.Response:
+        """Every checked pair within ``influence_distance`` (m) of touching, for one configuration
+        (a flat row) or N (rows, or an (N, K) array); ``fields`` set other request fields
+        (``max_rows_per_configuration``, ``compute_jacobians``, ``group_name``, padding switches).
+
+        ``conversions.clearance_from_response(response)`` gives the rows as numpy arrays.
+        """
+        flat = np.ascontiguousarray(positions_rows, dtype=float).ravel()
+        request = ComputeClearance.Request(joint_names=list(joint_names), influence_distance=float(influence_distance))
+        request.positions = array.array("d", flat.tobytes())
+        return self._call("clearance", request, fields)
 
     def close(self) -> None:
         """Stop spinning, then destroy the node (no callback runs on a destroyed handle), then the context."""

@@ -7,12 +7,15 @@ the marker modules too.
 """
 from __future__ import annotations
 
+import array
+
 import numpy as np
 from geometry_msgs.msg import Point, Pose, Vector3
 from sensor_msgs.msg import JointState
 from shape_msgs.msg import SolidPrimitive
 from trajectory_msgs.msg import JointTrajectory
 
+from my_collision_pkg.msg import Clearance as ClearanceMsg
 from my_collision_pkg.msg import CollisionObject as CollisionObjectMsg
 from my_collision_pkg.msg import Contact as ContactMsg
 from my_collision_pkg.msg import ContactInterval as ContactIntervalMsg
@@ -20,6 +23,7 @@ from my_collision_pkg.msg import ContactList as ContactListMsg
 from my_collision_pkg.msg import ContactReport
 from my_collision_pkg.msg import ContactSurface as ContactSurfaceMsg
 
+from my_collision_pkg.core.checks.clearance import Clearance
 from my_collision_pkg.core.checks.request import CheckRequest
 from my_collision_pkg.core.checks.contact_list import NS_PER_S, ContactInterval, ContactList, seconds_from_ns
 from my_collision_pkg.core.checks.results import Contact, Explanation, Status
@@ -396,3 +400,109 @@ def joint_trajectory_to_arrays(trajectory: JointTrajectory) -> tuple[list[str], 
             raise RequestError(f"trajectory point {w} time_from_start {t:.9g} s is not after point {w - 1}'s "
                                f"{times_s[w - 1]:.9g} s")
     return names, points, times_s
+
+
+# ----- clearance ---------------------------------------------------------------------
+def _points_msgs(values: np.ndarray, cls=Point) -> list:
+    """geometry_msgs Points (or Vector3s) of an (N, 3) array, built without the constructor's checks.
+
+    A message's keyword constructor checks every field's name and type, about 3.8 us per
+    point here; a clearance batch has hundreds of thousands of points. Where the generated
+    class has the slots this was measured with (``_x``, ``_y``, ``_z``, ``_check_fields``,
+    rosidl_generator_py of Jazzy), each message is made empty and its slots set to the
+    Python floats a constructor would store (1.0 us per point); any other layout uses the
+    constructor.
+    """
+    rows = np.asarray(values, dtype=float).reshape(-1, 3).tolist()
+    if tuple(getattr(cls, "__slots__", ())) != _XYZ_SLOTS:
+        return [cls(x=x, y=y, z=z) for x, y, z in rows]
+    new = object.__new__
+    out = []
+    append = out.append
+    for x, y, z in rows:
+        m = new(cls)
+        m._x, m._y, m._z, m._check_fields = x, y, z, False
+        append(m)
+    return out
+
+
+_XYZ_SLOTS = ("_x", "_y", "_z", "_check_fields")
+
+
+def _float64s(values) -> array.array:
+    return array.array("d", np.ascontiguousarray(values, dtype=np.float64).ravel().tobytes())
+
+
+def fill_compute_clearance_response(response, clearance: Clearance):
+    """Copy a :class:`core.checks.clearance.Clearance` into a ComputeClearance response (flat arrays).
+
+    Per-row pairs (bodies, types, shape ids, points) are flattened row-major: entries 2r
+    and 2r+1 belong to row r; ``jacobian`` is R x J row-major.
+    """
+    response.status = int(clearance.status)
+    response.message = clearance.message
+    response.jacobian_joint_names = list(clearance.jacobian_joint_names)
+    response.configuration_index = array.array("I", np.asarray(clearance.configuration_index, dtype=np.uint32)
+                                               .tobytes())
+    response.body_names = [str(n) for n in np.asarray(clearance.body_names, dtype=object).ravel().tolist()]
+    response.body_types = array.array("B", np.asarray(clearance.body_types, dtype=np.uint8).ravel().tobytes())
+    response.shape_ids = array.array("i", np.asarray(clearance.shape_ids, dtype=np.int32).ravel().tobytes())
+    response.subshape_ids = array.array("i", np.asarray(clearance.subshape_ids, dtype=np.int32).ravel().tobytes())
+    response.distance = _float64s(clearance.distance)
+    response.points = _points_msgs(clearance.points)
+    response.points_local = _points_msgs(clearance.points_local)
+    response.normals = _points_msgs(clearance.normals, Vector3)
+    response.jacobian = _float64s(clearance.jacobian)
+    response.smooth = [bool(s) for s in np.asarray(clearance.smooth, dtype=bool).tolist()]
+    return response
+
+
+def clearance_from_response(response) -> Clearance:
+    """The :class:`core.checks.clearance.Clearance` a ComputeClearance response carries (numpy arrays).
+
+    For Python clients: ``clearance_from_response(client.compute_clearance(...))`` gives the
+    same arrays as the core call (``shape_pairs`` is left empty: the scene's shape indices
+    do not cross the wire).
+    """
+    rows = len(response.distance)
+    names = tuple(response.jacobian_joint_names)
+
+    def xyz(msgs) -> np.ndarray:
+        return np.array([(m.x, m.y, m.z) for m in msgs], dtype=float).reshape(-1, 3)
+
+    jacobian = np.asarray(response.jacobian, dtype=float)
+    return Clearance(
+        Status(response.status), response.message, names,
+        np.asarray(response.configuration_index, dtype=np.int64),
+        np.array(list(response.body_names), dtype=object).reshape(rows, 2),
+        np.asarray(response.body_types, dtype=np.uint8).reshape(rows, 2),
+        np.asarray(response.shape_ids, dtype=np.int32).reshape(rows, 2),
+        np.asarray(response.subshape_ids, dtype=np.int32).reshape(rows, 2),
+        np.asarray(response.distance, dtype=float),
+        xyz(response.points).reshape(rows, 2, 3), xyz(response.points_local).reshape(rows, 2, 3),
+        xyz(response.normals).reshape(rows, 3),
+        jacobian.reshape(rows, len(names)) if jacobian.size else np.zeros((rows, 0)),
+        np.asarray(response.smooth, dtype=bool))
+
+
+def clearance_msg(clearance: Clearance, influence_distance_m: float, planning_frame: str, stamp) -> ClearanceMsg:
+    """The ~/clearance message of one configuration's clearance: its nearest row, or ``found`` false."""
+    msg = ClearanceMsg()
+    msg.header.frame_id = planning_frame
+    msg.header.stamp = stamp
+    msg.influence_distance = float(influence_distance_m)
+    msg.joint_names = list(clearance.jacobian_joint_names)
+    if not len(clearance):
+        msg.found, msg.distance = False, float("inf")
+        return msg
+    r = int(np.argmin(clearance.distance))
+    msg.found = True
+    msg.distance = float(clearance.distance[r])
+    msg.body_names = [str(n) for n in clearance.body_names[r]]
+    msg.body_types = [int(t) for t in clearance.body_types[r]]
+    msg.points = [point_msg(p) for p in clearance.points[r]]
+    msg.normal = vector_msg(clearance.normals[r])
+    if clearance.jacobian.shape[1]:
+        msg.jacobian = [float(v) for v in clearance.jacobian[r]]
+    msg.smooth = bool(clearance.smooth[r])
+    return msg

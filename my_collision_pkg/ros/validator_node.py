@@ -2,9 +2,11 @@
 
 Services (relative to the node): ``~/check_validity``, ``~/check_validity_batch``,
 ``~/explain``, ``~/apply_collision_objects``, ``~/check_motion``,
-``~/check_trajectory``. Topics: ``~/contacts`` (ContactReport), published after
-every explain, check_motion and check_trajectory (the first-contact state) and, with
-``monitor_joint_states``, for the current state at ``monitor_rate_hz``;
+``~/check_trajectory``, ``~/compute_clearance``. Topics: ``~/contacts`` (ContactReport),
+published after every explain, check_motion and check_trajectory (the first-contact state)
+and, with ``monitor_joint_states``, for the current state at ``monitor_rate_hz``;
+``~/clearance`` (Clearance), with ``monitor_joint_states``, the current state's nearest
+pair within ``clearance_influence_distance`` at the same rate;
 ``~/scene_objects`` (MarkerArray), the world and attached objects, at start-up
 and after every change; ``~/contact_intervals`` (MarkerArray), the contact intervals
 of the last checked trajectory.
@@ -44,9 +46,10 @@ from rclpy.node import Node
 from sensor_msgs.msg import JointState
 from visualization_msgs.msg import MarkerArray
 
+from my_collision_pkg.msg import Clearance as ClearanceMsg
 from my_collision_pkg.msg import ContactReport
 from my_collision_pkg.srv import ApplyCollisionObjects, CheckValidity, CheckValidityBatch, ExplainCollision
-from my_collision_pkg.srv import CheckMotion, CheckTrajectory
+from my_collision_pkg.srv import CheckMotion, CheckTrajectory, ComputeClearance
 
 from my_collision_pkg.ros import conversions
 from my_collision_pkg.core.checks.checker import DEFAULT_CONTACTS_PER_PAIR, DEFAULT_MAX_CONTACTS, MAX_BATCH_CONFIGURATIONS, CollisionChecker
@@ -68,12 +71,15 @@ from my_collision_pkg.core.surfaces.explanation_surfaces import DEFAULT_STIFFNES
 NODE_NAME = "collision_validator"
 DEFAULT_MAX_BATCH = 100_000
 DEFAULT_MONITOR_RATE_HZ = 10.0
+# ~/clearance (with monitor_joint_states) looks for the nearest pair within this, metres.
+DEFAULT_CLEARANCE_INFLUENCE_M = 0.3
 # Reports are kept for late joiners (RViz started after the node) and sent reliably.
 REPORT_QOS = LATCHED_QOS
 
 # Requests above these sizes give freed memory back to the system afterwards (MemoryReturn).
 BIG_REQUEST_ROWS = 10_000            # batch configurations, trajectory waypoints, discrete motion samples
 BIG_REQUEST_CONTACTS = 1_000         # contacts in an explain answer
+BIG_REQUEST_CLEARANCE_ROWS = 10_000  # rows of a clearance answer
 BIG_REQUEST_MESH_ELEMENTS = 100_000  # vertices + triangles of the meshes of one apply
 # A /joint_states position beyond this magnitude (rad or m) is no joint state: the message is dropped.
 MAX_JOINT_STATE_POSITION = MAX_COORDINATE_M
@@ -119,6 +125,12 @@ PARAMETERS = (
     (NumberParameter("max_certified_steps", int, 1_000, 1_000_000_000,
                      "the certified search's work per request, steps (about 2 us each)", dynamic=True),
      _DEFAULT_LIMITS.max_certified_steps, lambda node, value: node.set_work_limit("max_certified_steps", value)),
+    (NumberParameter("max_clearance_rows", int, 1, 100_000_000, "most rows of one compute_clearance answer",
+                     dynamic=True),
+     _DEFAULT_LIMITS.max_clearance_rows, lambda node, value: node.set_work_limit("max_clearance_rows", value)),
+    (NumberParameter("clearance_influence_distance", float, 0.0, 100.0,
+                     "~/clearance (with monitor_joint_states): the nearest pair within this, metres", dynamic=True),
+     DEFAULT_CLEARANCE_INFLUENCE_M, lambda node, value: setattr(node, "clearance_influence_distance", value)),
 )
 # The old name of the table: (parameter, default) pairs.
 NUMBER_PARAMETERS = tuple((parameter, default) for parameter, default, _ in PARAMETERS)
@@ -197,6 +209,7 @@ class CollisionValidatorNode(Node):
         p = self._read_parameters()
         self.max_batch = p["max_batch"]
         self.surface_stiffness = p["surface_stiffness"]
+        self.clearance_influence_distance = p["clearance_influence_distance"]
         spent = {}
         clock = time.perf_counter()
         try:
@@ -224,6 +237,7 @@ class CollisionValidatorNode(Node):
         self._interval_markers = self.create_publisher(MarkerArray, "~/contact_intervals", REPORT_QOS)
         self._reports = self.create_publisher(ContactReport, "~/contacts", REPORT_QOS)
         self._scene_objects = self.create_publisher(MarkerArray, "~/scene_objects", REPORT_QOS)
+        self._clearance = None
         # markers of the objects an update did not touch are reused (their shape entries are
         # shared with the previous snapshot): an update costs what it changes
         self._scene_marker_cache = SceneMarkerCache()
@@ -237,10 +251,12 @@ class CollisionValidatorNode(Node):
         self._serve(ExplainCollision, "~/explain", self._on_explain, big=_big_explain)
         self._serve(CheckMotion, "~/check_motion", self._on_check_motion, big=_big_motion)
         self._serve(CheckTrajectory, "~/check_trajectory", self._on_check_trajectory, big=_big_trajectory)
+        self._serve(ComputeClearance, "~/compute_clearance", self._on_compute_clearance, big=_big_clearance)
         # updates one at a time, so scene markers are published in the order the worlds were made
         self._serve(ApplyCollisionObjects, "~/apply_collision_objects", self._on_apply,
                     MutuallyExclusiveCallbackGroup(), big=_big_apply)
         if p["monitor_joint_states"]:
+            self._clearance = self.create_publisher(ClearanceMsg, "~/clearance", REPORT_QOS)
             monitor = MutuallyExclusiveCallbackGroup()
             self.create_subscription(JointState, "/joint_states", self._guard.timer(self._on_joint_states),
                                      JOINT_STATES_QOS, callback_group=monitor)
@@ -399,6 +415,14 @@ class CollisionValidatorNode(Node):
                                                                           sweeps))
         return response
 
+    def _on_compute_clearance(self, request: ComputeClearance.Request, response: ComputeClearance.Response):
+        clearance = self.checker.clearance(
+            request.joint_names, np.asarray(request.positions, dtype=float), request.influence_distance,
+            max_rows_per_configuration=request.max_rows_per_configuration,
+            compute_jacobians=request.compute_jacobians, max_batch=self.max_batch,
+            request=conversions.check_request_from_msg(request, self.scene.world))
+        return conversions.fill_compute_clearance_response(response, clearance)
+
     def _on_apply(self, request: ApplyCollisionObjects.Request, response: ApplyCollisionObjects.Response):
         try:
             updates, warnings = conversions.collision_objects_to_updates(request.objects, self.scene.robot)
@@ -466,9 +490,18 @@ class CollisionValidatorNode(Node):
                 return
             self._monitor_dirty = False
         world = self.scene.world
-        explanation = self.checker.explain(world.robot.active_joint_names, self.scene.current_positions, world=world)
+        positions = self.scene.current_positions
+        explanation = self.checker.explain(world.robot.active_joint_names, positions, world=world)
         stamp = self.get_clock().now().to_msg()
         self._reports.publish(conversions.contact_report(explanation, world.robot.root_link, stamp))
+        influence_m = self.clearance_influence_distance
+        clearance = self.checker.clearance(world.robot.active_joint_names, positions, influence_m,
+                                           max_rows_per_configuration=1, world=world)
+        if clearance.ok:
+            self._clearance.publish(conversions.clearance_msg(clearance, influence_m, world.robot.root_link, stamp))
+        else:
+            self.get_logger().warning(f"~/clearance not published: {clearance.message}",
+                                      throttle_duration_sec=JOINT_STATES_WARNING_PERIOD_S)
 
 
 # ----- when a request is big (memory is given back after it) -----------------------
@@ -492,6 +525,10 @@ def _big_motion(request, response) -> bool:
 
 def _big_trajectory(request, response) -> bool:
     return len(request.trajectory.points) > BIG_REQUEST_ROWS
+
+
+def _big_clearance(request, response) -> bool:
+    return len(response.distance) > BIG_REQUEST_CLEARANCE_ROWS
 
 
 def _big_apply(request, response) -> bool:

@@ -106,6 +106,22 @@ def test_a_huge_joint_delta_is_refused_by_name_at_once(arm):
     assert discrete.status == Status.INVALID_REQUEST and "max_joint_delta" in discrete.message
 
 
+def test_a_clearance_answer_beyond_its_rows_bound_is_refused_by_name(arm):
+    scene = _crowded_scene(3, n_objects=40, nearest_m=0.1)
+    rows = np.zeros((20, len(JOINTS)))
+    full = CollisionChecker(scene, check_joint_limits=False).clearance(JOINTS, rows, 3.0)
+    assert full.ok and len(full) > 100
+    bounded = CollisionChecker(scene, check_joint_limits=False,
+                               limits=WorkLimits(max_clearance_rows=len(full) - 1)).clearance(JOINTS, rows, 3.0)
+    assert bounded.status == Status.INVALID_REQUEST and len(bounded) == 0
+    assert "max_clearance_rows" in bounded.message and str(len(full)) in bounded.message
+    assert "max_rows_per_configuration" in bounded.message
+    # at the bound it is served
+    exact = CollisionChecker(scene, check_joint_limits=False,
+                             limits=WorkLimits(max_clearance_rows=len(full))).clearance(JOINTS, rows, 3.0)
+    assert exact.ok and len(exact) == len(full)
+
+
 @pytest.mark.parametrize("max_step", [1e-6, 1e-9, 1e-300])
 def test_a_tiny_discrete_step_is_refused_by_the_samples_bound(arm, max_step):
     result, elapsed = _timed(lambda: arm.check_motion(JOINTS, [-2.8, 0.0, 0.0], [2.8, 0.0, 0.0],

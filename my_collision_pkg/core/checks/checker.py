@@ -350,9 +350,16 @@ class CollisionChecker:
         request = CheckRequest.from_keywords(request, group_name=group_name,
                                              pad_environment_collisions=pad_environment_collisions,
                                              pad_self_collisions=pad_self_collisions, world=world)
-        return compute_clearance(self._resolver, request, joint_names, positions, influence_distance,
-                                 max_rows_per_configuration=max_rows_per_configuration,
-                                 compute_jacobians=compute_jacobians, max_batch=max_batch, stop=self._meter())
+        result = compute_clearance(self._resolver, request, joint_names, positions, influence_distance,
+                                   max_rows_per_configuration=max_rows_per_configuration,
+                                   compute_jacobians=compute_jacobians, max_batch=max_batch, stop=self._meter())
+        limit = self.limits.max_clearance_rows
+        if len(result) > limit:
+            return Clearance(Status.INVALID_REQUEST,
+                             f"max_clearance_rows: the answer has {len(result)} rows, more than the limit {limit}; "
+                             "set max_rows_per_configuration, a smaller influence_distance or send fewer "
+                             "configurations per request", result.jacobian_joint_names)
+        return result
 
     # ----- motions (see motion.py and trajectory.py) ----------------------
     def check_motion(self, joint_names, start, goal, *, group_name: str = "", pad_environment_collisions: bool = True,

@@ -84,14 +84,23 @@ class WorkLimits:
         exits and deepest points). The default, 2 000 000, is spent in about 4-5 s on 2
         cores, so a pathological motion or a 300-link chain (refused before any work: its
         44 551 pairs alone need more) never runs for minutes.
+    max_clearance_rows : int
+        Rows of one clearance answer (``CollisionChecker.clearance``, ``~/compute_clearance``),
+        counted as they are found: a request that would answer more is refused, naming the
+        bound and suggesting ``max_rows_per_configuration`` or fewer configurations. Rows,
+        not configurations, size the answer: the Panda with the default world has 4-6 rows
+        per configuration at 0.05 m influence and about 30-60 at 0.5 m. The default,
+        500 000, is a response of about 110 MB over DDS (an 8 000-configuration batch at
+        0.5 m) and keeps its conversion within a few seconds.
     """
     max_motion_samples: int = 200_000
     max_trajectory_waypoints: int = 10_000
     max_joint_delta: float = 4.0 * math.pi
     max_certified_steps: int = 2_000_000
+    max_clearance_rows: int = 500_000
 
     def __post_init__(self) -> None:
-        for name in ("max_motion_samples", "max_trajectory_waypoints", "max_certified_steps"):
+        for name in ("max_motion_samples", "max_trajectory_waypoints", "max_certified_steps", "max_clearance_rows"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ValueError(f"WorkLimits.{name} must be an integer >= 1, got {value!r}")
