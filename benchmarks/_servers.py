@@ -2,7 +2,8 @@
 
 - :func:`panda_validator_command`: collision_validator on the Panda and its default world.
 - :func:`serve_floor`: a server of one service type that answers without looking at the
-  request, the transport's floor for that message.
+  request, the transport's floor for that message; :func:`serve_answers` one that answers
+  from a table it holds (the floor of a large answer: the same bytes, no work).
 - :func:`running`: processes started for a block and stopped with SIGINT afterwards.
 """
 from __future__ import annotations
@@ -38,19 +39,24 @@ def panda_validator_command(**parameters) -> list[str]:
 
 def serve_floor(srv_type, service: str, fill) -> int:
     """Run node ``floor`` serving ``~/<service>`` of ``srv_type``; ``fill(response)`` sets its answer."""
+    return serve_answers(srv_type, service, lambda request, response: fill(response))
+
+
+def serve_answers(srv_type, service: str, answer) -> int:
+    """Run node ``floor`` serving ``~/<service>`` of ``srv_type``; ``answer(request, response)`` fills the response."""
     import rclpy
     from rclpy.callback_groups import ReentrantCallbackGroup
     from rclpy.executors import MultiThreadedExecutor
 
     from my_collision_pkg.ros.runtime import run_node
 
-    def answer(request, response):
-        fill(response)
+    def served(request, response):
+        answer(request, response)
         return response
 
     def make_node():
         node = rclpy.create_node("floor")
-        node.create_service(srv_type, f"~/{service}", answer, callback_group=ReentrantCallbackGroup())
+        node.create_service(srv_type, f"~/{service}", served, callback_group=ReentrantCallbackGroup())
         return node
 
     return run_node(make_node, "floor", MultiThreadedExecutor)
