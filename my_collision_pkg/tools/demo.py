@@ -4,7 +4,9 @@ Starts the installed ``collision_validator`` executable on the Panda from
 ``example-robot-data`` with the default world (``config/panda_world.yaml``: a
 table and a post), calls its services for a free, a self-colliding and an
 environment-colliding configuration, prints the verdicts and explanations,
-renders the two collisions to PNG files, runs one batch request, then checks
+renders the two collisions to PNG files, runs one batch request, asks for the
+clearance of a configuration just above the table (every pair within 0.1 m with its
+distance and gradient, then one step along the nearest pair's gradient), then checks
 motions: the stretched-out arm swings joint 1 through a 1 mm plate that a
 MoveIt-like discrete check (0.05 rad steps) jumps over and the certified check
 catches (its first-contact state drawn to ``motion_first_contact.png``), and a
@@ -35,6 +37,7 @@ from shape_msgs.msg import SolidPrimitive
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from my_collision_pkg.ros.client import ServerExited, ServiceTimeout, ValidatorClient
+from my_collision_pkg.ros.conversions import clearance_from_response
 from my_collision_pkg.core.model.robot_model import RobotModel
 from my_collision_pkg.core.scene.loading import panda_paths
 from my_collision_pkg.msg import CollisionObject
@@ -57,7 +60,15 @@ STARTUP_PROGRESS_S = 15.0                # how often the wait for the services s
 STOP_TIMEOUT_S = 10.0                    # SIGINT, then this long, then SIGTERM, then as long, then SIGKILL
 OUTPUT_LINES_KEPT = 20                   # the validator's last output lines shown when it fails
 CONTACTS_SHOWN = 5
-SERVICES_WAITED_FOR = ("check", "batch", "explain", "apply", "motion", "trajectory")
+SERVICES_WAITED_FOR = ("check", "batch", "explain", "apply", "motion", "trajectory", "clearance")
+
+# ----- clearance near the table ------------------------------------------------------------------
+# The hand lowered towards the table until the fingertips are about 2 cm above it (valid).
+ABOVE_TABLE = [0.0, 0.78, 0.0, -1.2, 0.0, 1.571, 0.785]
+CLEARANCE_INFLUENCE_M = 0.1
+CLEARANCE_ROWS_SHOWN = 5
+GRADIENT_STEP_M = 0.005                  # the nearest pair's distance raised this much by one gradient step
+GRADIENT_AGREEMENT = 0.2                 # the step's actual rise within this fraction of the predicted one
 
 # ----- the motion through a thin plate ---------------------------------------------------------
 # Arm stretched out over the table, hand pointing down, fingers one behind the other radially
@@ -206,6 +217,46 @@ def _print_explanation(response) -> None:
         force = np.linalg.norm([s.force.x, s.force.y, s.force.z])
         print(f"      surface {s.body_names[0]} / {s.body_names[1]}: area {s.area * 1e4:.2f} cm^2, "
               f"{len(s.triangles) // 3} triangles, centroid {_fmt(s.centroid)} m, force {force:.2f} N")
+
+
+def _clearance_near_the_table(client: ValidatorClient, failures: list[str]) -> None:
+    """~/compute_clearance of one configuration above the table, then one step along its nearest pair's gradient."""
+    print(f"[clearance] the fingertips just above the table, every pair within {CLEARANCE_INFLUENCE_M:g} m\n"
+          f"    joints: {ABOVE_TABLE}")
+    answer = clearance_from_response(client.compute_clearance(ARM, ABOVE_TABLE, CLEARANCE_INFLUENCE_M))
+    print(f"    {answer.message}")
+    if not answer.ok or not len(answer):
+        failures.append(f"clearance near the table: {answer.message}")
+        print()
+        return
+    order = np.argsort(answer.distance)
+    for r in order[:CLEARANCE_ROWS_SHOWN].tolist():
+        print(f"      {answer.body_names[r, 0]:>18} / {answer.body_names[r, 1]:<10} distance "
+              f"{answer.distance[r] * 1e3:+7.2f} mm, |gradient| {np.linalg.norm(answer.jacobian[r]):.3f} m/rad"
+              f"{'' if answer.smooth[r] else ' (not smooth)'}")
+    if len(answer) > CLEARANCE_ROWS_SHOWN:
+        print(f"      ... {len(answer) - CLEARANCE_ROWS_SHOWN} more rows")
+    nearest = int(order[0])
+    gradient = answer.jacobian[nearest]
+    step = gradient * (GRADIENT_STEP_M / float(gradient @ gradient))       # first order: d rises GRADIENT_STEP_M
+    moved = [float(v) for v in np.asarray(ABOVE_TABLE) + step]
+    after = clearance_from_response(client.compute_clearance(ARM, moved, CLEARANCE_INFLUENCE_M))
+    same = [r for r in range(len(after)) if tuple(after.body_names[r]) == tuple(answer.body_names[nearest])
+            and tuple(after.shape_ids[r]) == tuple(answer.shape_ids[nearest])]
+    if not same:
+        failures.append("clearance: the nearest pair left the influence distance after a 5 mm gradient step")
+        print()
+        return
+    rise = float(after.distance[same[0]] - answer.distance[nearest])
+    print(f"    one step of {np.linalg.norm(step):.4f} rad along the nearest pair's gradient: predicted "
+          f"{GRADIENT_STEP_M * 1e3:+.2f} mm, measured {rise * 1e3:+.2f} mm")
+    if "table" not in answer.body_names[nearest] or not answer.distance[nearest] > 0.0:
+        failures.append(f"clearance: the nearest pair is {tuple(answer.body_names[nearest])} at "
+                        f"{answer.distance[nearest]:+.4f} m, not a hand part just above the table")
+    if abs(rise - GRADIENT_STEP_M) > GRADIENT_AGREEMENT * GRADIENT_STEP_M:
+        failures.append(f"clearance: a gradient step raised the distance {rise * 1e3:.2f} mm, predicted "
+                        f"{GRADIENT_STEP_M * 1e3:.2f} mm")
+    print()
 
 
 def _plate_object() -> CollisionObject:
@@ -376,6 +427,7 @@ def _run(client, args, failures: list[str]) -> int:
     print(f"[batch] {BATCH_SIZE} random configurations in one request: {sum(answer.valid)} valid, "
           f"{elapsed * 1e3:.1f} ms round trip ({BATCH_SIZE / elapsed:,.0f} configurations/s)")
     print(f"    {answer.message}\n")
+    _clearance_near_the_table(client, failures)
     plate = _plate_object()
     applied = client.apply([plate])
     if not applied.success:
