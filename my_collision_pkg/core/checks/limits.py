@@ -85,19 +85,20 @@ class WorkLimits:
         cores, so a pathological motion or a 300-link chain (refused before any work: its
         44 551 pairs alone need more) never runs for minutes.
     max_clearance_rows : int
-        Rows of one clearance answer (``CollisionChecker.clearance``, ``~/compute_clearance``),
-        counted as they are found: a request that would answer more is refused, naming the
-        bound and suggesting ``max_rows_per_configuration`` or fewer configurations. Rows,
-        not configurations, size the answer: the Panda with the default world has 4-6 rows
-        per configuration at 0.05 m influence and about 30-60 at 0.5 m. The default,
-        500 000, is a response of about 110 MB over DDS (an 8 000-configuration batch at
-        0.5 m) and keeps its conversion within a few seconds.
+        Rows of one clearance answer (``CollisionChecker.clearance``, ``~/compute_clearance``):
+        an answer with more is refused, naming the bound and suggesting
+        ``max_rows_per_configuration``, a smaller influence distance or fewer configurations.
+        Rows, not configurations, size the answer: the Panda with the default world has about
+        1.5 rows per random configuration at 0.05 m influence and 42 at 0.5 m. Measured per
+        row over DDS: 242 bytes, and about 17 us to fill the response, 13 us to serialize it
+        and 33 us to read it back in a Python client (machine loaded). The default, 100 000
+        (2 400 configurations at 0.5 m, 24 MB), answers in a few seconds.
     """
     max_motion_samples: int = 200_000
     max_trajectory_waypoints: int = 10_000
     max_joint_delta: float = 4.0 * math.pi
     max_certified_steps: int = 2_000_000
-    max_clearance_rows: int = 500_000
+    max_clearance_rows: int = 100_000
 
     def __post_init__(self) -> None:
         for name in ("max_motion_samples", "max_trajectory_waypoints", "max_certified_steps", "max_clearance_rows"):
