@@ -124,6 +124,8 @@ def contact_to_msg(contact: Contact) -> ContactMsg:
     msg.distance = float(contact.distance)
     msg.penetration_depth = float(contact.penetration_depth)
     msg.single_contact_point = bool(contact.single_contact_point)
+    msg.depth_rule = str(contact.depth_rule)
+    msg.depth_is_fallback = bool(contact.depth_is_fallback)
     fill_contact_motion_fields(msg, contact)
     return msg
 
@@ -481,7 +483,7 @@ def clearance_from_response(response) -> Clearance:
         np.asarray(response.distance, dtype=float),
         xyz(response.points).reshape(rows, 2, 3), xyz(response.points_local).reshape(rows, 2, 3),
         xyz(response.normals).reshape(rows, 3),
-        jacobian.reshape(rows, len(names)) if jacobian.size else np.zeros((rows, 0)),
+        jacobian.reshape(rows, len(names)) if jacobian.size or not rows else np.zeros((rows, 0)),
         np.asarray(response.smooth, dtype=bool))
 
 

@@ -20,13 +20,15 @@ from rclpy.executors import SingleThreadedExecutor
 from rclpy.node import Node
 from sensor_msgs.msg import JointState
 
-from my_collision_pkg.msg import CollisionObject, Contact, ContactInterval, ContactList, ContactReport, ContactSurface
+from my_collision_pkg.msg import (Clearance, CollisionObject, Contact, ContactInterval, ContactList, ContactReport,
+                                  ContactSurface)
 from my_collision_pkg.srv import (
     ApplyCollisionObjects,
     CheckMotion,
     CheckTrajectory,
     CheckValidity,
     CheckValidityBatch,
+    ComputeClearance,
     ExplainCollision,
 )
 
@@ -58,6 +60,8 @@ CHECK_REQUEST_FIELDS = {
             'distance': 'double',
             'penetration_depth': 'double',
             'single_contact_point': 'boolean',
+            'depth_rule': 'string',
+            'depth_is_fallback': 'boolean',
             'transforms': 'geometry_msgs/Pose[2]',
             'cc_time': 'double[2]',
             'cc_type': 'uint8[2]',
@@ -110,6 +114,45 @@ CHECK_REQUEST_FIELDS = {
             'first_invalid_segment': 'int32',
             'contact_lists': 'sequence<my_collision_pkg/ContactList>',
         }, id='CheckTrajectory.Response'),
+        pytest.param(ComputeClearance.Request, {
+            'joint_names': 'sequence<string>',
+            'positions': 'sequence<double>',
+            'group_name': 'string',
+            'influence_distance': 'double',
+            'max_rows_per_configuration': 'uint32',
+            'compute_jacobians': 'boolean',
+            'pad_environment_collisions': 'boolean',
+            'pad_self_collisions': 'boolean',
+        }, id='ComputeClearance.Request'),
+        pytest.param(ComputeClearance.Response, {
+            'status': 'uint8',
+            'message': 'string',
+            'jacobian_joint_names': 'sequence<string>',
+            'configuration_index': 'sequence<uint32>',
+            'body_names': 'sequence<string>',
+            'body_types': 'sequence<uint8>',
+            'shape_ids': 'sequence<int32>',
+            'subshape_ids': 'sequence<int32>',
+            'distance': 'sequence<double>',
+            'points': 'sequence<geometry_msgs/Point>',
+            'points_local': 'sequence<geometry_msgs/Point>',
+            'normals': 'sequence<geometry_msgs/Vector3>',
+            'jacobian': 'sequence<double>',
+            'smooth': 'sequence<boolean>',
+        }, id='ComputeClearance.Response'),
+        pytest.param(Clearance, {
+            'header': 'std_msgs/Header',
+            'influence_distance': 'double',
+            'found': 'boolean',
+            'distance': 'double',
+            'body_names': 'sequence<string>',
+            'body_types': 'sequence<uint8>',
+            'points': 'sequence<geometry_msgs/Point>',
+            'normal': 'geometry_msgs/Vector3',
+            'joint_names': 'sequence<string>',
+            'jacobian': 'sequence<double>',
+            'smooth': 'boolean',
+        }, id='Clearance'),
         pytest.param(ContactSurface, {
             'body_names': 'string[2]',
             'shape_ids': 'int32[2]',
@@ -195,6 +238,12 @@ def test_contact_constants_and_fixed_size_pairs():
     assert len(contact.nearest_points_local) == 2
     assert contact.distance == 0.0
     assert contact.single_contact_point is False
+    assert contact.depth_rule == 'mtd' and contact.depth_is_fallback is False
+    assert ComputeClearance.Request().compute_jacobians is True
+    assert ComputeClearance.Request().pad_environment_collisions is True
+    assert ComputeClearance.Request().pad_self_collisions is False
+    assert (ComputeClearance.Response.VALID, ComputeClearance.Response.OUT_OF_BOUNDS,
+            ComputeClearance.Response.INVALID_REQUEST) == (0, 2, 3)
 
 
 def test_contact_pairs_refuse_a_third_element():
