@@ -200,6 +200,7 @@ def test_a_wrong_epa_answer_is_caught_and_replaced():
 # ----- the Panda: the configurations, and meshes as convex solids ------------
 NAMES = [f"panda_joint{i}" for i in range(1, 8)] + ["panda_finger_joint1"]
 FINGER_IN_POST = [-2.0782, -0.26, -2.863, -2.6279, 2.8137, 1.8538, -2.1269, 0.0222]
+FINGER_IN_POST_LOW = [-1.766, 0.0267, -2.7677, -2.16, 2.6173, 3.0226, 1.7868, 0.0298]
 LINK0_LINK6 = [2.4575, 1.4252, 0.1761, -2.9495, 0.2268, 3.6586, 2.273, 0.0392]
 
 
@@ -255,6 +256,18 @@ def test_finger_box_inside_the_post_is_pushed_out_radially(panda_world_scene):
     for c in e.contacts:
         if c.distance < 0 and "post" in c.link_names:
             _check_contact_against_oracle(scene, FINGER_IN_POST, c, 2e-5)
+
+
+def test_finger_box_inside_the_post_near_its_bottom_is_not_pushed_through_the_cap(panda_world_scene):
+    # the second configuration: coal's EPA answered -367 mm towards the bottom cap
+    scene, checker = panda_world_scene
+    e = checker.explain(NAMES, FINGER_IN_POST_LOW)
+    deep = [c for c in e.contacts if "post" in c.link_names and c.distance < 0]
+    assert not e.valid and deep
+    for c in deep:
+        assert c.depth_rule == "mtd"
+        assert -c.distance < 0.1                                  # far less than the 367 mm to the cap
+        _check_contact_against_oracle(scene, FINGER_IN_POST_LOW, c, 2e-5)
 
 
 def test_link0_link6_meshes_are_convex_solids(panda_world_scene):
