@@ -49,8 +49,8 @@ __all__ = ["Clearance", "SMOOTH_DISTANCE_M", "compute_clearance", "point_jacobia
 # Below this |distance| (metres) with the witness points coincident, the normal is not defined
 # by the geometry (the bodies touch): the row is not smooth.
 SMOOTH_DISTANCE_M = 1e-9
-# How much a hull distance from coal (default tolerance) may exceed the true one: a hull
-# bound is trusted to cull a pair only beyond the threshold by this much.
+# How much a hull distance from coal may exceed the true one (GJK stopped by its tolerance or its
+# iteration limit): a hull bound is trusted to cull a pair only beyond the threshold by this much.
 _HULL_SLACK_M = 1e-5
 CLEARANCE_CHUNK = 1024          # configurations posed and culled together
 
@@ -122,6 +122,7 @@ class _Tables:
         # the first distance of a pair: coal on these (a mesh's hull, a lower bound of its distance;
         # None: a mesh without a hull, measured by pair_distance only)
         self.first = [(e.geometry.coal_hull if e.geometry.is_bvh else e.geometry.coal_geometry) for e in shapes]
+        self.has_first = np.array([g is not None for g in self.first], dtype=bool)
         self.mesh = [e.geometry.coal_geometry for e in shapes]
         # closed meshes with a tree: where hull witness points are checked against the mesh
         checked = [s for s, e in enumerate(shapes) if e.geometry.is_bvh and e.geometry.mesh_tree is not None
@@ -193,6 +194,12 @@ _REQUEST = coal.DistanceRequest()
 _REQUEST.enable_signed_distance = True
 _REQUEST.gjk_tolerance = narrowphase.WITNESS_PRECISION_M
 _REQUEST.epa_tolerance = narrowphase.WITNESS_PRECISION_M
+# the first distance of a pair with a mesh (convex hulls): tighter, so that the witness points, and the
+# normal, are as precise as those of coal's mesh distance (the hulls are polytopes: a few more GJK steps)
+_HULL_REQUEST = coal.DistanceRequest()
+_HULL_REQUEST.enable_signed_distance = True
+_HULL_REQUEST.gjk_tolerance = 1e-12
+_HULL_REQUEST.epa_tolerance = narrowphase.WITNESS_PRECISION_M
 # A hull witness point this close to its mesh's surface (metres) is a point of the mesh: with both
 # on their meshes, the meshes' distance is the hulls' one (to within twice this).
 ON_MESH_M = 1e-9
@@ -252,50 +259,62 @@ def _measure(world: CollisionWorld, tables: _Tables, T_shape: np.ndarray, cfg: n
     translation = np.ascontiguousarray(T_shape[:, :, :3, 3])
     poses = [coal.Transform3s() for _ in range(n_shapes)]
     posed = [-1] * n_shapes                     # configuration each pose holds
-    first, bvh = tables.first, tables.bvh.tolist()
+    first = tables.first
+    ab = pairs[pair]                                              # (K, 2)
+    direct = np.flatnonzero(tables.has_first[ab[:, 0]] & tables.has_first[ab[:, 1]])
+    raw = np.full(k_rows, np.nan)
+    near0, near1 = [], []
     result = coal.DistanceResult()
-    slow = []
-    pair_list = pairs.tolist()
-    thr = thresholds.tolist()
-    for k, (c, p) in enumerate(zip(cfg.tolist(), pair.tolist())):
-        if stop is not None and k % _STOP_EVERY == _STOP_EVERY - 1:
+    mesh = tables.bvh[ab[:, 0]] | tables.bvh[ab[:, 1]]
+    cfg_list, ab_list = cfg[direct].tolist(), ab[direct].tolist()
+    requests = [_HULL_REQUEST if m else _REQUEST for m in mesh[direct].tolist()]
+    for i, k in enumerate(direct.tolist()):
+        if stop is not None and i % _STOP_EVERY == _STOP_EVERY - 1:
             stop.check_stop()
-        a, b = pair_list[p]
-        ga, gb = first[a], first[b]
-        if ga is None or gb is None:
-            slow.append(k)
-            continue
+        c = cfg_list[i]
+        a, b = ab_list[i]
         for s in (a, b):
             if posed[s] != c:
                 poses[s].setRotation(rotation[c, s])
                 poses[s].setTranslation(translation[c, s])
                 posed[s] = c
         result.clear()
-        d = float(coal.distance(ga, poses[a], gb, poses[b], _REQUEST, result))
-        mesh = bvh[a] or bvh[b]
-        if d >= thr[p] + (_HULL_SLACK_M if mesh else 0.0) and d < _SANE_M:
-            continue                            # a lower bound (exact for primitives) at or beyond the threshold
-        if not _HULL_SLACK_M < d < _SANE_M:
-            slow.append(k)                      # penetrating or touching: pair_distance's own rules
-            continue
-        p0, p1 = np.array(result.getNearestPoint1()), np.array(result.getNearestPoint2())
+        raw[k] = coal.distance(first[a], poses[a], first[b], poses[b], requests[i], result)
+        near0.append(result.getNearestPoint1())
+        near1.append(result.getNearestPoint2())
+    p0 = np.zeros((k_rows, 3))
+    p1 = np.zeros((k_rows, 3))
+    if len(direct):
+        p0[direct] = np.asarray(near0, dtype=float).reshape(-1, 3)
+        p1[direct] = np.asarray(near1, dtype=float).reshape(-1, 3)
+    measured = np.zeros(k_rows, dtype=bool)
+    measured[direct] = True
+    with np.errstate(invalid="ignore"):
+        sane = measured & (np.abs(raw) < _SANE_M) & np.all(np.abs(p0) < _SANE_M, axis=1) \
+            & np.all(np.abs(p1) < _SANE_M, axis=1)
+        # a lower bound (exact for primitives) at or beyond the threshold: not a row
+        far = sane & (raw >= thresholds[pair] + np.where(mesh, _HULL_SLACK_M, 0.0))
         delta = p1 - p0
-        gap = float(np.sqrt(delta @ delta))
-        if not gap > 1e-12:
-            slow.append(k)
-            continue
-        normal = delta / gap
-        out.distance[k] = d
-        out.points[k, 0] = p0
-        out.points[k, 1] = p0 + d * normal
-        out.normal[k] = normal
-        out.state[k] = _CHECK_MESH if mesh else _DONE
+        gap = np.sqrt(np.einsum("ki,ki->k", delta, delta))
+        apart = sane & ~far & (raw > _HULL_SLACK_M) & (gap > 1e-12)
+    rows = np.flatnonzero(apart)
+    normal = delta[rows] / gap[rows, None]
+    out.distance[rows] = raw[rows]
+    out.points[rows, 0] = p0[rows]
+    out.points[rows, 1] = p0[rows] + raw[rows, None] * normal
+    out.normal[rows] = normal
+    out.state[rows] = np.where(mesh[rows], _CHECK_MESH, _DONE)
+    # penetrating or touching (hulls or primitives), or no first distance: pair_distance's own rules
+    slow = np.flatnonzero(~far & ~apart).tolist()
     _check_on_meshes(world, tables, T_shape, cfg, pair, pairs, out, slow)
-    for k in slow:
-        if stop is not None and k % _STOP_EVERY == _STOP_EVERY - 1:
+    overlapping = sane & mesh & ~(raw > _HULL_SLACK_M)
+    for i, k in enumerate(slow):
+        if stop is not None and i % _STOP_EVERY == _STOP_EVERY - 1:
             stop.check_stop()
-        a, b = pair_list[pair[k]]
-        out.store(k, narrowphase.pair_distance(world, T_shape[cfg[k]], a, b))
+        a, b = int(ab[k, 0]), int(ab[k, 1])
+        # hulls that overlap: the meshes likely do, so pair_contacts looks for the overlap first (the
+        # same answer, in another order of work: see narrowphase.pair_contacts)
+        out.store(k, narrowphase.pair_contacts(world, T_shape[cfg[k]], a, b, 1, bool(overlapping[k]))[0])
     out.state[(out.state == _DONE) & ~(out.distance < thresholds[pair])] = _CULLED
     return out
 
