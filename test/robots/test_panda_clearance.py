@@ -109,6 +109,16 @@ def test_jacobians_named_subset_padding_attached_object(panda_files, random_conf
         T = world.shape_transforms(scene.robot.link_transforms(base[res.configuration_index[r]]))
         d = narrowphase.pair_distance(world, T, int(a), int(b)).distance_m
         assert res.distance[r] == pytest.approx(d - margin, abs=1e-9)
+    # body-frame witness points: the owner's frame (link, attached object on its link, world object)
+    attached = 0
+    for r in range(len(res)):
+        T_link = scene.robot.link_transforms(base[res.configuration_index[r]])
+        for side in (0, 1):
+            T_owner = world.shape_owner_frame(int(res.shape_pairs[r, side]), T_link)
+            expected = T_owner[:3, :3].T @ (res.points[r, side] - T_owner[:3, 3])
+            np.testing.assert_allclose(res.points_local[r, side], expected, atol=1e-12)
+            attached += res.body_types[r, side] == BodyType.ROBOT_ATTACHED
+    assert attached > 0
     env_plain = plain.distance[plain.body_types[:, 1] == BodyType.WORLD_OBJECT]
     env_pad = res.distance[res.body_types[:, 1] == BodyType.WORLD_OBJECT]
     assert len(env_pad) >= len(env_plain)         # padding brings more pairs within the influence
