@@ -169,11 +169,15 @@ def _row_jacobians(tables: _Tables, T_world_link: np.ndarray, cfg: np.ndarray, l
     axis_w = np.einsum("cmij,mj->cmi", T_child[:, :, :3, :3], mk.axis)[cfg]   # (R, M, 3)
     origin_w = T_child[:, :, :3, 3][cfg]                               # (R, M, 3)
     # revolute: n . (a x (p - o)) = (p - o) . (n x a); prismatic: n . a
-    n_cross_a = np.cross(normals[:, None, :], axis_w)                  # (R, M, 3)
+    n = normals[:, None, :]
+    n_cross_a = (n[..., 1] * axis_w[..., 2] - n[..., 2] * axis_w[..., 1],     # each (R, M)
+                 n[..., 2] * axis_w[..., 0] - n[..., 0] * axis_w[..., 2],
+                 n[..., 0] * axis_w[..., 1] - n[..., 1] * axis_w[..., 0])
     pri = np.einsum("rk,rmk->rm", normals, axis_w)
     total = 0.0
     for link, point, sign in zip(links, points, signs):
-        rev = np.einsum("rmk,rmk->rm", point[:, None, :] - origin_w, n_cross_a)
+        arm = point[:, None, :] - origin_w                                 # (R, M, 3)
+        rev = arm[..., 0] * n_cross_a[0] + arm[..., 1] * n_cross_a[1] + arm[..., 2] * n_cross_a[2]
         total = total + sign * np.where(mk.prismatic[None, :], pri, rev) * tables.chain[link]
     return total
 
