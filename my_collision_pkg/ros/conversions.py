@@ -24,7 +24,7 @@ from my_collision_pkg.msg import ContactList as ContactListMsg
 from my_collision_pkg.msg import ContactReport
 from my_collision_pkg.msg import ContactSurface as ContactSurfaceMsg
 
-from my_collision_pkg.core.checks.clearance import Clearance
+from my_collision_pkg.core.checks.results import Clearance
 from my_collision_pkg.core.checks.request import CheckRequest
 from my_collision_pkg.core.checks.contact_list import NS_PER_S, ContactInterval, ContactList, seconds_from_ns
 from my_collision_pkg.core.checks.results import Contact, Explanation, Status

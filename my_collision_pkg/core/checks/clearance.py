@@ -30,14 +30,12 @@ of a chunk at once.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 import coal
 import numpy as np
 
 from my_collision_pkg.core.checks import narrowphase
 from my_collision_pkg.core.checks.request import MAX_BATCH_CONFIGURATIONS, CheckRequest, ConfigurationResolver
-from my_collision_pkg.core.checks.results import NO_SUBSHAPE, BodyType, Status
+from my_collision_pkg.core.checks.results import NO_SUBSHAPE, BodyType, Clearance, Status
 from my_collision_pkg.core.checks.sweep import motion_kinematics
 from my_collision_pkg.core.errors import CollisionPkgError, RequestError
 from my_collision_pkg.core.kernels.culling import obb_candidates
@@ -53,49 +51,6 @@ SMOOTH_DISTANCE_M = 1e-9
 # iteration limit): a hull bound is trusted to cull a pair only beyond the threshold by this much.
 _HULL_SLACK_M = 1e-5
 CLEARANCE_CHUNK = 1024          # configurations posed and culled together
-
-
-@dataclass(frozen=True)
-class Clearance:
-    """Answer of :meth:`checker.CollisionChecker.clearance`: R rows, flat arrays.
-
-    Attributes
-    ----------
-    configuration_index : (R,) int64, the row's configuration (0 for a single one).
-    body_names : (R, 2) object (str), body 0 and body 1 (link or object ids).
-    body_types : (R, 2) uint8, :class:`results.BodyType` values.
-    shape_ids, subshape_ids : (R, 2) int32 (subshape -1 where none).
-    distance : (R,) float, signed distance minus the pair's padding, metres.
-    points : (R, 2, 3) witness points in the planning frame.
-    points_local : (R, 2, 3) each witness point in its body's frame.
-    normals : (R, 3) unit, body 0 -> body 1.
-    jacobian : (R, J) d distance / d q over ``jacobian_joint_names`` (zeros (R, 0) without Jacobians).
-    smooth : (R,) bool.
-    jacobian_joint_names : tuple of J names.
-    status, message : :class:`results.Status` and a one-line message.
-    """
-    status: Status
-    message: str
-    jacobian_joint_names: tuple[str, ...] = ()
-    configuration_index: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64), repr=False)
-    body_names: np.ndarray = field(default_factory=lambda: np.zeros((0, 2), dtype=object), repr=False)
-    body_types: np.ndarray = field(default_factory=lambda: np.zeros((0, 2), dtype=np.uint8), repr=False)
-    shape_ids: np.ndarray = field(default_factory=lambda: np.zeros((0, 2), dtype=np.int32), repr=False)
-    subshape_ids: np.ndarray = field(default_factory=lambda: np.zeros((0, 2), dtype=np.int32), repr=False)
-    distance: np.ndarray = field(default_factory=lambda: np.zeros(0), repr=False)
-    points: np.ndarray = field(default_factory=lambda: np.zeros((0, 2, 3)), repr=False)
-    points_local: np.ndarray = field(default_factory=lambda: np.zeros((0, 2, 3)), repr=False)
-    normals: np.ndarray = field(default_factory=lambda: np.zeros((0, 3)), repr=False)
-    jacobian: np.ndarray = field(default_factory=lambda: np.zeros((0, 0)), repr=False)
-    smooth: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool), repr=False)
-    shape_pairs: np.ndarray = field(default_factory=lambda: np.zeros((0, 2), dtype=np.int64), repr=False)
-
-    def __len__(self) -> int:
-        return int(self.distance.shape[0])
-
-    @property
-    def ok(self) -> bool:
-        return self.status == Status.VALID
 
 
 def _refused(status: Status, message: str, names=()) -> Clearance:
