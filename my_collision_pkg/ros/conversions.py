@@ -8,6 +8,8 @@ the marker modules too.
 from __future__ import annotations
 
 import array
+import contextlib
+import gc
 
 import numpy as np
 from geometry_msgs.msg import Point, Pose, Vector3
@@ -436,12 +438,34 @@ def _float64s(values) -> array.array:
     return array.array("d", np.ascontiguousarray(values, dtype=np.float64).ravel().tobytes())
 
 
+@contextlib.contextmanager
+def collector_paused():
+    """Python's cyclic garbage collector off while a block makes many small objects, on again after.
+
+    Building a response's hundreds of thousands of Point messages triggers collection after
+    collection, each walking every object made so far: measured 0.86-1.13 s against
+    0.19-0.20 s without them for 42 151 clearance rows. The messages hold no cycles.
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
 def fill_compute_clearance_response(response, clearance: Clearance):
     """Copy a :class:`core.checks.clearance.Clearance` into a ComputeClearance response (flat arrays).
 
     Per-row pairs (bodies, types, shape ids, points) are flattened row-major: entries 2r
     and 2r+1 belong to row r; ``jacobian`` is R x J row-major.
     """
+    with collector_paused():
+        return _fill_compute_clearance_response(response, clearance)
+
+
+def _fill_compute_clearance_response(response, clearance: Clearance):
     response.status = int(clearance.status)
     response.message = clearance.message
     response.jacobian_joint_names = list(clearance.jacobian_joint_names)
