@@ -106,6 +106,9 @@ CULL_FAR_OBJECTS = True
 # ... when the request has at least this many world-object pairs (below it the test costs
 # more than the pairs it could drop).
 CULL_MIN_ENV_PAIRS = 64
+# Most narrow-phase evaluations at t = 1 that :meth:`Sweep.certified_clearance` makes to
+# tighten the bound of a pair's last step (each one, about the cost of a narrow-phase step).
+CLEARANCE_END_EVALUATIONS = 8
 # NEED slots of one compiled advancement call (the call returns when they are full): the
 # (slots, L, 4, 4) link poses it hands to the narrow phase are the only per-pair buffer.
 NEED_SLOTS = 128
@@ -303,7 +306,7 @@ def _build_sweep_tables(world: CollisionWorld, selection: PairSelection, kin: Mo
 # ----- culling far world objects ------------------------------------------------
 def motion_pair_candidates(world: CollisionWorld, selection: PairSelection, static: dict, kin: MotionKinematics,
                            q0: np.ndarray, q1: np.ndarray, adq: np.ndarray, R_static: np.ndarray,
-                           threshold: np.ndarray) -> np.ndarray:
+                           threshold: np.ndarray, dropped: dict | None = None) -> np.ndarray:
     """The pairs of ``selection`` (indices, in order) that may come within ``threshold`` (P,) metres
     during the motion q0 -> q1: every self pair, and the world-object pairs that a swept bound
     of the robot body does not prove apart.
@@ -321,6 +324,8 @@ def motion_pair_candidates(world: CollisionWorld, selection: PairSelection, stat
 
     ``static``: :func:`sweep_tables`; ``adq`` (M,): the motion's |joint deltas|; ``R_static``
     (R, M): the levers of the robot shapes (``static["robot_shapes"]``) about each joint.
+    ``dropped``: when given, filled with what :func:`dropped_clearance` needs to bound the
+    distances of the dropped pairs (arrays the test computes anyway).
     """
     n_pairs = len(selection.pairs)
     if n_pairs == 0 or static["n_env"] == 0:
@@ -353,7 +358,12 @@ def motion_pair_candidates(world: CollisionWorld, selection: PairSelection, stat
     slack = 1e-9 * (1.0 + radius_all)
     world_c, world_r = static["world_centre"], static["world_radius"]
     gap = np.linalg.norm(world_c - centre_all, axis=1) - world_r - radius_all
-    near = static["world_shapes"][gap <= float(threshold.max()) + slack]
+    close = gap <= float(threshold.max()) + slack
+    near = static["world_shapes"][close]
+    if dropped is not None:
+        dropped.update(far_shapes=static["world_shapes"][~close], far_gap=gap[~close] - slack, slack=slack,
+                       mid=mid, reach_mid=reach_mid, anchor=anchor, reach_anchor=reach_anchor, radius=r,
+                       test=np.zeros(0, dtype=np.int64), ok=np.zeros(0, dtype=bool))
     start = static["env_start"]
     counts = start[near + 1] - start[near]
     total = int(counts.sum())
@@ -368,7 +378,56 @@ def motion_pair_candidates(world: CollisionWorld, selection: PairSelection, stat
     th = threshold[test] + slack
     ok = np.linalg.norm(wc - mid[slot], axis=1) - reach_mid[slot] - r[slot] - wr <= th
     ok &= np.linalg.norm(wc - anchor[slot], axis=1) - reach_anchor[slot] - r[slot] - wr <= th
+    if dropped is not None:
+        dropped.update(test=test, ok=ok)
     return np.sort(np.concatenate([static["self_pairs"], test[ok]]))
+
+
+def swept_gaps(world: CollisionWorld, selection: PairSelection, static: dict, dropped: dict,
+               pairs: np.ndarray) -> np.ndarray:
+    """Lower bounds (K,) of the distances of world-object pairs ``pairs`` (indices into
+    ``selection``) over the whole motion: the world object's bounding sphere against each of
+    the two balls of :func:`motion_pair_candidates` that hold the robot shape at every time
+    (the larger gap), less its slack. ``dropped``: as that function filled it."""
+    a, b = selection.pairs[pairs, 0], selection.pairs[pairs, 1]
+    slot = np.searchsorted(static["robot_shapes"], a)
+    wc, wr, r = static["centre_link"][b], static["radius"][b], dropped["radius"][slot]
+    by_mid = np.linalg.norm(wc - dropped["mid"][slot], axis=1) - dropped["reach_mid"][slot] - r - wr
+    by_anchor = np.linalg.norm(wc - dropped["anchor"][slot], axis=1) - dropped["reach_anchor"][slot] - r - wr
+    return np.maximum(by_mid, by_anchor) - dropped["slack"]
+
+
+def dropped_clearance(world: CollisionWorld, selection: PairSelection, static: dict, dropped: dict,
+                      below: float) -> tuple[float, int]:
+    """The smallest lower bound of (distance - padding) over the pairs :func:`motion_pair_candidates`
+    dropped (an index into ``selection``'s pairs, or -1), when it is below ``below`` metres; else
+    (inf, -1). Holds over the whole motion.
+
+    The pairs dropped pair by pair have their bounds from that test; a world object dropped
+    for all robot shapes at once (its gap from the robot-wide ball) has its pairs bounded one
+    by one only when that gap less the largest padding is below the best so far.
+    """
+    best, where = math.inf, -1
+    margins = selection.margins
+    test, ok = dropped["test"], dropped["ok"]
+    if len(test) and not ok.all():
+        gone = test[~ok]
+        value = swept_gaps(world, selection, static, dropped, gone) - margins[gone]
+        i = int(np.argmin(value))
+        best, where = float(value[i]), int(gone[i])
+    far, far_gap = dropped["far_shapes"], dropped["far_gap"]
+    if len(far):
+        top = float(margins.max()) if len(margins) else 0.0
+        start, by_shape = static["env_start"], static["env_by_shape"]
+        for w in far[far_gap - top < min(best, below)].tolist():
+            mine = by_shape[start[w]:start[w + 1]]
+            if not len(mine):
+                continue
+            value = swept_gaps(world, selection, static, dropped, mine) - margins[mine]
+            i = int(np.argmin(value))
+            if value[i] < best:
+                best, where = float(value[i]), int(mine[i])
+    return (best, where) if best < below else (math.inf, -1)
 
 
 # ----- one motion -----------------------------------------------------------------
@@ -392,7 +451,9 @@ class Sweep:
         Drop the world-object pairs that cannot come near during the motion
         (:func:`motion_pair_candidates`); None: ``CULL_FAR_OBJECTS``. The sweep's
         ``selection``, ``pairs``, ``a``, ``b`` and ``margins`` are the kept pairs (``kept``:
-        their indices into the request's pairs, ``full_selection``).
+        their indices into the request's pairs, ``full_selection``). ``dropped``: what
+        :func:`dropped_clearance` needs to bound the dropped pairs (None when none was
+        dropped); ``tables``: the :func:`sweep_tables` of the request.
     """
 
     def __init__(self, world: CollisionWorld, selection: PairSelection, request: CheckRequest, q0: np.ndarray,
@@ -434,11 +495,16 @@ class Sweep:
         cull = CULL_FAR_OBJECTS if cull is None else cull
         route, geoms, hulls = pair_routes(world, selection)
         kept = None
+        self.tables, self.dropped = static, None
         if cull and static["n_env"] >= CULL_MIN_ENV_PAIRS:
             threshold = selection.margins + tolerance_m + request.contact_distance
-            kept = motion_pair_candidates(world, selection, static, kin, q0, q1, self.adq, R_static, threshold)
+            dropped: dict = {}
+            kept = motion_pair_candidates(world, selection, static, kin, q0, q1, self.adq, R_static, threshold,
+                                          dropped)
             if len(kept) == len(selection.pairs):
                 kept = None
+            else:
+                self.dropped = dropped
         self._geoms, self._hulls = geoms, hulls                            # per shape
         if kept is None:                                                  # every pair of the request
             self.kept = np.arange(len(selection.pairs))
@@ -542,11 +608,14 @@ class Sweep:
         return pair_distance(self.world, T_shape[0], int(self.a[p]), int(self.b[p])), T_link[0], T_shape[0]
 
     # ----- conservative advancement ------------------------------------
-    def first_touch(self, p: np.ndarray, t_start: np.ndarray, stop_at_first: bool):
+    def first_touch(self, p: np.ndarray, t_start: np.ndarray, stop_at_first: bool, *, track_clearance: bool = False):
         """Per pair p[k], the first time >= t_start[k] at which it touches (inf when never).
 
         With ``stop_at_first`` the search stops once no pair can touch before the earliest
         touch found (later touches of other pairs are then not searched: inf).
+
+        With ``track_clearance`` every bound a step is taken on is kept in ``self.track``
+        (:class:`advancement.ClearanceTrack`, per pair k) for :meth:`certified_clearance`.
 
         The compiled :func:`advancement.advance` steps every pair on the bounds of its
         bounding and cover spheres; a pair whose bound comes within ``COVER_ACCEPT_M`` of its
@@ -572,6 +641,9 @@ class Sweep:
         V0, V1 = np.empty(slots), np.empty(slots)
         need = np.empty(slots, dtype=np.int64)
         p_list, margins, narrow_calls = p.tolist(), self.margins.tolist(), self.narrow_calls
+        track = self.track = new_track(len(p))
+        track_pack = tuple(track)
+        record = mk.record_evaluation
         packs = (*self.kernel_packs, tol, COVER_ACCEPT_M,
                  tuple(mk.AdvanceOutputs(known, status, V0, V1, T_pair, T_link, self.kernel_steps, need)))
         weight = self.step_weight
@@ -584,7 +656,8 @@ class Sweep:
                 done = float(np.mean(np.where(np.isfinite(touch), 1.0, np.clip(t, 0.0, 1.0))))
                 raise meter.refuse_steps(self.progress(done), self.what)
             limit = min(1.0, best) if stop_at_first else 1.0
-            count, stop, used = mk.advance(self.q0, self.dq, limit, t, live, p, *packs, budget)
+            count, stop, used = mk.advance(self.q0, self.dq, limit, t, live, p, *packs, budget, track_pack,
+                                           track_clearance)
             meter.spend(math.ceil(used * weight) + NARROW_CALL_STEPS * count)
             keep = []
             items = need[:count]
@@ -602,7 +675,11 @@ class Sweep:
                     touch[k], speed[k] = tk, v0
                     best = min(best, tk)
                     continue
+                if track_clearance:
+                    record(track_pack, k, tk, d, v0, v1)
                 if v0 + v1 <= 0.0:
+                    if track_clearance:
+                        track.tail[k] = d
                     continue
                 reserve = d - margin - 0.5 * tol
                 tk += 2.0 * reserve / (v0 + math.sqrt(v0 * v0 + 4.0 * v1 * reserve))
@@ -610,11 +687,82 @@ class Sweep:
                 known[k] = margin + 0.5 * tol > 0.0
                 if tk <= 1.0:
                     keep.append(k)
+                elif track_clearance:
+                    track.tail[k] = d - rest * (v0 + rest * v1)
             pending = live[stop:]
             live = np.concatenate([np.array(keep, dtype=np.int64), pending]) if pending.size else \
                 np.array(keep, dtype=np.int64)
         self._T_all = None
         return touch, speed
+
+    def certified_clearance(self, p: np.ndarray) -> tuple[float, float, int]:
+        """After :meth:`first_touch` over pairs p (K,) with ``track_clearance`` found no touch:
+        a lower bound of the smallest (signed distance - padding) over the motion and over
+        every pair of the request, the time where the bound is reached, and the pair (an index
+        into the request's pairs, ``full_selection``; -1 when the request has none).
+
+        The number: per pair, the smallest of its interval bounds
+        (:func:`advancement.interval_bound`) between consecutive evaluations of the search
+        (the bounding-sphere, cover or narrow-phase distance each step was taken on) and of
+        its last step's bound over ``[t, 1]``; the pairs dropped before the search add their
+        swept-sphere bounds (:func:`dropped_clearance`, over the whole motion: time NaN).
+        A last step's bound below every pair's interval bounds is bounded from both ends:
+        the pair's cover bound at t = 1 (one compiled call for all such pairs), and for the
+        smallest ones the narrow phase there (at most ``CLEARANCE_END_EVALUATIONS``). Less
+        the sweep's GJK tolerance, for the precision of coal's distances.
+        """
+        track = self.track
+        p = np.asarray(p, dtype=np.int64)
+        margins = self.margins[p]
+        low = track.low - margins
+        tail = track.tail - margins
+        tail_t = np.ones(len(p))
+        best, time, where = math.inf, math.nan, -1
+        if len(p):
+            floor = float(low.min())
+            ends = np.flatnonzero((tail < floor) & (track.last_t < 1.0))
+            end = self.poses(np.array([1.0])) if ends.size else None
+            d1 = np.empty(ends.size)
+            V0, V1 = np.empty(ends.size), np.empty(ends.size)
+            if ends.size:
+                T_link1, T_shape1 = end
+                apart = self.margins[p[ends]] + 0.5 * self.tol > 0.0
+                mk.end_bounds(ends, p, T_link1[0], T_shape1[0], self.kernel_packs[0], self.speed_pack,
+                              self.kernel_packs[4], self.kernel_packs[2], apart, d1, V0, V1)
+            slot = {int(k): j for j, k in enumerate(ends.tolist())}
+
+            def close_tail(k: int, d_end: float) -> None:
+                j = slot[k]
+                bound, t_bound = mk.interval_bound(float(track.last_t[k]), float(track.last_d[k]),
+                                                   float(track.last_v0[k]), float(track.last_v1[k]), 1.0, d_end,
+                                                   float(V0[j]), float(V1[j]))
+                if bound - margins[k] > tail[k]:
+                    tail[k], tail_t[k] = bound - margins[k], t_bound
+
+            for k in slot:
+                close_tail(k, float(d1[slot[k]]))
+            narrowed = set()
+            evaluations = CLEARANCE_END_EVALUATIONS
+            while True:
+                k = int(np.argmin(np.minimum(low, tail)))
+                if tail[k] < low[k] and k in slot and k not in narrowed and evaluations > 0:
+                    T_link1, T_shape1 = end
+                    q = int(p[k])
+                    exact = self.narrow(q, T_shape1[0, self.a[q]], T_shape1[0, self.b[q]], T_link1[0], math.inf)
+                    close_tail(k, max(float(d1[slot[k]]), exact))
+                    narrowed.add(k)
+                    evaluations -= 1
+                    continue
+                break
+            best = float(min(low[k], tail[k]))
+            time = float(track.low_t[k] if low[k] <= tail[k] else tail_t[k])
+            where = int(self.kept[p[k]])
+            self._T_all = None
+        if self.dropped is not None:
+            value, pair = dropped_clearance(self.world, self.full_selection, self.tables, self.dropped, best)
+            if pair >= 0:
+                best, time, where = value, math.nan, pair
+        return best - self._coal_request.gjk_tolerance, time, where
 
     def exit_time(self, p: int, t_enter: float):
         """When pair p, touching at t_enter, stops touching (None: touches until t=1).
@@ -676,6 +824,12 @@ class Sweep:
             else:
                 lo = m1
         return best
+
+
+def new_track(n: int) -> mk.ClearanceTrack:
+    """An empty :class:`advancement.ClearanceTrack` for n pairs."""
+    return mk.ClearanceTrack(np.full(n, np.nan), np.zeros(n), np.zeros(n), np.zeros(n), np.full(n, np.inf),
+                             np.zeros(n), np.full(n, np.inf))
 
 
 def _safe_step(gap: np.ndarray, V0: np.ndarray, V1: np.ndarray) -> np.ndarray:
