@@ -121,6 +121,22 @@ def test_interval_bound_is_the_meeting_point_of_the_two_cones():
     assert interval_bound(0.0, 0.2, 0.0, 0.0, 1.0, 0.3, 0.0, 0.0) == (0.3, 0.0)
 
 
+def test_python_record_matches_the_compiled_interval_bound():
+    from my_collision_pkg.core.kernels.advancement import interval_bound
+    rng = np.random.default_rng(3)
+    for _ in range(200):
+        ta, h = rng.uniform(0, 0.5), rng.uniform(0, 0.5)
+        da, db = rng.uniform(0.0, 0.2, 2)
+        va0, va1, vb0, vb1 = rng.uniform(0.0, 2.0, 4) * (rng.uniform() > 0.1)
+        table = np.empty((7, 2))
+        track = sweep.new_track(2, table)
+        sweep.record_evaluation(table, 1, ta, da, va0, va1)
+        sweep.record_evaluation(table, 1, ta + h, db, vb0, vb1)
+        bound, t = interval_bound(ta, da, va0, va1, ta + h, db, vb0, vb1)
+        assert track.low[1] == pytest.approx(bound, abs=1e-15) and track.low_t[1] == pytest.approx(t, abs=1e-15)
+        assert track.last_t[1] == ta + h and track.last_d[1] == db and math.isinf(track.low[0])
+
+
 # ----- the Panda: the bound under the checker's own distances, sampled densely ---------
 def _panda():
     from my_collision_pkg.core.scene.loading import load_scene, panda_paths

@@ -108,7 +108,7 @@ CULL_FAR_OBJECTS = True
 CULL_MIN_ENV_PAIRS = 64
 # Most narrow-phase evaluations at t = 1 that :meth:`Sweep.certified_clearance` makes to
 # tighten the bound of a pair's last step (each one, about the cost of a narrow-phase step).
-CLEARANCE_END_EVALUATIONS = 8
+CLEARANCE_END_EVALUATIONS = 2
 # NEED slots of one compiled advancement call (the call returns when they are full): the
 # (slots, L, 4, 4) link poses it hands to the narrow phase are the only per-pair buffer.
 NEED_SLOTS = 128
@@ -641,9 +641,9 @@ class Sweep:
         V0, V1 = np.empty(slots), np.empty(slots)
         need = np.empty(slots, dtype=np.int64)
         p_list, margins, narrow_calls = p.tolist(), self.margins.tolist(), self.narrow_calls
-        track = self.track = new_track(len(p))
-        track_pack = tuple(track)
-        record = mk.record_evaluation
+        self.track_table = np.empty((len(mk.ClearanceTrack._fields), len(p)))
+        track = self.track = new_track(len(p), self.track_table)
+        track_pack = self.track_table
         packs = (*self.kernel_packs, tol, COVER_ACCEPT_M,
                  tuple(mk.AdvanceOutputs(known, status, V0, V1, T_pair, T_link, self.kernel_steps, need)))
         weight = self.step_weight
@@ -676,7 +676,7 @@ class Sweep:
                     best = min(best, tk)
                     continue
                 if track_clearance:
-                    record(track_pack, k, tk, d, v0, v1)
+                    record_evaluation(track_pack, k, tk, d, v0, v1)
                 if v0 + v1 <= 0.0:
                     if track_clearance:
                         track.tail[k] = d
@@ -713,47 +713,35 @@ class Sweep:
         """
         track = self.track
         p = np.asarray(p, dtype=np.int64)
-        margins = self.margins[p]
-        low = track.low - margins
-        tail = track.tail - margins
-        tail_t = np.ones(len(p))
         best, time, where = math.inf, math.nan, -1
         if len(p):
-            floor = float(low.min())
-            ends = np.flatnonzero((tail < floor) & (track.last_t < 1.0))
-            end = self.poses(np.array([1.0])) if ends.size else None
-            d1 = np.empty(ends.size)
-            V0, V1 = np.empty(ends.size), np.empty(ends.size)
+            margins = self.margins[p]
+            low = track.low - margins
+            tail_t = np.ones(len(p))
+            ends = np.flatnonzero((track.tail - margins < low.min()) & (track.last_t < 1.0))
+            d1, V0, V1 = np.empty(ends.size), np.empty(ends.size), np.empty(ends.size)
             if ends.size:
-                T_link1, T_shape1 = end
+                T_link1, T_shape1 = self.poses(np.array([1.0]))
                 apart = self.margins[p[ends]] + 0.5 * self.tol > 0.0
-                mk.end_bounds(ends, p, T_link1[0], T_shape1[0], self.kernel_packs[0], self.speed_pack,
-                              self.kernel_packs[4], self.kernel_packs[2], apart, d1, V0, V1)
+                mk.close_tails(ends, p, T_link1[0], T_shape1[0], self.kernel_packs[0], self.speed_pack,
+                               self.kernel_packs[4], self.kernel_packs[2], apart, self.track_table, tail_t, d1, V0,
+                               V1)
+            tail = track.tail - margins
             slot = {int(k): j for j, k in enumerate(ends.tolist())}
-
-            def close_tail(k: int, d_end: float) -> None:
-                j = slot[k]
-                bound, t_bound = mk.interval_bound(float(track.last_t[k]), float(track.last_d[k]),
-                                                   float(track.last_v0[k]), float(track.last_v1[k]), 1.0, d_end,
-                                                   float(V0[j]), float(V1[j]))
-                if bound - margins[k] > tail[k]:
-                    tail[k], tail_t[k] = bound - margins[k], t_bound
-
-            for k in slot:
-                close_tail(k, float(d1[slot[k]]))
-            narrowed = set()
             evaluations = CLEARANCE_END_EVALUATIONS
             while True:
                 k = int(np.argmin(np.minimum(low, tail)))
-                if tail[k] < low[k] and k in slot and k not in narrowed and evaluations > 0:
-                    T_link1, T_shape1 = end
-                    q = int(p[k])
-                    exact = self.narrow(q, T_shape1[0, self.a[q]], T_shape1[0, self.b[q]], T_link1[0], math.inf)
-                    close_tail(k, max(float(d1[slot[k]]), exact))
-                    narrowed.add(k)
-                    evaluations -= 1
-                    continue
-                break
+                j = slot.pop(k, None)
+                if tail[k] >= low[k] or j is None or evaluations <= 0:
+                    break
+                q = int(p[k])                   # the narrow phase at t = 1, for the smallest last steps
+                exact = self.narrow(q, T_shape1[0, self.a[q]], T_shape1[0, self.b[q]], T_link1[0], math.inf)
+                evaluations -= 1
+                bound, t_bound = mk.interval_bound(float(track.last_t[k]), float(track.last_d[k]),
+                                                   float(track.last_v0[k]), float(track.last_v1[k]), 1.0,
+                                                   max(float(d1[j]), exact), float(V0[j]), float(V1[j]))
+                if bound - margins[k] > tail[k]:
+                    tail[k], tail_t[k] = bound - margins[k], t_bound
             best = float(min(low[k], tail[k]))
             time = float(track.low_t[k] if low[k] <= tail[k] else tail_t[k])
             where = int(self.kept[p[k]])
@@ -826,10 +814,36 @@ class Sweep:
         return best
 
 
-def new_track(n: int) -> mk.ClearanceTrack:
-    """An empty :class:`advancement.ClearanceTrack` for n pairs."""
-    return mk.ClearanceTrack(np.full(n, np.nan), np.zeros(n), np.zeros(n), np.zeros(n), np.full(n, np.inf),
-                             np.zeros(n), np.full(n, np.inf))
+def record_evaluation(table: np.ndarray, k: int, t: float, d: float, v0: float, v1: float) -> None:
+    """Pair k of the track ``table`` (the (7, K) rows of a :class:`advancement.ClearanceTrack`)
+    evaluated at t (its distance lower bound d and speed bounds v0, v1): what
+    :func:`advancement.advance` records, the interval closed by the arithmetic of
+    :func:`advancement.interval_bound`, in plain floats (a compiled call would take longer to
+    hand over its arguments than the arithmetic takes)."""
+    last_t, d_a, va0, va1, low = table[:5, k].tolist()
+    if last_t == last_t:                                  # not NaN: the interval [last_t, t] closes
+        h = t - last_t
+        v_a = va0 + h * va1
+        v_b = v0 + h * v1
+        if v_a + v_b <= 0.0:
+            bound, t_bound = max(d_a, d), last_t
+        else:
+            s = min(max((d_a - d + h * v_b) / (v_a + v_b), 0.0), h)
+            bound, t_bound = max(d_a - s * v_a, d - (h - s) * v_b), last_t + s
+        if bound < low:
+            table[4:6, k] = (bound, t_bound)
+    table[:4, k] = (t, d, v0, v1)
+
+
+def new_track(n: int, table: np.ndarray | None = None) -> mk.ClearanceTrack:
+    """An empty :class:`advancement.ClearanceTrack` for n pairs: views of the rows of ``table``
+    (7, n), written here (default: a new one)."""
+    table = np.empty((len(mk.ClearanceTrack._fields), n)) if table is None else table
+    track = mk.ClearanceTrack(*table)
+    track.last_t[:] = np.nan
+    track.last_d[:] = track.last_v0[:] = track.last_v1[:] = track.low_t[:] = 0.0
+    track.low[:] = track.tail[:] = np.inf
+    return track
 
 
 def _safe_step(gap: np.ndarray, V0: np.ndarray, V1: np.ndarray) -> np.ndarray:

@@ -122,6 +122,13 @@ class ClearanceTrack(NamedTuple):
     tail: np.ndarray             # (K,) forward bound over [last_t, 1] once the pair finished (inf before)
 
 
+@njit(cache=True, inline="always")
+def track_rows(table):
+    """The :class:`ClearanceTrack` whose fields are the rows of ``table`` (7, K): one array to
+    hand to a compiled call, not seven."""
+    return ClearanceTrack(table[0], table[1], table[2], table[3], table[4], table[5], table[6])
+
+
 @njit(cache=True)
 def interval_bound(ta, da, va0, va1, tb, db, vb0, vb1):
     """Lower bound of a pair's signed distance over [ta, tb], and the time where it is reached,
@@ -142,15 +149,10 @@ def interval_bound(ta, da, va0, va1, tb, db, vb0, vb1):
     return max(da - s * va, db - (h - s) * vb), ta + s
 
 
-@njit(cache=True)
-def record_evaluation(track, k, t, d, v0, v1):
-    """Pair k evaluated at time t: distance lower bound d, speed bounds v0, v1 (``track``: a
-    :class:`ClearanceTrack` as a plain tuple). Closes the interval from its previous evaluation."""
-    _record(ClearanceTrack(*track), k, t, d, v0, v1)
-
-
 @njit(cache=True, inline="always")
 def _record(track, k, t, d, v0, v1):
+    """Pair k evaluated at time t: distance lower bound d, speed bounds v0, v1 (``track``: a
+    :class:`ClearanceTrack`). Closes the interval from its previous evaluation."""
     lt = track.last_t[k]
     if lt == lt:                           # not NaN: an interval [lt, t] closes
         bound, tb = interval_bound(lt, track.last_d[k], track.last_v0[k], track.last_v1[k], t, d, v0, v1)
@@ -552,11 +554,11 @@ def advance(q0, dq, limit, t, live, p, pairs, robot, shapes, speed, covers, tol,
     bounds their memory. ``out.known`` (K,) marks pairs known to be apart at t (updated);
     ``out.steps`` (P,) counts the bound evaluations made for each pair index p (added to).
     With ``tracking``, every bound the step is taken on (not NEED's: the narrow phase gives
-    those) is recorded in ``track`` (:class:`ClearanceTrack`, per pair k), and so is the tail
+    those) is recorded in ``track`` (the (7, K) rows of a :class:`ClearanceTrack`, per pair k), and so is the tail
     of a pair whose step passes t = 1."""
     pairs, robot, shapes = PairArrays(*pairs), RobotArrays(*robot), ShapeArrays(*shapes)
     speed, covers, out = SpeedArrays(*speed), CoverArrays(*covers), AdvanceOutputs(*out)
-    track = ClearanceTrack(*track)
+    track = track_rows(track)
     pair_a, pair_b, margins = pairs.pair_a, pairs.pair_b, pairs.margins
     known, status, steps = out.known, out.status, out.steps
     n = live.shape[0]
@@ -632,22 +634,27 @@ def advance(q0, dq, limit, t, live, p, pairs, robot, shapes, speed, covers, tol,
 
 
 @njit(cache=True)
-def end_bounds(items, p, T_link, T_shape, pairs, speed, covers, shapes, apart, d, V0, V1):
-    """Per item j, pair ``p[items[j]]`` at the shape poses ``T_shape`` (S, 4, 4) and link poses
-    ``T_link`` (L, 4, 4) of one time: its distance lower bound ``d[j]`` (bounding spheres
-    raised to the sphere covers, not cut off) and speed bounds ``V0[j]``, ``V1[j]`` (written).
+def close_tails(items, p, T_link, T_shape, pairs, speed, covers, shapes, apart, track, tail_t, d, V0, V1):
+    """Bound the last step of the pairs ``p[items[j]]`` from both ends: at t = 1 (shape poses
+    ``T_shape`` (S, 4, 4), link poses ``T_link`` (L, 4, 4)) their distance lower bound
+    ``d[j]`` (bounding spheres raised to the sphere covers, not cut off) and speed bounds
+    ``V0[j]``, ``V1[j]`` (written), then :func:`interval_bound` over ``[last_t, 1]`` raises
+    ``track.tail`` (and sets ``tail_t``, (K,): its time) where it is larger (``track``: the
+    (7, K) rows of a :class:`ClearanceTrack`).
 
-    ``apart[j]``: the pair is known to be apart there (a search's steps kept it farther than
-    a positive padding + tolerance / 2 up to that time), so its covers bound the bodies'
+    ``apart[j]``: the pair is known to be apart at t = 1 (the search's steps kept it farther
+    than a positive padding + tolerance / 2 up to there), so its covers bound the bodies'
     distance; otherwise only the spheres are used (as :func:`advance` does for such a pair).
     Packs as :func:`advance` takes them (plain tuples)."""
     pairs, speed, covers, shapes = PairArrays(*pairs), SpeedArrays(*speed), CoverArrays(*covers), ShapeArrays(*shapes)
+    track = track_rows(track)
     Ta = np.empty((4, 4))
     Tb = np.empty((4, 4))
     corners = np.empty((8, 3))
     work = _cover_scratch(covers.cover_start)
     for j in range(items.shape[0]):
-        q = p[items[j]]
+        k = items[j]
+        q = p[k]
         a = pairs.pair_a[q]
         b = pairs.pair_b[q]
         for r in range(4):
@@ -659,6 +666,11 @@ def end_bounds(items, p, T_link, T_shape, pairs, speed, covers, shapes, apart, d
         if apart[j]:
             bound = _raised_by_covers(a, b, Ta, Tb, bound, np.inf, True, covers, shapes, speed.centre_shape, work)
         d[j] = bound
+        value, t_value = interval_bound(track.last_t[k], track.last_d[k], track.last_v0[k], track.last_v1[k], 1.0,
+                                        bound, V0[j], V1[j])
+        if value > track.tail[k]:
+            track.tail[k] = value
+            tail_t[k] = t_value
 
 
 @njit(cache=True)
