@@ -715,36 +715,32 @@ class Sweep:
         p = np.asarray(p, dtype=np.int64)
         best, time, where = math.inf, math.nan, -1
         if len(p):
-            margins = self.margins[p]
-            low = track.low - margins
-            tail_t = np.ones(len(p))
-            ends = np.flatnonzero((track.tail - margins < low.min()) & (track.last_t < 1.0))
-            d1, V0, V1 = np.empty(ends.size), np.empty(ends.size), np.empty(ends.size)
-            if ends.size:
-                T_link1, T_shape1 = self.poses(np.array([1.0]))
-                apart = self.margins[p[ends]] + 0.5 * self.tol > 0.0
-                mk.close_tails(ends, p, T_link1[0], T_shape1[0], self.kernel_packs[0], self.speed_pack,
-                               self.kernel_packs[4], self.kernel_packs[2], apart, self.track_table, tail_t, d1, V0,
-                               V1)
-            tail = track.tail - margins
-            slot = {int(k): j for j, k in enumerate(ends.tolist())}
+            tail_t, end = np.empty(len(p)), np.empty((len(p), 3))
+            pairs, robot, shapes, speed, covers = self.kernel_packs
+            k, best, time = mk.smallest_clearance(self.q0 + self.dq, p, pairs, robot, shapes, speed, covers, self.tol,
+                                                  self.track_table, tail_t, end)
+            margins = self.margins
             evaluations = CLEARANCE_END_EVALUATIONS
-            while True:
-                k = int(np.argmin(np.minimum(low, tail)))
-                j = slot.pop(k, None)
-                if tail[k] >= low[k] or j is None or evaluations <= 0:
-                    break
-                q = int(p[k])                   # the narrow phase at t = 1, for the smallest last steps
-                exact = self.narrow(q, T_shape1[0, self.a[q]], T_shape1[0, self.b[q]], T_link1[0], math.inf)
+            T_end = None
+            while evaluations > 0 and k >= 0 and not np.isnan(end[k, 0]) and best < track.low[k] - margins[p[k]]:
+                if T_end is None:                 # the narrow phase at t = 1, for the smallest last steps
+                    T_end = self.poses(np.array([1.0]))
+                q = int(p[k])
+                exact = self.narrow(q, T_end[1][0, self.a[q]], T_end[1][0, self.b[q]], T_end[0][0], math.inf)
                 evaluations -= 1
                 bound, t_bound = mk.interval_bound(float(track.last_t[k]), float(track.last_d[k]),
                                                    float(track.last_v0[k]), float(track.last_v1[k]), 1.0,
-                                                   max(float(d1[j]), exact), float(V0[j]), float(V1[j]))
-                if bound - margins[k] > tail[k]:
-                    tail[k], tail_t[k] = bound - margins[k], t_bound
-            best = float(min(low[k], tail[k]))
-            time = float(track.low_t[k] if low[k] <= tail[k] else tail_t[k])
-            where = int(self.kept[p[k]])
+                                                   max(float(end[k, 0]), exact), float(end[k, 1]), float(end[k, 2]))
+                end[k, 0] = np.nan                # measured
+                if bound > track.tail[k]:
+                    track.tail[k], tail_t[k] = bound, t_bound
+                per = np.minimum(track.low, track.tail) - margins[p]
+                k = int(np.argmin(per))
+                best = float(per[k])
+                from_tail = track.tail[k] < track.low[k]
+                time = float(tail_t[k] if from_tail else track.low_t[k])
+            best, time = float(best), float(time)
+            where = int(self.kept[p[k]]) if k >= 0 else -1
             self._T_all = None
         if self.dropped is not None:
             value, pair = dropped_clearance(self.world, self.full_selection, self.tables, self.dropped, best)

@@ -634,43 +634,67 @@ def advance(q0, dq, limit, t, live, p, pairs, robot, shapes, speed, covers, tol,
 
 
 @njit(cache=True)
-def close_tails(items, p, T_link, T_shape, pairs, speed, covers, shapes, apart, track, tail_t, d, V0, V1):
-    """Bound the last step of the pairs ``p[items[j]]`` from both ends: at t = 1 (shape poses
-    ``T_shape`` (S, 4, 4), link poses ``T_link`` (L, 4, 4)) their distance lower bound
-    ``d[j]`` (bounding spheres raised to the sphere covers, not cut off) and speed bounds
-    ``V0[j]``, ``V1[j]`` (written), then :func:`interval_bound` over ``[last_t, 1]`` raises
-    ``track.tail`` (and sets ``tail_t``, (K,): its time) where it is larger (``track``: the
-    (7, K) rows of a :class:`ClearanceTrack`).
+def smallest_clearance(q1, p, pairs, robot, shapes, speed, covers, tol, track, tail_t, end):
+    """The smallest clearance a search certified over pairs p (K,) (``track``: the (7, K) rows of
+    a :class:`ClearanceTrack` it filled; margins from ``pairs``): returns ``(k, value, time)``,
+    the pair k (-1 when K = 0), its bound of (distance - padding) in metres and where it is
+    reached.
 
-    ``apart[j]``: the pair is known to be apart at t = 1 (the search's steps kept it farther
-    than a positive padding + tolerance / 2 up to there), so its covers bound the bodies'
-    distance; otherwise only the spheres are used (as :func:`advance` does for such a pair).
-    Packs as :func:`advance` takes them (plain tuples)."""
-    pairs, speed, covers, shapes = PairArrays(*pairs), SpeedArrays(*speed), CoverArrays(*covers), ShapeArrays(*shapes)
+    A pair's bound is the smallest of its interval bounds and of its last step's bound over
+    ``[last_t, 1]``; a last step below every pair's interval bounds is first bounded from both
+    ends: at t = 1 (configuration ``q1`` (A,)) the pair's distance lower bound (bounding
+    spheres raised to the sphere covers, not cut off) and speed bounds close
+    :func:`interval_bound` over ``[last_t, 1]``, which raises ``track.tail`` (``tail_t`` (K,):
+    its time, 1 before). ``end`` (K, 3): per closed pair, its distance bound and speed bounds
+    at t = 1 (written; NaN for the others). A cover is used at t = 1 only where the padding
+    + tolerance / 2 the steps kept is positive (the pair is then known to be apart there), as
+    :func:`advance` does. Packs as :func:`advance` takes them (plain tuples)."""
+    pairs, robot, shapes = PairArrays(*pairs), RobotArrays(*robot), ShapeArrays(*shapes)
+    speed, covers = SpeedArrays(*speed), CoverArrays(*covers)
     track = track_rows(track)
+    n = p.shape[0]
+    floor = np.inf
+    for k in range(n):
+        floor = min(floor, track.low[k] - pairs.margins[p[k]])
+    n_links = robot.link_parent.shape[0]
+    T_link = np.empty((n_links, 4, 4))
+    values = np.empty(robot.mimic_matrix.shape[0])
     Ta = np.empty((4, 4))
     Tb = np.empty((4, 4))
     corners = np.empty((8, 3))
     work = _cover_scratch(covers.cover_start)
-    for j in range(items.shape[0]):
-        k = items[j]
+    posed = False
+    best_k, best, best_t = -1, np.inf, np.nan
+    for k in range(n):
         q = p[k]
-        a = pairs.pair_a[q]
-        b = pairs.pair_b[q]
-        for r in range(4):
-            for c in range(4):
-                Ta[r, c] = T_shape[a, r, c]
-                Tb[r, c] = T_shape[b, r, c]
-        V0[j], V1[j] = _pair_speed(T_link, Ta, Tb, a, b, q, speed, corners)
-        bound = _sphere_bound(Ta, Tb, a, b, speed.centre_shape, speed.radius)
-        if apart[j]:
-            bound = _raised_by_covers(a, b, Ta, Tb, bound, np.inf, True, covers, shapes, speed.centre_shape, work)
-        d[j] = bound
-        value, t_value = interval_bound(track.last_t[k], track.last_d[k], track.last_v0[k], track.last_v1[k], 1.0,
-                                        bound, V0[j], V1[j])
-        if value > track.tail[k]:
-            track.tail[k] = value
-            tail_t[k] = t_value
+        m = pairs.margins[q]
+        end[k, 0] = np.nan
+        tail_t[k] = 1.0
+        if track.tail[k] - m < floor and track.last_t[k] < 1.0:
+            if not posed:
+                _rigid_fk(q1, robot, n_links, values, T_link)
+                posed = True
+            a = pairs.pair_a[q]
+            b = pairs.pair_b[q]
+            _shape_pose(T_link, shapes.shape_link, shapes.T_frame_shape, a, Ta)
+            _shape_pose(T_link, shapes.shape_link, shapes.T_frame_shape, b, Tb)
+            v0, v1 = _pair_speed(T_link, Ta, Tb, a, b, q, speed, corners)
+            d = _sphere_bound(Ta, Tb, a, b, speed.centre_shape, speed.radius)
+            if m + 0.5 * tol > 0.0:
+                d = _raised_by_covers(a, b, Ta, Tb, d, np.inf, True, covers, shapes, speed.centre_shape, work)
+            end[k, 0], end[k, 1], end[k, 2] = d, v0, v1
+            value, t_value = interval_bound(track.last_t[k], track.last_d[k], track.last_v0[k], track.last_v1[k],
+                                            1.0, d, v0, v1)
+            if value > track.tail[k]:
+                track.tail[k] = value
+                tail_t[k] = t_value
+        low = track.low[k] - m
+        tail = track.tail[k] - m
+        if low < best:
+            best_k, best, best_t = k, low, track.low_t[k]
+        if tail < best:
+            best_k, best, best_t = k, tail, tail_t[k]
+    return best_k, best, best_t
 
 
 @njit(cache=True)
