@@ -312,6 +312,9 @@ def fill_check_motion_response(response, result: MotionResult, stamp=None):
     response.cc_time = float(result.cc_time)
     response.contacts = [contact_to_msg(c) for c in result.contacts]
     response.state = joint_state_msg(result.joint_names, result.positions, stamp)
+    response.min_clearance = float(result.min_clearance_m)
+    response.min_clearance_time = float(result.min_clearance_time)
+    response.min_clearance_bodies = [str(name) for name in result.min_clearance_bodies]
     return response
 
 

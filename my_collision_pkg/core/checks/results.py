@@ -138,6 +138,15 @@ class MotionResult:
     ``contact_distance``) with the ``cc_*`` fields filled; ``positions`` is the full
     configuration (every active joint, order ``joint_names``) at ``cc_time``, or at the
     start when the motion is valid.
+
+    A valid certified motion also carries the smallest clearance the check certified:
+    ``min_clearance_m`` is a lower bound, over every time of the motion and every pair the
+    request checks, of the pair's signed distance minus its padding (metres; inf when the
+    request checks no pair); ``min_clearance_time`` in [0, 1] is where that bound is reached
+    (NaN when it holds over the whole motion: a pair dropped before the search by its
+    swept bound), ``min_clearance_bodies`` the pair's two bodies (links, world objects or
+    attached objects). NaN and () otherwise: discrete mode, an invalid motion or a refused
+    request. See docs/checks.md for how tight it is.
     """
     valid: bool
     status: Status
@@ -146,6 +155,9 @@ class MotionResult:
     contacts: tuple[Contact, ...] = ()
     joint_names: tuple[str, ...] = ()
     positions: np.ndarray = field(default_factory=lambda: np.zeros(0), repr=False)
+    min_clearance_m: float = float("nan")
+    min_clearance_time: float = float("nan")
+    min_clearance_bodies: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
