@@ -24,7 +24,7 @@ from my_collision_pkg.msg import Clearance as ClearanceMsg
 from my_collision_pkg.ros.client import ValidatorClient
 from my_collision_pkg.ros.conversions import clearance_from_response
 from my_collision_pkg.ros.validator_node import DEFAULT_CLEARANCE_INFLUENCE_M, REPORT_QOS
-from my_collision_pkg.srv import ComputeClearance
+from my_collision_pkg.srv import CheckMotion, ComputeClearance
 
 VALID, OUT_OF_BOUNDS, INVALID = (ComputeClearance.Response.VALID, ComputeClearance.Response.OUT_OF_BOUNDS,
                                  ComputeClearance.Response.INVALID_REQUEST)
@@ -159,6 +159,22 @@ def test_a_configuration_outside_the_limits_is_out_of_bounds(client):
     response = client.compute_clearance(ARM, np.array([FREE, OUT_OF_LIMITS]), 0.1)
     assert response.status == OUT_OF_BOUNDS and "panda_joint4" in response.message
     assert "configuration 1" in response.message and len(response.distance) == 0
+
+
+def test_a_valid_certified_motion_reports_its_smallest_clearance_as_the_core(client, core):
+    client.wait_for_services(services=("motion",))
+    start, goal = FREE, [0.3, -0.5, 0.2, -2.0, 0.1, 1.8, 0.5]
+    response = client.check_motion(ARM, start, goal, mode=CheckMotion.Request.CERTIFIED)
+    expected = core.check_motion(ARM, start, goal)
+    assert response.valid and expected.valid
+    assert response.min_clearance == pytest.approx(expected.min_clearance_m, abs=1e-9)
+    assert 0.0 < response.min_clearance < np.inf
+    assert list(response.min_clearance_bodies) == list(expected.min_clearance_bodies)
+    # a lower bound: no sampled configuration of the motion has a pair closer than it
+    samples = np.linspace(start, goal, 101)
+    assert core.clearance(ARM, samples, 1.0).distance.min() >= response.min_clearance
+    discrete = client.check_motion(ARM, start, goal, mode=CheckMotion.Request.DISCRETE, max_step=0.05)
+    assert discrete.valid and np.isnan(discrete.min_clearance) and not discrete.min_clearance_bodies
 
 
 @pytest.fixture(scope="module")

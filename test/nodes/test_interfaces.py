@@ -98,6 +98,9 @@ CHECK_REQUEST_FIELDS = {
             'cc_time': 'double',
             'contacts': 'sequence<my_collision_pkg/Contact>',
             'state': 'sensor_msgs/JointState',
+            'min_clearance': 'double',
+            'min_clearance_time': 'double',
+            'min_clearance_bodies': 'sequence<string>',
         }, id='CheckMotion.Response'),
         pytest.param(CheckTrajectory.Request, {
             'trajectory': 'trajectory_msgs/JointTrajectory',
