@@ -1,7 +1,7 @@
 """Penetration depth as the minimum translation distance (MTD) (issue 15).
 
-Every pairing of the primitive shapes, partly and wholly inside, against its closed-form
-MTD; coal's answer checked and, where EPA is wrong, replaced; the issue's two Panda
+Primitive pairs, partly and wholly inside, against their closed-form MTD where there is
+a simple one, and every pairing of the five kinds, wholly and partly, against the oracle; coal's answer checked and, where EPA is wrong, replaced; the issue's two Panda
 configurations; Panda mesh depths against an independent brute-force oracle on the hulls.
 
 The oracle (:func:`brute_mtd`) shares no code with the package: each body is a dense set
@@ -179,6 +179,35 @@ def test_swapped_pair_gives_the_same_depth_and_the_opposite_normal(case):
     d_ba, n_ba, _, _ = _checked(kb, pb, Tb, ka, pa, Ta)
     assert d_ba == pytest.approx(d_ab, abs=TOL_M)
     assert penetration.overlap(Body(kb, pb, Tb), Body(ka, pa, Ta), -n_ab[None])[0] == pytest.approx(d_ab, abs=TOL_M)
+
+
+# Every unordered pairing of the five primitive kinds, B wholly inside A and B partly
+# inside A (across A's side at +x), against the oracle: the closed forms above cover the
+# pairings that have a simple one, this covers the rest (cylinder and cone pairs).
+_BIG = {KIND_SPHERE: ((0.3, 0.0, 0.0), 0.3), KIND_CAPSULE: ((0.2, 0.3, 0.0), 0.2), KIND_BOX: ((0.3, 0.25, 0.2), 0.3),
+        KIND_CYLINDER: ((0.25, 0.3, 0.0), 0.25), KIND_CONE: ((0.3, 0.3, 0.0), 0.175)}   # params, side x at z=-0.05
+_SMALL = {KIND_SPHERE: (0.04, 0.0, 0.0), KIND_CAPSULE: (0.02, 0.04, 0.0), KIND_BOX: (0.03, 0.02, 0.04),
+          KIND_CYLINDER: (0.03, 0.04, 0.0), KIND_CONE: (0.04, 0.04, 0.0)}
+_KIND_NAMES = {KIND_SPHERE: "sphere", KIND_CAPSULE: "capsule", KIND_BOX: "box", KIND_CYLINDER: "cylinder",
+               KIND_CONE: "cone"}
+_ORDER = (KIND_SPHERE, KIND_BOX, KIND_CAPSULE, KIND_CYLINDER, KIND_CONE)
+PAIRINGS = [(a, b, where) for i, a in enumerate(_ORDER) for b in _ORDER[i:] for where in ("wholly", "partly")]
+
+
+@pytest.mark.parametrize("kind_a, kind_b, where", PAIRINGS,
+                         ids=[f"{_KIND_NAMES[a]}-{_KIND_NAMES[b]} {w}" for a, b, w in PAIRINGS])
+def test_every_primitive_pairing_gives_the_oracles_mtd(kind_a, kind_b, where):
+    params_a, side_x = _BIG[kind_a]
+    params_b = _SMALL[kind_b]
+    x = 0.05 if where == "wholly" else side_x - 0.01
+    T_b = _pose((x, 0.03, -0.05), (0.3, 0.2, 0.1))
+    depth, n, _, _ = _checked(kind_a, params_a, _pose(), kind_b, params_b, T_b)
+    oracle, _ = brute_mtd(_surface_points(kind_a, params_a, _pose()), _surface_points(kind_b, params_b, T_b))
+    assert oracle > 0.0                                  # the pair does overlap
+    assert depth == pytest.approx(oracle, abs=2e-5)
+    # n separates: the overlap along it is the depth, within the check's own tolerance
+    along_n = penetration.overlap(Body(kind_a, params_a, _pose()), Body(kind_b, params_b, T_b), n[None])[0]
+    assert along_n == pytest.approx(depth, abs=penetration.CHECK_ABS_M + penetration.CHECK_REL * depth)
 
 
 def test_a_wrong_epa_answer_is_caught_and_replaced():
