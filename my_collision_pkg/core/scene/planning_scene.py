@@ -255,6 +255,95 @@ class PlanningScene:
                     raise SceneError(f"'{name}' is neither a robot link nor an object of the scene")
             self._world = world.with_acm(world.acm.with_entry(a, b, allowed))
 
+    def set_allowed_collisions(self, entries=(), defaults=(), *, replace: bool = False) -> CollisionWorld:
+        """Set run-time entries of the allowed collision matrix, all or nothing.
+
+        Parameters
+        ----------
+        entries : iterable of (name_a, name_b, allowed)
+            Each pair of bodies (robot link names, world or attached object ids) may touch
+            (``allowed`` true) or not, whatever the SRDF and adjacency say.
+        defaults : iterable of (name, allowed)
+            MoveIt's default entries: whether the body may touch every body it has no
+            entry with.
+        replace : bool
+            Start from the model's matrix (SRDF and adjacency) without earlier run-time
+            entries and defaults.
+
+        Every check from the next request on follows the new matrix. Returns the new world.
+
+        Raises
+        ------
+        SceneError
+            Naming the first entry whose name is neither a robot link nor an object of the
+            scene, or whose ``allowed`` is not a bool; the scene is then unchanged.
+        """
+        entries, defaults = list(entries), list(defaults)
+        with self._lock:
+            world = self._world
+
+            def check_name(name, where: str) -> str:
+                if not isinstance(name, str) or not name:
+                    raise SceneError(f"{where}: body name {name!r} must be a non-empty string")
+                if not self._robot.has_link(name) and name not in world.objects:
+                    raise SceneError(f"{where}: '{name}' is neither a robot link nor an object of the scene")
+                return name
+
+            def check_flag(value, where: str) -> bool:
+                if not isinstance(value, (bool, np.bool_)):
+                    raise SceneError(f"{where}: allowed must be true or false, got {value!r}")
+                return bool(value)
+
+            checked, checked_defaults = [], []
+            for k, entry in enumerate(entries):
+                try:
+                    a, b, allowed = entry
+                except (TypeError, ValueError):
+                    raise SceneError(f"entry {k}: expected (name, name, allowed), got {entry!r}") from None
+                checked.append((check_name(a, f"entry {k}"), check_name(b, f"entry {k}"),
+                                check_flag(allowed, f"entry {k} ({a}, {b})")))
+            for k, entry in enumerate(defaults):
+                try:
+                    name, allowed = entry
+                except (TypeError, ValueError):
+                    raise SceneError(f"default entry {k}: expected (name, allowed), got {entry!r}") from None
+                checked_defaults.append((check_name(name, f"default entry {k}"),
+                                         check_flag(allowed, f"default entry {k} ({name})")))
+            self._world = world.with_acm(world.acm.with_entries(checked, checked_defaults, replace=replace))
+            return self._world
+
+    def allowed_collisions(self, names=()) -> tuple[tuple[str, ...], np.ndarray]:
+        """The effective allowed collision matrix over ``names`` (default: every robot link with
+        collision geometry, then every object id): (names, (N, N) bool), ``[i, j]`` true when
+        bodies i and j may touch. It is what the checks follow: the matrix's entries and
+        defaults, and an attached object's own link and touch links; the diagonal is true
+        (a body is never checked against itself).
+
+        Raises
+        ------
+        SceneError
+            Naming the first name that is neither a robot link nor an object.
+        """
+        world = self._world
+        if not names:
+            links = []
+            for element in self._robot.collision_elements:
+                if element.link not in links:
+                    links.append(element.link)
+            names = tuple(links) + tuple(world.objects)
+        names = tuple(names)
+        for name in names:
+            if not self._robot.has_link(name) and name not in world.objects:
+                raise SceneError(f"'{name}' is neither a robot link nor an object of the scene")
+        acm = world.acm
+        matrix = np.eye(len(names), dtype=bool)
+        for i, a in enumerate(names):
+            for j in range(i + 1, len(names)):
+                b = names[j]
+                allowed = acm.allowed(a, b) or _touches(world, a, b) or _touches(world, b, a)
+                matrix[i, j] = matrix[j, i] = allowed
+        return names, matrix
+
     def set_padding(self, default_padding_m: float | None = None,
                     link_padding_m: dict[str, float] | None = None) -> None:
         """Change the default and/or per-link padding (metres, >= 0).
@@ -272,6 +361,12 @@ class PlanningScene:
             _check_padding(self._robot, default, links)
             self._world = CollisionWorld(self._robot, self._semantic, self._robot_shapes, world.objects,
                                          world.object_geometry, world.acm, default, links)
+
+
+def _touches(world: CollisionWorld, attached: str, other: str) -> bool:
+    """Whether ``attached`` is an attached object that may touch ``other`` (its link, a touch link)."""
+    obj = world.objects.get(attached)
+    return obj is not None and obj.attached and (other == obj.link or other in obj.touch_links)
 
 
 def _check_padding(robot: RobotModel, default: float, per_link: dict[str, float]) -> None:

@@ -298,10 +298,20 @@ class CollisionWorld:
         on_robot = np.flatnonzero(rows.on_robot)
         in_world = np.flatnonzero(~rows.on_robot)
         # environment: every (robot, world) pair unless the matrix allows the two bodies; the
-        # default entries name links only, so only entries naming an object can allow one
+        # model's entries name links only, so only entries naming an object can allow one,
+        # unless default entries (allowed with everything) are set: then body by body
         special = self.acm.pairs_naming_other_than(self.robot.link_names) if len(in_world) else ()
-        allowed = np.zeros((len(on_robot), len(in_world)), dtype=bool) if special else None
-        if special:
+        by_body = len(in_world) > 0 and self.acm.has_default_entries
+        allowed = np.zeros((len(on_robot), len(in_world)), dtype=bool) if special or by_body else None
+        if by_body:
+            robot_owner = [e.owner for e in rows.entries[on_robot].tolist()]
+            world_owner = [e.owner for e in rows.entries[in_world].tolist()]
+            robot_names, robot_at = np.unique(np.array(robot_owner, dtype=object), return_inverse=True)
+            world_names, world_at = np.unique(np.array(world_owner, dtype=object), return_inverse=True)
+            by_names = np.array([[self.acm.allowed(a, b) for b in world_names.tolist()]
+                                 for a in robot_names.tolist()], dtype=bool).reshape(len(robot_names), len(world_names))
+            allowed[:] = by_names[np.ix_(robot_at.ravel(), world_at.ravel())]
+        elif special:
             robot_position = np.full(len(rows), -1, dtype=np.int64)
             robot_position[on_robot] = np.arange(len(on_robot))
             world_position = np.full(len(rows), -1, dtype=np.int64)
