@@ -524,21 +524,20 @@ def object_updates(current: dict, target: dict) -> list:
 def apply_scene_change(scene, change: SceneChange):
     """Apply a :class:`SceneChange` all or nothing; returns the new world.
 
-    Objects first (one ``scene.apply``: a fault there changes nothing), then padding, joint
-    values and the allowed collision matrix; a fault in those puts the objects, padding and
-    joint values back as they were before raising.
+    Objects first (one ``scene.apply``: a fault there changes nothing), then joint values and
+    the allowed collision matrix (a fault there puts the objects and joint values back as they
+    were before raising), then the padding, which :func:`planning_scene_change` checked by the
+    core's own rules (known links, finite, >= 0) and which therefore cannot fail.
 
     Raises
     ------
     SceneError, RequestError, MeshError, ModelError
         As the core raises them; the scene is then as it was.
     """
-    old_world = scene.world
+    old_objects = scene.world.objects
     old_q = np.array(scene.current_positions, dtype=float)
-    scene.apply(object_updates(old_world.objects, change.objects))
+    scene.apply(object_updates(old_objects, change.objects))
     try:
-        if change.link_padding_m:
-            scene.set_padding(link_padding_m=change.link_padding_m)
         if change.joint_names:
             scene.set_current_positions(change.joint_names, change.positions)
         if change.acm_replace is not None:
@@ -547,11 +546,11 @@ def apply_scene_change(scene, change: SceneChange):
                 raise SceneError("this core cannot set allowed collisions (PlanningScene.set_allowed_collisions)")
             setter(change.acm_entries, change.acm_defaults, replace=change.acm_replace)
     except (CollisionPkgError, ValueError):
-        restore = {link: old_world.link_padding(link) for link in change.link_padding_m}
-        scene.set_padding(old_world.default_padding_m, restore)
         scene.set_current_positions(scene.robot.active_joint_names, old_q)
-        scene.apply(object_updates(scene.world.objects, old_world.objects))
+        scene.apply(object_updates(scene.world.objects, old_objects))
         raise
+    if change.link_padding_m:
+        scene.set_padding(link_padding_m=change.link_padding_m)
     return scene.world
 
 
