@@ -646,3 +646,55 @@ def test_multi_state_stops_at_the_first_invalid_state(panda_checker):
                                                                folded).contacts)
     result, response = answer(panda_checker, GetStateValidityRequest(), joint_states=states[:2])
     assert response.valid and result.message.startswith("state 1 of 2")
+
+
+# ----- the node half without moveit_msgs ---------------------------------------------------------
+@pytest.fixture()
+def make_node():
+    """Bare rclpy nodes in their own context (the bridge's parameter functions need only a node)."""
+    import rclpy
+    from rclpy.node import Node
+    context = rclpy.Context()
+    rclpy.init(context=context)
+    nodes = []
+
+    def make(**overrides):
+        from rclpy.parameter import Parameter
+        node = Node(f"moveit_bridge_{len(nodes)}", context=context,
+                    parameter_overrides=[Parameter(k, value=v) for k, v in overrides.items()])
+        nodes.append(node)
+        return node
+    yield make
+    for node in nodes:
+        node.destroy_node()
+    rclpy.shutdown(context=context)
+
+
+def test_parameters_are_declared_read_and_checked(make_node):
+    from my_collision_pkg.ros.runtime import ConfigurationError
+    node = make_node()
+    mb.declare_moveit_parameters(node)
+    assert mb.read_moveit_parameters(node) == {"moveit_compat": "auto", "moveit_global_names": False,
+                                               "planning_scene_topic": "", "planning_scene_service": ""}
+    node = make_node(moveit_compat="sometimes", planning_scene_topic="/monitored_planning_scene")
+    mb.declare_moveit_parameters(node)
+    with pytest.raises(ConfigurationError, match="moveit_compat.*sometimes"):
+        mb.read_moveit_parameters(node)
+    node = make_node(moveit_compat="false", planning_scene_topic="/monitored_planning_scene")
+    mb.declare_moveit_parameters(node)
+    assert mb.read_moveit_parameters(node)["planning_scene_topic"] == "/monitored_planning_scene"
+
+
+def test_without_moveit_msgs_auto_logs_and_true_refuses(make_node):
+    from my_collision_pkg.ros.runtime import ConfigurationError
+    if mb.import_moveit_msgs() is not None:
+        pytest.skip("moveit_msgs is importable here: the bridge would start (test/nodes/test_moveit_dds.py)")
+    node = make_node()
+    parameters = {"moveit_compat": "auto", "moveit_global_names": False, "planning_scene_topic": "/scene",
+                  "planning_scene_service": ""}
+    assert mb.attach_moveit_bridge(node, parameters) is None
+    assert mb.attach_moveit_bridge(node, dict(parameters, moveit_compat="false")) is None
+    with pytest.raises(ConfigurationError, match="moveit_compat is true.*moveit_msgs"):
+        mb.attach_moveit_bridge(node, dict(parameters, moveit_compat="true"))
+    assert not any("state_validity" in s.srv_name for s in node.services)
+    assert not list(node.subscriptions)
