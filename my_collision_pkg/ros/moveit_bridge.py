@@ -322,9 +322,11 @@ def _apply_world_object(msg, objects: dict, frames: _Frames, warnings: list[str]
                 del objects[k]
             return
         old = objects.get(oid)
-        if old is None or old.attached:
-            raise SceneError(f"cannot remove world object '{oid}': no such world object")
-        del objects[oid]
+        if old is None:
+            warnings.append(f"REMOVE of object '{oid}' ignored: no such world object (MoveIt ignores it too)")
+        elif not old.attached:
+            del objects[oid]
+        # an attached id: MoveIt's own diff of an attach (the world copy goes, the attached one stays)
         return
     if not oid:
         raise SceneError("a collision object needs a non-empty id")
@@ -1021,6 +1023,5 @@ class MoveItBridge:
     def _end_pull(self, warning: str | None) -> None:
         state = self._pull
         state["timer"].cancel()
-        self._node.destroy_timer(state["timer"])
         if warning:
             self._log.warning(warning)

@@ -458,7 +458,11 @@ def _bad_diffs():
     case(["floor", "plane"], world=PlanningSceneWorld([_plane_object()]))
     case(["mug", "nowhere"], world=PlanningSceneWorld([world_object("mug", sphere_primitive(0.1), frame="nowhere")]))
     case(["ghost", "move"], world=PlanningSceneWorld([world_object("ghost", None, op=CollisionObject.MOVE)]))
-    case(["ghost", "remove"], world=PlanningSceneWorld([CollisionObject(id="ghost", operation=CollisionObject.REMOVE)]))
+    broken = world_object("spike", None)
+    broken.meshes = [Mesh(triangles=[MeshTriangle(vertex_indices=[0, 1, 5])],
+                          vertices=[Point(x=0.0), Point(x=1.0), Point(y=1.0)])]
+    broken.mesh_poses = [pose()]
+    case(["spike", "vertex"], world=PlanningSceneWorld([broken]))
     case(["panda_hand", "scale"], link_scale=[LinkScale("panda_hand", 1.5)])
     case(["panda_hand", "padding"], link_padding=[LinkPadding("panda_hand", -0.1)])
     case(["no_such_joint"], robot_state=RobotState(joint_state=joint_state(["no_such_joint"], [0.0]), is_diff=True))
@@ -698,3 +702,37 @@ def test_without_moveit_msgs_auto_logs_and_true_refuses(make_node):
         mb.attach_moveit_bridge(node, dict(parameters, moveit_compat="true"))
     assert not any("state_validity" in s.srv_name for s in node.services)
     assert not list(node.subscriptions)
+
+
+def test_moveits_own_attach_and_detach_diffs(scenes):
+    """move_group's diff of an attach: the attached body (with its geometry) in the robot state and a
+    REMOVE of the world copy; of a detach: a REMOVE in the robot state and the world copy ADDed."""
+    a, b = scenes
+    robot = a.robot
+    mirror(a, diff(world=PlanningSceneWorld([world_object("can", cylinder_primitive(0.03, 0.1), (0.5, 0.2, 0.5))])))
+    T_world_hand = robot.link_transforms(np.array(a.current_positions))[robot.link_index("panda_hand")]
+    T_hand_can = np.linalg.inv(T_world_hand) @ T_of((0.5, 0.2, 0.5))
+    xyz, quat = T_hand_can[:3, 3], _quaternion(T_hand_can)
+    held = world_object("can", cylinder_primitive(0.03, 0.1), xyz, frame="panda_hand", quat=quat)
+    attach = diff(robot_state=RobotState(attached_collision_objects=[
+        AttachedCollisionObject("panda_hand", held, ["panda_leftfinger"])], is_diff=True),
+        world=PlanningSceneWorld([CollisionObject(id="can", operation=CollisionObject.REMOVE)]))
+    change = mirror(a, attach)
+    assert not any("ignored" in w for w in change.warnings)
+    b.apply([AddObject(SceneObject("can", (ObjectShape(Cylinder(0.03, 0.1)),), T_hand_can, "panda_hand",
+                                   ("panda_leftfinger",)))])
+    assert_same_scene(a, b)
+    detach = diff(robot_state=RobotState(attached_collision_objects=[
+        AttachedCollisionObject("panda_hand", CollisionObject(id="can", operation=CollisionObject.REMOVE))],
+        is_diff=True), world=PlanningSceneWorld([world_object("can", cylinder_primitive(0.03, 0.1), (0.5, 0.2, 0.5))]))
+    mirror(a, detach)
+    b.apply([AddObject(SceneObject("can", (ObjectShape(Cylinder(0.03, 0.1)),), T_of((0.5, 0.2, 0.5))))])
+    assert_same_scene(a, b)
+    change = mirror(a, diff(world=PlanningSceneWorld([CollisionObject(id="ghost", operation=CollisionObject.REMOVE)])))
+    assert any("ghost" in w for w in change.warnings)
+    assert_same_scene(a, b, verdicts=False)
+
+
+def _quaternion(T):
+    from my_collision_pkg.core.model.transforms import matrix_to_quaternion
+    return matrix_to_quaternion(T[:3, :3])
