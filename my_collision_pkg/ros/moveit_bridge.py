@@ -474,7 +474,7 @@ def planning_scene_change(msg, scene, *, fixed_frames: dict | None = None, alias
     for co in msg.world.collision_objects:
         _apply_world_object(co, objects, frames, warnings)
     octomap = getattr(getattr(msg.world, "octomap", None), "octomap", None)
-    if octomap is not None and len(getattr(octomap, "data", ())):
+    if octomap is not None and (getattr(octomap, "id", "") or len(getattr(octomap, "data", ()))):
         warnings.append("the octomap (world.octomap) is not mirrored: this package has no octree world object yet")
     known = set(objects)
     for name in [n for e in entries for n in e[:2]] + [d[0] for d in defaults]:
