@@ -27,7 +27,9 @@ from rclpy.context import Context
 from rclpy.executors import SingleThreadedExecutor
 
 from my_collision_pkg.srv import ApplyCollisionObjects, CheckValidity, CheckValidityBatch, ExplainCollision
+from my_collision_pkg.msg import AllowedCollisionDefault, AllowedCollisionEntry
 from my_collision_pkg.srv import CheckMotion, CheckTrajectory, ComputeClearance
+from my_collision_pkg.srv import GetAllowedCollisions, SetAllowedCollisions
 
 from my_collision_pkg.ros.qos import SERVICE_QOS
 
@@ -115,6 +117,10 @@ class ValidatorClient:
                                                   qos_profile=SERVICE_QOS),
             "clearance": self.node.create_client(ComputeClearance, f"{validator}/compute_clearance",
                                                  qos_profile=SERVICE_QOS),
+            "set_allowed": self.node.create_client(SetAllowedCollisions, f"{validator}/set_allowed_collisions",
+                                                   qos_profile=SERVICE_QOS),
+            "get_allowed": self.node.create_client(GetAllowedCollisions, f"{validator}/get_allowed_collisions",
+                                                   qos_profile=SERVICE_QOS),
         }
         self._executor = SingleThreadedExecutor(context=context)
         self._executor.add_node(self.node)
@@ -134,7 +140,7 @@ class ValidatorClient:
 
     def service_name(self, which: str) -> str:
         """The full name of service ``which`` ("check", "batch", "explain", "apply", "motion", "trajectory",
-        "clearance")."""
+        "clearance", "set_allowed", "get_allowed")."""
         return self._clients[which].srv_name
 
     def _check_alive(self, service: str, doing: str) -> None:
@@ -235,6 +241,18 @@ class ValidatorClient:
         request = ComputeClearance.Request(joint_names=list(joint_names), influence_distance=float(influence_distance))
         request.positions = array.array("d", flat.tobytes())
         return self._call("clearance", request, fields)
+
+    def set_allowed_collisions(self, entries=(), defaults=(), *, replace: bool = False) -> SetAllowedCollisions.Response:
+        """Edit the allowed collision matrix: ``entries`` of (name, name, allowed), ``defaults`` of (name, allowed)."""
+        request = SetAllowedCollisions.Request(
+            entries=[AllowedCollisionEntry(name_1=a, name_2=b, allowed=bool(allowed)) for a, b, allowed in entries],
+            defaults=[AllowedCollisionDefault(name=name, allowed=bool(allowed)) for name, allowed in defaults],
+            replace=bool(replace))
+        return self._call("set_allowed", request)
+
+    def get_allowed_collisions(self, names=()) -> GetAllowedCollisions.Response:
+        """The effective matrix over ``names`` (default: every link with geometry and every object)."""
+        return self._call("get_allowed", GetAllowedCollisions.Request(names=list(names)))
 
     def close(self) -> None:
         """Stop spinning, then destroy the node (no callback runs on a destroyed handle), then the context."""

@@ -15,6 +15,7 @@ from sensor_msgs.msg import JointState
 from shape_msgs.msg import SolidPrimitive
 from trajectory_msgs.msg import JointTrajectory
 
+from my_collision_pkg.msg import AllowedCollisionDefault, AllowedCollisionEntry
 from my_collision_pkg.msg import Clearance as ClearanceMsg
 from my_collision_pkg.msg import CollisionObject as CollisionObjectMsg
 from my_collision_pkg.msg import Contact as ContactMsg
@@ -508,3 +509,31 @@ def clearance_msg(clearance: Clearance, influence_distance_m: float, planning_fr
         msg.jacobian = [float(v) for v in clearance.jacobian[r]]
     msg.smooth = bool(clearance.smooth[r])
     return msg
+
+
+# ----- allowed collision matrix --------------------------------------------------------
+def allowed_collision_edits_from_msg(request) -> tuple[list[tuple[str, str, bool]], list[tuple[str, bool]], bool]:
+    """(entries, defaults, replace) of a SetAllowedCollisions request, for
+    ``PlanningScene.set_allowed_collisions`` (which checks the names)."""
+    entries = [(e.name_1, e.name_2, bool(e.allowed)) for e in request.entries]
+    defaults = [(d.name, bool(d.allowed)) for d in request.defaults]
+    return entries, defaults, bool(request.replace)
+
+
+def fill_get_allowed_collisions_response(response, names, matrix: np.ndarray, acm):
+    """A GetAllowedCollisions response: the effective (N, N) matrix over ``names``, and the
+    matrix's explicit and default entries (sorted by name)."""
+    response.success = True
+    response.names = list(names)
+    response.allowed = [bool(v) for v in np.asarray(matrix, dtype=bool).ravel().tolist()]
+    entries = []
+    for pair, allowed in acm.entries().items():
+        a, b = sorted(pair) if len(pair) == 2 else (next(iter(pair)),) * 2
+        entries.append((a, b, allowed))
+    response.entries = [AllowedCollisionEntry(name_1=a, name_2=b, allowed=bool(allowed))
+                        for a, b, allowed in sorted(entries)]
+    response.defaults = [AllowedCollisionDefault(name=name, allowed=bool(allowed))
+                         for name, allowed in sorted(acm.default_entries.items())]
+    response.message = (f"{len(names)} bodies, {len(response.entries)} entries, "
+                        f"{len(response.defaults)} default entries")
+    return response

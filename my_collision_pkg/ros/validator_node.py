@@ -2,7 +2,8 @@
 
 Services (relative to the node): ``~/check_validity``, ``~/check_validity_batch``,
 ``~/explain``, ``~/apply_collision_objects``, ``~/check_motion``,
-``~/check_trajectory``, ``~/compute_clearance``. Topics: ``~/contacts`` (ContactReport),
+``~/check_trajectory``, ``~/compute_clearance``, ``~/set_allowed_collisions``,
+``~/get_allowed_collisions``. Topics: ``~/contacts`` (ContactReport),
 published after every explain, check_motion and check_trajectory (the first-contact state)
 and, with ``monitor_joint_states``, for the current state at ``monitor_rate_hz``;
 ``~/clearance`` (Clearance), with ``monitor_joint_states``, the current state's nearest
@@ -50,6 +51,7 @@ from my_collision_pkg.msg import Clearance as ClearanceMsg
 from my_collision_pkg.msg import ContactReport
 from my_collision_pkg.srv import ApplyCollisionObjects, CheckValidity, CheckValidityBatch, ExplainCollision
 from my_collision_pkg.srv import CheckMotion, CheckTrajectory, ComputeClearance
+from my_collision_pkg.srv import GetAllowedCollisions, SetAllowedCollisions
 
 from my_collision_pkg.ros import conversions
 from my_collision_pkg.core.checks.checker import DEFAULT_CONTACTS_PER_PAIR, DEFAULT_MAX_CONTACTS, MAX_BATCH_CONFIGURATIONS, CollisionChecker
@@ -253,8 +255,10 @@ class CollisionValidatorNode(Node):
         self._serve(CheckTrajectory, "~/check_trajectory", self._on_check_trajectory, big=_big_trajectory)
         self._serve(ComputeClearance, "~/compute_clearance", self._on_compute_clearance, big=_big_clearance)
         # updates one at a time, so scene markers are published in the order the worlds were made
-        self._serve(ApplyCollisionObjects, "~/apply_collision_objects", self._on_apply,
-                    MutuallyExclusiveCallbackGroup(), big=_big_apply)
+        updates = MutuallyExclusiveCallbackGroup()
+        self._serve(ApplyCollisionObjects, "~/apply_collision_objects", self._on_apply, updates, big=_big_apply)
+        self._serve(SetAllowedCollisions, "~/set_allowed_collisions", self._on_set_allowed, updates)
+        self._serve(GetAllowedCollisions, "~/get_allowed_collisions", self._on_get_allowed)
         if p["monitor_joint_states"]:
             self._clearance = self.create_publisher(ClearanceMsg, "~/clearance", REPORT_QOS)
             monitor = MutuallyExclusiveCallbackGroup()
@@ -437,6 +441,27 @@ class CollisionValidatorNode(Node):
             self.get_logger().warning(f"apply_collision_objects: {'; '.join(warnings)}")
         self._publish_scene_objects(world)
         return response
+
+    def _on_set_allowed(self, request: SetAllowedCollisions.Request, response: SetAllowedCollisions.Response):
+        entries, defaults, replace = conversions.allowed_collision_edits_from_msg(request)
+        try:
+            self.scene.set_allowed_collisions(entries, defaults, replace=replace)
+        except CollisionPkgError as exc:
+            response.success, response.message = False, f"matrix unchanged: {exc}"
+            return response
+        response.success = True
+        response.message = (f"{'replaced the run-time matrix with' if replace else 'set'} {len(entries)} entries and "
+                            f"{len(defaults)} default entries")
+        return response
+
+    def _on_get_allowed(self, request: GetAllowedCollisions.Request, response: GetAllowedCollisions.Response):
+        world = self.scene.world
+        try:
+            names, matrix = self.scene.allowed_collisions(list(request.names), world=world)
+        except CollisionPkgError as exc:
+            response.success, response.message = False, str(exc)
+            return response
+        return conversions.fill_get_allowed_collisions_response(response, names, matrix, world.acm)
 
     def _publish_scene_objects(self, world) -> None:
         self._scene_objects.publish(scene_objects_marker_array(world, world.robot.root_link,

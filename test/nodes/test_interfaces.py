@@ -20,7 +20,7 @@ from rclpy.executors import SingleThreadedExecutor
 from rclpy.node import Node
 from sensor_msgs.msg import JointState
 
-from my_collision_pkg.msg import (Clearance, CollisionObject, Contact, ContactInterval, ContactList, ContactReport,
+from my_collision_pkg.msg import (AllowedCollisionDefault, AllowedCollisionEntry, Clearance, CollisionObject, Contact, ContactInterval, ContactList, ContactReport,
                                   ContactSurface)
 from my_collision_pkg.srv import (
     ApplyCollisionObjects,
@@ -30,6 +30,8 @@ from my_collision_pkg.srv import (
     CheckValidityBatch,
     ComputeClearance,
     ExplainCollision,
+    GetAllowedCollisions,
+    SetAllowedCollisions,
 )
 
 ROUND_TRIP_TIMEOUT_S = 10.0
@@ -153,6 +155,35 @@ CHECK_REQUEST_FIELDS = {
             'jacobian': 'sequence<double>',
             'smooth': 'boolean',
         }, id='Clearance'),
+        pytest.param(SetAllowedCollisions.Request, {
+            'entries': 'sequence<my_collision_pkg/AllowedCollisionEntry>',
+            'defaults': 'sequence<my_collision_pkg/AllowedCollisionDefault>',
+            'replace': 'boolean',
+        }, id='SetAllowedCollisions.Request'),
+        pytest.param(SetAllowedCollisions.Response, {
+            'success': 'boolean',
+            'message': 'string',
+        }, id='SetAllowedCollisions.Response'),
+        pytest.param(GetAllowedCollisions.Request, {
+            'names': 'sequence<string>',
+        }, id='GetAllowedCollisions.Request'),
+        pytest.param(GetAllowedCollisions.Response, {
+            'success': 'boolean',
+            'message': 'string',
+            'names': 'sequence<string>',
+            'allowed': 'sequence<boolean>',
+            'entries': 'sequence<my_collision_pkg/AllowedCollisionEntry>',
+            'defaults': 'sequence<my_collision_pkg/AllowedCollisionDefault>',
+        }, id='GetAllowedCollisions.Response'),
+        pytest.param(AllowedCollisionEntry, {
+            'name_1': 'string',
+            'name_2': 'string',
+            'allowed': 'boolean',
+        }, id='AllowedCollisionEntry'),
+        pytest.param(AllowedCollisionDefault, {
+            'name': 'string',
+            'allowed': 'boolean',
+        }, id='AllowedCollisionDefault'),
         pytest.param(ContactSurface, {
             'body_names': 'string[2]',
             'shape_ids': 'int32[2]',

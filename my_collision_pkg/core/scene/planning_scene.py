@@ -312,19 +312,20 @@ class PlanningScene:
             self._world = world.with_acm(world.acm.with_entries(checked, checked_defaults, replace=replace))
             return self._world
 
-    def allowed_collisions(self, names=()) -> tuple[tuple[str, ...], np.ndarray]:
+    def allowed_collisions(self, names=(), *, world: CollisionWorld | None = None) -> tuple[tuple[str, ...], np.ndarray]:
         """The effective allowed collision matrix over ``names`` (default: every robot link with
         collision geometry, then every object id): (names, (N, N) bool), ``[i, j]`` true when
         bodies i and j may touch. It is what the checks follow: the matrix's entries and
         defaults, and an attached object's own link and touch links; the diagonal is true
-        (a body is never checked against itself).
+        (a body is never checked against itself). ``world``: that snapshot instead of the
+        current one.
 
         Raises
         ------
         SceneError
             Naming the first name that is neither a robot link nor an object.
         """
-        world = self._world
+        world = self._world if world is None else world
         if not names:
             links = []
             for element in self._robot.collision_elements:
