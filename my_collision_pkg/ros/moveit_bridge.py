@@ -949,7 +949,7 @@ class MoveItBridge:
     def _answer(self, request, response, joint_states=None):
         result = evaluate_state_validity(self._node.checker, request, fixed_frames=self._fixed_frames,
                                          aliases=self.aliases, joint_states=joint_states)
-        if result.status == Status.INVALID_REQUEST or (not result.valid and "not evaluated" in result.message):
+        if result.status == Status.INVALID_REQUEST or any(math.isnan(d) for _, d in result.constraint_results):
             self._log.warning(f"check_state_validity: {result.message}")
         stamp = self._node.get_clock().now().to_msg()
         return fill_state_validity_response(response, result, contact_type=self._msg.ContactInformation,
