@@ -47,6 +47,7 @@ from dataclasses import dataclass, field
 from types import SimpleNamespace
 
 import numpy as np
+from geometry_msgs.msg import Pose
 
 from my_collision_pkg.core.checks.request import CheckRequest
 from my_collision_pkg.core.checks.results import Contact, Status
@@ -55,13 +56,15 @@ from my_collision_pkg.core.geometry.shape_geometry import build_shape
 from my_collision_pkg.core.model.shapes import TriangleMesh
 from my_collision_pkg.core.scene.objects import (AddObject, MoveObject, ObjectShape, RemoveObject, SceneObject,
                                                  check_object_transform)
-from my_collision_pkg.ros.conversions import _mesh_spec, _primitive_spec, point_msg, pose_to_transform, vector_msg
+from my_collision_pkg.msg import CollisionObject as OwnCollisionObject
+from my_collision_pkg.ros.conversions import collision_object_to_updates, point_msg, pose_to_transform, vector_msg
 
 # CollisionObject.operation (moveit_msgs/msg/CollisionObject.msg)
 ADD, REMOVE, APPEND, MOVE = 0, 1, 2, 3
 _OPERATIONS = {ADD: "ADD", REMOVE: "REMOVE", APPEND: "APPEND", MOVE: "MOVE"}
 # MoveIt reserves this id for the octomap (collision_detection::OCTOMAP_NS)
 OCTOMAP_ID = "<octomap>"
+OWN_ADD = OwnCollisionObject.ADD     # this package's CollisionObject, read by conversions
 # A link scale this close to 1 is taken as 1 (MoveIt's own messages carry exactly 1.0).
 LINK_SCALE_TOLERANCE = 1e-9
 # MoveIt's JointConstraint bound slack (2 machine epsilons, kinematic_constraint.cpp).
@@ -209,8 +212,11 @@ def _with_values(robot, q: np.ndarray, names, values) -> np.ndarray:
     return q
 
 
-def _shapes_of(msg, what: str, warnings: list[str]) -> tuple[ObjectShape, ...]:
-    """The shapes of a moveit CollisionObject (poses in the object frame).
+def _shapes_of(msg, robot, what: str, warnings: list[str]) -> tuple[ObjectShape, ...]:
+    """The shapes of a moveit CollisionObject (poses in the object frame); () when it has none.
+
+    Primitives and meshes are read as this package's own ``ApplyCollisionObjects`` reads them
+    (``conversions.collision_object_to_updates`` of the same fields in the object frame).
 
     Raises
     ------
@@ -226,15 +232,13 @@ def _shapes_of(msg, what: str, warnings: list[str]) -> tuple[ObjectShape, ...]:
     if len(msg.subframe_names) != len(msg.subframe_poses):
         raise SceneError(f"{what}: {len(msg.subframe_names)} subframe_names but {len(msg.subframe_poses)} "
                          "subframe_poses")
-    shapes = []
-    for k, (primitive, pose) in enumerate(zip(msg.primitives, msg.primitive_poses)):
-        where = f"{what} primitive {k}"
-        shapes.append(ObjectShape(_primitive_spec(primitive, where), pose_to_transform(pose, f"{where} pose",
-                                                                                      warnings)))
-    for k, (mesh, pose) in enumerate(zip(msg.meshes, msg.mesh_poses)):
-        where = f"{what} mesh {k}"
-        shapes.append(ObjectShape(_mesh_spec(mesh, where), pose_to_transform(pose, f"{where} pose", warnings)))
-    return tuple(shapes)
+    if not (len(msg.primitives) or len(msg.meshes)):
+        return ()
+    in_object_frame = SimpleNamespace(header=SimpleNamespace(frame_id=""), pose=Pose(), id=msg.id, operation=OWN_ADD,
+                                      primitives=msg.primitives, primitive_poses=msg.primitive_poses,
+                                      meshes=msg.meshes, mesh_poses=msg.mesh_poses, touch_links=())
+    (update,) = collision_object_to_updates(in_object_frame, robot, warnings)
+    return tuple(update.object.shapes)
 
 
 def _has_geometry(msg) -> bool:
@@ -277,7 +281,7 @@ def _apply_attached(aco, objects: dict, frames: _Frames, warnings: list[str]) ->
             shapes = in_world.shapes
             T_link_object = np.linalg.inv(T_world_link) @ in_world.T_frame_object
         else:
-            shapes = _shapes_of(obj_msg, what, warnings)
+            shapes = _shapes_of(obj_msg, robot, what, warnings)
             if not shapes:
                 raise SceneError(f"{what} has no primitives and no meshes")
             T_header_object = pose_to_transform(obj_msg.pose, f"{what} pose", warnings)
@@ -345,7 +349,7 @@ def _apply_world_object(msg, objects: dict, frames: _Frames, warnings: list[str]
     if op not in (ADD, APPEND):
         raise SceneError(f"{what}: unsupported operation {op!r} (ADD=0, REMOVE=1, APPEND=2, MOVE=3)")
     T_world_header = frames(msg.header.frame_id, what)
-    shapes = _shapes_of(msg, what, warnings)
+    shapes = _shapes_of(msg, frames.robot, what, warnings)
     if not shapes:
         raise SceneError(f"{what} has no primitives and no meshes")
     T = _object_transform(T_world_header @ pose_to_transform(msg.pose, f"{what} pose", warnings), f"{what} pose")
@@ -613,7 +617,7 @@ def _state_objects(robot_state, world, frames: _Frames, warnings: list[str]) -> 
             raise SceneError(f"{what}: the scene has a world object of that id; give the attached copy another id")
         if not _has_geometry(obj_msg):
             raise SceneError(f"{what}: no geometry (a robot state's attached objects carry their shapes)")
-        shapes = _shapes_of(obj_msg, what, warnings)
+        shapes = _shapes_of(obj_msg, robot, what, warnings)
         T_link_object = (np.linalg.inv(frames.link(aco.link_name)) @ frames(obj_msg.header.frame_id, what)
                          @ pose_to_transform(obj_msg.pose, f"{what} pose", warnings))
         objects.pop(oid, None)
