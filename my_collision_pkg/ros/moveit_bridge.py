@@ -797,6 +797,50 @@ def fill_state_validity_response(response, result: StateValidity, *, contact_typ
     return response
 
 
+class SceneMirror:
+    """Applies PlanningScene messages to a scene one at a time, all or nothing, keeping the fixed frames.
+
+    Parameters
+    ----------
+    scene : PlanningScene
+    aliases : sequence of str
+        MoveIt's names of the planning frame (:func:`planning_frame_aliases`).
+    warn : callable
+        ``warn(line)`` for each refusal (one line naming the fault) and each warning.
+    on_change : callable, optional
+        ``on_change(world)`` after a message was applied.
+    """
+
+    def __init__(self, scene, aliases=(), *, warn, on_change=None) -> None:
+        self._scene = scene
+        self.aliases = tuple(aliases)
+        self._warn = warn
+        self._on_change = on_change
+        self._lock = threading.Lock()
+        self.fixed_frames: dict = {}
+        self.applied = 0
+        self.refused = 0
+
+    def apply(self, msg, source: str) -> bool:
+        """Apply one message; True if applied, else one warning line and the scene unchanged."""
+        with self._lock:
+            try:
+                change = planning_scene_change(msg, self._scene, fixed_frames=self.fixed_frames, aliases=self.aliases)
+                world = apply_scene_change(self._scene, change)
+            except CollisionPkgError as exc:
+                self.refused += 1
+                self._warn(f"{source}: planning scene {'diff' if msg.is_diff else 'message'} refused, scene "
+                           f"unchanged: {exc}")
+                return False
+            self.fixed_frames = change.fixed_frames
+            self.applied += 1
+        for warning in change.warnings:
+            self._warn(f"{source}: {warning}")
+        if self._on_change is not None:
+            self._on_change(world)
+        return True
+
+
 # ===== the node half ===========================================================================
 COMPAT_CHOICES = ("auto", "true", "false")
 SERVICE_NAME = "check_state_validity"
@@ -918,10 +962,8 @@ class MoveItBridge:
         robot = node.scene.robot
         self.aliases = planning_frame_aliases(_srdf_text(node), robot.root_link)
         self.planning_frame = self.aliases[0] if self.aliases else robot.root_link
-        self._fixed_frames: dict = {}
-        self._mirror_lock = threading.Lock()
-        self.applied = 0            # scene messages applied
-        self.refused = 0
+        self.mirror = SceneMirror(node.scene, self.aliases, warn=self._log.warning,
+                                  on_change=getattr(node, "_publish_scene_objects", None))   # ~/scene_objects
         prefix = "/" if parameters["moveit_global_names"] else "~/"
         guard = node.callback_guard
         checks = ReentrantCallbackGroup()
@@ -951,7 +993,7 @@ class MoveItBridge:
 
     # ----- GetStateValidity ---------------------------------------------------------------
     def _answer(self, request, response, joint_states=None):
-        result = evaluate_state_validity(self._node.checker, request, fixed_frames=self._fixed_frames,
+        result = evaluate_state_validity(self._node.checker, request, fixed_frames=self.mirror.fixed_frames,
                                          aliases=self.aliases, joint_states=joint_states)
         if result.status == Status.INVALID_REQUEST or any(math.isnan(d) for _, d in result.constraint_results):
             self._log.warning(f"check_state_validity: {result.message}")
@@ -967,29 +1009,8 @@ class MoveItBridge:
         return self._answer(request, response, joint_states=list(request.joint_states))
 
     # ----- the mirror ---------------------------------------------------------------------
-    def apply_planning_scene(self, msg, source: str) -> bool:
-        """Apply one PlanningScene message all or nothing; one log line if refused. True if applied."""
-        node = self._node
-        with self._mirror_lock:
-            try:
-                change = planning_scene_change(msg, node.scene, fixed_frames=self._fixed_frames, aliases=self.aliases)
-                world = apply_scene_change(node.scene, change)
-            except CollisionPkgError as exc:
-                self.refused += 1
-                self._log.warning(f"{source}: planning scene {'diff' if msg.is_diff else 'message'} refused, scene "
-                                  f"unchanged: {exc}")
-                return False
-            self._fixed_frames = change.fixed_frames
-            self.applied += 1
-        for warning in change.warnings:
-            self._log.warning(f"{source}: {warning}", throttle_duration_sec=5.0)
-        publish = getattr(node, "_publish_scene_objects", None)     # the node's ~/scene_objects markers
-        if publish is not None:
-            publish(world)
-        return True
-
     def _on_planning_scene(self, msg) -> None:
-        self.apply_planning_scene(msg, self.topic)
+        self.mirror.apply(msg, self.topic)
 
     def _start_pull(self, service: str, group) -> None:
         client = self._node.create_client(self._srv.GetPlanningScene, service, callback_group=group)
@@ -1019,7 +1040,7 @@ class MoveItBridge:
                 self._end_pull(f"{state['service']} failed: {exc}")
                 return
             self._end_pull(None)
-            self.apply_planning_scene(future.result().scene, state["service"])
+            self.mirror.apply(future.result().scene, state["service"])
         elif state["waited"] >= PULL_TIMEOUT_S:
             future.cancel()
             self._end_pull(f"{state['service']} did not answer within {PULL_TIMEOUT_S:g} s: no start-up scene")

@@ -70,7 +70,8 @@ class Caller:
         self.executor.add_node(self.node)
         qos = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
         self.scene = self.node.create_publisher(moveit_msg.PlanningScene, TOPIC, qos)
-        self.validity = self.node.create_client(moveit_srv.GetStateValidity, "/collision_validator/check_state_validity")
+        self.validity = self.node.create_client(moveit_srv.GetStateValidity,
+                                                "/collision_validator/check_state_validity")
         self.check = self.node.create_client(CheckValidity, "/collision_validator/check_validity")
         self.explain = self.node.create_client(ExplainCollision, "/collision_validator/explain")
 

@@ -451,8 +451,8 @@ def _bad_diffs():
     def case(words, **fields):
         msg = diff(**fields)
         msg.world.collision_objects.insert(0, good)
-        msg.robot_state.joint_state = joint_state(["panda_joint1"], [0.4]) if not len(msg.robot_state.joint_state.name) \
-            else msg.robot_state.joint_state
+        if not len(msg.robot_state.joint_state.name):
+            msg.robot_state.joint_state = joint_state(["panda_joint1"], [0.4])
         cases.append(pytest.param(msg, words, id=words[0]))
 
     case(["floor", "plane"], world=PlanningSceneWorld([_plane_object()]))
@@ -737,3 +737,24 @@ def test_moveits_own_attach_and_detach_diffs(scenes):
 def _quaternion(T):
     from my_collision_pkg.core.model.transforms import matrix_to_quaternion
     return matrix_to_quaternion(T[:3, :3])
+
+
+def test_the_mirror_logs_one_line_per_refused_message_and_keeps_fixed_frames():
+    scene = make_scene()
+    lines, worlds = [], []
+    mirror_ = mb.SceneMirror(scene, ("world",), warn=lines.append, on_change=worlds.append)
+    shelf = TransformStamped()
+    shelf.header.frame_id, shelf.child_frame_id = "world", "shelf"
+    shelf.transform.rotation.w = 1.0
+    shelf.transform.translation.z = 0.5
+    assert mirror_.apply(diff(fixed_frame_transforms=[shelf]), "/scene")
+    assert set(mirror_.fixed_frames) == {"shelf"} and len(worlds) == 1 and not lines
+    world = scene.world
+    assert not mirror_.apply(diff(world=PlanningSceneWorld([_plane_object()])), "/scene")
+    assert len(lines) == 1 and "floor" in lines[0] and "unchanged" in lines[0] and "\n" not in lines[0]
+    assert scene.world is world and len(worlds) == 1
+    # a later diff still finds the fixed frame of the first one
+    assert mirror_.apply(diff(world=PlanningSceneWorld([world_object("mug", sphere_primitive(0.05), frame="shelf")])),
+                         "/scene")
+    np.testing.assert_allclose(scene.world.objects["mug"].T_frame_object, T_of((0.0, 0.0, 0.5)))
+    assert (mirror_.applied, mirror_.refused) == (2, 1)
