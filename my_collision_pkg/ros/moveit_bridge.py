@@ -856,9 +856,10 @@ def declare_moveit_parameters(node) -> None:
     """Declare the bridge's parameters on ``node`` (read-only)."""
     from rcl_interfaces.msg import ParameterDescriptor, ParameterType
     s = ParameterType.PARAMETER_STRING
+    # dynamic typing: ``moveit_compat:=true`` on a command line arrives as a bool
     node.declare_parameter("moveit_compat", "auto", ParameterDescriptor(
-        description="MoveIt bridge: auto (on when moveit_msgs imports), true (required), false (off)", type=s,
-        read_only=True))
+        description="MoveIt bridge: auto (on when moveit_msgs imports), true (required), false (off)",
+        dynamic_typing=True, read_only=True))
     node.declare_parameter("moveit_global_names", False, ParameterDescriptor(
         description="serve /check_state_validity instead of ~/check_state_validity (move_group owns the global name)",
         dynamic_typing=True, read_only=True))
@@ -880,7 +881,9 @@ def read_moveit_parameters(node) -> dict:
     """
     from my_collision_pkg.ros.runtime import ConfigurationError, check_bool
     compat = node.get_parameter("moveit_compat").value
-    if compat not in COMPAT_CHOICES:
+    if isinstance(compat, bool):
+        compat = "true" if compat else "false"
+    if not isinstance(compat, str) or compat not in COMPAT_CHOICES:
         raise ConfigurationError(f"parameter 'moveit_compat' must be one of {', '.join(COMPAT_CHOICES)}, "
                                  f"got {compat!r}")
     p = {"moveit_compat": compat,

@@ -688,6 +688,16 @@ def test_parameters_are_declared_read_and_checked(make_node):
     node = make_node(moveit_compat="false", planning_scene_topic="/monitored_planning_scene")
     mb.declare_moveit_parameters(node)
     assert mb.read_moveit_parameters(node)["planning_scene_topic"] == "/monitored_planning_scene"
+    # ``-p moveit_compat:=true`` arrives as a bool, and a number is refused by name
+    for given, read in ((True, "true"), (False, "false")):
+        node = make_node(moveit_compat=given, moveit_global_names=True)
+        mb.declare_moveit_parameters(node)
+        p = mb.read_moveit_parameters(node)
+        assert p["moveit_compat"] == read and p["moveit_global_names"] is True
+    node = make_node(moveit_compat=2)
+    mb.declare_moveit_parameters(node)
+    with pytest.raises(ConfigurationError, match="moveit_compat"):
+        mb.read_moveit_parameters(node)
 
 
 def test_without_moveit_msgs_auto_logs_and_true_refuses(make_node):
