@@ -8,6 +8,8 @@ run). Per edge and per method, ``CollisionChecker.check_motion`` is timed (best 
 ``--rounds``, the methods interleaved per edge so machine noise falls on all alike):
 
 - certified (conservative advancement, tolerance 1e-4 m);
+- certified without clearance tracking (``motion.TRACK_CLEARANCE`` off: what the smallest
+  certified clearance of a valid motion costs is the difference of the two);
 - discrete at 0.01 rad and at 0.05 rad (MoveIt-like) through the batch predicate.
 
 Printed: milliseconds per edge (median, p90), the number of edges each calls invalid,
@@ -28,6 +30,7 @@ import time
 import numpy as np
 from _edges import valid_edges
 
+from my_collision_pkg.core.checks import motion
 from my_collision_pkg.core.checks.checker import CollisionChecker
 from my_collision_pkg.core.scene.loading import load_scene, panda_paths
 from my_collision_pkg.core.checks.results import DEFAULT_TOUCH_TOLERANCE_M, MotionMode
@@ -64,6 +67,7 @@ def main() -> None:
     names = scene.robot.active_joint_names
     edges = valid_edges(checker, args.edges, EDGE_SEED)
     methods = {"certified": dict(),
+               "certified untracked": dict(),
                "discrete 0.01 rad": dict(mode=MotionMode.DISCRETE, max_step=0.01),
                "discrete 0.05 rad": dict(mode=MotionMode.DISCRETE, max_step=0.05)}
     checker.check_motion(names, *edges[0])                 # compile and warm up
@@ -72,12 +76,14 @@ def main() -> None:
     for q0, q1 in edges:
         for m, options in methods.items():
             best = np.inf
+            motion.TRACK_CLEARANCE = m != "certified untracked"
             for _ in range(args.rounds):
                 start = time.perf_counter()
                 result = checker.check_motion(names, q0, q1, **options)
                 best = min(best, time.perf_counter() - start)
             times[m].append(best * 1e3)
             results[m].append(result)
+    motion.TRACK_CLEARANCE = True
     reference = [checker.check_motion(names, q0, q1, mode=MotionMode.DISCRETE, max_step=args.reference_step)
                  for q0, q1 in edges]
     print(f"Panda + panda_world.yaml, {len(edges)} edges between valid configurations; "
@@ -87,12 +93,21 @@ def main() -> None:
         missed = sum(1 for r, ref in zip(results[m], reference) if r.valid and not ref.valid)
         later = sum(1 for r, ref in zip(results[m], reference)
                     if not r.valid and not ref.valid and r.cc_time > ref.cc_time + 1e-12)
-        later_text = f"{later:>6d}" if m == "certified" else f"{'-':>6}"   # a sample lands after the contact
+        later_text = f"{later:>6d}" if m.startswith("certified") else f"{'-':>6}"   # a sample lands after the contact
         print(f"{m:<20} {np.median(times[m]):>10.2f} {np.percentile(times[m], 90):>8.2f} "
               f"{sum(not r.valid for r in results[m]):>8d} {missed:>7d} {later_text}")
     base = np.median(times["discrete 0.01 rad"])
     print(f"median ratio certified / discrete 0.01 rad: {np.median(times['certified']) / base:.2f}; "
           f"certified / discrete 0.05 rad: {np.median(times['certified']) / np.median(times['discrete 0.05 rad']):.2f}")
+    tracked, untracked = np.array(times["certified"]), np.array(times["certified untracked"])
+    valid = np.array([r.valid for r in results["certified"]])
+    print(f"clearance tracking, certified: median {np.median(tracked):.3f} vs {np.median(untracked):.3f} ms "
+          f"untracked (x{np.median(tracked) / np.median(untracked):.3f}), p90 {np.percentile(tracked, 90):.3f} vs "
+          f"{np.percentile(untracked, 90):.3f} ms; per edge, median of tracked / untracked "
+          f"{np.median(tracked / untracked):.3f} (valid edges {np.median(tracked[valid] / untracked[valid]):.3f}, "
+          f"median extra {np.median(tracked[valid] - untracked[valid]) * 1e3:.1f} us)")
+    verdicts = sum(r.valid != u.valid for r, u in zip(results["certified"], results["certified untracked"]))
+    print(f"verdicts that differ tracked vs untracked: {verdicts}")
     only = [(k, r) for k, (r, ref) in enumerate(zip(results["certified"], reference)) if not r.valid and ref.valid]
     both = sum(1 for r, ref in zip(results["certified"], reference) if not r.valid and not ref.valid)
     neither = sum(1 for r, ref in zip(results["certified"], reference) if r.valid and ref.valid)

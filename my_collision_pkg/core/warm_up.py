@@ -144,6 +144,10 @@ def _exercise(checker: CollisionChecker, names, clear: np.ndarray, inside: np.nd
     checker.check_motion(names, clear, clear + 1e-3, mode=int(MotionMode.CERTIFIED), world=world)   # no contact
     checker.check_motion(names, clear, inside, mode=MotionMode.DISCRETE, max_step=0.05, world=world)
     points = np.stack([clear, 0.5 * (clear + inside), inside])
+    for influence_m in (0.05, 0.5):             # clearance: near, penetrating and far pairs, meshes and hulls
+        checker.clearance(names, points, influence_m, world=world)
+    checker.clearance(world.robot.active_joint_names, scene.current_positions, 0.3, max_rows_per_configuration=1,
+                      world=world)          # the ~/clearance monitor's call
     times_s = np.array([0.0, 0.5, 1.0])
     for mode, step, stop in ((MotionMode.CERTIFIED, 0.0, True), (MotionMode.DISCRETE, 0.05, False)):
         result = checker.check_trajectory(names, points, times_s, mode=mode, max_step=step,
@@ -216,6 +220,7 @@ def warm_up_services(checker: CollisionChecker | None = None, *,
         explanation = checker.explain(names, np.array(a), world=world)
         if explanation.contacts:
             explanation_surfaces(world, explanation)
+        checker.clearance(names, np.stack([a, b]), 0.3, world=world)
 
     def motions() -> None:
         checker.check_motion(names, a, b, mode=MotionMode.CERTIFIED, world=world)

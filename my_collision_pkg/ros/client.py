@@ -31,6 +31,7 @@ from my_collision_pkg.msg import AllowedCollisionDefault, AllowedCollisionEntry
 from my_collision_pkg.srv import CheckMotion, CheckTrajectory, ComputeClearance
 from my_collision_pkg.srv import GetAllowedCollisions, SetAllowedCollisions
 
+from my_collision_pkg.ros.conversions import collector_paused
 from my_collision_pkg.ros.qos import SERVICE_QOS
 
 DEFAULT_TIMEOUT_S = 10.0
@@ -236,11 +237,15 @@ class ValidatorClient:
         (``max_rows_per_configuration``, ``compute_jacobians``, ``group_name``, padding switches).
 
         ``conversions.clearance_from_response(response)`` gives the rows as numpy arrays.
+        Python's cyclic garbage collector is paused while the call waits (the answer's
+        hundreds of thousands of Point messages are made by the executor thread, and
+        collections walking them cost more than the transport; the messages hold no cycles).
         """
         flat = np.ascontiguousarray(positions_rows, dtype=float).ravel()
         request = ComputeClearance.Request(joint_names=list(joint_names), influence_distance=float(influence_distance))
         request.positions = array.array("d", flat.tobytes())
-        return self._call("clearance", request, fields)
+        with collector_paused():
+            return self._call("clearance", request, fields)
 
     def set_allowed_collisions(self, entries=(), defaults=(), *, replace: bool = False) -> SetAllowedCollisions.Response:
         """Edit the allowed collision matrix: ``entries`` of (name, name, allowed), ``defaults`` of (name, allowed)."""

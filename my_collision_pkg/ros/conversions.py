@@ -8,6 +8,8 @@ the marker modules too.
 from __future__ import annotations
 
 import array
+import contextlib
+import gc
 
 import numpy as np
 from geometry_msgs.msg import Point, Pose, Vector3
@@ -24,7 +26,7 @@ from my_collision_pkg.msg import ContactList as ContactListMsg
 from my_collision_pkg.msg import ContactReport
 from my_collision_pkg.msg import ContactSurface as ContactSurfaceMsg
 
-from my_collision_pkg.core.checks.clearance import Clearance
+from my_collision_pkg.core.checks.results import Clearance
 from my_collision_pkg.core.checks.request import CheckRequest
 from my_collision_pkg.core.checks.contact_list import NS_PER_S, ContactInterval, ContactList, seconds_from_ns
 from my_collision_pkg.core.checks.results import Contact, Explanation, Status
@@ -310,6 +312,9 @@ def fill_check_motion_response(response, result: MotionResult, stamp=None):
     response.cc_time = float(result.cc_time)
     response.contacts = [contact_to_msg(c) for c in result.contacts]
     response.state = joint_state_msg(result.joint_names, result.positions, stamp)
+    response.min_clearance = float(result.min_clearance_m)
+    response.min_clearance_time = float(result.min_clearance_time)
+    response.min_clearance_bodies = [str(name) for name in result.min_clearance_bodies]
     return response
 
 
@@ -436,12 +441,34 @@ def _float64s(values) -> array.array:
     return array.array("d", np.ascontiguousarray(values, dtype=np.float64).ravel().tobytes())
 
 
+@contextlib.contextmanager
+def collector_paused():
+    """Python's cyclic garbage collector off while a block makes many small objects, on again after.
+
+    Building a response's hundreds of thousands of Point messages triggers collection after
+    collection, each walking every object made so far: measured 0.86-1.13 s against
+    0.19-0.20 s without them for 42 151 clearance rows. The messages hold no cycles.
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
 def fill_compute_clearance_response(response, clearance: Clearance):
     """Copy a :class:`core.checks.clearance.Clearance` into a ComputeClearance response (flat arrays).
 
     Per-row pairs (bodies, types, shape ids, points) are flattened row-major: entries 2r
     and 2r+1 belong to row r; ``jacobian`` is R x J row-major.
     """
+    with collector_paused():
+        return _fill_compute_clearance_response(response, clearance)
+
+
+def _fill_compute_clearance_response(response, clearance: Clearance):
     response.status = int(clearance.status)
     response.message = clearance.message
     response.jacobian_joint_names = list(clearance.jacobian_joint_names)

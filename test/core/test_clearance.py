@@ -241,3 +241,37 @@ def test_request_object_and_world_snapshot():
     assert ("ball", "wall") not in set(map(tuple, new.body_names))
     with pytest.raises(TypeError):
         checker.clearance(["slide_x"], [0.6], 0.3, request=CheckRequest(), group_name="x")
+
+
+def test_witness_check_kernel_against_every_triangle():
+    """project_onto_meshes (packed trees of two meshes) against the nearest point over every triangle."""
+    import trimesh
+
+    from my_collision_pkg.core.kernels.mesh_queries import MeshTree, closest_on_triangle, closest_point_on_triangles
+    from my_collision_pkg.core.kernels.witness_check import pack_meshes, project_onto_meshes
+    meshes = [trimesh.creation.icosphere(2, 0.1), trimesh.creation.box((0.3, 0.1, 0.2))]
+    triangles = [np.ascontiguousarray(np.asarray(m.vertices)[m.faces]) for m in meshes]
+    trees = [MeshTree.of(m.vertices, m.faces) for m in meshes]
+    packed = pack_meshes(trees, triangles)
+    rng = np.random.default_rng(3)
+    k = 200
+    mesh = rng.integers(0, 2, k).astype(np.int64)
+    T = np.stack([make_transform(None, rng.normal(size=3)) for _ in range(k)])
+    for i in range(k):
+        T[i, :3, :3] = np.linalg.qr(rng.normal(size=(3, 3)))[0]
+    local = rng.normal(scale=0.15, size=(k, 3))
+    # half the points exactly on a triangle (its centroid): distance zero there
+    on = rng.random(k) < 0.5
+    for i in np.flatnonzero(on):
+        local[i] = triangles[mesh[i]][rng.integers(len(triangles[mesh[i]]))].mean(axis=0)
+    points = np.einsum("kij,kj->ki", T[:, :3, :3], local) + T[:, :3, 3]
+    d2, tri = np.empty(k), np.empty(k, dtype=np.int64)
+    project_onto_meshes(points, T, mesh, *packed, d2, tri)
+    for i in range(k):
+        nearest, t = closest_point_on_triangles(local[i], triangles[mesh[i]])
+        assert d2[i] == pytest.approx(np.sum((nearest - local[i]) ** 2), abs=1e-15)
+        # the triangle returned is one at that distance (ties: any of them)
+        on_triangle = np.empty(3)
+        closest_on_triangle(local[i], triangles[mesh[i]], int(tri[i]), on_triangle)
+        assert np.sum((on_triangle - local[i]) ** 2) == pytest.approx(d2[i], abs=1e-15)
+    assert np.all(d2[on] < 1e-24)

@@ -71,6 +71,10 @@ for mode, step in ((int(MotionMode.CERTIFIED), 0.0), (int(MotionMode.DISCRETE), 
         result = checker.check_trajectory(arm, points, times_s, mode=mode, max_step=step, stop_at_first_contact=stop,
                                           request=request)
         interval_sweeps(checker, arm, points, times_s, result.contact_lists)
+for influence in (0.05, 0.5):
+    checker.clearance(arm, msg_array(free + into_table + other), influence, request=request)
+    checker.clearance(world.robot.active_joint_names, scene.current_positions, influence,
+                      max_rows_per_configuration=1, world=world)
 after = signatures()
 new = {name: sorted(after[name] - before.get(name, set())) for name in after if after[name] - before.get(name, set())}
 print(json.dumps({"new": new, "dispatchers": len(after), "signatures": sum(len(v) for v in after.values())}))

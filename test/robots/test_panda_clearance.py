@@ -109,6 +109,16 @@ def test_jacobians_named_subset_padding_attached_object(panda_files, random_conf
         T = world.shape_transforms(scene.robot.link_transforms(base[res.configuration_index[r]]))
         d = narrowphase.pair_distance(world, T, int(a), int(b)).distance_m
         assert res.distance[r] == pytest.approx(d - margin, abs=1e-9)
+    # body-frame witness points: the owner's frame (link, attached object on its link, world object)
+    attached = 0
+    for r in range(len(res)):
+        T_link = scene.robot.link_transforms(base[res.configuration_index[r]])
+        for side in (0, 1):
+            T_owner = world.shape_owner_frame(int(res.shape_pairs[r, side]), T_link)
+            expected = T_owner[:3, :3].T @ (res.points[r, side] - T_owner[:3, 3])
+            np.testing.assert_allclose(res.points_local[r, side], expected, atol=1e-12)
+            attached += res.body_types[r, side] == BodyType.ROBOT_ATTACHED
+    assert attached > 0
     env_plain = plain.distance[plain.body_types[:, 1] == BodyType.WORLD_OBJECT]
     env_pad = res.distance[res.body_types[:, 1] == BodyType.WORLD_OBJECT]
     assert len(env_pad) >= len(env_plain)         # padding brings more pairs within the influence
@@ -176,3 +186,60 @@ def test_distances_agree_with_pinocchio_and_coal(panda_files, random_configurati
     if j2 < model.njoints:
         expected[names.index("panda_finger_joint1")] += grad_pin[model.joints[j2].idx_v]
     np.testing.assert_allclose(res.jacobian[r], expected, atol=1e-8)
+
+
+def _gap_m(world, T, shape, point):
+    """coal's distance of a point (a sphere of zero radius) from a shape it lies outside of."""
+    import coal
+    result = coal.DistanceResult()
+    return coal.distance(coal.Sphere(0.0), narrowphase.coal_transform(make_transform(None, point)),
+                         world.shapes[shape].geometry.coal_geometry, narrowphase.coal_transform(T[shape]),
+                         narrowphase._REQUEST, result)
+
+
+@pytest.mark.parametrize("influence", [0.05, 0.5])
+def test_rows_are_those_of_an_unculled_reference(panda_files, random_configurations, influence, monkeypatch):
+    """Every checked pair through narrowphase.pair_distance, no culling: clearance finds the same rows with the
+    same numbers, and most mesh pairs are settled on their hulls (no mesh distance computed)."""
+    from my_collision_pkg.core.checks import clearance
+    scene = _scene(panda_files, default_padding_m=0.01)
+    checker = CollisionChecker(scene)
+    robot, world = scene.robot, scene.world
+    names = robot.active_joint_names
+    Q = _configurations(scene, random_configurations, 11, n=150)
+    mesh_distances = []
+    original = clearance._mesh_distance
+    monkeypatch.setattr(clearance, "_mesh_distance", lambda *a: (mesh_distances.append(1), original(*a))[1])
+    res = checker.clearance(names, Q, influence)
+    assert res.status == Status.VALID, res.message
+    selection = world.pair_selection("", True, False)
+    ours = {(int(c), *map(int, p)): r for r, (c, p) in enumerate(zip(res.configuration_index, res.shape_pairs))}
+    assert len(ours) == len(res)
+    expected, mesh_rows = 0, 0
+    for c, q in enumerate(Q):
+        T = world.shape_transforms(robot.link_transforms(q))
+        for (a, b), margin in zip(selection.pairs.tolist(), selection.margins.tolist()):
+            ref = narrowphase.pair_distance(world, T, a, b)
+            r = ours.get((c, a, b))
+            if not ref.distance_m < influence + margin:
+                assert r is None, (c, a, b, ref.distance_m)
+                continue
+            assert r is not None, f"pair {a}, {b} at {ref.distance_m} m dropped in configuration {c}"
+            expected += 1
+            assert res.distance[r] == pytest.approx(ref.distance_m - margin, abs=1e-8)
+            p0, p1 = res.points[r]
+            np.testing.assert_allclose(p1 - p0, (res.distance[r] + margin) * res.normals[r], atol=1e-9)
+            if ref.distance_m > 1e-4:      # apart: the normal is unique, the witness points on the bodies
+                # (coal's GJK at 1e-9 m against a curved primitive leaves the normal ~1e-5 uncertain)
+                np.testing.assert_allclose(res.normals[r], ref.normal_world, atol=1e-4)
+                # a witness point on its body: 1 um off it along the normal is 1 um from the body
+                n = res.normals[r]
+                assert _gap_m(world, T, a, p0 + 1e-6 * n) == pytest.approx(1e-6, abs=1e-8)
+                assert _gap_m(world, T, b, p1 - 1e-6 * n) == pytest.approx(1e-6, abs=1e-8)
+                if world.shapes[a].geometry.is_bvh or world.shapes[b].geometry.is_bvh:
+                    mesh_rows += 1
+            assert res.smooth[r] == (ref.exact and abs(ref.distance_m) >= clearance.SMOOTH_DISTANCE_M
+                                     and not (ref.distance_m < 0 and ref.rule == "deepest_point"))
+    assert expected == len(res)
+    assert mesh_rows >= (10 if influence < 0.1 else 200)
+    assert len(mesh_distances) < 0.1 * mesh_rows, (len(mesh_distances), mesh_rows)

@@ -18,23 +18,28 @@ selection: ACM, group, padding switches), with
   the distance function, the deepest-point rule of a penetrating non-convex mesh).
 
 Pairs are culled first by their oriented bounding boxes grown by padding + influence,
-then by bounding spheres and convex hulls (lower bounds of the distance), so only pairs
-that may lie within the influence distance reach the exact distance.
+then by bounding spheres (both for every pair and configuration of a chunk at once),
+then by coal's distance of the convex hulls (a lower bound of a mesh's distance; for
+primitives the distance itself). A mesh pair whose hulls are apart, with each hull
+witness point on its mesh's surface (within ``ON_MESH_M``), is at the hulls' distance
+(the points are on the meshes, no mesh point is nearer): that is its row, with no mesh
+distance computed. Other mesh pairs get coal's mesh distance, and penetrating or
+touching pairs :func:`narrowphase.pair_distance` itself, so every row has the numbers of
+that one distance function. Jacobians and body-frame points are computed for every row
+of a chunk at once.
 """
 from __future__ import annotations
-
-from dataclasses import dataclass, field
 
 import coal
 import numpy as np
 
 from my_collision_pkg.core.checks import narrowphase
 from my_collision_pkg.core.checks.request import MAX_BATCH_CONFIGURATIONS, CheckRequest, ConfigurationResolver
-from my_collision_pkg.core.checks.results import NO_SUBSHAPE, Status
+from my_collision_pkg.core.checks.results import NO_SUBSHAPE, BodyType, Clearance, Status
 from my_collision_pkg.core.checks.sweep import motion_kinematics
 from my_collision_pkg.core.errors import CollisionPkgError, RequestError
-from my_collision_pkg.core.kernels.codes import KIND_CONVEX
 from my_collision_pkg.core.kernels.culling import obb_candidates
+from my_collision_pkg.core.kernels.witness_check import pack_meshes, project_onto_meshes
 from my_collision_pkg.core.scene.planning_scene import CollisionWorld
 
 __all__ = ["Clearance", "SMOOTH_DISTANCE_M", "compute_clearance", "point_jacobians"]
@@ -42,53 +47,10 @@ __all__ = ["Clearance", "SMOOTH_DISTANCE_M", "compute_clearance", "point_jacobia
 # Below this |distance| (metres) with the witness points coincident, the normal is not defined
 # by the geometry (the bodies touch): the row is not smooth.
 SMOOTH_DISTANCE_M = 1e-9
-# How much a hull distance from coal (default tolerance) may exceed the true one: a hull
-# bound is trusted to cull a pair only beyond the threshold by this much.
+# How much a hull distance from coal may exceed the true one (GJK stopped by its tolerance or its
+# iteration limit): a hull bound is trusted to cull a pair only beyond the threshold by this much.
 _HULL_SLACK_M = 1e-5
 CLEARANCE_CHUNK = 1024          # configurations posed and culled together
-
-
-@dataclass(frozen=True)
-class Clearance:
-    """Answer of :meth:`checker.CollisionChecker.clearance`: R rows, flat arrays.
-
-    Attributes
-    ----------
-    configuration_index : (R,) int64, the row's configuration (0 for a single one).
-    body_names : (R, 2) object (str), body 0 and body 1 (link or object ids).
-    body_types : (R, 2) uint8, :class:`results.BodyType` values.
-    shape_ids, subshape_ids : (R, 2) int32 (subshape -1 where none).
-    distance : (R,) float, signed distance minus the pair's padding, metres.
-    points : (R, 2, 3) witness points in the planning frame.
-    points_local : (R, 2, 3) each witness point in its body's frame.
-    normals : (R, 3) unit, body 0 -> body 1.
-    jacobian : (R, J) d distance / d q over ``jacobian_joint_names`` (zeros (R, 0) without Jacobians).
-    smooth : (R,) bool.
-    jacobian_joint_names : tuple of J names.
-    status, message : :class:`results.Status` and a one-line message.
-    """
-    status: Status
-    message: str
-    jacobian_joint_names: tuple[str, ...] = ()
-    configuration_index: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64), repr=False)
-    body_names: np.ndarray = field(default_factory=lambda: np.zeros((0, 2), dtype=object), repr=False)
-    body_types: np.ndarray = field(default_factory=lambda: np.zeros((0, 2), dtype=np.uint8), repr=False)
-    shape_ids: np.ndarray = field(default_factory=lambda: np.zeros((0, 2), dtype=np.int32), repr=False)
-    subshape_ids: np.ndarray = field(default_factory=lambda: np.zeros((0, 2), dtype=np.int32), repr=False)
-    distance: np.ndarray = field(default_factory=lambda: np.zeros(0), repr=False)
-    points: np.ndarray = field(default_factory=lambda: np.zeros((0, 2, 3)), repr=False)
-    points_local: np.ndarray = field(default_factory=lambda: np.zeros((0, 2, 3)), repr=False)
-    normals: np.ndarray = field(default_factory=lambda: np.zeros((0, 3)), repr=False)
-    jacobian: np.ndarray = field(default_factory=lambda: np.zeros((0, 0)), repr=False)
-    smooth: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool), repr=False)
-    shape_pairs: np.ndarray = field(default_factory=lambda: np.zeros((0, 2), dtype=np.int64), repr=False)
-
-    def __len__(self) -> int:
-        return int(self.distance.shape[0])
-
-    @property
-    def ok(self) -> bool:
-        return self.status == Status.VALID
 
 
 def _refused(status: Status, message: str, names=()) -> Clearance:
@@ -96,7 +58,9 @@ def _refused(status: Status, message: str, names=()) -> Clearance:
 
 
 class _Tables:
-    """Per-world tables: each shape's link (-1: world-fixed) and which movable joints move it."""
+    """Per-world tables: each shape's link (-1: world-fixed), which movable joints move it, the
+    geometry of its first distance (its convex hull for a mesh), its mesh in the packed
+    triangle trees (-1: none), and its owner's frame."""
 
     def __init__(self, world: CollisionWorld) -> None:
         mk = motion_kinematics(world)
@@ -104,17 +68,34 @@ class _Tables:
         # one zero row at the end, picked by link index -1 (world-fixed shapes)
         self.chain = np.vstack([mk.chain, np.zeros((1, n_mov), dtype=bool)]).astype(float)
         self.mk = mk
+        shapes = world.shapes
         self.shape_link = np.asarray(world.shape_link, dtype=np.int64)
-        self.names = np.array([e.owner for e in world.shapes], dtype=object)
-        self.types = np.array([int(e.body_type) for e in world.shapes], dtype=np.uint8)
-        self.ids = np.array([e.shape_id for e in world.shapes], dtype=np.int32)
-        kinds = [e.geometry.solid_kind for e in world.shapes]
-        self.bvh = np.array([bool(e.geometry.is_bvh) for e in world.shapes])
-        self.convex = np.array([0 <= k <= KIND_CONVEX for k in kinds])
-        self.centre = world.obb_center
-        self.radius = np.array([float(getattr(e.geometry, "bounding_radius_m", 0.0) or np.linalg.norm(h))
-                                for e, h in zip(world.shapes, world.obb_half)])
-        self.hulls = [e.geometry.coal_hull if e.geometry.is_bvh else None for e in world.shapes]
+        self.names = np.array([e.owner for e in shapes], dtype=object)
+        self.types = np.array([int(e.body_type) for e in shapes], dtype=np.uint8)
+        self.ids = np.array([e.shape_id for e in shapes], dtype=np.int32)
+        self.bvh = np.array([bool(e.geometry.is_bvh) for e in shapes])
+        # the first distance of a pair: coal on these (a mesh's hull, a lower bound of its distance;
+        # None: a mesh without a hull, measured by pair_distance only)
+        self.first = [(e.geometry.coal_hull if e.geometry.is_bvh else e.geometry.coal_geometry) for e in shapes]
+        self.has_first = np.array([g is not None for g in self.first], dtype=bool)
+        self.mesh = [e.geometry.coal_geometry for e in shapes]
+        # closed meshes with a tree: where hull witness points are checked against the mesh
+        checked = [s for s, e in enumerate(shapes) if e.geometry.is_bvh and e.geometry.mesh_tree is not None
+                   and e.geometry.triangles_shape is not None]
+        self.mesh_slot = np.full(len(shapes), -1, dtype=np.int64)
+        self.mesh_slot[checked] = np.arange(len(checked))
+        self.packed = pack_meshes([shapes[s].geometry.mesh_tree for s in checked],
+                                  [shapes[s].geometry.triangles_shape for s in checked])
+        # owner frame of shape s: T_world_link[owner_link[s]] @ owner_offset[s] (link -1: the identity)
+        self.owner_link = np.empty(len(shapes), dtype=np.int64)
+        self.owner_offset = np.empty((len(shapes), 4, 4))
+        for s, e in enumerate(shapes):
+            if e.body_type == BodyType.ROBOT_LINK:
+                self.owner_link[s], self.owner_offset[s] = e.link_index, np.eye(4)
+            else:
+                obj = world.objects[e.owner]
+                self.owner_link[s] = e.link_index if obj.attached else -1
+                self.owner_offset[s] = obj.T_frame_object
 
 
 def _tables(world: CollisionWorld) -> _Tables:
@@ -128,18 +109,32 @@ def point_jacobians(world: CollisionWorld, T_world_link: np.ndarray, links: np.n
     ``T_world_link`` (L, 4, 4) at one configuration; link -1 is the world (no motion).
     Revolute joint j: ``axis_j x (p - o_j)``; prismatic: ``axis_j`` (axes in the planning frame).
     """
-    tables = _tables(world)
+    return _row_jacobians(_tables(world), np.asarray(T_world_link)[None], np.zeros(len(links), dtype=np.int64),
+                          (np.asarray(links),), (np.asarray(points, dtype=float),), np.asarray(normals, dtype=float),
+                          (1.0,))
+
+
+def _row_jacobians(tables: _Tables, T_world_link: np.ndarray, cfg: np.ndarray, links, points, normals: np.ndarray,
+                   signs) -> np.ndarray:
+    """``sum_i signs[i] * normals[r] . d points[i][r] / d m`` (R, M), ``points[i]`` fixed to ``links[i]``,
+    row r at configuration ``cfg[r]`` of ``T_world_link`` (C, L, 4, 4)."""
     mk = tables.mk
     child = mk.child_link
-    R_child = T_world_link[child, :3, :3]                     # (M, 3, 3)
-    axis_w = np.einsum("mij,mj->mi", R_child, mk.axis)         # (M, 3)
-    origin_w = T_world_link[child, :3, 3]                      # (M, 3)
+    T_child = T_world_link[:, child]                                   # (C, M, 4, 4)
+    axis_w = np.einsum("cmij,mj->cmi", T_child[:, :, :3, :3], mk.axis)[cfg]   # (R, M, 3)
+    origin_w = T_child[:, :, :3, 3][cfg]                               # (R, M, 3)
     # revolute: n . (a x (p - o)) = (p - o) . (n x a); prismatic: n . a
-    n_cross_a = np.cross(normals[:, None, :], axis_w[None, :, :])            # (R, M, 3)
-    rev = np.einsum("rmk,rmk->rm", points[:, None, :] - origin_w[None, :, :], n_cross_a)
-    pri = normals @ axis_w.T
-    value = np.where(mk.prismatic[None, :], pri, rev)
-    return value * tables.chain[links]
+    n = normals[:, None, :]
+    n_cross_a = (n[..., 1] * axis_w[..., 2] - n[..., 2] * axis_w[..., 1],     # each (R, M)
+                 n[..., 2] * axis_w[..., 0] - n[..., 0] * axis_w[..., 2],
+                 n[..., 0] * axis_w[..., 1] - n[..., 1] * axis_w[..., 0])
+    pri = np.einsum("rk,rmk->rm", normals, axis_w)
+    total = 0.0
+    for link, point, sign in zip(links, points, signs):
+        arm = point[:, None, :] - origin_w                                 # (R, M, 3)
+        rev = arm[..., 0] * n_cross_a[0] + arm[..., 1] * n_cross_a[1] + arm[..., 2] * n_cross_a[2]
+        total = total + sign * np.where(mk.prismatic[None, :], pri, rev) * tables.chain[link]
+    return total
 
 
 def _validate(influence_distance, max_rows_per_configuration) -> None:
@@ -153,44 +148,177 @@ def _validate(influence_distance, max_rows_per_configuration) -> None:
         raise RequestError(f"max_rows_per_configuration {max_rows_per_configuration} must be >= 0")
 
 
-def _within(world, tables: _Tables, T_c: np.ndarray, a: int, b: int, threshold: float):
-    """The pair's :class:`narrowphase.PairDistance`, or None when a lower bound puts it ``threshold`` or more apart."""
-    T_a, T_b = T_c[a], T_c[b]
-    ga, gb = world.shapes[a].geometry, world.shapes[b].geometry
-    ca = T_a[:3, :3] @ tables.centre[a] + T_a[:3, 3]
-    cb = T_b[:3, :3] @ tables.centre[b] + T_b[:3, 3]
-    if float(np.linalg.norm(cb - ca)) - tables.radius[a] - tables.radius[b] >= threshold:
-        return None
-    if tables.bvh[a] or tables.bvh[b]:
-        ha = tables.hulls[a] if tables.bvh[a] else world.shapes[a].geometry.coal_geometry
-        hb = tables.hulls[b] if tables.bvh[b] else world.shapes[b].geometry.coal_geometry
-        if ha is not None and hb is not None:
-            result = coal.DistanceResult()
-            hull = coal.distance(ha, narrowphase.coal_transform(T_a), hb, narrowphase.coal_transform(T_b),
-                                 _HULL_REQUEST, result)
-            if hull >= threshold + _HULL_SLACK_M:
-                return None
-            if hull > _HULL_SLACK_M:
-                # hulls apart: the meshes are apart and neither holds the other, so the pair's
-                # distance is coal's surface distance (what pair_distance answers here, without
-                # its solid-body test)
-                result = coal.DistanceResult()
-                d = float(coal.distance(ga.coal_geometry, narrowphase.coal_transform(T_a), gb.coal_geometry,
-                                        narrowphase.coal_transform(T_b), _WITNESS_REQUEST, result))
-                p0, p1 = np.array(result.getNearestPoint1()), np.array(result.getNearestPoint2())
-                gap = float(np.linalg.norm(p1 - p0))
-                if d > 0.0 and gap > 1e-12:
-                    normal = (p1 - p0) / gap
-                    return narrowphase.PairDistance(d, p0, p0 + d * normal, normal, True,
-                                                    (int(result.b1), int(result.b2)))
-    return narrowphase.pair_distance(world, T_c, a, b)
-
-
+# the first distance (hulls, primitives) and the mesh distance: coal at the witness precision
+_REQUEST = coal.DistanceRequest()
+_REQUEST.enable_signed_distance = True
+_REQUEST.gjk_tolerance = narrowphase.WITNESS_PRECISION_M
+_REQUEST.epa_tolerance = narrowphase.WITNESS_PRECISION_M
+# the first distance of a pair with a mesh (convex hulls): tighter, so that the witness points, and the
+# normal, are as precise as those of coal's mesh distance (the hulls are polytopes: a few more GJK steps)
 _HULL_REQUEST = coal.DistanceRequest()
-_WITNESS_REQUEST = coal.DistanceRequest()
-_WITNESS_REQUEST.enable_signed_distance = True
-_WITNESS_REQUEST.gjk_tolerance = narrowphase.WITNESS_PRECISION_M
-_WITNESS_REQUEST.epa_tolerance = narrowphase.WITNESS_PRECISION_M
+_HULL_REQUEST.enable_signed_distance = True
+_HULL_REQUEST.gjk_tolerance = 1e-12
+_HULL_REQUEST.epa_tolerance = narrowphase.WITNESS_PRECISION_M
+# A hull witness point this close to its mesh's surface (metres) is a point of the mesh: with both
+# on their meshes, the meshes' distance is the hulls' one (to within twice this).
+ON_MESH_M = 1e-9
+_SANE_M = 1e6                   # beyond this a coal answer is a failure (see narrowphase._SANE_DISTANCE_M)
+_STOP_EVERY = 256               # rows measured between two looks at the stop flag
+
+# how each candidate row was settled by _measure
+_CULLED, _DONE, _CHECK_MESH = 0, 1, 2
+
+
+class _Measured:
+    """Per candidate (K of them): the raw signed distance, witness points, normal, subshapes and flags."""
+
+    def __init__(self, k: int) -> None:
+        self.state = np.zeros(k, dtype=np.int8)
+        self.distance = np.full(k, np.inf)
+        self.points = np.zeros((k, 2, 3))
+        self.normal = np.zeros((k, 3))
+        self.subshapes = np.full((k, 2), -1, dtype=np.int32)
+        self.exact = np.ones(k, dtype=bool)
+        self.deepest = np.zeros(k, dtype=bool)      # rule "deepest_point"
+
+    def store(self, k: int, result: narrowphase.PairDistance) -> None:
+        self.state[k] = _DONE
+        self.distance[k] = float(result.distance_m)
+        self.points[k, 0] = result.p0_world
+        self.points[k, 1] = result.p1_world
+        self.normal[k] = result.normal_world
+        self.subshapes[k] = result.subshapes
+        self.exact[k] = bool(result.exact)
+        self.deepest[k] = getattr(result, "rule", "deepest_point") == "deepest_point"
+
+
+def _measure(world: CollisionWorld, tables: _Tables, T_shape: np.ndarray, cfg: np.ndarray, pair: np.ndarray,
+             pairs: np.ndarray, thresholds: np.ndarray, stop) -> _Measured:
+    """Distances of the candidate rows (configuration ``cfg[k]`` of ``T_shape``, pair ``pair[k]``).
+
+    A row is kept (``state == _DONE``) when its distance is below its pair's threshold. Its
+    numbers are those of :func:`narrowphase.pair_distance`, computed by the cheapest exact way:
+
+    - two primitive (or convex) shapes apart: coal's distance of the two (the same call);
+    - a pair with a mesh: coal's distance of the hulls (a hull contains its mesh: a lower
+      bound, which culls the pair when it is the threshold or more); with the hulls apart and
+      each mesh's hull witness point on the mesh's surface (:func:`kernels.witness_check.project_onto_meshes`,
+      all rows of the chunk in one call), the meshes are at the hulls' distance, attained at
+      those points (the meshes are apart, neither inside the other); otherwise coal's mesh
+      distance, as :func:`narrowphase.pair_distance` has it while the surfaces are apart;
+    - everything else (penetrating or touching hulls or primitives, meshes without hulls):
+      :func:`narrowphase.pair_distance` itself.
+    """
+    k_rows = len(cfg)
+    out = _Measured(k_rows)
+    if k_rows == 0:
+        return out
+    n_shapes = T_shape.shape[1]
+    rotation = np.ascontiguousarray(T_shape[:, :, :3, :3])
+    translation = np.ascontiguousarray(T_shape[:, :, :3, 3])
+    poses = [coal.Transform3s() for _ in range(n_shapes)]
+    posed = [-1] * n_shapes                     # configuration each pose holds
+    first = tables.first
+    ab = pairs[pair]                                              # (K, 2)
+    direct = np.flatnonzero(tables.has_first[ab[:, 0]] & tables.has_first[ab[:, 1]])
+    raw = np.full(k_rows, np.nan)
+    near0, near1 = [], []
+    result = coal.DistanceResult()
+    mesh = tables.bvh[ab[:, 0]] | tables.bvh[ab[:, 1]]
+    cfg_list, ab_list = cfg[direct].tolist(), ab[direct].tolist()
+    requests = [_HULL_REQUEST if m else _REQUEST for m in mesh[direct].tolist()]
+    for i, k in enumerate(direct.tolist()):
+        if stop is not None and i % _STOP_EVERY == _STOP_EVERY - 1:
+            stop.check_stop()
+        c = cfg_list[i]
+        a, b = ab_list[i]
+        for s in (a, b):
+            if posed[s] != c:
+                poses[s].setRotation(rotation[c, s])
+                poses[s].setTranslation(translation[c, s])
+                posed[s] = c
+        result.clear()
+        raw[k] = coal.distance(first[a], poses[a], first[b], poses[b], requests[i], result)
+        near0.append(result.getNearestPoint1())
+        near1.append(result.getNearestPoint2())
+    p0 = np.zeros((k_rows, 3))
+    p1 = np.zeros((k_rows, 3))
+    if len(direct):
+        p0[direct] = np.asarray(near0, dtype=float).reshape(-1, 3)
+        p1[direct] = np.asarray(near1, dtype=float).reshape(-1, 3)
+    measured = np.zeros(k_rows, dtype=bool)
+    measured[direct] = True
+    with np.errstate(invalid="ignore"):
+        sane = measured & (np.abs(raw) < _SANE_M) & np.all(np.abs(p0) < _SANE_M, axis=1) \
+            & np.all(np.abs(p1) < _SANE_M, axis=1)
+        # a lower bound (exact for primitives) at or beyond the threshold: not a row
+        far = sane & (raw >= thresholds[pair] + np.where(mesh, _HULL_SLACK_M, 0.0))
+        delta = p1 - p0
+        gap = np.sqrt(np.einsum("ki,ki->k", delta, delta))
+        apart = sane & ~far & (raw > _HULL_SLACK_M) & (gap > 1e-12)
+    rows = np.flatnonzero(apart)
+    normal = delta[rows] / gap[rows, None]
+    out.distance[rows] = raw[rows]
+    out.points[rows, 0] = p0[rows]
+    out.points[rows, 1] = p0[rows] + raw[rows, None] * normal
+    out.normal[rows] = normal
+    out.state[rows] = np.where(mesh[rows], _CHECK_MESH, _DONE)
+    # penetrating or touching (hulls or primitives), or no first distance: pair_distance's own rules
+    slow = np.flatnonzero(~far & ~apart).tolist()
+    _check_on_meshes(world, tables, T_shape, cfg, pair, pairs, out, slow)
+    overlapping = sane & mesh & ~(raw > _HULL_SLACK_M)
+    for i, k in enumerate(slow):
+        if stop is not None and i % _STOP_EVERY == _STOP_EVERY - 1:
+            stop.check_stop()
+        a, b = int(ab[k, 0]), int(ab[k, 1])
+        # hulls that overlap: the meshes likely do, so pair_contacts looks for the overlap first (the
+        # same answer, in another order of work: see narrowphase.pair_contacts)
+        out.store(k, narrowphase.pair_contacts(world, T_shape[cfg[k]], a, b, 1, bool(overlapping[k]))[0])
+    out.state[(out.state == _DONE) & ~(out.distance < thresholds[pair])] = _CULLED
+    return out
+
+
+def _check_on_meshes(world: CollisionWorld, tables: _Tables, T_shape: np.ndarray, cfg: np.ndarray, pair: np.ndarray,
+                     pairs: np.ndarray, out: _Measured, slow: list) -> None:
+    """Settle the rows measured on hulls (``_CHECK_MESH``): kept when each mesh's witness point lies on
+    its mesh (subshape: the triangle it lies on), else measured on the meshes (``_mesh_distance``)."""
+    rows = np.flatnonzero(out.state == _CHECK_MESH)
+    if len(rows) == 0:
+        return
+    shape = pairs[pair[rows]]                                  # (K, 2)
+    slot = tables.mesh_slot[shape]                             # (K, 2)
+    is_mesh = tables.bvh[shape]
+    k_idx, side = np.nonzero(is_mesh & (slot >= 0))
+    d2 = np.zeros(len(k_idx))
+    triangle = np.full(len(k_idx), -1, dtype=np.int64)
+    if len(k_idx):
+        project_onto_meshes(np.ascontiguousarray(out.points[rows[k_idx], side]),
+                            np.ascontiguousarray(T_shape[cfg[rows[k_idx]], shape[k_idx, side]]),
+                            np.ascontiguousarray(slot[k_idx, side]), *tables.packed, d2, triangle)
+    on_mesh = ~(is_mesh & (slot < 0))                          # a mesh without a tree: never on it
+    on_mesh[k_idx, side] = d2 <= ON_MESH_M ** 2
+    out.subshapes[rows[k_idx], side] = triangle
+    ok = on_mesh.all(axis=1)
+    out.state[rows[ok]] = _DONE
+    for k in rows[~ok].tolist():
+        _mesh_distance(world, tables, T_shape, int(cfg[k]), pairs[pair[k]], k, out, slow)
+
+
+def _mesh_distance(world, tables: _Tables, T_shape, c: int, ab, k: int, out: _Measured, slow: list) -> None:
+    """The surface distance of two shapes whose hulls are apart (so the meshes are apart and neither holds
+    the other): coal's mesh distance, what pair_distance answers here, without its solid-body test."""
+    a, b = int(ab[0]), int(ab[1])
+    result = coal.DistanceResult()
+    d = float(coal.distance(tables.mesh[a], narrowphase.coal_transform(T_shape[c, a]), tables.mesh[b],
+                            narrowphase.coal_transform(T_shape[c, b]), _REQUEST, result))
+    p0, p1 = np.array(result.getNearestPoint1()), np.array(result.getNearestPoint2())
+    gap = float(np.linalg.norm(p1 - p0))
+    if not (0.0 < d < _SANE_M and gap > 1e-12):
+        out.state[k] = _CULLED
+        slow.append(k)
+        return
+    normal = (p1 - p0) / gap
+    out.store(k, narrowphase.PairDistance(d, p0, p0 + d * normal, normal, True, (int(result.b1), int(result.b2))))
 
 
 def compute_clearance(resolver: ConfigurationResolver, request: CheckRequest, joint_names, positions,
@@ -228,8 +356,8 @@ def compute_clearance(resolver: ConfigurationResolver, request: CheckRequest, jo
     tables = _tables(world)
     mimic = tables.mk.mimic_matrix[:, columns]                   # (M, J)
     pairs, margins = selection.pairs, selection.margins
-    cull = margins + influence
-    rows_cfg, rows_pair, rows_d, rows_p, rows_n, rows_sub, rows_smooth, rows_J = [], [], [], [], [], [], [], []
+    thresholds = influence + margins
+    parts = []
     for start in range(0, n, CLEARANCE_CHUNK):
         if stop is not None:
             stop.check_stop()
@@ -237,84 +365,56 @@ def compute_clearance(resolver: ConfigurationResolver, request: CheckRequest, jo
         T_link = robot.link_transforms_batch(q)
         T_shape = world.shape_transforms(T_link)
         candidates = np.empty((q.shape[0], len(pairs)), dtype=np.bool_)
-        obb_candidates(T_shape, world.obb_center, world.obb_axes, world.obb_half, pairs, cull, candidates)
-        for c in range(q.shape[0]):
-            if stop is not None and c % 16 == 0:
-                stop.check_stop()
-            T_c = T_shape[c]
-            found_p, found_d, found_pts, found_n, found_sub, found_smooth = [], [], [], [], [], []
-            for p in np.flatnonzero(candidates[c]).tolist():
-                a, b = int(pairs[p, 0]), int(pairs[p, 1])
-                threshold = influence + margins[p]
-                result = _within(world, tables, T_c, a, b, threshold)
-                if result is None or not result.distance_m < threshold:
-                    continue
-                d = float(result.distance_m)
-                normal = np.asarray(result.normal_world, dtype=float)
-                p0 = np.asarray(result.p0_world, dtype=float)
-                p1 = np.asarray(result.p1_world, dtype=float)
-                smooth = bool(result.exact) and np.all(np.isfinite(normal))
-                if abs(d) < SMOOTH_DISTANCE_M:
-                    smooth = False              # touching: no normal from the geometry
-                if d < 0.0 and getattr(result, "rule", "deepest_point") == "deepest_point":
-                    smooth = False              # deepest-point depth of a non-convex mesh (MTD rows stay smooth)
-                found_p.append(p)
-                found_d.append(d - margins[p])
-                found_pts.append((p0, p1))
-                found_n.append(normal)
-                found_sub.append(result.subshapes)
-                found_smooth.append(smooth)
-            if not found_p:
-                continue
-            order = np.argsort(np.asarray(found_d), kind="stable")
-            if k_max > 0:
-                order = order[:k_max]
-            pts = np.asarray(found_pts)[order]
-            nrm = np.asarray(found_n)[order]
-            sel = np.asarray(found_p, dtype=np.int64)[order]
-            rows_cfg.append(np.full(len(order), start + c, dtype=np.int64))
-            rows_pair.append(sel)
-            rows_d.append(np.asarray(found_d)[order])
-            rows_p.append(pts)
-            rows_n.append(nrm)
-            rows_sub.append(np.asarray(found_sub, dtype=np.int32).reshape(-1, 2)[order])
-            rows_smooth.append(np.asarray(found_smooth, dtype=bool)[order])
-            if compute_jacobians:
-                sa, sb = pairs[sel, 0], pairs[sel, 1]
-                J_mov = (point_jacobians(world, T_link[c], tables.shape_link[sb], pts[:, 1], nrm)
-                         - point_jacobians(world, T_link[c], tables.shape_link[sa], pts[:, 0], nrm))
-                rows_J.append(J_mov @ mimic)
-    if not rows_cfg:
+        obb_candidates(T_shape, world.obb_center, world.obb_axes, world.obb_half, pairs, thresholds, candidates)
+        cfg, pair = np.nonzero(candidates)                        # configuration-major, pairs in order
+        if len(cfg):
+            gaps = narrowphase.bounding_sphere_gaps(world, T_shape, cfg, pairs[pair, 0], pairs[pair, 1])
+            keep = gaps < thresholds[pair]
+            cfg, pair = cfg[keep], pair[keep]
+        found = _measure(world, tables, T_shape, cfg, pair, pairs, thresholds, stop)
+        rows = np.flatnonzero(found.state == _DONE)
+        if len(rows) == 0:
+            continue
+        cfg, pair = cfg[rows], pair[rows]
+        d = found.distance[rows]
+        d_padded = d - margins[pair]
+        order = np.lexsort((d_padded, cfg))                        # per configuration, smallest first (stable)
+        if k_max > 0:
+            c_sorted = cfg[order]
+            rank = np.arange(len(order)) - np.searchsorted(c_sorted, c_sorted, side="left")
+            order = order[rank < k_max]
+        rows, cfg, pair, d, d_padded = rows[order], cfg[order], pair[order], d[order], d_padded[order]
+        pts = found.points[rows]
+        nrm = found.normal[rows]
+        smooth = found.exact[rows] & np.all(np.isfinite(nrm), axis=1)
+        smooth &= ~(np.abs(d) < SMOOTH_DISTANCE_M)                 # touching: no normal from the geometry
+        smooth &= ~((d < 0.0) & found.deepest[rows])               # deepest-point depth of a non-convex mesh
+        shape_pairs = pairs[pair]
+        jac = np.zeros((len(rows), 0))
+        if compute_jacobians:
+            jac = _row_jacobians(tables, T_link, cfg, (tables.shape_link[shape_pairs[:, 1]],
+                                                       tables.shape_link[shape_pairs[:, 0]]),
+                                 (pts[:, 1], pts[:, 0]), nrm, (1.0, -1.0)) @ mimic
+        parts.append((cfg + start, pair, d_padded, pts, _local_points(tables, T_link, cfg, shape_pairs, pts), nrm,
+                      found.subshapes[rows], smooth, jac))
+    if not parts:
         return Clearance(Status.VALID, f"no pair within {influence:g} m in {n} configuration{'s' if n > 1 else ''}",
                          names, jacobian=np.zeros((0, len(names) if compute_jacobians else 0)))
-    cfg = np.concatenate(rows_cfg)
-    sel = np.concatenate(rows_pair)
+    cfg, sel, dist, pts, local, nrm, sub, smooth, jac = (np.concatenate(x) for x in zip(*parts))
     shape_pairs = pairs[sel]
-    pts = np.concatenate(rows_p)
-    sub = np.concatenate(rows_sub)
     sub = np.where(tables.bvh[shape_pairs], sub, NO_SUBSHAPE).astype(np.int32)
-    local = _local_points(world, q_all, cfg, shape_pairs, pts)
-    jac = np.concatenate(rows_J) if compute_jacobians else np.zeros((len(cfg), 0))
     return Clearance(Status.VALID, f"{len(cfg)} pair rows within {influence:g} m in {n} configuration"
-                     f"{'s' if n > 1 else ''}", names, cfg, tables.names[shape_pairs], tables.types[shape_pairs],
-                     tables.ids[shape_pairs], sub, np.concatenate(rows_d), pts, local, np.concatenate(rows_n), jac,
-                     np.concatenate(rows_smooth), shape_pairs)
+                     f"{'s' if n > 1 else ''}", names, cfg.astype(np.int64), tables.names[shape_pairs],
+                     tables.types[shape_pairs], tables.ids[shape_pairs], sub, dist, pts, local, nrm, jac, smooth,
+                     shape_pairs)
 
 
-def _local_points(world: CollisionWorld, q_all: np.ndarray, cfg: np.ndarray, shape_pairs: np.ndarray,
+def _local_points(tables: _Tables, T_world_link: np.ndarray, cfg: np.ndarray, shape_pairs: np.ndarray,
                   pts: np.ndarray) -> np.ndarray:
-    """Each witness point (R, 2, 3) in its body's own frame (link frame; object frame)."""
-    out = np.empty_like(pts)
-    robot = world.robot
-    for c in np.unique(cfg).tolist():
-        rows = np.flatnonzero(cfg == c)
-        T_link = robot.link_transforms(q_all[c])
-        frames: dict[int, np.ndarray] = {}
-        for r in rows.tolist():
-            for side in (0, 1):
-                s = int(shape_pairs[r, side])
-                T = frames.get(s)
-                if T is None:
-                    T = frames[s] = world.shape_owner_frame(s, T_link)
-                out[r, side] = T[:3, :3].T @ (pts[r, side] - T[:3, 3])
-    return out
+    """Each witness point (R, 2, 3) in its body's own frame (link frame; object frame), row r at
+    configuration ``cfg[r]`` of ``T_world_link`` (C, L, 4, 4)."""
+    C = T_world_link.shape[0]
+    # link -1 (world-fixed objects): the identity, appended after the links
+    T_links = np.concatenate([T_world_link, np.broadcast_to(np.eye(4), (C, 1, 4, 4))], axis=1)
+    T_owner = T_links[cfg[:, None], tables.owner_link[shape_pairs]] @ tables.owner_offset[shape_pairs]  # (R, 2, 4, 4)
+    return np.einsum("rsji,rsj->rsi", T_owner[..., :3, :3], pts - T_owner[..., :3, 3])

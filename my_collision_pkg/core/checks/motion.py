@@ -7,6 +7,10 @@ each shape pair of the request on a :class:`sweep.Sweep` (the guarantee, the dis
 bounds and the speed bound are set out in :mod:`sweep`). The first touching time over
 all pairs is ``cc_time``; every pair touching then is reported with its contact.
 
+A valid certified motion also reports the smallest clearance the search certified
+(:meth:`sweep.Sweep.certified_clearance`: a lower bound over the motion and the request's
+pairs of signed distance minus padding, where it is reached and the two bodies).
+
 Discrete mode samples the motion with at most ``max_step`` (rad or m) between samples
 in every joint (mimic joints included) and checks the samples with the batch
 predicate, as MoveIt does: a thin obstacle can be jumped over. No tolerance applies.
@@ -32,6 +36,10 @@ from my_collision_pkg.core.checks.sweep import Sweep
 from my_collision_pkg.core.errors import CollisionPkgError, RequestError, RequestStopped, WorkLimitError
 from my_collision_pkg.core.kernels import advancement as mk
 from my_collision_pkg.core.scene.planning_scene import CollisionWorld
+
+# Certified mode keeps the bounds its steps are taken on and reports the smallest clearance
+# they certify (MotionResult.min_clearance_m); benchmarks switch it off to measure its cost.
+TRACK_CLEARANCE = True
 
 # Discrete samples posed and checked together (as the batch's chunk): memory per request
 # does not grow with the samples, and the stop event is looked at between chunks.
@@ -272,9 +280,18 @@ def check_motion(explainer: Explainer, request: CheckRequest, joint_names, start
 def _certified(explainer: Explainer, sweep: Sweep) -> MotionResult:
     names = sweep.robot.active_joint_names
     every = np.arange(len(sweep.pairs))
-    touch, speed = sweep.first_touch(every, np.zeros(len(every)), stop_at_first=True)
+    touch, speed = sweep.first_touch(every, np.zeros(len(every)), stop_at_first=True,
+                                     track_clearance=TRACK_CLEARANCE)
     if not np.isfinite(touch).any():
-        return MotionResult(True, Status.VALID, "valid", NO_CC_TIME, (), names, sweep.q0.copy())
+        if not TRACK_CLEARANCE:
+            return MotionResult(True, Status.VALID, "valid", NO_CC_TIME, (), names, sweep.q0.copy())
+        clearance, t, p = sweep.certified_clearance(every)
+        bodies = ()
+        if p >= 0:
+            a, b = sweep.full_selection.pairs[p]
+            bodies = (sweep.world.shapes[a].owner, sweep.world.shapes[b].owner)
+        return MotionResult(True, Status.VALID, "valid", NO_CC_TIME, (), names, sweep.q0.copy(),
+                            min_clearance_m=clearance, min_clearance_time=t, min_clearance_bodies=bodies)
     t = float(touch.min())
     speed_at = {int(p): float(speed[p]) for p in np.flatnonzero(touch == t)}
     contacts, q, _ = contacts_at(explainer, sweep, t, speed_at)

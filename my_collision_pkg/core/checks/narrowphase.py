@@ -299,10 +299,42 @@ def deepest_regions(world, T_world_shape: np.ndarray, a: int, b: int, max_region
             for m in range(len(depth))]
 
 
+def _sphere_tables(world) -> tuple[np.ndarray, np.ndarray]:
+    centre = np.array([e.geometry.obb_center_shape for e in world.shapes], dtype=float).reshape(-1, 3)
+    radius = np.array([float(e.geometry.bounding_radius_m) for e in world.shapes])
+    return centre, radius
+
+
+def bounding_sphere_gaps(world, T_world_shape: np.ndarray, configuration: np.ndarray, a: np.ndarray,
+                         b: np.ndarray) -> np.ndarray:
+    """The first bound of :func:`pair_distance_lower_bound` for many pairs at once (never above their distances).
+
+    Parameters
+    ----------
+    world : CollisionWorld
+    T_world_shape : (N, S, 4, 4) array
+        Every shape's pose at N configurations (``CollisionWorld.shape_transforms`` of a batch).
+    configuration, a, b : (K,) int arrays
+        Row k: shapes ``a[k]`` and ``b[k]`` at configuration ``configuration[k]``.
+
+    Returns
+    -------
+    (K,) array: the distance between the shapes' bounding spheres (centre of the shape's box,
+    ``bounding_radius_m``), negative when they overlap.
+    """
+    centre, radius = world.cached(("narrowphase", "bounding spheres"), _sphere_tables, world)
+    T_a = T_world_shape[configuration, a]
+    T_b = T_world_shape[configuration, b]
+    centre_a = np.einsum("kij,kj->ki", T_a[:, :3, :3], centre[a]) + T_a[:, :3, 3]
+    centre_b = np.einsum("kij,kj->ki", T_b[:, :3, :3], centre[b]) + T_b[:, :3, 3]
+    return np.linalg.norm(centre_b - centre_a, axis=1) - radius[a] - radius[b]
+
+
 def pair_distance_lower_bound(world, T_world_shape: np.ndarray, a: int, b: int, enough_m: float) -> float:
     """A value never above ``pair_distance(world, T_world_shape, a, b).distance_m``.
 
-    Cheap when it can be: the distance between bounding spheres, then (for meshes)
+    Cheap when it can be: the distance between bounding spheres (:func:`bounding_sphere_gaps` for
+    many pairs at once), then (for meshes)
     between the convex hulls (a hull contains its mesh, so the hull distance is a
     lower bound of the mesh distance), returned as soon as one is ``>= enough_m``.
     Otherwise the exact signed distance of :func:`pair_distance`.

@@ -138,6 +138,15 @@ class MotionResult:
     ``contact_distance``) with the ``cc_*`` fields filled; ``positions`` is the full
     configuration (every active joint, order ``joint_names``) at ``cc_time``, or at the
     start when the motion is valid.
+
+    A valid certified motion also carries the smallest clearance the check certified:
+    ``min_clearance_m`` is a lower bound, over every time of the motion and every pair the
+    request checks, of the pair's signed distance minus its padding (metres; inf when the
+    request checks no pair); ``min_clearance_time`` in [0, 1] is where that bound is reached
+    (NaN when it holds over the whole motion: a pair dropped before the search by its
+    swept bound), ``min_clearance_bodies`` the pair's two bodies (links, world objects or
+    attached objects). NaN and () otherwise: discrete mode, an invalid motion or a refused
+    request. See docs/checks.md for how tight it is.
     """
     valid: bool
     status: Status
@@ -146,6 +155,9 @@ class MotionResult:
     contacts: tuple[Contact, ...] = ()
     joint_names: tuple[str, ...] = ()
     positions: np.ndarray = field(default_factory=lambda: np.zeros(0), repr=False)
+    min_clearance_m: float = float("nan")
+    min_clearance_time: float = float("nan")
+    min_clearance_bodies: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -163,3 +175,46 @@ class TrajectoryResult:
     first_invalid_segment: int = -1
     contact_lists: tuple = ()
     first_contact: MotionResult | None = None
+
+
+@dataclass(frozen=True)
+class Clearance:
+    """Answer of :meth:`checker.CollisionChecker.clearance`: R rows, flat arrays (computed in ``clearance.py``).
+
+    Attributes
+    ----------
+    configuration_index : (R,) int64, the row's configuration (0 for a single one).
+    body_names : (R, 2) object (str), body 0 and body 1 (link or object ids).
+    body_types : (R, 2) uint8, :class:`results.BodyType` values.
+    shape_ids, subshape_ids : (R, 2) int32 (subshape -1 where none).
+    distance : (R,) float, signed distance minus the pair's padding, metres.
+    points : (R, 2, 3) witness points in the planning frame.
+    points_local : (R, 2, 3) each witness point in its body's frame.
+    normals : (R, 3) unit, body 0 -> body 1.
+    jacobian : (R, J) d distance / d q over ``jacobian_joint_names`` (zeros (R, 0) without Jacobians).
+    smooth : (R,) bool.
+    jacobian_joint_names : tuple of J names.
+    status, message : :class:`results.Status` and a one-line message.
+    """
+    status: Status
+    message: str
+    jacobian_joint_names: tuple[str, ...] = ()
+    configuration_index: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64), repr=False)
+    body_names: np.ndarray = field(default_factory=lambda: np.zeros((0, 2), dtype=object), repr=False)
+    body_types: np.ndarray = field(default_factory=lambda: np.zeros((0, 2), dtype=np.uint8), repr=False)
+    shape_ids: np.ndarray = field(default_factory=lambda: np.zeros((0, 2), dtype=np.int32), repr=False)
+    subshape_ids: np.ndarray = field(default_factory=lambda: np.zeros((0, 2), dtype=np.int32), repr=False)
+    distance: np.ndarray = field(default_factory=lambda: np.zeros(0), repr=False)
+    points: np.ndarray = field(default_factory=lambda: np.zeros((0, 2, 3)), repr=False)
+    points_local: np.ndarray = field(default_factory=lambda: np.zeros((0, 2, 3)), repr=False)
+    normals: np.ndarray = field(default_factory=lambda: np.zeros((0, 3)), repr=False)
+    jacobian: np.ndarray = field(default_factory=lambda: np.zeros((0, 0)), repr=False)
+    smooth: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool), repr=False)
+    shape_pairs: np.ndarray = field(default_factory=lambda: np.zeros((0, 2), dtype=np.int64), repr=False)
+
+    def __len__(self) -> int:
+        return int(self.distance.shape[0])
+
+    @property
+    def ok(self) -> bool:
+        return self.status == Status.VALID

@@ -70,6 +70,12 @@ axis ``j`` (the distance from a line is convex: a box's farthest point is a corn
 move. For a pair of robot bodies the joints above both bodies move them rigidly
 together and cannot change their distance, so they are left out. The pair's bounds are
 the sums of its two bodies' bounds.
+
+The same bounds hold over ``[t - h, t]``: the levers grow with ``|s| D_j`` whichever way
+the time ``s`` runs from ``t``, and ``D_j`` does not depend on the configuration. So two
+evaluations of a pair bound its distance over the time between them from both ends, which
+is how a valid motion's smallest certified clearance is kept at little cost
+(:meth:`Sweep.certified_clearance`, :func:`advancement.interval_bound`).
 """
 from __future__ import annotations
 
@@ -106,6 +112,9 @@ CULL_FAR_OBJECTS = True
 # ... when the request has at least this many world-object pairs (below it the test costs
 # more than the pairs it could drop).
 CULL_MIN_ENV_PAIRS = 64
+# Most narrow-phase evaluations at t = 1 that :meth:`Sweep.certified_clearance` makes to
+# tighten the bound of a pair's last step (each one, about the cost of a narrow-phase step).
+CLEARANCE_END_EVALUATIONS = 2
 # NEED slots of one compiled advancement call (the call returns when they are full): the
 # (slots, L, 4, 4) link poses it hands to the narrow phase are the only per-pair buffer.
 NEED_SLOTS = 128
@@ -303,7 +312,7 @@ def _build_sweep_tables(world: CollisionWorld, selection: PairSelection, kin: Mo
 # ----- culling far world objects ------------------------------------------------
 def motion_pair_candidates(world: CollisionWorld, selection: PairSelection, static: dict, kin: MotionKinematics,
                            q0: np.ndarray, q1: np.ndarray, adq: np.ndarray, R_static: np.ndarray,
-                           threshold: np.ndarray) -> np.ndarray:
+                           threshold: np.ndarray, dropped: dict | None = None) -> np.ndarray:
     """The pairs of ``selection`` (indices, in order) that may come within ``threshold`` (P,) metres
     during the motion q0 -> q1: every self pair, and the world-object pairs that a swept bound
     of the robot body does not prove apart.
@@ -321,6 +330,8 @@ def motion_pair_candidates(world: CollisionWorld, selection: PairSelection, stat
 
     ``static``: :func:`sweep_tables`; ``adq`` (M,): the motion's |joint deltas|; ``R_static``
     (R, M): the levers of the robot shapes (``static["robot_shapes"]``) about each joint.
+    ``dropped``: when given, filled with what :func:`dropped_clearance` needs to bound the
+    distances of the dropped pairs (arrays the test computes anyway).
     """
     n_pairs = len(selection.pairs)
     if n_pairs == 0 or static["n_env"] == 0:
@@ -353,7 +364,12 @@ def motion_pair_candidates(world: CollisionWorld, selection: PairSelection, stat
     slack = 1e-9 * (1.0 + radius_all)
     world_c, world_r = static["world_centre"], static["world_radius"]
     gap = np.linalg.norm(world_c - centre_all, axis=1) - world_r - radius_all
-    near = static["world_shapes"][gap <= float(threshold.max()) + slack]
+    close = gap <= float(threshold.max()) + slack
+    near = static["world_shapes"][close]
+    if dropped is not None:
+        dropped.update(far_shapes=static["world_shapes"][~close], far_gap=gap[~close] - slack, slack=slack,
+                       mid=mid, reach_mid=reach_mid, anchor=anchor, reach_anchor=reach_anchor, radius=r,
+                       test=np.zeros(0, dtype=np.int64), ok=np.zeros(0, dtype=bool))
     start = static["env_start"]
     counts = start[near + 1] - start[near]
     total = int(counts.sum())
@@ -368,7 +384,56 @@ def motion_pair_candidates(world: CollisionWorld, selection: PairSelection, stat
     th = threshold[test] + slack
     ok = np.linalg.norm(wc - mid[slot], axis=1) - reach_mid[slot] - r[slot] - wr <= th
     ok &= np.linalg.norm(wc - anchor[slot], axis=1) - reach_anchor[slot] - r[slot] - wr <= th
+    if dropped is not None:
+        dropped.update(test=test, ok=ok)
     return np.sort(np.concatenate([static["self_pairs"], test[ok]]))
+
+
+def swept_gaps(world: CollisionWorld, selection: PairSelection, static: dict, dropped: dict,
+               pairs: np.ndarray) -> np.ndarray:
+    """Lower bounds (K,) of the distances of world-object pairs ``pairs`` (indices into
+    ``selection``) over the whole motion: the world object's bounding sphere against each of
+    the two balls of :func:`motion_pair_candidates` that hold the robot shape at every time
+    (the larger gap), less its slack. ``dropped``: as that function filled it."""
+    a, b = selection.pairs[pairs, 0], selection.pairs[pairs, 1]
+    slot = np.searchsorted(static["robot_shapes"], a)
+    wc, wr, r = static["centre_link"][b], static["radius"][b], dropped["radius"][slot]
+    by_mid = np.linalg.norm(wc - dropped["mid"][slot], axis=1) - dropped["reach_mid"][slot] - r - wr
+    by_anchor = np.linalg.norm(wc - dropped["anchor"][slot], axis=1) - dropped["reach_anchor"][slot] - r - wr
+    return np.maximum(by_mid, by_anchor) - dropped["slack"]
+
+
+def dropped_clearance(world: CollisionWorld, selection: PairSelection, static: dict, dropped: dict,
+                      below: float) -> tuple[float, int]:
+    """The smallest lower bound of (distance - padding) over the pairs :func:`motion_pair_candidates`
+    dropped (an index into ``selection``'s pairs, or -1), when it is below ``below`` metres; else
+    (inf, -1). Holds over the whole motion.
+
+    The pairs dropped pair by pair have their bounds from that test; a world object dropped
+    for all robot shapes at once (its gap from the robot-wide ball) has its pairs bounded one
+    by one only when that gap less the largest padding is below the best so far.
+    """
+    best, where = math.inf, -1
+    margins = selection.margins
+    test, ok = dropped["test"], dropped["ok"]
+    if len(test) and not ok.all():
+        gone = test[~ok]
+        value = swept_gaps(world, selection, static, dropped, gone) - margins[gone]
+        i = int(np.argmin(value))
+        best, where = float(value[i]), int(gone[i])
+    far, far_gap = dropped["far_shapes"], dropped["far_gap"]
+    if len(far):
+        top = float(margins.max()) if len(margins) else 0.0
+        start, by_shape = static["env_start"], static["env_by_shape"]
+        for w in far[far_gap - top < min(best, below)].tolist():
+            mine = by_shape[start[w]:start[w + 1]]
+            if not len(mine):
+                continue
+            value = swept_gaps(world, selection, static, dropped, mine) - margins[mine]
+            i = int(np.argmin(value))
+            if value[i] < best:
+                best, where = float(value[i]), int(mine[i])
+    return (best, where) if best < below else (math.inf, -1)
 
 
 # ----- one motion -----------------------------------------------------------------
@@ -392,7 +457,9 @@ class Sweep:
         Drop the world-object pairs that cannot come near during the motion
         (:func:`motion_pair_candidates`); None: ``CULL_FAR_OBJECTS``. The sweep's
         ``selection``, ``pairs``, ``a``, ``b`` and ``margins`` are the kept pairs (``kept``:
-        their indices into the request's pairs, ``full_selection``).
+        their indices into the request's pairs, ``full_selection``). ``dropped``: what
+        :func:`dropped_clearance` needs to bound the dropped pairs (None when none was
+        dropped); ``tables``: the :func:`sweep_tables` of the request.
     """
 
     def __init__(self, world: CollisionWorld, selection: PairSelection, request: CheckRequest, q0: np.ndarray,
@@ -434,11 +501,16 @@ class Sweep:
         cull = CULL_FAR_OBJECTS if cull is None else cull
         route, geoms, hulls = pair_routes(world, selection)
         kept = None
+        self.tables, self.dropped = static, None
         if cull and static["n_env"] >= CULL_MIN_ENV_PAIRS:
             threshold = selection.margins + tolerance_m + request.contact_distance
-            kept = motion_pair_candidates(world, selection, static, kin, q0, q1, self.adq, R_static, threshold)
+            dropped: dict = {}
+            kept = motion_pair_candidates(world, selection, static, kin, q0, q1, self.adq, R_static, threshold,
+                                          dropped)
             if len(kept) == len(selection.pairs):
                 kept = None
+            else:
+                self.dropped = dropped
         self._geoms, self._hulls = geoms, hulls                            # per shape
         if kept is None:                                                  # every pair of the request
             self.kept = np.arange(len(selection.pairs))
@@ -542,11 +614,14 @@ class Sweep:
         return pair_distance(self.world, T_shape[0], int(self.a[p]), int(self.b[p])), T_link[0], T_shape[0]
 
     # ----- conservative advancement ------------------------------------
-    def first_touch(self, p: np.ndarray, t_start: np.ndarray, stop_at_first: bool):
+    def first_touch(self, p: np.ndarray, t_start: np.ndarray, stop_at_first: bool, *, track_clearance: bool = False):
         """Per pair p[k], the first time >= t_start[k] at which it touches (inf when never).
 
         With ``stop_at_first`` the search stops once no pair can touch before the earliest
         touch found (later touches of other pairs are then not searched: inf).
+
+        With ``track_clearance`` every bound a step is taken on is kept in ``self.track``
+        (:class:`advancement.ClearanceTrack`, per pair k) for :meth:`certified_clearance`.
 
         The compiled :func:`advancement.advance` steps every pair on the bounds of its
         bounding and cover spheres; a pair whose bound comes within ``COVER_ACCEPT_M`` of its
@@ -572,6 +647,9 @@ class Sweep:
         V0, V1 = np.empty(slots), np.empty(slots)
         need = np.empty(slots, dtype=np.int64)
         p_list, margins, narrow_calls = p.tolist(), self.margins.tolist(), self.narrow_calls
+        self.track_table = np.empty((len(mk.ClearanceTrack._fields), len(p)))
+        track = self.track = new_track(len(p), self.track_table)
+        track_pack = self.track_table
         packs = (*self.kernel_packs, tol, COVER_ACCEPT_M,
                  tuple(mk.AdvanceOutputs(known, status, V0, V1, T_pair, T_link, self.kernel_steps, need)))
         weight = self.step_weight
@@ -584,7 +662,8 @@ class Sweep:
                 done = float(np.mean(np.where(np.isfinite(touch), 1.0, np.clip(t, 0.0, 1.0))))
                 raise meter.refuse_steps(self.progress(done), self.what)
             limit = min(1.0, best) if stop_at_first else 1.0
-            count, stop, used = mk.advance(self.q0, self.dq, limit, t, live, p, *packs, budget)
+            count, stop, used = mk.advance(self.q0, self.dq, limit, t, live, p, *packs, budget, track_pack,
+                                           track_clearance)
             meter.spend(math.ceil(used * weight) + NARROW_CALL_STEPS * count)
             keep = []
             items = need[:count]
@@ -602,7 +681,11 @@ class Sweep:
                     touch[k], speed[k] = tk, v0
                     best = min(best, tk)
                     continue
+                if track_clearance:
+                    record_evaluation(track_pack, k, tk, d, v0, v1)
                 if v0 + v1 <= 0.0:
+                    if track_clearance:
+                        track.tail[k] = d
                     continue
                 reserve = d - margin - 0.5 * tol
                 tk += 2.0 * reserve / (v0 + math.sqrt(v0 * v0 + 4.0 * v1 * reserve))
@@ -610,11 +693,66 @@ class Sweep:
                 known[k] = margin + 0.5 * tol > 0.0
                 if tk <= 1.0:
                     keep.append(k)
+                elif track_clearance:
+                    track.tail[k] = d - rest * (v0 + rest * v1)
             pending = live[stop:]
             live = np.concatenate([np.array(keep, dtype=np.int64), pending]) if pending.size else \
                 np.array(keep, dtype=np.int64)
         self._T_all = None
         return touch, speed
+
+    def certified_clearance(self, p: np.ndarray) -> tuple[float, float, int]:
+        """After :meth:`first_touch` over pairs p (K,) with ``track_clearance`` found no touch:
+        a lower bound of the smallest (signed distance - padding) over the motion and over
+        every pair of the request, the time where the bound is reached, and the pair (an index
+        into the request's pairs, ``full_selection``; -1 when the request has none).
+
+        The number: per pair, the smallest of its interval bounds
+        (:func:`advancement.interval_bound`) between consecutive evaluations of the search
+        (the bounding-sphere, cover or narrow-phase distance each step was taken on) and of
+        its last step's bound over ``[t, 1]``; the pairs dropped before the search add their
+        swept-sphere bounds (:func:`dropped_clearance`, over the whole motion: time NaN).
+        A last step's bound below every pair's interval bounds is bounded from both ends:
+        the pair's cover bound at t = 1 (one compiled call for all such pairs), and for the
+        smallest ones the narrow phase there (at most ``CLEARANCE_END_EVALUATIONS``). Less
+        the sweep's GJK tolerance, for the precision of coal's distances.
+        """
+        track = self.track
+        p = np.asarray(p, dtype=np.int64)
+        best, time, where = math.inf, math.nan, -1
+        if len(p):
+            tail_t, end = np.empty(len(p)), np.empty((len(p), 3))
+            pairs, robot, shapes, speed, covers = self.kernel_packs
+            k, best, time = mk.smallest_clearance(self.q0 + self.dq, p, pairs, robot, shapes, speed, covers, self.tol,
+                                                  self.track_table, tail_t, end)
+            margins = self.margins
+            evaluations = CLEARANCE_END_EVALUATIONS
+            T_end = None
+            while evaluations > 0 and k >= 0 and not np.isnan(end[k, 0]) and best < track.low[k] - margins[p[k]]:
+                if T_end is None:                 # the narrow phase at t = 1, for the smallest last steps
+                    T_end = self.poses(np.array([1.0]))
+                q = int(p[k])
+                exact = self.narrow(q, T_end[1][0, self.a[q]], T_end[1][0, self.b[q]], T_end[0][0], math.inf)
+                evaluations -= 1
+                bound, t_bound = mk.interval_bound(float(track.last_t[k]), float(track.last_d[k]),
+                                                   float(track.last_v0[k]), float(track.last_v1[k]), 1.0,
+                                                   max(float(end[k, 0]), exact), float(end[k, 1]), float(end[k, 2]))
+                end[k, 0] = np.nan                # measured
+                if bound > track.tail[k]:
+                    track.tail[k], tail_t[k] = bound, t_bound
+                per = np.minimum(track.low, track.tail) - margins[p]
+                k = int(np.argmin(per))
+                best = float(per[k])
+                from_tail = track.tail[k] < track.low[k]
+                time = float(tail_t[k] if from_tail else track.low_t[k])
+            best, time = float(best), float(time)
+            where = int(self.kept[p[k]]) if k >= 0 else -1
+            self._T_all = None
+        if self.dropped is not None:
+            value, pair = dropped_clearance(self.world, self.full_selection, self.tables, self.dropped, best)
+            if pair >= 0:
+                best, time, where = value, math.nan, pair
+        return best - self._coal_request.gjk_tolerance, time, where
 
     def exit_time(self, p: int, t_enter: float):
         """When pair p, touching at t_enter, stops touching (None: touches until t=1).
@@ -676,6 +814,38 @@ class Sweep:
             else:
                 lo = m1
         return best
+
+
+def record_evaluation(table: np.ndarray, k: int, t: float, d: float, v0: float, v1: float) -> None:
+    """Pair k of the track ``table`` (the (7, K) rows of a :class:`advancement.ClearanceTrack`)
+    evaluated at t (its distance lower bound d and speed bounds v0, v1): what
+    :func:`advancement.advance` records, the interval closed by the arithmetic of
+    :func:`advancement.interval_bound`, in plain floats (a compiled call would take longer to
+    hand over its arguments than the arithmetic takes)."""
+    last_t, d_a, va0, va1, low = table[:5, k].tolist()
+    if last_t == last_t:                                  # not NaN: the interval [last_t, t] closes
+        h = t - last_t
+        v_a = va0 + h * va1
+        v_b = v0 + h * v1
+        if v_a + v_b <= 0.0:
+            bound, t_bound = max(d_a, d), last_t
+        else:
+            s = min(max((d_a - d + h * v_b) / (v_a + v_b), 0.0), h)
+            bound, t_bound = max(d_a - s * v_a, d - (h - s) * v_b), last_t + s
+        if bound < low:
+            table[4:6, k] = (bound, t_bound)
+    table[:4, k] = (t, d, v0, v1)
+
+
+def new_track(n: int, table: np.ndarray | None = None) -> mk.ClearanceTrack:
+    """An empty :class:`advancement.ClearanceTrack` for n pairs: views of the rows of ``table``
+    (7, n), written here (default: a new one)."""
+    table = np.empty((len(mk.ClearanceTrack._fields), n)) if table is None else table
+    track = mk.ClearanceTrack(*table)
+    track.last_t[:] = np.nan
+    track.last_d[:] = track.last_v0[:] = track.last_v1[:] = track.low_t[:] = 0.0
+    track.low[:] = track.tail[:] = np.inf
+    return track
 
 
 def _safe_step(gap: np.ndarray, V0: np.ndarray, V1: np.ndarray) -> np.ndarray:

@@ -104,6 +104,67 @@ class AdvanceOutputs(NamedTuple):
     need: np.ndarray             # (C,) per slot, the NEED item (index into live), in order
 
 
+class ClearanceTrack(NamedTuple):
+    """What :func:`advance` records, per pair (K pairs), for the smallest clearance a certified
+    motion check certified (see :func:`interval_bound`; read and written, kept across calls).
+
+    Each evaluation of a pair at time t (a lower bound ``d`` of its signed distance and its
+    speed bounds ``V0``, ``V1`` there) closes the interval from its previous evaluation; the
+    pair's step past t = 1 (or a pair nothing moves) leaves the forward bound over
+    ``[last_t, 1]`` in ``tail``.
+    """
+    last_t: np.ndarray           # (K,) time of the pair's latest evaluation (NaN: none yet)
+    last_d: np.ndarray           # (K,) its distance lower bound there, metres
+    last_v0: np.ndarray          # (K,) its speed bounds there
+    last_v1: np.ndarray          # (K,)
+    low: np.ndarray              # (K,) smallest bound over the pair's closed intervals (inf: none), metres
+    low_t: np.ndarray            # (K,) the time of that bound
+    tail: np.ndarray             # (K,) forward bound over [last_t, 1] once the pair finished (inf before)
+
+
+@njit(cache=True, inline="always")
+def track_rows(table):
+    """The :class:`ClearanceTrack` whose fields are the rows of ``table`` (7, K): one array to
+    hand to a compiled call, not seven."""
+    return ClearanceTrack(table[0], table[1], table[2], table[3], table[4], table[5], table[6])
+
+
+@njit(cache=True)
+def interval_bound(ta, da, va0, va1, tb, db, vb0, vb1):
+    """Lower bound of a pair's signed distance over [ta, tb], and the time where it is reached,
+    from its lower bounds da at ta and db at tb and its speed bounds there.
+
+    The speed bound at a time t holds on both sides of t (:mod:`checks.sweep`: the levers
+    grow with the time away from t either way), so over ``[ta, tb]`` (h = tb - ta) the
+    distance is at least ``da - s (va0 + h va1)`` at ``ta + s`` and at least
+    ``db - (h - s) (vb0 + h vb1)``: the larger of the two, smallest where they cross.
+    """
+    h = tb - ta
+    va = va0 + h * va1
+    vb = vb0 + h * vb1
+    if va + vb <= 0.0:                     # nothing moves the pair: both bound the same distance
+        return max(da, db), ta
+    s = (da - db + h * vb) / (va + vb)
+    s = min(max(s, 0.0), h)
+    return max(da - s * va, db - (h - s) * vb), ta + s
+
+
+@njit(cache=True, inline="always")
+def _record(track, k, t, d, v0, v1):
+    """Pair k evaluated at time t: distance lower bound d, speed bounds v0, v1 (``track``: a
+    :class:`ClearanceTrack`). Closes the interval from its previous evaluation."""
+    lt = track.last_t[k]
+    if lt == lt:                           # not NaN: an interval [lt, t] closes
+        bound, tb = interval_bound(lt, track.last_d[k], track.last_v0[k], track.last_v1[k], t, d, v0, v1)
+        if bound < track.low[k]:
+            track.low[k] = bound
+            track.low_t[k] = tb
+    track.last_t[k] = t
+    track.last_d[k] = d
+    track.last_v0[k] = v0
+    track.last_v1[k] = v1
+
+
 @njit(cache=True, inline="always")
 def _by_spheres(kind):
     """Whether a shape of this kind is bounded by its cover spheres (a mesh), not as a primitive solid."""
@@ -471,7 +532,8 @@ def _pair_speed(T_link, Ta, Tb, a, b, q, speed, corners):
 
 
 @njit(cache=True)
-def advance(q0, dq, limit, t, live, p, pairs, robot, shapes, speed, covers, tol, accept, out, budget):
+def advance(q0, dq, limit, t, live, p, pairs, robot, shapes, speed, covers, tol, accept, out, budget, track,
+            tracking):
     """Advance the items ``live`` (n,) of pairs p (K,) from their times t (K,, updated in
     place) without narrow phase, making at most ``budget`` bound evaluations; returns
     ``(count, stop, used)``: how many items need the narrow phase, the first item not
@@ -490,9 +552,13 @@ def advance(q0, dq, limit, t, live, p, pairs, robot, shapes, speed, covers, tol,
     ``out.need`` (slot -> item), in order. The call also stops (``stop < n``) when every
     slot of ``out.V0`` holds a NEED item, so the outputs' size, not the number of pairs,
     bounds their memory. ``out.known`` (K,) marks pairs known to be apart at t (updated);
-    ``out.steps`` (P,) counts the bound evaluations made for each pair index p (added to)."""
+    ``out.steps`` (P,) counts the bound evaluations made for each pair index p (added to).
+    With ``tracking``, every bound the step is taken on (not NEED's: the narrow phase gives
+    those) is recorded in ``track`` (the (7, K) rows of a :class:`ClearanceTrack`, per pair k), and so is the tail
+    of a pair whose step passes t = 1."""
     pairs, robot, shapes = PairArrays(*pairs), RobotArrays(*robot), ShapeArrays(*shapes)
     speed, covers, out = SpeedArrays(*speed), CoverArrays(*covers), AdvanceOutputs(*out)
+    track = track_rows(track)
     pair_a, pair_b, margins = pairs.pair_a, pairs.pair_b, pairs.margins
     known, status, steps = out.known, out.status, out.steps
     n = live.shape[0]
@@ -552,13 +618,83 @@ def advance(q0, dq, limit, t, live, p, pairs, robot, shapes, speed, covers, tol,
                 out.T_link[count] = T_link
                 count += 1
                 break
+            if tracking:
+                _record(track, k, t[k], d, v0, v1)
             if v0 + v1 <= 0.0:
+                if tracking:
+                    track.tail[k] = d
                 t[k] = np.inf
                 break
             reserve = d - m - 0.5 * tol
             t[k] += 2.0 * reserve / (v0 + np.sqrt(v0 * v0 + 4.0 * v1 * reserve))
             known[k] = keeps_apart
+            if tracking and t[k] > 1.0:
+                track.tail[k] = d - rest * (v0 + rest * v1)
     return count, n, used
+
+
+@njit(cache=True)
+def smallest_clearance(q1, p, pairs, robot, shapes, speed, covers, tol, track, tail_t, end):
+    """The smallest clearance a search certified over pairs p (K,) (``track``: the (7, K) rows of
+    a :class:`ClearanceTrack` it filled; margins from ``pairs``): returns ``(k, value, time)``,
+    the pair k (-1 when K = 0), its bound of (distance - padding) in metres and where it is
+    reached.
+
+    A pair's bound is the smallest of its interval bounds and of its last step's bound over
+    ``[last_t, 1]``; a last step below every pair's interval bounds is first bounded from both
+    ends: at t = 1 (configuration ``q1`` (A,)) the pair's distance lower bound (bounding
+    spheres raised to the sphere covers, not cut off) and speed bounds close
+    :func:`interval_bound` over ``[last_t, 1]``, which raises ``track.tail`` (``tail_t`` (K,):
+    its time, 1 before). ``end`` (K, 3): per closed pair, its distance bound and speed bounds
+    at t = 1 (written; NaN for the others). A cover is used at t = 1 only where the padding
+    + tolerance / 2 the steps kept is positive (the pair is then known to be apart there), as
+    :func:`advance` does. Packs as :func:`advance` takes them (plain tuples)."""
+    pairs, robot, shapes = PairArrays(*pairs), RobotArrays(*robot), ShapeArrays(*shapes)
+    speed, covers = SpeedArrays(*speed), CoverArrays(*covers)
+    track = track_rows(track)
+    n = p.shape[0]
+    floor = np.inf
+    for k in range(n):
+        floor = min(floor, track.low[k] - pairs.margins[p[k]])
+    n_links = robot.link_parent.shape[0]
+    T_link = np.empty((n_links, 4, 4))
+    values = np.empty(robot.mimic_matrix.shape[0])
+    Ta = np.empty((4, 4))
+    Tb = np.empty((4, 4))
+    corners = np.empty((8, 3))
+    work = _cover_scratch(covers.cover_start)
+    posed = False
+    best_k, best, best_t = -1, np.inf, np.nan
+    for k in range(n):
+        q = p[k]
+        m = pairs.margins[q]
+        end[k, 0] = np.nan
+        tail_t[k] = 1.0
+        if track.tail[k] - m < floor and track.last_t[k] < 1.0:
+            if not posed:
+                _rigid_fk(q1, robot, n_links, values, T_link)
+                posed = True
+            a = pairs.pair_a[q]
+            b = pairs.pair_b[q]
+            _shape_pose(T_link, shapes.shape_link, shapes.T_frame_shape, a, Ta)
+            _shape_pose(T_link, shapes.shape_link, shapes.T_frame_shape, b, Tb)
+            v0, v1 = _pair_speed(T_link, Ta, Tb, a, b, q, speed, corners)
+            d = _sphere_bound(Ta, Tb, a, b, speed.centre_shape, speed.radius)
+            if m + 0.5 * tol > 0.0:
+                d = _raised_by_covers(a, b, Ta, Tb, d, np.inf, True, covers, shapes, speed.centre_shape, work)
+            end[k, 0], end[k, 1], end[k, 2] = d, v0, v1
+            value, t_value = interval_bound(track.last_t[k], track.last_d[k], track.last_v0[k], track.last_v1[k],
+                                            1.0, d, v0, v1)
+            if value > track.tail[k]:
+                track.tail[k] = value
+                tail_t[k] = t_value
+        low = track.low[k] - m
+        tail = track.tail[k] - m
+        if low < best:
+            best_k, best, best_t = k, low, track.low_t[k]
+        if tail < best:
+            best_k, best, best_t = k, tail, tail_t[k]
+    return best_k, best, best_t
 
 
 @njit(cache=True)
