@@ -966,7 +966,7 @@ class MoveItBridge:
         self.aliases = planning_frame_aliases(_srdf_text(node), robot.root_link)
         self.planning_frame = self.aliases[0] if self.aliases else robot.root_link
         self.mirror = SceneMirror(node.scene, self.aliases, warn=self._log.warning,
-                                  on_change=getattr(node, "_publish_scene_objects", None))   # ~/scene_objects
+                                  on_change=getattr(node, "publish_scene_objects", None))   # ~/scene_objects
         prefix = "/" if parameters["moveit_global_names"] else "~/"
         guard = node.callback_guard
         checks = ReentrantCallbackGroup()

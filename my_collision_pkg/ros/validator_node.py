@@ -67,6 +67,7 @@ from my_collision_pkg.ros.runtime import (CallbackGuard, ConfigurationError, Dyn
                                           NumberParameter, ament_package_share, check_bool, run_node)
 from my_collision_pkg.core.checks.interval_sweeps import interval_sweeps
 from my_collision_pkg.ros.markers import contact_intervals_marker_array
+from my_collision_pkg.ros.moveit_bridge import attach_moveit_bridge, declare_moveit_parameters, read_moveit_parameters
 from my_collision_pkg.ros.scene_markers import SceneMarkerCache, scene_objects_marker_array
 from my_collision_pkg.core.surfaces.explanation_surfaces import DEFAULT_STIFFNESS_PA_PER_M, explanation_surfaces
 
@@ -243,7 +244,7 @@ class CollisionValidatorNode(Node):
         # markers of the objects an update did not touch are reused (their shape entries are
         # shared with the previous snapshot): an update costs what it changes
         self._scene_marker_cache = SceneMarkerCache()
-        self._publish_scene_objects(self.scene.world)
+        self.publish_scene_objects(self.scene.world)
         self._monitor_lock = threading.Lock()
         self._monitor_dirty = False
         self._monitor_timer = None
@@ -272,6 +273,8 @@ class CollisionValidatorNode(Node):
                 self._dynamic.add(parameter.name, parameter.check, functools.partial(setter, self))
         for name, setter in SWITCH_SETTERS.items():
             self._dynamic.add(name, functools.partial(check_bool, name), functools.partial(setter, self))
+        # with moveit_msgs: ~/check_state_validity and the PlanningScene mirror (docs/moveit.md)
+        self.moveit = attach_moveit_bridge(self, p)
         robot = self.scene.robot
         log = self.get_logger()
         log.info(f"robot '{robot.name}': {len(robot.active_joint_names)} joints, {len(self.scene.world.shapes)} "
@@ -314,6 +317,7 @@ class CollisionValidatorNode(Node):
             "follow /joint_states and publish contacts of the current state"))
         for parameter, default, _ in PARAMETERS:
             parameter.declare(self, default)
+        declare_moveit_parameters(self)
 
     def _strings(self, name: str) -> list[str]:
         return [v for v in (self.get_parameter(name).value or []) if v]
@@ -326,6 +330,7 @@ class CollisionValidatorNode(Node):
         if not p["robot_description"] and not p["urdf_path"]:
             raise ConfigurationError("no robot model: set robot_description (URDF XML) or urdf_path")
         p.update({parameter.name: parameter.read(self) for parameter, _, _ in PARAMETERS})
+        p.update(read_moveit_parameters(self))
         p["package_paths"] = self._strings("package_paths")
         names = self._strings("link_padding_names")
         values = self.get_parameter("link_padding_values").value or []
@@ -439,7 +444,7 @@ class CollisionValidatorNode(Node):
         if warnings:
             response.message += "; warning: " + "; ".join(warnings)
             self.get_logger().warning(f"apply_collision_objects: {'; '.join(warnings)}")
-        self._publish_scene_objects(world)
+        self.publish_scene_objects(world)
         return response
 
     def _on_set_allowed(self, request: SetAllowedCollisions.Request, response: SetAllowedCollisions.Response):
@@ -463,7 +468,7 @@ class CollisionValidatorNode(Node):
             return response
         return conversions.fill_get_allowed_collisions_response(response, names, matrix, world.acm)
 
-    def _publish_scene_objects(self, world) -> None:
+    def publish_scene_objects(self, world) -> None:
         self._scene_objects.publish(scene_objects_marker_array(world, world.robot.root_link,
                                                                self.get_clock().now().to_msg(),
                                                                cache=self._scene_marker_cache))
