@@ -877,7 +877,9 @@ def read_moveit_parameters(node) -> dict:
     Raises
     ------
     ConfigurationError
-        Naming the parameter with a bad value.
+        Naming the parameter with a bad value, or ``moveit_compat`` true where moveit_msgs
+        cannot be imported (checked here, before the scene is loaded, so that start-up
+        ends at once).
     """
     from my_collision_pkg.ros.runtime import ConfigurationError, check_bool
     compat = node.get_parameter("moveit_compat").value
@@ -886,11 +888,17 @@ def read_moveit_parameters(node) -> dict:
     if not isinstance(compat, str) or compat not in COMPAT_CHOICES:
         raise ConfigurationError(f"parameter 'moveit_compat' must be one of {', '.join(COMPAT_CHOICES)}, "
                                  f"got {compat!r}")
+    if compat == "true" and import_moveit_msgs() is None:
+        raise ConfigurationError(MOVEIT_REQUIRED_MISSING)
     p = {"moveit_compat": compat,
          "moveit_global_names": check_bool("moveit_global_names", node.get_parameter("moveit_global_names").value)}
     for name in ("planning_scene_topic", "planning_scene_service"):
         p[name] = node.get_parameter(name).value or ""
     return p
+
+
+MOVEIT_REQUIRED_MISSING = ("moveit_compat is true but moveit_msgs cannot be imported (source a ROS install that "
+                           "has moveit_msgs)")
 
 
 def import_moveit_msgs():
@@ -921,8 +929,7 @@ def attach_moveit_bridge(node, parameters: dict) -> "MoveItBridge | None":
     modules = import_moveit_msgs()
     if modules is None:
         if compat == "true":
-            raise ConfigurationError("moveit_compat is true but moveit_msgs cannot be imported (source a ROS "
-                                     "install that has moveit_msgs)")
+            raise ConfigurationError(MOVEIT_REQUIRED_MISSING)
         node.get_logger().info("moveit_msgs is not importable: MoveIt bridge off (~/check_state_validity, scene "
                                "mirror); set moveit_compat false to silence this")
         return None
