@@ -78,4 +78,7 @@ def cloud_to_planning_frame(points_frame_m: np.ndarray, frame_id: str, robot: Ro
     T_world_frame = frame_pose(robot, frame_id, positions)
     if np.array_equal(T_world_frame, np.eye(4)):
         return np.ascontiguousarray(points), T_world_frame
-    return np.ascontiguousarray(points @ T_world_frame[:3, :3].T + T_world_frame[:3, 3]), T_world_frame
+    R, t = T_world_frame[:3, :3], T_world_frame[:3, 3]
+    # column by column (no BLAS call: its threads fight numba's for the cores)
+    out = t + points[:, 0:1] * R[:, 0] + points[:, 1:2] * R[:, 1] + points[:, 2:3] * R[:, 2]
+    return np.ascontiguousarray(out), T_world_frame

@@ -1,24 +1,28 @@
 """Self-filtering: points on or near the robot dropped, points and cells inside world objects cleared.
 
 A point is *near* a shape when it lies inside the shape's solid or within ``padding_m`` of
-its surface (plus :data:`SURFACE_TOLERANCE_M`, so that a point sampled on the surface,
-moved by a transform and back, still counts as on it). The tests are exact for every
+its surface (within :data:`SURFACE_TOLERANCE_M` at least, so that a point on the surface
+whose coordinates went through a FLOAT32 cloud still counts as on it). The tests are exact for every
 kind of shape the package builds, not a bounding-box mask:
 
 - primitives (box, sphere, cylinder, capsule, cone): the analytic distance to the solid
   (0 inside), in the shape's frame, as ``kernels.depth`` poses them;
-- convex meshes: inside when no face plane has the point in front (the planes of
-  ``ShapeGeometry.solid_planes``); outside, the largest plane distance is a lower bound of
-  the distance, and only when it is within the limit is the exact distance to the
-  triangles computed (``kernels.mesh_queries.tree_closest_point`` on an AABB tree of them);
-- closed non-convex meshes: the exact distance to the triangles through the shape's own
-  ``MeshTree``, the side from its pseudo-normals (or the generalised winding number when
-  the mesh is not a clean 2-manifold), after the convex hull's planes as a quick "far";
-- open meshes (no inside): the exact distance to the triangles.
+- convex meshes: inside when no face plane (``ShapeGeometry.solid_planes``) has the point
+  in front; else near when a triangle lies within the limit (an AABB tree of the
+  triangles searched only within the limit, exact point-triangle distances from
+  ``kernels.mesh_queries.closest_on_triangle``);
+- closed non-convex meshes: near when a triangle lies within the limit (as above); else
+  inside when the point is behind every plane of the convex hull and the pseudo-normal of
+  its nearest feature (``kernels.mesh_queries.tree_closest_point`` on the shape's own
+  ``MeshTree``) says so, or, for a mesh that is not a clean 2-manifold, its generalised
+  winding number (``winding_number``);
+- open meshes (no inside): near when a triangle lies within the limit.
 
-Every shape is first culled by its oriented bounding box grown by the limit (the box
-contains the shape, so the cull drops no near point). One compiled, parallel pass over the
-points (numba ``prange``) tests them against every shape.
+Every shape is first culled by a sphere about its posed bounding box, then by that box
+(in the shape frame), both grown by the limit: both contain the shape, so the culls drop
+no near point. One compiled, parallel pass over the points (numba ``prange``) tests them
+against every shape; the tables of the shapes are built once per world snapshot
+(``CollisionWorld.cached``).
 
 :func:`filter_robot_points` applies it to the robot's links and attached objects at a
 configuration; :func:`points_outside_world_objects` to the world objects (moveit2#3614:
@@ -42,9 +46,11 @@ from my_collision_pkg.core.perception.occupancy import OccupancyMap
 from my_collision_pkg.core.perception.point_cloud import PointCloudError
 from my_collision_pkg.core.scene.world import CollisionWorld
 
-# A point this near a surface (metres) counts as on it: far above the rounding of a pose
-# applied and undone (1e-15 m at a metre), far below any padding a user sets.
-SURFACE_TOLERANCE_M = 1e-9
+# A point this near a surface (metres) counts as on it, when the padding is smaller: a
+# PointCloud2 holds FLOAT32 coordinates, which move a point by up to 6e-8 m at 1 m and
+# 1e-6 m at 16 m from the origin, so "on the surface" means within 10 micrometres, far
+# below any padding a user sets or any depth camera's noise (millimetres).
+SURFACE_TOLERANCE_M = 1e-5
 # Largest padding accepted (metres): beyond it the robot would swallow its whole workspace.
 MAX_PADDING_M = 1.0
 _SELF_KEY = "perception.self_filter.robot_solids"
@@ -337,7 +343,7 @@ def _run(world: CollisionWorld, table: SolidTable, T_world_shape: np.ndarray, po
         inverse[:, :3, :3] = R_t
         inverse[:, :3, 3] = -np.einsum("sij,sj->si", R_t, T[:, :3, 3])
         inverse[:, 3, 3] = 1.0
-        limits = np.full(len(table.shapes), padding_m + SURFACE_TOLERANCE_M)
+        limits = np.full(len(table.shapes), max(padding_m, SURFACE_TOLERANCE_M))
         spheres = np.empty((len(table.shapes), 4))
         spheres[:, :3] = np.einsum("sij,sj->si", T[:, :3, :3], table.box_center) + T[:, :3, 3]
         spheres[:, 3] = np.linalg.norm(table.box_half, axis=1) * (1.0 + 1e-12) + limits + SURFACE_TOLERANCE_M
@@ -375,7 +381,8 @@ def filter_robot_points(world: CollisionWorld, positions: np.ndarray, points_wor
     points_world_m : (N, 3) array
         Points in the planning frame, metres.
     padding_m : float
-        Distance from a surface within which a point is dropped (0: on or inside only).
+        Distance from a surface within which a point is dropped (metres; 0: on the surface,
+        within :data:`SURFACE_TOLERANCE_M`, or inside only).
 
     Returns
     -------
