@@ -302,6 +302,10 @@ def test_bad_filter_input_refused(panda):
         filter_robot_points(panda.world, q, np.zeros((3, 3)), padding_m=-0.1)
     with pytest.raises(PointCloudError, match=r"\(N, 3\) array, not \(3,\)"):
         filter_robot_points(panda.world, q, np.zeros(3))
+    with pytest.raises(PointCloudError, match="NaN or infinite"):
+        filter_robot_points(panda.world, q, np.array([[0.0, np.nan, 0.0]]))
+    with pytest.raises(PointCloudError, match=f"{len(q) - 1} joint positions for the {len(q)} active joints"):
+        filter_robot_points(panda.world, q[:-1], np.zeros((1, 3)))
 
 
 def test_points_and_cells_inside_world_objects_cleared(panda):
@@ -385,12 +389,18 @@ def test_cells_boxes_ids_and_coal_contacts():
     box touches, whichever of the two objects the tree is."""
     rng = np.random.default_rng(6)
     points = np.vstack([rng.integers(-40, 40, (500, 3)) * RESOLUTION_M,            # on cell faces
-                        rng.uniform(-0.8, 0.8, (500, 3))])
+                        rng.uniform(-0.8, 0.8, (500, 3)),
+                        np.repeat(rng.uniform(-0.8, 0.8, (8, 3)), np.arange(1, 9), axis=0)])   # 1..8 hits a cell
     occupancy = OccupancyMap.from_points(points, RESOLUTION_M)
     boxes = occupancy.cell_boxes()
     assert occupancy.n_occupied == len(boxes.centres_m) == len(np.unique(occupancy.cell_keys()))
     np.testing.assert_allclose(boxes.size_m, RESOLUTION_M)
     assert np.all(boxes.occupancy > 0.5)
+    # the cells listed from the points' keys are coal's own toBoxes(), in another order
+    own = np.array(occupancy.coal_geometry.toBoxes())
+    ours = np.column_stack([boxes.centres_m, boxes.size_m, boxes.occupancy])
+    np.testing.assert_allclose(ours[np.lexsort(ours[:, :3].T)], own[np.lexsort(own[:, :3].T), :5], rtol=0,
+                               atol=1e-12)
     index = occupancy.cell_at(points)
     assert np.all(index >= 0)
     assert np.all(np.abs(points - boxes.centres_m[index]) <= RESOLUTION_M / 2 + 1e-12)

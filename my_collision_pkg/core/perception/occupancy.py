@@ -22,8 +22,9 @@ Cells. Octree cells are cubes of side ``resolution_m`` on octomap's grid: the ce
 point ``p`` has the integer key ``floor(p * (1 / resolution_m))`` (octomap's rounding) and its centre at
 ``(key + 0.5) * resolution_m``; a loaded file may also hold pruned cells, cubes of
 ``2^k`` resolution cells. :meth:`OccupancyMap.cell_boxes` lists the occupied cells as
-coal's ``toBoxes()`` gives them (centre, side, occupancy probability); a *cell id* in
-this package is the index of a cell in that list (0 .. ``n_occupied - 1``).
+coal's ``toBoxes()`` gives them (centre, side, occupancy probability; for a map made from
+points, computed from the points' keys in key order, the same cells without listing the
+tree); a *cell id* in this package is the index of a cell in that list (0 .. ``n_occupied - 1``).
 
 coal's contacts and the cell id. ``coal.collide`` against an ``OcTree`` puts an id of the
 cell in the contact's ``b1`` whichever of the two objects the tree is (``b2`` is then -1),
@@ -69,6 +70,9 @@ _BINARY_HEADER = "# Octomap OcTree binary file"
 _FULL_HEADER = "# Octomap OcTree file"
 _PROBE_FRACTION = 0.25                 # probe box side, in cell sides (inside the cell, away from its faces)
 _KEY_BIAS = 1 << 20                    # keys packed as three 21-bit fields
+# octomap's defaults (coal.makeOctree uses them): hit probability and its clamping bound
+_PROB_HIT = 0.7
+_PROB_CLAMP_MAX = 0.971
 
 
 class OctomapFileError(SceneError):
@@ -114,10 +118,28 @@ def _as_octomap_coordinates(points: np.ndarray) -> np.ndarray:
     return points.astype(np.float32).astype(float)
 
 
+def _hit_probability(hits: np.ndarray) -> np.ndarray:
+    """Occupancy probability of a cell after ``hits`` (N,) hits, as octomap keeps it: log-odds
+    in single precision, one hit's added at a time, clamped at the upper bound."""
+    hit = np.float32(math.log(_PROB_HIT / (1.0 - _PROB_HIT)))
+    clamp = np.float32(math.log(_PROB_CLAMP_MAX / (1.0 - _PROB_CLAMP_MAX)))
+    table = [np.float32(0.0)]
+    while table[-1] < clamp:
+        table.append(min(np.float32(table[-1] + hit), clamp))
+    log_odds = np.array(table, dtype=np.float32)[np.minimum(hits, len(table) - 1)].astype(float)
+    return 1.0 - 1.0 / (1.0 + np.exp(log_odds))
+
+
 def _pack(keys: np.ndarray) -> np.ndarray:
     """(N, 3) int64 keys as one int64 each (21 bits an axis)."""
     k = keys + _KEY_BIAS
     return (k[:, 0] << 42) | (k[:, 1] << 21) | k[:, 2]
+
+
+def _unpack(packed: np.ndarray) -> np.ndarray:
+    """The (N, 3) int64 keys of :func:`_pack`."""
+    mask = (1 << 21) - 1
+    return np.column_stack([(packed >> 42) & mask, (packed >> 21) & mask, packed & mask]) - _KEY_BIAS
 
 
 class OccupancyMap:
@@ -131,15 +153,17 @@ class OccupancyMap:
         Where it came from ("points", "accumulate", a file path, "empty"), for messages.
     """
 
-    def __init__(self, tree: coal.OcTree, source: str) -> None:
+    def __init__(self, tree: coal.OcTree, source: str, cells: CellBoxes | None = None) -> None:
         self._tree = tree
         self._resolution_m = float(tree.getResolution())
         self._per_m = 1.0 / self._resolution_m       # octomap's key: floor(coordinate * (1 / resolution))
         self._source = str(source)
-        boxes = np.array([np.asarray(b) for b in tree.toBoxes()], dtype=float).reshape(-1, 6)
-        centres = np.ascontiguousarray(boxes[:, :3])
-        size = np.ascontiguousarray(boxes[:, 3])
-        occupancy = np.ascontiguousarray(boxes[:, 4])
+        if cells is None:                            # the tree's own list (a file's tree may hold pruned cells)
+            boxes = np.array(tree.toBoxes(), dtype=float).reshape(-1, 6)
+            cells = CellBoxes(boxes[:, :3], boxes[:, 3], boxes[:, 4])
+        centres = np.ascontiguousarray(cells.centres_m, dtype=float)
+        size = np.ascontiguousarray(cells.size_m, dtype=float)
+        occupancy = np.ascontiguousarray(cells.occupancy, dtype=float)
         for a in (centres, size, occupancy):
             a.setflags(write=False)
         self._boxes = CellBoxes(centres, size, occupancy)
@@ -171,7 +195,15 @@ class OccupancyMap:
         points = _check_points(points_m)
         if len(points) == 0:
             return cls(coal.OcTree(resolution), source)
-        return cls(coal.makeOctree(_as_octomap_coordinates(points), resolution), source)
+        single = _as_octomap_coordinates(points)
+        tree = coal.makeOctree(single, resolution)
+        # makeOctree marks each point's cell hit once per point and prunes nothing: its cells
+        # are the distinct keys of the points (found here without listing the tree, which
+        # costs about 3 us a cell), with octomap's probability after that many hits
+        packed, hits = np.unique(_pack(np.floor(single * (1.0 / resolution)).astype(np.int64)), return_counts=True)
+        cells = CellBoxes((_unpack(packed) + 0.5) * resolution, np.full(len(packed), resolution),
+                          _hit_probability(hits))
+        return cls(tree, source, cells)
 
     @classmethod
     def from_cell_centres(cls, centres_m: np.ndarray, resolution_m: float, source: str = "cells") -> "OccupancyMap":

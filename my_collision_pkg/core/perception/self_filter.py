@@ -322,7 +322,19 @@ def _check_points(points_world_m) -> np.ndarray:
     points = np.ascontiguousarray(points_world_m, dtype=float)
     if points.ndim != 2 or points.shape[1] != 3:
         raise PointCloudError(f"points must be an (N, 3) array, not {points.shape}")
+    if not np.all(np.isfinite(points)):
+        raise PointCloudError("points hold NaN or infinite coordinates (decode_point_cloud drops those)")
     return points
+
+
+def _check_positions(world: CollisionWorld, positions) -> np.ndarray:
+    q = np.asarray(positions, dtype=float).reshape(-1)
+    n = len(world.robot.active_joint_names)
+    if len(q) != n:
+        raise PointCloudError(f"{len(q)} joint positions for the {n} active joints of robot '{world.robot.name}'")
+    if not np.all(np.isfinite(q)):
+        raise PointCloudError("joint positions hold NaN or infinite values")
+    return q
 
 
 def _check_padding(padding_m: float) -> float:
@@ -391,11 +403,12 @@ def filter_robot_points(world: CollisionWorld, positions: np.ndarray, points_wor
     Raises
     ------
     PointCloudError
-        For points that are not (N, 3) or a bad padding.
+        For points that are not (N, 3) finite coordinates, positions of the wrong length
+        or not finite, or a bad padding.
     """
     points = _check_points(points_world_m)
     padding = _check_padding(padding_m)
-    T_world_shape = world.shape_transforms(world.robot.link_transforms(np.asarray(positions, dtype=float)))
+    T_world_shape = world.shape_transforms(world.robot.link_transforms(_check_positions(world, positions)))
     return _run(world, robot_solids(world), T_world_shape, points, padding)
 
 
@@ -406,7 +419,7 @@ def points_outside_world_objects(world: CollisionWorld, points_world_m: np.ndarr
     Raises
     ------
     PointCloudError
-        For points that are not (N, 3) or a bad padding.
+        For points that are not (N, 3) finite coordinates or a bad padding.
     """
     points = _check_points(points_world_m)
     padding = _check_padding(padding_m)
