@@ -55,6 +55,7 @@ SURFACE_TOLERANCE_M = 1e-5
 MAX_PADDING_M = 1.0
 _SELF_KEY = "perception.self_filter.robot_solids"
 _WORLD_KEY = "perception.self_filter.world_solids"
+_CHUNK = 1024                  # points per parallel task of near_solids
 _STACK_DEPTH = 256             # traversal stack of _triangles_within (a median-split tree is ~log2(T) deep)
 
 
@@ -289,33 +290,36 @@ def near_solids(points_world, T_shape_world, spheres_world, limits, kinds, param
     rest as :class:`SolidTable`. A point outside every sphere costs one distance per shape.
     """
     n_shapes = kinds.shape[0]
-    for n in prange(points_world.shape[0]):
-        p = np.empty(3)
+    n_points = points_world.shape[0]
+    n_chunks = (n_points + _CHUNK - 1) // _CHUNK
+    for c in prange(n_chunks):
+        p = np.empty(3)               # scratch, one per chunk of points
         surface = np.empty(3)
-        hit_out[n] = -1
-        x, y, z = points_world[n, 0], points_world[n, 1], points_world[n, 2]
-        for s in range(n_shapes):
-            dx, dy, dz = x - spheres_world[s, 0], y - spheres_world[s, 1], z - spheres_world[s, 2]
-            if dx * dx + dy * dy + dz * dz > spheres_world[s, 3] * spheres_world[s, 3]:
-                continue
-            for i in range(3):
-                p[i] = T_shape_world[s, i, 0] * x + T_shape_world[s, i, 1] * y + T_shape_world[s, i, 2] * z \
-                    + T_shape_world[s, i, 3]
-            limit = limits[s]
-            inside_box = True
-            for i in range(3):
-                acc = 0.0
-                for u in range(3):
-                    acc += box_axes[s, u, i] * (p[u] - box_center[s, u])
-                if abs(acc) > box_half[s, i] + limit:
-                    inside_box = False
+        for n in range(c * _CHUNK, min((c + 1) * _CHUNK, n_points)):
+            hit_out[n] = -1
+            x, y, z = points_world[n, 0], points_world[n, 1], points_world[n, 2]
+            for s in range(n_shapes):
+                dx, dy, dz = x - spheres_world[s, 0], y - spheres_world[s, 1], z - spheres_world[s, 2]
+                if dx * dx + dy * dy + dz * dz > spheres_world[s, 3] * spheres_world[s, 3]:
+                    continue
+                for i in range(3):
+                    p[i] = T_shape_world[s, i, 0] * x + T_shape_world[s, i, 1] * y + T_shape_world[s, i, 2] * z \
+                        + T_shape_world[s, i, 3]
+                limit = limits[s]
+                inside_box = True
+                for i in range(3):
+                    acc = 0.0
+                    for u in range(3):
+                        acc += box_axes[s, u, i] * (p[u] - box_center[s, u])
+                    if abs(acc) > box_half[s, i] + limit:
+                        inside_box = False
+                        break
+                if not inside_box:
+                    continue
+                if _near_shape(p, s, limit, kinds, params, planes, plane_start, triangles, triangle_start, bounds,
+                               nodes, order, face_normals, pseudo_normals, node_start, manifold, surface):
+                    hit_out[n] = s
                     break
-            if not inside_box:
-                continue
-            if _near_shape(p, s, limit, kinds, params, planes, plane_start, triangles, triangle_start, bounds, nodes,
-                           order, face_normals, pseudo_normals, node_start, manifold, surface):
-                hit_out[n] = s
-                break
 
 
 def _check_points(points_world_m) -> np.ndarray:
@@ -364,8 +368,10 @@ def _run(world: CollisionWorld, table: SolidTable, T_world_shape: np.ndarray, po
                     table.triangle_start, table.bounds, table.nodes, table.order, table.face_normals,
                     table.pseudo_normals, table.node_start, table.manifold, hit)
     keep = hit < 0
-    nearest = np.where(keep, -1, table.shapes[np.maximum(hit, 0)] if len(table.shapes) else -1)
-    return FilteredPoints(np.ascontiguousarray(points[keep]), keep, nearest.astype(np.int64))
+    nearest = np.full(n, -1, dtype=np.int64)
+    dropped = ~keep
+    nearest[dropped] = table.shapes[hit[dropped]]
+    return FilteredPoints(np.ascontiguousarray(points[keep]), keep, nearest)
 
 
 def robot_solids(world: CollisionWorld) -> SolidTable:
@@ -423,8 +429,8 @@ def points_outside_world_objects(world: CollisionWorld, points_world_m: np.ndarr
     """
     points = _check_points(points_world_m)
     padding = _check_padding(padding_m)
-    T_world_shape = world.shape_transforms(world.robot.link_transforms(world.robot.default_positions()))
-    return _run(world, world_object_solids(world), T_world_shape, points, padding)
+    # world objects ride on no link: their poses are the world's own (planning frame)
+    return _run(world, world_object_solids(world), world.T_frame_shape, points, padding)
 
 
 def clear_cells_in_world_objects(world: CollisionWorld, occupancy: OccupancyMap,
