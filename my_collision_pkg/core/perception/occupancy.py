@@ -13,8 +13,9 @@ one map however the sensor updates go on. It is made
 - by an :class:`OccupancyUpdater`, the one mutable part, in one of two modes:
   ``replace`` (each cloud replaces the map, MoveIt's "latest scan") or ``accumulate``
   (each cloud is ray-cast into a probabilistic octomap from the sensor origin: the cells
-  its rays cross become freer, those they end in more occupied; the map is the octomap's
-  occupied leaves). ``accumulate`` and ``.ot`` files need the ``octomap`` module of PyPI's
+  its rays cross become freer, those they end in more occupied; one ray per cell holding
+  points, from the sensor to that cell's centre, octomap's ``discretize``; the map is the
+  octomap's occupied leaves). ``accumulate`` and ``.ot`` files need the ``octomap`` module of PyPI's
   ``octomap-python`` (pinned in requirements/python.txt); without it they are refused
   with one line saying so.
 
@@ -519,7 +520,10 @@ class OccupancyUpdater:
                     self._octree = _octomap.OcTree(self._resolution_m)
                 if len(points):
                     max_range = self._max_range_m if math.isfinite(self._max_range_m) else -1.0
-                    self._octree.insertPointCloud(points, origin, maxrange=max_range)
+                    # one ray per endpoint cell (discretize), inner nodes updated once at the end
+                    self._octree.insertPointCloud(points, origin, maxrange=max_range, lazy_eval=True,
+                                                  discretize=True)
+                    self._octree.updateInnerOccupancy()
                 occupied, _ = self._octree.extractPointCloud()
                 snapshot = OccupancyMap.from_points(np.asarray(occupied, dtype=float).reshape(-1, 3),
                                                     self._resolution_m, MODE_ACCUMULATE)
