@@ -518,3 +518,5 @@ def test_updater_refuses_bad_settings_and_input():
     assert updater.current is first and first.n_occupied == 1
     with pytest.raises(PointCloudError, match="differs from the updater's"):
         updater.set_map(OccupancyMap.empty(0.1))
+    with pytest.raises(PointCloudError, match="beyond the 1638.4 m an octree of resolution 0.05 m spans"):
+        updater.update(np.array([[0.0, 2000.0, 0.0]]))

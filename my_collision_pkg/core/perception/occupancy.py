@@ -67,6 +67,7 @@ MAX_RESOLUTION_M = 1.0
 # some 200 million nodes, far beyond any map a check can use.
 MAX_OCTOMAP_FILE_BYTES = 50_000_000
 _OCTREE_DEPTH = 16                     # octomap's fixed tree depth
+_KEY_HALF_RANGE = 1 << 15              # cells from the origin to the octree's edge, each way
 _BINARY_HEADER = "# Octomap OcTree binary file"
 _FULL_HEADER = "# Octomap OcTree file"
 _PROBE_FRACTION = 0.25                 # probe box side, in cell sides (inside the cell, away from its faces)
@@ -152,6 +153,9 @@ class OccupancyMap:
         Taken over; never changed afterwards.
     source : str
         Where it came from ("points", "accumulate", a file path, "empty"), for messages.
+    cells : CellBoxes, optional
+        The tree's occupied cells when the caller knows them (:meth:`from_points`); else
+        listed with ``tree.toBoxes()``.
     """
 
     def __init__(self, tree: coal.OcTree, source: str, cells: CellBoxes | None = None) -> None:
@@ -197,6 +201,11 @@ class OccupancyMap:
         if len(points) == 0:
             return cls(coal.OcTree(resolution), source)
         single = _as_octomap_coordinates(points)
+        reach = _KEY_HALF_RANGE * resolution
+        if np.max(np.abs(single)) >= reach:
+            raise PointCloudError(f"a point lies {np.max(np.abs(single)):g} m from the planning frame's origin along "
+                                  f"an axis, beyond the {reach:g} m an octree of resolution {resolution} m spans "
+                                  f"(2^15 cells each way); drop far points (max_range_m)")
         tree = coal.makeOctree(single, resolution)
         # makeOctree marks each point's cell hit once per point and prunes nothing: its cells
         # are the distinct keys of the points (found here without listing the tree, which
