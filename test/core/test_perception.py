@@ -378,6 +378,12 @@ def test_accumulate_clears_free_space_replace_forgets():
     assert np.all(after.cell_at(facing) == -1)
     assert np.all(after.cell_at(side_box) >= 0)
     assert np.all(after.cell_at(wall) >= 0)
+    # the same as octomap's own list of occupied leaves, fed the same clouds
+    import octomap
+    tree = octomap.OcTree(RESOLUTION_M)
+    for cloud in [np.vstack([wall, near_box, side_box])] + [wall] * 10:
+        tree.insertPointCloud(cloud, sensor, discretize=True)
+    np.testing.assert_array_equal(after.cell_keys(), _keys(np.asarray(tree.extractPointCloud()[0]), RESOLUTION_M))
     replace = OccupancyUpdater(resolution_m=RESOLUTION_M, mode=MODE_REPLACE)
     replace.update(np.vstack([wall, near_box, side_box]), sensor)
     np.testing.assert_array_equal(replace.update(wall, sensor).cell_keys(), _keys(wall, RESOLUTION_M))
