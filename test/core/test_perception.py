@@ -412,12 +412,11 @@ def test_cells_boxes_ids_and_coal_contacts():
     assert np.all(np.abs(points - boxes.centres_m[index]) <= RESOLUTION_M / 2 + 1e-12)
     assert np.all(occupancy.cell_at(boxes.centres_m) == np.arange(occupancy.n_occupied))
     assert occupancy.cell_at(np.array([[5.0, 5.0, 5.0]]))[0] == -1
-    tree = occupancy.coal_geometry
     request = coal.CollisionRequest()
     request.num_max_contacts = 1
     request.enable_contact = True
     identity = coal.Transform3s()
-    for k in rng.choice(occupancy.n_occupied, 20, replace=False):
+    for k in rng.choice(occupancy.n_occupied, 12, replace=False):
         # a box inside cell k alone, then a box over several cells: the contact's cell is k,
         # then one of the cells the big box overlaps; the tree first or second
         for side, offset, expected in ((0.6, 0.1, k), (2.5, 0.0, None)):
@@ -425,14 +424,18 @@ def test_cells_boxes_ids_and_coal_contacts():
             centre = boxes.centres_m[k] + offset * RESOLUTION_M
             pose = coal.Transform3s(np.eye(3), centre)
             for tree_first in (True, False):
+                # coal's ids are node addresses: a contact is read against the map whose tree it came from
+                fresh = OccupancyMap.from_points(points, RESOLUTION_M)        # nothing probed yet
+                np.testing.assert_array_equal(fresh.cell_boxes().centres_m, boxes.centres_m)
                 result = coal.CollisionResult()
                 if tree_first:
-                    coal.collide(tree, identity, box, pose, request, result)
+                    coal.collide(fresh.coal_geometry, identity, box, pose, request, result)
                 else:
-                    coal.collide(box, pose, tree, identity, request, result)
+                    coal.collide(box, pose, fresh.coal_geometry, identity, request, result)
                 contact = result.getContact(0)
                 assert contact.b2 == -1                     # the id lands in b1 either way
-                cell = occupancy.cell_of_coal_id(contact.b1)
+                cell = fresh.cell_of_coal_id(contact.b1, near_m=contact.pos)  # probing near the contact
+                assert cell == fresh.cell_of_coal_id(contact.b1)              # and from the full table
                 if expected is not None:
                     assert cell == expected
                 else:
