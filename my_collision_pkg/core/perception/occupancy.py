@@ -49,7 +49,7 @@ import coal
 import numpy as np
 
 from my_collision_pkg.core.errors import SceneError
-from my_collision_pkg.core.perception.point_cloud import PointCloudError
+from my_collision_pkg.core.perception.point_cloud import PointCloudError, check_points
 
 try:                                   # PyPI octomap-python: ray casting (accumulate) and .ot files
     import octomap as _octomap
@@ -105,15 +105,6 @@ def _check_resolution(resolution_m: float) -> float:
         raise PointCloudError(f"octomap resolution {resolution_m!r} m must be between {MIN_RESOLUTION_M} and "
                               f"{MAX_RESOLUTION_M} m")
     return float(resolution_m)
-
-
-def _check_points(points_m) -> np.ndarray:
-    points = np.ascontiguousarray(points_m, dtype=float)
-    if points.ndim != 2 or points.shape[1] != 3:
-        raise PointCloudError(f"points must be an (N, 3) array, not {points.shape}")
-    if not np.all(np.isfinite(points)):
-        raise PointCloudError("points hold NaN or infinite coordinates (decode_point_cloud drops those)")
-    return points
 
 
 def _as_octomap_coordinates(points: np.ndarray) -> np.ndarray:
@@ -209,7 +200,7 @@ class OccupancyMap:
             For points that are not (N, 3) finite coordinates or a bad resolution.
         """
         resolution = _check_resolution(resolution_m)
-        points = _check_points(points_m)
+        points = check_points(points_m)
         if len(points) == 0:
             return cls(coal.OcTree(resolution), source)
         single = _as_octomap_coordinates(points)
@@ -551,7 +542,7 @@ class OccupancyUpdater:
             For points that are not (N, 3) finite coordinates or a bad sensor origin; the
             map is then unchanged.
         """
-        points = _check_points(points_world_m)
+        points = check_points(points_world_m)
         origin = np.asarray(sensor_origin_m, dtype=float)
         if origin.shape != (3,) or not np.all(np.isfinite(origin)):
             raise PointCloudError(f"sensor origin {sensor_origin_m!r} must be 3 finite coordinates (metres)")

@@ -88,6 +88,22 @@ def _whole(value: Any, what: str) -> int:
     return int(value)
 
 
+def check_points(points_m) -> np.ndarray:
+    """``points_m`` as a C-contiguous (N, 3) float array of finite coordinates (metres).
+
+    Raises
+    ------
+    PointCloudError
+        For another shape, or NaN / infinite coordinates (:func:`decode_point_cloud` drops those).
+    """
+    points = np.ascontiguousarray(points_m, dtype=float)
+    if points.ndim != 2 or points.shape[1] != 3:
+        raise PointCloudError(f"points must be an (N, 3) array, not {points.shape}")
+    if not np.all(np.isfinite(points)):
+        raise PointCloudError("points hold NaN or infinite coordinates (decode_point_cloud drops those)")
+    return points
+
+
 def decode_point_cloud(*, fields, data: bytes | bytearray | memoryview | np.ndarray, point_step: int,
                        row_step: int, width: int, height: int, is_bigendian: bool = False,
                        max_range_m: float = np.inf, sensor_origin_m=(0.0, 0.0, 0.0),

@@ -43,7 +43,7 @@ from my_collision_pkg.core.kernels.codes import (KIND_BOX, KIND_CAPSULE, KIND_CO
 from my_collision_pkg.core.kernels.mesh_queries import (INSIDE_WINDING, MeshTree, closest_on_triangle, tree_closest_point,
                                                         winding_number)
 from my_collision_pkg.core.perception.occupancy import OccupancyMap
-from my_collision_pkg.core.perception.point_cloud import PointCloudError
+from my_collision_pkg.core.perception.point_cloud import PointCloudError, check_points
 from my_collision_pkg.core.scene.world import CollisionWorld
 
 # A point this near a surface (metres) counts as on it, when the padding is smaller: a
@@ -322,15 +322,6 @@ def near_solids(points_world, T_shape_world, spheres_world, limits, kinds, param
                     break
 
 
-def _check_points(points_world_m) -> np.ndarray:
-    points = np.ascontiguousarray(points_world_m, dtype=float)
-    if points.ndim != 2 or points.shape[1] != 3:
-        raise PointCloudError(f"points must be an (N, 3) array, not {points.shape}")
-    if not np.all(np.isfinite(points)):
-        raise PointCloudError("points hold NaN or infinite coordinates (decode_point_cloud drops those)")
-    return points
-
-
 def _check_positions(world: CollisionWorld, positions) -> np.ndarray:
     q = np.asarray(positions, dtype=float).reshape(-1)
     n = len(world.robot.active_joint_names)
@@ -412,7 +403,7 @@ def filter_robot_points(world: CollisionWorld, positions: np.ndarray, points_wor
         For points that are not (N, 3) finite coordinates, positions of the wrong length
         or not finite, or a bad padding.
     """
-    points = _check_points(points_world_m)
+    points = check_points(points_world_m)
     padding = _check_padding(padding_m)
     T_world_shape = world.shape_transforms(world.robot.link_transforms(_check_positions(world, positions)))
     return _run(world, robot_solids(world), T_world_shape, points, padding)
@@ -427,7 +418,7 @@ def points_outside_world_objects(world: CollisionWorld, points_world_m: np.ndarr
     PointCloudError
         For points that are not (N, 3) finite coordinates or a bad padding.
     """
-    points = _check_points(points_world_m)
+    points = check_points(points_world_m)
     padding = _check_padding(padding_m)
     # world objects ride on no link: their poses are the world's own (planning frame)
     return _run(world, world_object_solids(world), world.T_frame_shape, points, padding)
