@@ -59,7 +59,9 @@ from my_collision_pkg.core.scene.objects import (AddObject, MoveObject, ObjectSh
 from my_collision_pkg.msg import CollisionObject as OwnCollisionObject
 from my_collision_pkg.ros.conversions import collision_object_to_updates, point_msg, pose_to_transform, vector_msg
 
-# CollisionObject.operation (moveit_msgs/msg/CollisionObject.msg)
+# CollisionObject.operation (moveit_msgs/msg/CollisionObject.msg). The field is a ROS ``byte``:
+# the real messages carry it (and the constants) as one-byte ``bytes`` (b'\x00'); read it
+# through :func:`operation_of`, never compare the raw field with these ints.
 ADD, REMOVE, APPEND, MOVE = 0, 1, 2, 3
 _OPERATIONS = {ADD: "ADD", REMOVE: "REMOVE", APPEND: "APPEND", MOVE: "MOVE"}
 # MoveIt reserves this id for the octomap (collision_detection::OCTOMAP_NS)
@@ -241,6 +243,27 @@ def _shapes_of(msg, robot, what: str, warnings: list[str]) -> tuple[ObjectShape,
     return tuple(update.object.shapes)
 
 
+def operation_of(obj_msg) -> int:
+    """The ``operation`` of a CollisionObject as an int (0..3); the field is a ROS ``byte``.
+
+    rclpy gives a ``byte`` field as a one-byte ``bytes`` (``CollisionObject.ADD == b'\\x00'``);
+    an int (or a one-byte bytearray) is accepted as well.
+
+    Raises
+    ------
+    SceneError
+        A value that is neither one byte nor an int.
+    """
+    op = obj_msg.operation
+    if isinstance(op, (bytes, bytearray)):
+        if len(op) != 1:
+            raise SceneError(f"object '{obj_msg.id}': operation {op!r} is not one byte")
+        return op[0]
+    if isinstance(op, (int, np.integer)) and not isinstance(op, bool):
+        return int(op)
+    raise SceneError(f"object '{obj_msg.id}': operation {op!r} is neither a byte nor an int")
+
+
 def _has_geometry(msg) -> bool:
     return bool(len(msg.primitives) or len(msg.meshes) or len(msg.planes))
 
@@ -260,7 +283,7 @@ def _apply_attached(aco, objects: dict, frames: _Frames, warnings: list[str]) ->
     """One AttachedCollisionObject of a scene's robot state, applied to ``objects`` (MoveIt's scene meaning)."""
     robot = frames.robot
     obj_msg = aco.object
-    oid, link, op = obj_msg.id, aco.link_name, obj_msg.operation
+    oid, link, op = obj_msg.id, aco.link_name, operation_of(obj_msg)
     what = f"attached object '{oid}'"
     if op in (ADD, APPEND):
         if not oid:
@@ -318,7 +341,7 @@ def _apply_attached(aco, objects: dict, frames: _Frames, warnings: list[str]) ->
 
 def _apply_world_object(msg, objects: dict, frames: _Frames, warnings: list[str]) -> None:
     """One CollisionObject of ``world.collision_objects``, applied to ``objects`` (MoveIt's scene meaning)."""
-    oid, op = msg.id, msg.operation
+    oid, op = msg.id, operation_of(msg)
     what = f"object '{oid}'"
     if op == REMOVE:
         if not oid:
@@ -449,7 +472,7 @@ def planning_scene_change(msg, scene, *, fixed_frames: dict | None = None, alias
             for oid in [k for k, o in objects.items() if o.attached]:
                 del objects[oid]
         for aco in state.attached_collision_objects:
-            if not state.is_diff and aco.object.operation != ADD:
+            if not state.is_diff and operation_of(aco.object) != ADD:
                 raise SceneError(f"attached object '{aco.object.id}': a robot state that is not a diff can only ADD "
                                  "attached objects")
             _apply_attached(aco, objects, frames, warnings)
@@ -595,7 +618,7 @@ def _state_objects(robot_state, world, frames: _Frames, warnings: list[str]) -> 
     robot = frames.robot
     for aco in robot_state.attached_collision_objects:
         obj_msg = aco.object
-        oid, op = obj_msg.id, obj_msg.operation
+        oid, op = obj_msg.id, operation_of(obj_msg)
         what = f"attached object '{oid}'"
         if op == REMOVE:
             old = objects.get(oid)

@@ -50,10 +50,11 @@ class ObjectType:
 
 @dataclass
 class CollisionObject:
-    ADD: ClassVar[int] = 0
-    REMOVE: ClassVar[int] = 1
-    APPEND: ClassVar[int] = 2
-    MOVE: ClassVar[int] = 3
+    # ``byte`` constants and field: rclpy gives them as one-byte bytes, as here
+    ADD: ClassVar[bytes] = b"\x00"
+    REMOVE: ClassVar[bytes] = b"\x01"
+    APPEND: ClassVar[bytes] = b"\x02"
+    MOVE: ClassVar[bytes] = b"\x03"
     header: Header = field(default_factory=Header)
     pose: Pose = field(default_factory=Pose)
     id: str = ""
@@ -66,7 +67,7 @@ class CollisionObject:
     plane_poses: list = field(default_factory=list)
     subframe_names: list = field(default_factory=list)
     subframe_poses: list = field(default_factory=list)
-    operation: int = 0
+    operation: bytes = b"\x00"
 
 
 @dataclass
@@ -773,3 +774,25 @@ def test_the_mirror_logs_one_line_per_refused_message_and_keeps_fixed_frames():
                          "/scene")
     np.testing.assert_allclose(scene.world.objects["mug"].T_frame_object, T_of((0.0, 0.0, 0.5)))
     assert (mirror_.applied, mirror_.refused) == (2, 1)
+
+
+def test_operation_is_read_as_a_ros_byte_or_an_int(scenes):
+    """rclpy gives ``CollisionObject.operation`` (a ROS ``byte``) as one-byte bytes; ints mean the same."""
+    for op_int, op_byte in ((0, b"\x00"), (1, b"\x01"), (2, b"\x02"), (3, b"\x03")):
+        assert mb.operation_of(CollisionObject(operation=op_byte)) == op_int
+        assert mb.operation_of(CollisionObject(operation=op_int)) == op_int
+        assert mb.operation_of(CollisionObject(operation=bytearray(op_byte))) == op_int
+    for bad in (b"", b"\x00\x01", "ADD", 1.0, True):
+        with pytest.raises(SceneError, match="operation"):
+            mb.operation_of(CollisionObject(id="x", operation=bad))
+    # the same diff sequence with byte and with int operations gives the same world
+    by_byte, by_int = scenes
+    for op_add, op_move, op_remove, scene in ((b"\x00", b"\x03", b"\x01", by_byte), (0, 3, 1, by_int)):
+        added = [world_object("crate", box_primitive((0.1, 0.2, 0.3)), at=(0.4, 0.1, 0.5), op=op_add),
+                 world_object("box2", sphere_primitive(0.05), at=(0.3, -0.2, 0.6), op=op_add)]
+        mirror(scene, diff(world=PlanningSceneWorld(added)))
+        changed = [world_object("crate", None, at=(0.5, 0.0, 0.6), op=op_move),
+                   world_object("box2", None, op=op_remove)]
+        mirror(scene, diff(world=PlanningSceneWorld(changed)))
+    assert "crate" in by_byte.world.objects and "box2" not in by_byte.world.objects
+    assert_same_scene(by_byte, by_int)
