@@ -68,10 +68,15 @@ class Listener:
             return self._cond.wait_for(predicate, timeout_s)
 
     def close(self) -> None:
+        """Stop spinning and wait for the spin thread, then destroy the node, then the context.
+
+        Destroying the node while the thread still waits on its entities once left both
+        threads stuck (seen in a fresh-clone CI run: the teardown never returned).
+        """
         self.executor.shutdown()
+        self._thread.join(timeout=5.0)
         self.node.destroy_node()
         rclpy.try_shutdown(context=self.context)
-        self._thread.join(timeout=5.0)
 
 
 @pytest.fixture(scope="module")
