@@ -341,7 +341,7 @@ class PlanningScene:
         for i, a in enumerate(names):
             for j in range(i + 1, len(names)):
                 b = names[j]
-                allowed = acm.allowed(a, b) or _touches(world, a, b) or _touches(world, b, a)
+                allowed = acm.allowed(a, b) or world.touch_allowed(a, b)
                 matrix[i, j] = matrix[j, i] = allowed
         return names, matrix
 
@@ -362,12 +362,6 @@ class PlanningScene:
             _check_padding(self._robot, default, links)
             self._world = CollisionWorld(self._robot, self._semantic, self._robot_shapes, world.objects,
                                          world.object_geometry, world.acm, default, links)
-
-
-def _touches(world: CollisionWorld, attached: str, other: str) -> bool:
-    """Whether ``attached`` is an attached object that may touch ``other`` (its link, a touch link)."""
-    obj = world.objects.get(attached)
-    return obj is not None and obj.attached and (other == obj.link or other in obj.touch_links)
 
 
 def _check_padding(robot: RobotModel, default: float, per_link: dict[str, float]) -> None:

@@ -277,11 +277,15 @@ class CollisionWorld:
 
     def _touch_allowed(self, a: ShapeEntry, b: ShapeEntry) -> bool:
         """Attached objects may touch their own link and their touch links."""
+        return self.touch_allowed(a.owner, b.owner)
+
+    def touch_allowed(self, a: str, b: str) -> bool:
+        """Whether bodies ``a`` and ``b`` (link names, object ids) may touch because one is an
+        attached object and the other its link or one of its touch links."""
         for x, y in ((a, b), (b, a)):
-            if x.body_type == BodyType.ROBOT_ATTACHED:
-                obj = self.objects[x.owner]
-                if y.owner == obj.link or y.owner in obj.touch_links:
-                    return True
+            obj = self.objects.get(x)
+            if obj is not None and obj.attached and (y == obj.link or y in obj.touch_links):
+                return True
         return False
 
     def _owner_rows(self, name: str) -> np.ndarray:
