@@ -18,9 +18,11 @@ context; this module builds the request once and passes it down.
 """
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
-from my_collision_pkg.core.checks import motion, trajectory
+from my_collision_pkg.core.checks import motion, octomap_cells, trajectory
 from my_collision_pkg.core.checks.clearance import Clearance, compute_clearance
 from my_collision_pkg.core.checks.explain import Explainer
 from my_collision_pkg.core.checks.limits import WorkLimits, WorkMeter
@@ -321,7 +323,40 @@ class CollisionChecker:
                                              world=world)
         meter = self._meter()
         meter.check_stop()
-        return self._explainer.explain(joint_names, positions, request, stop=meter)
+        def region(world, selection):
+            q = self._resolver.single_configuration(joint_names, positions)
+            request.check_contact_distance()
+            return octomap_cells.cells_at_configurations(world, selection, q, request.contact_distance)
+        cell_request, refused = self._octomap_request(request, region)
+        if refused is not None:
+            return Explanation(False, Status.INVALID_REQUEST, refused, joint_names=self._scene.robot.active_joint_names,
+                               positions=self._scene.current_positions.copy())
+        explanation = self._explainer.explain(joint_names, positions, cell_request, stop=meter)
+        return self._with_cell_regions(explanation, request)
+
+    # ----- the octomap's cells (see octomap_cells.py) ----------------------
+    def _octomap_request(self, request: CheckRequest, region) -> tuple[CheckRequest, str | None]:
+        """``request`` on a snapshot whose octree is replaced by the cells ``region(world, selection)``
+        names (unchanged without an octomap, or when the request is malformed: the check then
+        names the fault), or the refusal of a region beyond ``WorkLimits.max_octomap_cells``."""
+        world = request.world_of(self._scene)
+        if not octomap_cells.has_octree(world):
+            return request, None
+        try:
+            cells = region(world, request.selection(world))
+            return octomap_cells.expanded(request, world, cells, self.limits.max_octomap_cells), None
+        except octomap_cells.CellLimitExceeded as exc:
+            return request, str(exc)
+        except CollisionPkgError:
+            return request, None
+
+    def _with_cell_regions(self, result, request: CheckRequest):
+        """``result`` (an Explanation or MotionResult) with its octomap contacts merged into regions."""
+        world = request.world_of(self._scene)
+        if not octomap_cells.has_octree(world) or not result.contacts:
+            return result
+        return dataclasses.replace(result, contacts=octomap_cells.merge_cell_regions(
+            result.contacts, octomap_cells.cell_table(world).occupancy))
 
     # ----- clearance (see clearance.py) -----------------------------------
     def clearance(self, joint_names, positions, influence_distance: float, *, group_name: str = "",
@@ -350,6 +385,17 @@ class CollisionChecker:
         request = CheckRequest.from_keywords(request, group_name=group_name,
                                              pad_environment_collisions=pad_environment_collisions,
                                              pad_self_collisions=pad_self_collisions, world=world)
+        def region(world, selection):
+            values = np.asarray(positions, dtype=float)
+            if len(tuple(joint_names)):
+                indices, values = self._resolver.named_values(joint_names, values, max_batch)
+                q = self._resolver.complete(indices, values)
+            else:
+                q = self._scene.current_positions[None, :]
+            return octomap_cells.cells_at_configurations(world, selection, q, float(influence_distance))
+        request, refused = self._octomap_request(request, region)
+        if refused is not None:
+            return Clearance(Status.INVALID_REQUEST, refused)
         result = compute_clearance(self._resolver, request, joint_names, positions, influence_distance,
                                    max_rows_per_configuration=max_rows_per_configuration,
                                    compute_jacobians=compute_jacobians, max_batch=max_batch, stop=self._meter())
@@ -359,7 +405,7 @@ class CollisionChecker:
                              f"max_clearance_rows: the answer has {len(result)} rows, more than the limit {limit}; "
                              "set max_rows_per_configuration, a smaller influence_distance or send fewer "
                              "configurations per request", result.jacobian_joint_names)
-        return result
+        return octomap_cells.nearest_cell_rows(result)
 
     # ----- motions (see motion.py and trajectory.py) ----------------------
     def check_motion(self, joint_names, start, goal, *, group_name: str = "", pad_environment_collisions: bool = True,
@@ -388,8 +434,18 @@ class CollisionChecker:
                                              pad_self_collisions=pad_self_collisions,
                                              contact_distance=contact_distance, max_contacts=max_contacts,
                                              world=world)
-        return motion.check_motion(self._explainer, request, joint_names, start, goal, mode=mode, max_step=max_step,
-                                   tolerance_m=tolerance_m, meter=self._meter())
+        def region(world, selection):
+            path = np.vstack([self._resolver.single_configuration(joint_names, start),
+                              self._resolver.single_configuration(joint_names, goal)])
+            return octomap_cells.cells_along_path(world, selection, path,
+                                                  max(0.0, request.contact_distance) + max(0.0, float(tolerance_m)))
+        cell_request, refused = self._octomap_request(request, region)
+        if refused is not None:
+            return MotionResult(False, Status.INVALID_REQUEST, refused, joint_names=self._scene.robot.active_joint_names,
+                                positions=self._scene.current_positions.copy())
+        result = motion.check_motion(self._explainer, cell_request, joint_names, start, goal, mode=mode,
+                                     max_step=max_step, tolerance_m=tolerance_m, meter=self._meter())
+        return self._with_cell_regions(result, request)
 
     def check_trajectory(self, joint_names, points, times_s, *, group_name: str = "",
                          pad_environment_collisions: bool = True, pad_self_collisions: bool = False,
@@ -416,6 +472,17 @@ class CollisionChecker:
         request = CheckRequest.from_keywords(request, group_name=group_name,
                                              pad_environment_collisions=pad_environment_collisions,
                                              pad_self_collisions=pad_self_collisions, world=world)
-        return trajectory.check_trajectory(self._explainer, request, joint_names, points, times_s, mode=mode,
-                                           max_step=max_step, stop_at_first_contact=stop_at_first_contact,
-                                           tolerance_m=tolerance_m, meter=self._meter())
+        def region(world, selection):
+            indices, values = self._resolver.named_values(joint_names, np.asarray(points, dtype=float),
+                                                          self.limits.max_trajectory_waypoints)
+            return octomap_cells.cells_along_path(world, selection, self._resolver.complete(indices, values),
+                                                  max(0.0, float(tolerance_m)))
+        cell_request, refused = self._octomap_request(request, region)
+        if refused is not None:
+            return TrajectoryResult(False, Status.INVALID_REQUEST, refused)
+        result = trajectory.check_trajectory(self._explainer, cell_request, joint_names, points, times_s, mode=mode,
+                                             max_step=max_step, stop_at_first_contact=stop_at_first_contact,
+                                             tolerance_m=tolerance_m, meter=self._meter())
+        if result.first_contact is not None:
+            result = dataclasses.replace(result, first_contact=self._with_cell_regions(result.first_contact, request))
+        return result

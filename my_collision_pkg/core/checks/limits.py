@@ -93,15 +93,23 @@ class WorkLimits:
         row over DDS: 242 bytes, and about 17 us to fill the response, 13 us to serialize it
         and 33 us to read it back in a Python client (machine loaded). The default, 100 000
         (2 400 configurations at 0.5 m, 24 MB), answers in a few seconds.
+    max_octomap_cells : int
+        Occupancy-map cells one request may check as boxes (explain, clearance, motions and
+        trajectories replace the octree by the cells near the robot, or near its swept
+        volume; :mod:`octomap_cells`): a request whose region holds more is refused, naming
+        the bound. About 10 us of set-up a cell; the default, 20 000 (a 2.8 m^2 wall at
+        2 cm), is set up in about 0.2 s.
     """
     max_motion_samples: int = 200_000
     max_trajectory_waypoints: int = 10_000
     max_joint_delta: float = 4.0 * math.pi
     max_certified_steps: int = 2_000_000
     max_clearance_rows: int = 100_000
+    max_octomap_cells: int = 20_000
 
     def __post_init__(self) -> None:
-        for name in ("max_motion_samples", "max_trajectory_waypoints", "max_certified_steps", "max_clearance_rows"):
+        for name in ("max_motion_samples", "max_trajectory_waypoints", "max_certified_steps", "max_clearance_rows",
+                     "max_octomap_cells"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ValueError(f"WorkLimits.{name} must be an integer >= 1, got {value!r}")

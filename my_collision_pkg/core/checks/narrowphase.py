@@ -134,6 +134,25 @@ def _unit_normal(p0: np.ndarray, p1: np.ndarray, distance: float, hint: np.ndarr
     return between / length if length > 1e-12 else _FALLBACK_NORMAL.copy()
 
 
+def octree_pair_collides(world, T_world_shape: np.ndarray, a: int, b: int, margin: float) -> bool:
+    """The predicate's test of a pair one of whose shapes is an occupancy octree (the other a
+    robot shape): coal's collision with the tree, a cell within ``margin`` metres counting as
+    touching (coal's security margin), then the solid-body test (a cell wholly inside a closed
+    robot mesh; the tree's probe points are its cell centres)."""
+    ga, gb = world.shapes[a].geometry, world.shapes[b].geometry
+    request = coal.CollisionRequest()
+    request.num_max_contacts = 1
+    request.enable_contact = False
+    request.security_margin = float(margin)
+    result = coal.CollisionResult()
+    if coal.collide(ga.coal_geometry, coal_transform(T_world_shape[a]), gb.coal_geometry,
+                    coal_transform(T_world_shape[b]), request, result):
+        return True
+    if ga.is_closed_bvh or gb.is_closed_bvh:
+        return inside_closed_mesh(world, T_world_shape, a, b) is not None
+    return False
+
+
 def inside_closed_mesh(world, T_world_shape: np.ndarray, a: int, b: int) -> tuple[int, int] | None:
     """(outer, inner) when one shape lies wholly inside a closed mesh of the other."""
     for outer, inner in ((a, b), (b, a)):

@@ -21,7 +21,7 @@ import fcl
 import numpy as np
 
 from my_collision_pkg.core.checks.contact_builder import ContactBuilder
-from my_collision_pkg.core.checks.narrowphase import inside_closed_mesh, pair_distance_lower_bound
+from my_collision_pkg.core.checks.narrowphase import inside_closed_mesh, octree_pair_collides, pair_distance_lower_bound
 from my_collision_pkg.core.kernels.culling import obb_candidates
 from my_collision_pkg.core.kernels.kinematics import shape_poses
 from my_collision_pkg.core.scene.planning_scene import CollisionWorld, PairSelection
@@ -135,6 +135,8 @@ class PosedPairs:
         with padding ``margin`` in metres."""
         oa = self.pose(call[0])
         ob = self.pose(call[1])
+        if oa is None or ob is None:                  # an occupancy octree: coal's own test
+            return octree_pair_collides(self.world, self.T_world_shape, a, b, margin)
         result = fcl.CollisionResult()
         if fcl.collide(oa, ob, _BOOL_REQUEST, result):
             return True

@@ -23,7 +23,7 @@ from my_collision_pkg.core.kernels.depth import adjacency
 from my_collision_pkg.core.kernels.mesh_queries import MeshTree
 from my_collision_pkg.core.errors import MeshError, ModelError
 from my_collision_pkg.core.geometry.mesh_files import MeshResolver, load_mesh_file  # noqa: F401 (re-exported)
-from my_collision_pkg.core.model.shapes import MAX_COORDINATE_M, MAX_MESH_TRIANGLES, Cone, MeshRef, ShapeSpec, TriangleMesh, is_primitive
+from my_collision_pkg.core.model.shapes import MAX_COORDINATE_M, MAX_MESH_TRIANGLES, Cone, MeshRef, OcTree, ShapeSpec, TriangleMesh, is_primitive
 
 SPHERE_SUBDIVISIONS = 3      # icosphere used to draw spheres and build their surfaces
 ROUND_SECTIONS = 48          # facets around cylinders, capsules and cones
@@ -515,6 +515,24 @@ def _mesh_geometry(spec: ShapeSpec, mesh: trimesh.Trimesh, owner: str, uri: str)
                          **_surface_samples(vertices, faces, mesh.edges_unique))
 
 
+def octree_geometry(spec: OcTree) -> ShapeGeometry:
+    """The occupancy octree as one shape: coal's tree for the predicate, no fcl geometry.
+
+    Only the predicate's pair test meets this shape (through coal,
+    :func:`~my_collision_pkg.core.checks.narrowphase.octree_pair_collides`); every other
+    check replaces it by its cells as boxes (:mod:`~my_collision_pkg.core.checks.octomap_cells`).
+    The bounding box is the cells' axis-aligned bounds; the probe points (for the solid-body
+    test against closed robot meshes) are the cell centres.
+    """
+    cells = spec.occupancy.cell_boxes()
+    centres, half = cells.centres_m, cells.size_m[:, None] / 2.0
+    lo, hi = (centres - half).min(axis=0), (centres + half).max(axis=0)
+    centre, half_extents = (lo + hi) / 2.0, (hi - lo) / 2.0
+    return ShapeGeometry(spec, None, centre, np.eye(3), half_extents, np.ascontiguousarray(centres),
+                         coal_geometry=spec.occupancy.coal_geometry, coal_hull=None,
+                         bounding_radius_m=float(np.linalg.norm(half_extents)))
+
+
 def build_shape(spec: ShapeSpec, owner: str, resolver: MeshResolver) -> ShapeGeometry:
     """fcl geometry and bounding volumes for one shape.
 
@@ -525,6 +543,8 @@ def build_shape(spec: ShapeSpec, owner: str, resolver: MeshResolver) -> ShapeGeo
     ModelError
         If a primitive has a non-positive or non-finite size.
     """
+    if isinstance(spec, OcTree):
+        return octree_geometry(spec)
     if isinstance(spec, MeshRef):
         _check_sizes(owner, "mesh scale", [abs(s) for s in spec.scale])
         path = resolver.resolve(spec.uri, owner)

@@ -76,7 +76,18 @@ class TriangleMesh:
     triangles: np.ndarray = field(compare=False)
 
 
-ShapeSpec = Box | Sphere | Cylinder | Capsule | Cone | MeshRef | TriangleMesh
+@dataclass(frozen=True)
+class OcTree:
+    """An occupancy octree: every occupied cell a solid cube (the world object ``<octomap>``).
+
+    ``occupancy`` is the map snapshot
+    (:class:`~my_collision_pkg.core.perception.occupancy.OccupancyMap`; typed loosely here
+    so that the model does not import perception). Cell centres are in the shape frame.
+    """
+    occupancy: object = field(compare=False)
+
+
+ShapeSpec = Box | Sphere | Cylinder | Capsule | Cone | MeshRef | TriangleMesh | OcTree
 
 PRIMITIVE_SPECS = (Box, Sphere, Cylinder, Capsule, Cone)
 

@@ -17,6 +17,7 @@ from my_collision_pkg.core.errors import SceneError
 from my_collision_pkg.core.model.shapes import MAX_COORDINATE_M, ShapeSpec
 
 ROTATION_TOLERANCE = 1e-6      # how far R @ R.T may be from the identity, per entry
+OCTOMAP_ID = "<octomap>"       # the occupancy map's world object (MoveIt's name for it)
 
 
 @dataclass(frozen=True)
@@ -38,6 +39,9 @@ class SceneObject:
     T_frame_object: np.ndarray = field(default_factory=lambda: np.eye(4), compare=False)
     link: str | None = None
     touch_links: tuple[str, ...] = ()
+    # the shapes' ids in contacts (default: their positions 0, 1, ...); the octomap's cells,
+    # checked as boxes, keep their cell ids here
+    shape_ids: tuple[int, ...] = ()
 
     @property
     def attached(self) -> bool:

@@ -10,6 +10,7 @@ collision matrix in :mod:`~my_collision_pkg.core.scene.acm`, the snapshot in
 """
 from __future__ import annotations
 
+import dataclasses
 import threading
 
 import numpy as np
@@ -22,8 +23,9 @@ from my_collision_pkg.core.memory import release_free_memory
 from my_collision_pkg.core.model.robot_model import RobotModel
 from my_collision_pkg.core.model.srdf import SemanticModel
 from my_collision_pkg.core.scene.acm import AllowedCollisionMatrix
-from my_collision_pkg.core.scene.objects import (AddObject, ClearObjects, MoveObject, ObjectShape,  # noqa: F401
-                                                 RemoveObject, SceneObject, SceneUpdate, check_object_transform,
+from my_collision_pkg.core.model.shapes import OcTree
+from my_collision_pkg.core.scene.objects import (OCTOMAP_ID, AddObject, ClearObjects, MoveObject,  # noqa: F401
+                                                 ObjectShape, RemoveObject, SceneObject, SceneUpdate, check_object_transform,
                                                  check_unambiguous, update_target)  # re-exported
 from my_collision_pkg.core.scene.world import CollisionWorld, PairSelection, ShapeEntry  # noqa: F401  re-exported
 
@@ -149,11 +151,14 @@ class PlanningScene:
         MeshError
             If an object's mesh cannot be read; the scene is then unchanged.
         """
+        return self._apply_updates(updates)
+
+    def _apply_updates(self, updates, octomap: bool = False) -> CollisionWorld:
         with self._lock:
             world = self._world
             change = _Change(world.objects, world.object_geometry)
             for update in updates:
-                self._apply_one(update, change)
+                self._apply_one(update, change, octomap)
             new_world = world.with_objects(change.objects, change.geometry, change.touched, change.added)
             self._world = new_world
             big = change.triangles_added + change.triangles_dropped(new_world) >= RELEASE_AFTER_TRIANGLES
@@ -162,8 +167,33 @@ class PlanningScene:
             release_free_memory(collect_garbage=True)
         return new_world
 
-    def _apply_one(self, update: SceneUpdate, change: "_Change") -> None:
+    @property
+    def occupancy(self):
+        """The occupancy map of the world object ``<octomap>`` (an
+        :class:`~my_collision_pkg.core.perception.occupancy.OccupancyMap`), or None."""
+        return occupancy_of(self._world)
+
+    def set_occupancy(self, occupancy) -> CollisionWorld:
+        """Make ``occupancy`` (an ``OccupancyMap``; None or an empty map: none) the world object
+        ``<octomap>``, replacing the one before, in one new snapshot; returns it.
+
+        The map is in the planning frame. Checks see the old map or the new one, never a mix.
+        Other objects are untouched; removing every world object (ClearObjects) keeps the map,
+        as MoveIt's does.
+        """
+        if occupancy is None or occupancy.n_occupied == 0:
+            if OCTOMAP_ID not in self._world.objects:
+                return self._world
+            return self._apply_updates([RemoveObject(OCTOMAP_ID)], octomap=True)
+        obj = SceneObject(OCTOMAP_ID, (ObjectShape(OcTree(occupancy)),))
+        return self._apply_updates([AddObject(obj)], octomap=True)
+
+    def _apply_one(self, update: SceneUpdate, change: "_Change", octomap: bool = False) -> None:
         objects, geometry = change.objects, change.geometry
+        if not octomap and isinstance(update, (AddObject, MoveObject)) and update_target(update) == OCTOMAP_ID:
+            raise SceneError(f"'{OCTOMAP_ID}' is the occupancy map's object: it is set from point clouds or an "
+                             "octomap file (PlanningScene.set_occupancy; the node's point_cloud_topic and "
+                             "~/set_octomap), not added or moved as a collision object")
         if isinstance(update, AddObject):
             obj = update.object
             self._validate_object(obj)
@@ -189,14 +219,15 @@ class PlanningScene:
             T_own_object = self._in_own_frame(old, update.frame, np.asarray(update.T_frame_object, dtype=float),
                                               change)
             check_object_transform(T_own_object, f"object '{update.id}' pose (in its own frame)")
-            objects[update.id] = SceneObject(old.id, old.shapes, T_own_object, old.link, old.touch_links)
+            objects[update.id] = dataclasses.replace(old, T_frame_object=T_own_object)
             change.touched.add(update.id)
         elif isinstance(update, RemoveObject):
             if update.id not in objects:
                 raise SceneError(f"cannot remove object '{update.id}': no such object")
             change.remove(update.id)
         elif isinstance(update, ClearObjects):
-            for oid in [k for k, o in objects.items() if update.include_attached or not o.attached]:
+            for oid in [k for k, o in objects.items()
+                        if (update.include_attached or not o.attached) and k != OCTOMAP_ID]:
                 change.remove(oid)
         else:
             raise SceneError(f"unknown scene update {type(update).__name__}")
@@ -362,6 +393,14 @@ class PlanningScene:
             _check_padding(self._robot, default, links)
             self._world = CollisionWorld(self._robot, self._semantic, self._robot_shapes, world.objects,
                                          world.object_geometry, world.acm, default, links)
+
+
+def occupancy_of(world: CollisionWorld):
+    """The occupancy map held by ``world``'s object ``<octomap>``, or None."""
+    obj = world.objects.get(OCTOMAP_ID)
+    if obj is None or not isinstance(obj.shapes[0].spec, OcTree):
+        return None
+    return obj.shapes[0].spec.occupancy
 
 
 def _check_padding(robot: RobotModel, default: float, per_link: dict[str, float]) -> None:

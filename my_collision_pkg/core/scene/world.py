@@ -97,7 +97,7 @@ class _Rows:
         boxed[:] = entries
         plain, variant = np.empty(n, dtype=object), np.empty(n, dtype=object)
         for k, e in enumerate(entries):
-            if e.link_index < 0:
+            if e.link_index < 0 and e.geometry.fcl_geometry is not None:    # (an octree has none)
                 pose = _fcl_pose(e.T_frame_shape)
                 plain[k] = fcl.CollisionObject(e.geometry.fcl_geometry, pose)
                 v = e.geometry.fcl_geometry_against_mesh
@@ -252,9 +252,10 @@ class CollisionWorld:
                                               self.link_padding(obj.link))
         else:
             link_index, body_type, padding = -1, BodyType.WORLD_OBJECT, 0.0
-        entries = [ShapeEntry(obj.id, body_type, shape_id, link_index, obj.T_frame_object @ shape.T_object_shape,
+        ids = obj.shape_ids if obj.shape_ids else range(len(obj.shapes))
+        entries = [ShapeEntry(obj.id, body_type, int(shape_id), link_index, obj.T_frame_object @ shape.T_object_shape,
                               shape.T_object_shape, geom, padding)
-                   for shape_id, (shape, geom) in enumerate(zip(obj.shapes, geoms))]
+                   for shape_id, shape, geom in zip(ids, obj.shapes, geoms)]
         code = self._object_code[oid] if code is None else code
         return _Rows.of(entries, [code] * len(entries))
 

@@ -10,7 +10,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from my_collision_pkg.core.checks import octomap_cells
 from my_collision_pkg.core.checks.results import BodyType, Explanation
+from my_collision_pkg.core.scene.objects import OCTOMAP_ID
 from my_collision_pkg.core.scene.planning_scene import CollisionWorld
 from my_collision_pkg.core.surfaces.contact_surface import ContactSurfaceError, SurfacePatch, compute_contact_surface, overlap_extent_along
 
@@ -55,6 +57,9 @@ def explanation_surfaces(world: CollisionWorld, explanation: Explanation,
             deepest[key] = contact
     if not deepest:
         return ()
+    if octomap_cells.has_octree(world):          # the octomap's cells named by the contacts, as boxes
+        cells = {c.shape_ids[c.link_names.index(OCTOMAP_ID)] for c in deepest.values() if OCTOMAP_ID in c.link_names}
+        world = octomap_cells.with_cells(world, np.array(sorted(cells), dtype=np.int64), len(cells))
     T_world_shape = world.shape_transforms(world.robot.link_transforms(explanation.positions))
     surfaces = []
     for (names, shape_ids), contact in deepest.items():
