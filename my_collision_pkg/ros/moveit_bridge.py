@@ -29,8 +29,11 @@ cannot, the message is refused by name (never applied in part):
   virtual joint on it: MoveIt's planning frame), robot links, ``fixed_frame_transforms``
   (kept from message to message) and object ids; an object's subframes are not mirrored, so
   ``object/subframe`` frame ids are refused;
-- the octomap (``world.octomap``): not mirrored (this package has no octree world object
-  yet); a message carrying one is applied without it, with a warning.
+- the octomap (``world.octomap``): mirrored into the world object ``<octomap>`` when it is
+  an ``OcTree`` in binary form, in the planning frame with an identity origin (as MoveIt's
+  occupancy monitor publishes it); any other (a full, non-binary map, another tree type, a
+  map posed elsewhere) is refused by name. A full scene replaces the map (an empty one
+  clears it); a diff changes it only when it carries one.
 
 Differences kept on purpose: an empty ``header.frame_id`` means the planning frame (as in this
 package's own ``ApplyCollisionObjects``; MoveIt refuses it); removing an object keeps the
@@ -54,8 +57,9 @@ from my_collision_pkg.core.checks.results import Contact, Status
 from my_collision_pkg.core.errors import CollisionPkgError, ModelError, RequestError, SceneError
 from my_collision_pkg.core.geometry.shape_geometry import build_shape
 from my_collision_pkg.core.model.shapes import TriangleMesh
-from my_collision_pkg.core.scene.objects import (AddObject, MoveObject, ObjectShape, RemoveObject, SceneObject,
-                                                 check_object_transform)
+from my_collision_pkg.core.perception.occupancy import OccupancyMap
+from my_collision_pkg.core.scene.objects import (OCTOMAP_ID, AddObject, MoveObject, ObjectShape, RemoveObject,
+                                                 SceneObject, check_object_transform)
 from my_collision_pkg.msg import CollisionObject as OwnCollisionObject
 from my_collision_pkg.ros.conversions import collision_object_to_updates, point_msg, pose_to_transform, vector_msg
 
@@ -64,8 +68,7 @@ from my_collision_pkg.ros.conversions import collision_object_to_updates, point_
 # through :func:`operation_of`, never compare the raw field with these ints.
 ADD, REMOVE, APPEND, MOVE = 0, 1, 2, 3
 _OPERATIONS = {ADD: "ADD", REMOVE: "REMOVE", APPEND: "APPEND", MOVE: "MOVE"}
-# MoveIt reserves this id for the octomap (collision_detection::OCTOMAP_NS)
-OCTOMAP_ID = "<octomap>"
+# MoveIt reserves this id for the octomap (collision_detection::OCTOMAP_NS); so does the core
 OWN_ADD = OwnCollisionObject.ADD     # this package's CollisionObject, read by conversions
 # A link scale this close to 1 is taken as 1 (MoveIt's own messages carry exactly 1.0).
 LINK_SCALE_TOLERANCE = 1e-9
@@ -108,6 +111,10 @@ class SceneChange:
     link_padding_m: dict = field(default_factory=dict)
     fixed_frames: dict = field(default_factory=dict)
     warnings: tuple = ()
+    # the octomap: with set_occupancy, the new map (an OccupancyMap; None: cleared); without,
+    # the message leaves the map as it is
+    occupancy: object = None
+    set_occupancy: bool = False
 
 
 class _Frames:
@@ -494,21 +501,52 @@ def planning_scene_change(msg, scene, *, fixed_frames: dict | None = None, alias
         if not abs(ls.scale - 1.0) <= LINK_SCALE_TOLERANCE:
             raise SceneError(f"link_scale of '{ls.link_name}' is {ls.scale}: link scaling is not supported "
                              "(only 1; use link_padding)")
-    # world objects
+    # world objects (the octomap is set on its own, below)
     if full:
-        for oid in [k for k, o in objects.items() if not o.attached]:
+        for oid in [k for k, o in objects.items() if not o.attached and k != OCTOMAP_ID]:
             del objects[oid]
     for co in msg.world.collision_objects:
         _apply_world_object(co, objects, frames, warnings)
-    octomap = getattr(getattr(msg.world, "octomap", None), "octomap", None)
-    if octomap is not None and (getattr(octomap, "id", "") or len(getattr(octomap, "data", ()))):
-        warnings.append("the octomap (world.octomap) is not mirrored: this package has no octree world object yet")
+    with_pose = getattr(msg.world, "octomap", None)
+    octomap = getattr(with_pose, "octomap", None)
+    occupancy, set_occupancy = None, full
+    if octomap is not None and (octomap.id or len(octomap.data)):
+        occupancy, set_occupancy = occupancy_from_octomap_msg(with_pose, frames), True
     known = set(objects)
     for name in [n for e in entries for n in e[:2]] + [d[0] for d in defaults]:
         if name not in known and not robot.has_link(name):
             raise SceneError(f"allowed_collision_matrix names '{name}', neither a robot link nor an object of the "
                              "scene")
-    return SceneChange(objects, names, values, entries, defaults, acm_replace, padding, fixed, tuple(warnings))
+    return SceneChange(objects, names, values, entries, defaults, acm_replace, padding, fixed, tuple(warnings),
+                       occupancy, set_occupancy)
+
+
+OCTREE_POSE_TOLERANCE = 1e-9     # how far an octomap's pose may be from the planning frame's
+
+
+def occupancy_from_octomap_msg(with_pose, frames: "_Frames"):
+    """An ``octomap_msgs/OctomapWithPose`` as an OccupancyMap (planning frame).
+
+    Raises
+    ------
+    SceneError, OctomapFileError
+        Naming the fault: a tree other than ``OcTree``, a full (non-binary) map, a map not in
+        the planning frame (frame or origin), corrupt data.
+    """
+    octomap = with_pose.octomap
+    what = "world.octomap"
+    if octomap.id != "OcTree":
+        raise SceneError(f"{what}: a '{octomap.id}' tree; only occupancy OcTrees are mirrored")
+    if not octomap.binary:
+        raise SceneError(f"{what}: a full (non-binary) map; only binary maps are mirrored (MoveIt's occupancy "
+                         "monitor sends binary ones)")
+    frame = with_pose.header.frame_id or octomap.header.frame_id
+    T = frames(frame, what) @ pose_to_transform(with_pose.origin, f"{what} origin")
+    if not np.allclose(T, np.eye(4), rtol=0.0, atol=OCTREE_POSE_TOLERANCE):
+        raise SceneError(f"{what}: the map is posed at {np.round(T[:3, 3], 6).tolist()} (frame '{frame}', origin) "
+                         "and not in the planning frame; only maps in the planning frame are mirrored")
+    data = np.asarray(octomap.data, dtype=np.int8).view(np.uint8).tobytes()
+    return OccupancyMap.from_binary_data(data, float(octomap.resolution), what)
 
 
 def _same_spec(a, b) -> bool:
@@ -537,8 +575,10 @@ def object_updates(current: dict, target: dict) -> list:
     frame) or left alone, so its geometry is not built again; any other change is an
     ``AddObject`` (which replaces).
     """
-    updates = [RemoveObject(oid) for oid in current if oid not in target]
+    updates = [RemoveObject(oid) for oid in current if oid not in target and oid != OCTOMAP_ID]
     for oid, obj in target.items():
+        if oid == OCTOMAP_ID:           # set through PlanningScene.set_occupancy
+            continue
         old = current.get(oid)
         if old is obj:
             continue
@@ -580,6 +620,8 @@ def apply_scene_change(scene, change: SceneChange):
         raise
     if change.link_padding_m:
         scene.set_padding(link_padding_m=change.link_padding_m)
+    if change.set_occupancy:
+        scene.set_occupancy(change.occupancy)
     return scene.world
 
 

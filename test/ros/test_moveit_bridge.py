@@ -28,6 +28,7 @@ from my_collision_pkg.core.checks.results import BodyType, Status
 from my_collision_pkg.core.errors import SceneError
 from my_collision_pkg.core.model.robot_model import Box, Cylinder, Sphere
 from my_collision_pkg.core.model.transforms import make_transform, quaternion_to_matrix
+from my_collision_pkg.core.perception.occupancy import OccupancyMap, binary_octomap_data
 from my_collision_pkg.core.scene.loading import load_scene, panda_paths
 from my_collision_pkg.core.scene.objects import AddObject, MoveObject, ObjectShape, RemoveObject, SceneObject
 from my_collision_pkg.ros import moveit_bridge as mb
@@ -525,12 +526,59 @@ def test_robot_state_joints_mimic_dropped_multi_dof_refused(panda_checker):
         mb.robot_state_joint_values(multi, robot)
 
 
-def test_an_octomap_is_reported_not_mirrored(scenes):
-    a, _ = scenes
+def octomap_msg(occupancy, *, frame="world", binary=True, tree="OcTree") -> OctomapWithPose:
+    """An OctomapWithPose stand-in holding ``occupancy`` as octomap binary data (int8, as the message)."""
+    data = np.frombuffer(binary_octomap_data(occupancy), dtype=np.uint8).view(np.int8).tolist()
+    return OctomapWithPose(header=Header(frame_id=frame),
+                           octomap=Octomap(binary=binary, id=tree, resolution=occupancy.resolution_m, data=data))
+
+
+def box_cloud_map(lo=(0.35, -0.3, 0.2), hi=(0.55, 0.3, 0.6), resolution=0.02, seed=3) -> OccupancyMap:
+    rng = np.random.default_rng(seed)
+    return OccupancyMap.from_points(rng.uniform(lo, hi, size=(20000, 3)), resolution)
+
+
+def test_an_octomap_is_mirrored_into_the_octomap_object(scenes):
+    a, b = scenes
+    occupancy = box_cloud_map()
     msg = diff()
-    msg.world.octomap.octomap.data = [1, 2, 3]
-    change = mirror(a, msg)
-    assert any("octomap" in w for w in change.warnings)
+    msg.world.octomap = octomap_msg(occupancy)
+    mirror(a, msg)
+    assert a.occupancy is not None
+    np.testing.assert_array_equal(a.occupancy.cell_keys(), occupancy.cell_keys())
+    b.set_occupancy(occupancy)                       # the reference: the same map set directly
+    ca, cb = CollisionChecker(a), CollisionChecker(b)
+    q = random_configurations(a.robot, n=60, seed=5)
+    verdicts = [ca.is_valid(a.robot.active_joint_names, x) for x in q]
+    assert verdicts == [cb.is_valid(b.robot.active_joint_names, x) for x in q]
+    assert not all(verdicts)                         # the map reaches some configurations
+    # a diff without a map keeps it; a full scene without one clears it (MoveIt's meaning)
+    mirror(a, diff())
+    assert a.occupancy is not None
+    full = PlanningScene(is_diff=False)
+    full.robot_state.joint_state = joint_state(ARM, HOME)
+    mirror(a, full)
+    assert a.occupancy is None
+
+
+@pytest.mark.parametrize("fault, match", [
+    ({"binary": False}, "non-binary"),
+    ({"tree": "ColorOcTree"}, "ColorOcTree"),
+    ({"frame": "panda_link7"}, "not in the planning frame"),
+    ({"truncate": True}, "corrupt data"),
+])
+def test_a_bad_octomap_refuses_the_whole_message(scenes, fault, match):
+    a, reference = scenes
+    truncate = fault.pop("truncate", False)
+    with_pose = octomap_msg(box_cloud_map(), **fault)
+    if truncate:
+        with_pose.octomap.data = with_pose.octomap.data[:-5]
+    msg = diff(world=PlanningSceneWorld(collision_objects=[world_object("extra", box_primitive((0.1, 0.1, 0.1)), at=(0.0, 0.6, 0.3))],
+                                        octomap=with_pose))
+    with pytest.raises(Exception, match=match):
+        mirror(a, msg)
+    assert_same_scene(a, reference)
+    assert a.occupancy is None
 
 
 # ----- GetStateValidity ----------------------------------------------------------------------

@@ -267,6 +267,37 @@ class OccupancyMap:
         occupied, _ = source.extractPointCloud()
         return cls.from_points(np.asarray(occupied, dtype=float).reshape(-1, 3), resolution, path)
 
+    @classmethod
+    def from_binary_data(cls, data: bytes, resolution_m: float, source: str = "message") -> "OccupancyMap":
+        """A map from octomap binary tree data (the bytes of ``writeBinaryData``, as a
+        ``octomap_msgs/Octomap`` with ``binary`` true carries them) at ``resolution_m``.
+
+        Raises
+        ------
+        OctomapFileError
+            Naming ``source``: corrupt data, a bad resolution, more than MAX_OCTOMAP_FILE_BYTES.
+        """
+        data = bytes(data)
+        if len(data) > MAX_OCTOMAP_FILE_BYTES:
+            raise OctomapFileError(source, f"{len(data)} bytes, more than the bound of {MAX_OCTOMAP_FILE_BYTES} "
+                                           f"(MAX_OCTOMAP_FILE_BYTES)")
+        if not (isinstance(resolution_m, (int, float)) and math.isfinite(resolution_m)
+                and MIN_RESOLUTION_M <= resolution_m <= MAX_RESOLUTION_M):
+            raise OctomapFileError(source, f"resolution {resolution_m} m outside [{MIN_RESOLUTION_M}, "
+                                           f"{MAX_RESOLUTION_M}] m")
+        if not data:
+            return cls.empty(resolution_m)
+        n_nodes = binary_node_count(source, data)
+        header = (f"{_BINARY_HEADER}\nid OcTree\nsize {n_nodes}\nres {float(resolution_m)!r}\ndata\n").encode()
+        with tempfile.TemporaryDirectory() as folder:     # coal reads octomap data from files only
+            path = os.path.join(folder, "map.bt")
+            with open(path, "wb") as f:
+                f.write(header + data)
+            tree = coal.MeshLoader().loadOctree(path)
+        if not isinstance(tree, coal.OcTree):
+            raise OctomapFileError(source, "coal could not read it as an OcTree")
+        return cls(tree, source)
+
     # ----- read access ----------------------------------------------------------------
     @property
     def coal_geometry(self) -> coal.OcTree:
@@ -426,6 +457,23 @@ def _check_binary_nodes(path: str, data: bytes, n_nodes: int) -> None:
         if data.strip():
             raise OctomapFileError(path, f"corrupt data: {len(data)} bytes after a header of size 0")
         return
+    count = binary_node_count(path, data, n_nodes)
+    if count != n_nodes:
+        raise OctomapFileError(path, f"corrupt data: {count} nodes, the header names {n_nodes}")
+
+
+def binary_node_count(path: str, data: bytes, most: int | None = None) -> int:
+    """Nodes (inner nodes and leaves) of octomap binary tree data (``writeBinaryData``'s bytes).
+
+    Each inner node is 2 bytes: 2 bits per child (00 none, 01 free leaf, 10 occupied leaf,
+    11 inner node, whose own 2 bytes follow depth first).
+
+    Raises
+    ------
+    OctomapFileError
+        Naming ``path`` (a file or a message): truncated data, trailing bytes, a tree too
+        deep, more than ``most`` nodes.
+    """
     pos, count = 0, 0
     stack = [1]                      # depth of each inner node still to read
     while stack:
@@ -433,7 +481,7 @@ def _check_binary_nodes(path: str, data: bytes, n_nodes: int) -> None:
         if depth > _OCTREE_DEPTH:
             raise OctomapFileError(path, f"corrupt data: a node deeper than the tree depth {_OCTREE_DEPTH}")
         if pos + 2 > len(data):
-            raise OctomapFileError(path, f"corrupt data: truncated after {count} of {n_nodes} nodes")
+            raise OctomapFileError(path, f"corrupt data: truncated after {count} nodes")
         bits = data[pos] | (data[pos + 1] << 8)
         pos += 2
         count += 1
@@ -443,12 +491,11 @@ def _check_binary_nodes(path: str, data: bytes, n_nodes: int) -> None:
                 stack.append(depth + 1)
             elif code:
                 count += 1
-        if count > n_nodes:
-            raise OctomapFileError(path, f"corrupt data: more nodes than the {n_nodes} the header names")
-    if count != n_nodes:
-        raise OctomapFileError(path, f"corrupt data: {count} nodes, the header names {n_nodes}")
+        if most is not None and count > most:
+            raise OctomapFileError(path, f"corrupt data: more nodes than the {most} the header names")
     if len(data) - pos > 1:
         raise OctomapFileError(path, f"corrupt data: {len(data) - pos} bytes after the tree")
+    return count
 
 
 def _check_full_nodes(path: str, data: bytes, n_nodes: int) -> None:
@@ -471,7 +518,7 @@ def _check_full_nodes(path: str, data: bytes, n_nodes: int) -> None:
         if depth > _OCTREE_DEPTH + 1:
             raise OctomapFileError(path, f"corrupt data: a node deeper than the tree depth {_OCTREE_DEPTH}")
         if pos + 5 > len(data):
-            raise OctomapFileError(path, f"corrupt data: truncated after {count} of {n_nodes} nodes")
+            raise OctomapFileError(path, f"corrupt data: truncated after {count} nodes")
         children = data[pos + 4]
         pos += 5
         count += 1
@@ -618,3 +665,21 @@ def write_binary_octomap(path: str, occupancy: OccupancyMap) -> None:
     finally:
         if os.path.exists(temporary):
             os.remove(temporary)
+
+
+def binary_octomap_data(occupancy: OccupancyMap) -> bytes:
+    """A map's occupied cells as octomap binary tree data (what ``octomap_msgs/Octomap.data``
+    holds with ``binary`` true; the inverse of :meth:`OccupancyMap.from_binary_data`).
+
+    Raises
+    ------
+    OctomapFileError
+        Without the octomap library.
+    """
+    with tempfile.TemporaryDirectory() as folder:
+        path = os.path.join(folder, "map.bt")
+        write_binary_octomap(path, occupancy)
+        with open(path, "rb") as f:
+            content = f.read()
+    _, data, _, _ = _parse_header(path, content, ".bt")
+    return data
