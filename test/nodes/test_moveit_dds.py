@@ -165,3 +165,66 @@ def test_contact_depths_are_minus_explains_distances(mirrored):
         assert contact.header.frame_id in ("panda_link0", "world")
     assert any(c.contact_body_2 == "table" and c.body_type_2 == moveit_msg.ContactInformation.WORLD_OBJECT
                for c in moveit.contacts)
+
+
+def _octomap_around(point_m, half_m=0.08, resolution_m=0.02):
+    """octomap_msgs/OctomapWithPose (binary OcTree, planning frame) filling a cube about ``point_m``."""
+    from octomap_msgs.msg import OctomapWithPose
+    from my_collision_pkg.core.perception.occupancy import OccupancyMap, binary_octomap_data
+    axis = np.arange(-half_m, half_m + 1e-9, resolution_m / 2.0)
+    grid = np.stack(np.meshgrid(axis, axis, axis, indexing="ij"), -1).reshape(-1, 3) + np.asarray(point_m)
+    occupancy = OccupancyMap.from_points(grid, resolution_m)
+    with_pose = OctomapWithPose()
+    with_pose.header.frame_id = "panda_link0"
+    with_pose.origin.orientation.w = 1.0
+    with_pose.octomap.binary, with_pose.octomap.id, with_pose.octomap.resolution = True, "OcTree", resolution_m
+    with_pose.octomap.data = np.frombuffer(binary_octomap_data(occupancy), dtype=np.uint8).view(np.int8).tolist()
+    return with_pose
+
+
+def test_a_mirrored_octomap_changes_the_verdict_and_a_full_scene_clears_it(mirrored):
+    pytest.importorskip("octomap_msgs.msg", reason="octomap_msgs is not installed (ROS install only)")
+    from my_collision_pkg.core.scene.loading import load_scene, panda_paths
+    urdf, srdf = panda_paths()
+    scene = load_scene(urdf_path=urdf, srdf_path=srdf)
+    robot = scene.robot
+    q = np.array(scene.current_positions, dtype=float)
+    for name, value in zip(ARM, FREE):
+        q[robot.active_joint_names.index(name)] = value
+    hand = robot.link_transforms(q)[robot.link_index("panda_hand")][:3, 3]
+    assert mirrored.state_validity(ARM, FREE).valid
+    msg = moveit_msg.PlanningScene()
+    msg.is_diff = True
+    msg.robot_state.is_diff = True
+    msg.world.octomap = _octomap_around(hand)
+    mirrored.scene.publish(msg)
+    mirrored.wait(lambda: not mirrored.state_validity(ARM, FREE).valid, 10.0, "the mirrored octomap refuses FREE")
+    answer = mirrored.state_validity(ARM, FREE)
+    assert any(c.contact_body_2 == "<octomap>" and c.body_type_2 == moveit_msg.ContactInformation.WORLD_OBJECT
+               and c.depth > 0 for c in answer.contacts)
+    request = CheckValidity.Request()
+    request.joint_names, request.positions = list(ARM), [float(v) for v in FREE]
+    assert not mirrored.call(mirrored.check, request).valid
+    mirrored.scene.publish(panda_world_scene())        # a full scene without a map clears it
+    mirrored.wait(lambda: mirrored.state_validity(ARM, FREE).valid, 10.0, "the full scene clears the octomap")
+
+
+def test_global_names_serve_check_state_validity_at_the_root():
+    params = panda_params(moveit_compat="true", moveit_global_names=True)
+    name = "/check_state_validity"
+    process = NodeProcess("collision_validator", params)
+    caller = Caller()
+    try:
+        client = caller.node.create_client(moveit_srv.GetStateValidity, name)
+        caller.wait(lambda: client.service_is_ready() or process.process.poll() is not None, STARTUP_TIMEOUT_S,
+                    f"{name} ready")
+        assert process.process.poll() is None, process.output()
+        request = moveit_srv.GetStateValidity.Request()
+        request.robot_state.joint_state.name = list(ARM)
+        request.robot_state.joint_state.position = [float(v) for v in INTO_TABLE]
+        assert not caller.call(client, request).valid          # the world file's table
+        request.robot_state.joint_state.position = [float(v) for v in FREE]
+        assert caller.call(client, request).valid
+    finally:
+        caller.close()
+        print(process.stop())
