@@ -248,9 +248,9 @@ class CollisionValidatorNode(Node):
         # markers of the objects an update did not touch are reused (their shape entries are
         # shared with the previous snapshot): an update costs what it changes
         self._scene_marker_cache = SceneMarkerCache()
-        self.publish_scene_objects(self.scene.world)
         self._monitor_lock = threading.Lock()
         self._monitor_dirty = False
+        self.publish_scene_objects(self.scene.world)
         self._monitor_timer = None
         self._joint_states_warned: dict[str, float] = {}
         self._serve(CheckValidity, "~/check_validity", self._on_check)
@@ -461,6 +461,7 @@ class CollisionValidatorNode(Node):
         response.success = True
         response.message = (f"{'replaced the run-time matrix with' if replace else 'set'} {len(entries)} entries and "
                             f"{len(defaults)} default entries")
+        self.mark_monitored_state_changed()
         return response
 
     def _on_get_allowed(self, request: GetAllowedCollisions.Request, response: GetAllowedCollisions.Response):
@@ -473,9 +474,17 @@ class CollisionValidatorNode(Node):
         return conversions.fill_get_allowed_collisions_response(response, names, matrix, world.acm)
 
     def publish_scene_objects(self, world) -> None:
+        """Draw ``world``'s objects on ~/scene_objects; the monitored state (with
+        ``monitor_joint_states``) is reported again, as its contacts may have changed."""
         self._scene_objects.publish(scene_objects_marker_array(world, world.robot.root_link,
                                                                self.get_clock().now().to_msg(),
                                                                cache=self._scene_marker_cache))
+        self.mark_monitored_state_changed()
+
+    def mark_monitored_state_changed(self) -> None:
+        """Have the monitor report the current state again at its next tick (a new world, matrix or joint values)."""
+        with self._monitor_lock:
+            self._monitor_dirty = True
 
     def set_work_limit(self, name: str, value) -> None:
         """One field of the checker's WorkLimits, from the next request on."""
