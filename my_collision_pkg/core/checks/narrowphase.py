@@ -134,11 +134,14 @@ def _unit_normal(p0: np.ndarray, p1: np.ndarray, distance: float, hint: np.ndarr
     return between / length if length > 1e-12 else _FALLBACK_NORMAL.copy()
 
 
+_MAX_GROUPED_PROBES = 512      # cells grouped into touching sets (a pairwise table) in the solid-body test
+
+
 def octree_pair_collides(world, T_world_shape: np.ndarray, a: int, b: int, margin: float) -> bool:
     """The predicate's test of a pair one of whose shapes is an occupancy octree (the other a
     robot shape): coal's collision with the tree, a cell within ``margin`` metres counting as
     touching (coal's security margin), then the solid-body test (a cell wholly inside a closed
-    robot mesh; the tree's probe points are its cell centres)."""
+    robot mesh, :func:`_cell_inside_closed_mesh`)."""
     ga, gb = world.shapes[a].geometry, world.shapes[b].geometry
     request = coal.CollisionRequest()
     request.num_max_contacts = 1
@@ -148,9 +151,82 @@ def octree_pair_collides(world, T_world_shape: np.ndarray, a: int, b: int, margi
     if coal.collide(ga.coal_geometry, coal_transform(T_world_shape[a]), gb.coal_geometry,
                     coal_transform(T_world_shape[b]), request, result):
         return True
-    if ga.is_closed_bvh or gb.is_closed_bvh:
-        return inside_closed_mesh(world, T_world_shape, a, b) is not None
-    return False
+    mesh, tree = (a, b) if ga.is_closed_bvh else (b, a)
+    if not world.shapes[mesh].geometry.is_closed_bvh:
+        return False
+    return _cell_inside_closed_mesh(world, T_world_shape, mesh, tree)
+
+
+def _cell_inside_closed_mesh(world, T_world_shape: np.ndarray, mesh: int, tree: int) -> bool:
+    """The solid-body test of an octree against a closed mesh their surfaces do not meet
+    (coal found no contact): whether a cell lies inside the mesh.
+
+    No cell then crosses the mesh's surface, so each set of touching cells lies wholly inside
+    or wholly outside: one probe (a cell centre) per such set suffices, among the cells whose
+    centre is at least half a side inside the mesh's oriented bounding box (looked for among
+    the cells, sorted by x and cached per world, within the box's x range). Probing every
+    cell centre instead costs about 1 ms per pair for a 40k-cell map.
+    """
+    cells = world.shapes[tree].geometry.spec.occupancy.cell_boxes()
+    buckets = world.cached(("octomap", "cell_buckets", tree), CellBuckets, cells)
+    geom = world.shapes[mesh].geometry
+    T_tree, T_mesh = T_world_shape[tree], T_world_shape[mesh]
+    R = T_tree[:3, :3].T @ T_mesh[:3, :3]                                  # the mesh in the tree's frame
+    axes = R @ geom.obb_axes_shape                                         # columns
+    centre = R @ geom.obb_center_shape + T_tree[:3, :3].T @ (T_mesh[:3, 3] - T_tree[:3, 3])
+    reach = np.abs(axes) @ geom.obb_half_extents_m
+    candidates = buckets.near(centre - reach, centre + reach)
+    if len(candidates) == 0:
+        return False
+    local = (cells.centres_m[candidates] - centre) @ axes
+    half = cells.size_m[candidates] / 2.0
+    index = candidates[np.all(np.abs(local) <= geom.obb_half_extents_m - half[:, None], axis=1)]
+    if len(index) == 0:
+        return False
+    c = cells.centres_m[index]
+    if len(index) > _MAX_GROUPED_PROBES:                # too many to group pairwise: probe each
+        return bool(contains_probe(T_world_shape[mesh], T_world_shape[tree], np.ascontiguousarray(c),
+                                   geom.obb_center_shape, geom.obb_axes_shape, geom.obb_half_extents_m,
+                                   geom.triangles_shape))
+    half = cells.size_m[index] / 2.0
+    touching = np.all(np.abs(c[:, None, :] - c[None, :, :]) <= (half[:, None] + half[None, :])[:, :, None] + 1e-9,
+                      axis=2)
+    label = np.arange(len(index))
+    while True:                                         # connected sets by label propagation
+        new = np.where(touching, label[None, :], len(index)).min(axis=1)
+        if np.array_equal(new, label):
+            break
+        label = new
+    probes = np.ascontiguousarray(c[np.unique(label, return_index=True)[1]])
+    return bool(contains_probe(T_world_shape[mesh], T_world_shape[tree], probes, geom.obb_center_shape,
+                               geom.obb_axes_shape, geom.obb_half_extents_m, geom.triangles_shape))
+
+
+class CellBuckets:
+    """An octree's cells (``CellBoxes``) grouped by the cube of side ``BUCKET_M`` holding their
+    centre, for the cells near a box (cached per world by :func:`_cell_inside_closed_mesh`)."""
+
+    BUCKET_M = 0.1
+
+    def __init__(self, cells) -> None:
+        keys = np.floor(cells.centres_m / self.BUCKET_M).astype(np.int64)
+        order = np.lexsort(keys.T[::-1])
+        unique, first = np.unique(keys[order], axis=0, return_index=True)
+        bounds = np.append(first, len(order))
+        self._groups = {tuple(k): order[bounds[i]:bounds[i + 1]] for i, k in enumerate(unique.tolist())}
+        self._reach = float(cells.size_m.max(initial=0.0)) / 2.0
+
+    def near(self, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+        """Ids of the cells whose centre lies in a bucket meeting ``lo`` .. ``hi`` (3,) grown by
+        the largest half cell (a superset of the cells meeting that box)."""
+        k_lo = np.floor((lo - self._reach) / self.BUCKET_M).astype(np.int64)
+        k_hi = np.floor((hi + self._reach) / self.BUCKET_M).astype(np.int64)
+        if np.prod(k_hi - k_lo + 1) > len(self._groups):          # a box bigger than the map's buckets
+            found = list(self._groups.values())
+        else:
+            found = [g for i in range(k_lo[0], k_hi[0] + 1) for j in range(k_lo[1], k_hi[1] + 1)
+                     for k in range(k_lo[2], k_hi[2] + 1) if (g := self._groups.get((i, j, k))) is not None]
+        return np.concatenate(found) if found else np.zeros(0, dtype=np.int64)
 
 
 def inside_closed_mesh(world, T_world_shape: np.ndarray, a: int, b: int) -> tuple[int, int] | None:
