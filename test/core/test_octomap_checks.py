@@ -506,3 +506,32 @@ def test_a_request_beyond_max_octomap_cells_is_refused_by_name(scenes, configura
         assert result.message.startswith("max_octomap_cells") and "\n" not in result.message
     checker.limits = WorkLimits()
     assert checker.explain(names, q[i]).status == Status.IN_COLLISION
+
+
+def test_a_cell_wholly_inside_a_closed_link_mesh_is_a_collision():
+    """The solid-body test: cells that no link surface meets, but inside the link, collide;
+    cells outside it do not. Beside them a wall of cells far from the arm (so the tree's
+    bounds overlap every link, and many cells share the links' x range)."""
+    scene = _panda()
+    checker = CollisionChecker(scene)
+    names = scene.robot.active_joint_names
+    q = np.array([0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785, 0.02])
+    world = scene.world
+    T = _posed(world, q)
+    fine = 0.01
+    wall = _grid((-0.6, -0.8, 0.0), (-0.6, 0.8, 1.2), fine / 2)
+    for link in ("panda_link4", "panda_link2", "panda_hand"):
+        k = _robot_shape_index(world, link, 0)
+        mesh = world.shapes[k].geometry.triangle_mesh().copy()
+        mesh.apply_transform(T[k])
+        # the 1 cm cell deepest inside: wholly inside when its centre is deeper than half its diagonal
+        lo, hi = np.floor(mesh.bounds[0] / fine) * fine + fine / 2, mesh.bounds[1]
+        centres = _grid(lo, lo + np.floor((hi - lo) / fine) * fine, fine)
+        depth = trimesh.proximity.signed_distance(mesh, centres)           # > 0 inside
+        centre = centres[np.argmax(depth)]
+        assert depth.max() > fine * np.sqrt(3.0) / 2 + 1e-3
+        scene.set_occupancy(OccupancyMap.from_points(np.vstack([wall, centre[None, :]]), fine))
+        verdict = checker.check(names, q)
+        assert not verdict.valid and OCTOMAP_ID in verdict.message and link in verdict.message, (link, verdict)
+        scene.set_occupancy(OccupancyMap.from_points(wall, fine))
+        assert checker.check(names, q).valid
