@@ -14,8 +14,10 @@ so whatever signatures the real calls use are the ones compiled:
 - :func:`warm_up_services` -- check, check_batch, explain (contacts, near misses, contact
   surfaces), the monitor's explain of the current state, check_motion (certified and
   discrete), check_trajectory (both modes, with the contact-interval sweeps) on that
-  scene, then a few of the same calls on the scene of the checker it is given (the
-  node's own robot and world: its per-world caches are built too).
+  scene, the same with an occupancy map (the world object ``<octomap>``: coal's tree in
+  the predicate, its cells as boxes in the other checks), then a few of the same calls on
+  the scene of the checker it is given (the node's own robot and world: its per-world
+  caches are built too).
 
 ``python -m my_collision_pkg.core.warm_up`` runs it once and prints what it spent: with
 ``cache=True`` kernels that fills numba's cache, next to each installed kernel module (in
@@ -45,6 +47,7 @@ from my_collision_pkg.core.checks.results import Explanation, MotionMode, Status
 from my_collision_pkg.core.kernels.warm_up import warm_up
 from my_collision_pkg.core.model.robot_model import RobotModel
 from my_collision_pkg.core.model.shapes import Box, Capsule, Cone, Cylinder, Sphere, TriangleMesh
+from my_collision_pkg.core.perception.occupancy import OccupancyMap
 from my_collision_pkg.core.scene.objects import AddObject, ObjectShape, SceneObject
 from my_collision_pkg.core.scene.planning_scene import PlanningScene
 from my_collision_pkg.core.surfaces.explanation_surfaces import explanation_surfaces
@@ -84,6 +87,9 @@ INSIDE = (CLUSTER_X_M, 0.3, 0.5)
 # Contact surfaces are computed against these only: a primitive, a closed convex and a
 # closed non-convex mesh (each pair costs tens of milliseconds of Python).
 SURFACE_OBJECTS = frozenset({"wu_box", "wu_convex_mesh", "wu_closed_mesh"})
+# The occupancy map of the octomap step: a 10 cm block of 2 cm cells where the wrist is at INSIDE.
+OCTOMAP_RESOLUTION_M = 0.02
+OCTOMAP_BLOCK = ((CLUSTER_X_M - 0.05, -0.05, 0.5), (CLUSTER_X_M + 0.05, 0.05, 0.6))
 
 
 def _pose(x: float, y: float, z: float) -> np.ndarray:
@@ -119,6 +125,14 @@ def _world_objects() -> list[SceneObject]:
     objects.append(SceneObject("wu_attached", (ObjectShape(Capsule(0.02, 0.1)),), _pose(0.0, 0.0, 0.05),
                                link="wrist", touch_links=("arm",)))
     return objects
+
+
+def warmup_occupancy() -> OccupancyMap:
+    """The octomap step's map: the cells of a block of points around the wrist at ``INSIDE``."""
+    lo, hi = np.array(OCTOMAP_BLOCK[0]), np.array(OCTOMAP_BLOCK[1])
+    axes = [np.linspace(a, b, 6) for a, b in zip(lo, hi)]
+    return OccupancyMap.from_points(np.stack(np.meshgrid(*axes, indexing="ij"), -1).reshape(-1, 3),
+                                    OCTOMAP_RESOLUTION_M)
 
 
 def warmup_scene(folder: str) -> PlanningScene:
@@ -203,7 +217,12 @@ def warm_up_services(checker: CollisionChecker | None = None, *,
             scene.set_padding(default_padding_m=0.002)        # padded pairs: the distance queries
             built_in.check(names, inside)
             built_in.explain(names, clear, contact_distance=0.05)
-        for step in (lambda: _exercise(built_in, names, clear, inside), padded):
+
+        def octomap() -> None:
+            scene.set_occupancy(warmup_occupancy())           # the world object '<octomap>'
+            _exercise(built_in, names, clear, inside)
+            scene.set_occupancy(None)
+        for step in (lambda: _exercise(built_in, names, clear, inside), padded, octomap):
             if should_stop():
                 return spent
             step()

@@ -200,3 +200,72 @@ def test_world_file_extremes_are_refused_when_applied(robot, entry, fragment):
         scene.apply(updates)
     assert fragment in str(info.value) and "beyond the bound" in str(info.value)
     assert not scene.world.objects
+
+
+# ----- an octomap file named in the world file -------------------------------------------
+def _octomap_world(tmp_path, octomap_entry: str, cells_m=None):
+    """A world file (a box object and ``octomap_entry``) in tmp_path, and a .bt map in
+    tmp_path/maps/room.bt holding cells around ``cells_m`` (default: a 10 cm cube of points)."""
+    from my_collision_pkg.core.perception.occupancy import OccupancyMap, write_binary_octomap
+    if cells_m is None:
+        axis = np.linspace(0.4, 0.5, 11)
+        cells_m = np.stack(np.meshgrid(axis, axis - 0.45, axis - 0.1, indexing="ij"), -1).reshape(-1, 3)
+    (tmp_path / "maps").mkdir(exist_ok=True)
+    occupancy = OccupancyMap.from_points(cells_m, 0.02)
+    write_binary_octomap(str(tmp_path / "maps" / "room.bt"), occupancy)
+    world = tmp_path / "world.yaml"
+    world.write_text("objects:\n  - {id: post, pose: {position: [-0.5, 0, 0.3]}, shapes: [{type: box, size: [0.1, "
+                     "0.1, 0.6]}]}\n" + octomap_entry + "\n")
+    return str(world), occupancy
+
+
+def test_an_octomap_file_in_the_world_file_becomes_the_octomap_object(tmp_path):
+    from my_collision_pkg.core.model.example_robots import panda_paths
+    from my_collision_pkg.core.scene.loading import load_scene
+    from my_collision_pkg.core.scene.objects import OCTOMAP_ID
+    from my_collision_pkg.core.scene.world_file import load_world
+    world_path, written = _octomap_world(tmp_path, "octomap: {file: maps/room.bt}")
+    described = load_world(world_path, "panda_link0")
+    assert described.octomap_path == str(tmp_path / "maps" / "room.bt")       # relative to the world file
+    assert [u.object.id for u in described.updates] == ["post"]
+    urdf, srdf = panda_paths()
+    scene = load_scene(urdf_path=urdf, srdf_path=srdf, world_path=world_path)
+    assert set(scene.world.objects) == {"post", OCTOMAP_ID}
+    np.testing.assert_array_equal(scene.occupancy.cell_keys(), written.cell_keys())
+    assert written.n_occupied == 216 and scene.occupancy.n_occupied > 0      # (octomap prunes full blocks)
+    checker = CollisionChecker(scene)
+    names = scene.robot.active_joint_names
+    ready = np.array([0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785, 0.02])
+    reaching = np.array([0.0, 0.6, 0.0, -1.9, 0.0, 2.5, 0.785, 0.02])    # the hand in the map's cube
+    assert checker.check(names, ready).valid
+    verdict = checker.check(names, reaching)
+    assert verdict.status.name == "IN_COLLISION" and OCTOMAP_ID in verdict.message
+    # an absolute path is taken as it is; the launch check's reader checks the map too
+    absolute, _ = _octomap_world(tmp_path, f"octomap: {{file: '{tmp_path / 'maps' / 'room.bt'}'}}")
+    np.testing.assert_array_equal(load_world(absolute, "panda_link0").occupancy.cell_keys(), written.cell_keys())
+    assert [u.object.id for u in load_world_file(absolute, "panda_link0")] == ["post"]
+
+
+@pytest.mark.parametrize("entry, fragment", [
+    ("octomap: maps/room.bt", "'octomap' must be a mapping with a 'file'"),
+    ("octomap: {path: maps/room.bt}", "'octomap' has unknown key(s) ['path']"),
+    ("octomap: {file: ''}", "'octomap' needs a 'file'"),
+    ("octomap: {file: maps/absent.bt}", "maps/absent.bt': cannot be read"),
+    ("octomap: {file: maps/room.stl}", "the name must end in .bt (binary) or .ot (full)"),
+    ("octomap: {file: maps/truncated.bt}", "truncated.bt': corrupt data"),
+    ("octomap: {file: maps/text.bt}", "text.bt': not an octomap .bt file"),
+])
+def test_a_bad_octomap_entry_or_file_is_refused_naming_the_files(tmp_path, entry, fragment):
+    from my_collision_pkg.core.model.example_robots import panda_paths
+    from my_collision_pkg.core.scene.loading import load_scene
+    world_path, _ = _octomap_world(tmp_path, entry)
+    data = (tmp_path / "maps" / "room.bt").read_bytes()
+    (tmp_path / "maps" / "truncated.bt").write_bytes(data[:len(data) - 40])
+    (tmp_path / "maps" / "text.bt").write_text("objects: []\n")
+    (tmp_path / "maps" / "room.stl").write_bytes(data)
+    for load in (lambda: load_world_file(world_path, "panda_link0"),
+                 lambda: load_scene(urdf_path=panda_paths()[0], world_path=world_path)):
+        with pytest.raises(WorldFileError) as info:
+            load()
+        message = str(info.value)
+        assert fragment in message and "world.yaml" in message and "\n" not in message, message

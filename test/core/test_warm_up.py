@@ -1,4 +1,5 @@
-"""core.warm_up: after warm_up_services, the calls the services make compile (or load) nothing more.
+"""core.warm_up: after warm_up_services, the calls the services make compile (or load) nothing more
+(with an occupancy map too).
 
 Run in a fresh interpreter each (the pytest process holds the signatures earlier tests
 compiled, which would hide a signature the warm-up misses).
@@ -75,9 +76,25 @@ for influence in (0.05, 0.5):
     checker.clearance(arm, msg_array(free + into_table + other), influence, request=request)
     checker.clearance(world.robot.active_joint_names, scene.current_positions, influence,
                       max_rows_per_configuration=1, world=world)
+# an occupancy map (the world object '<octomap>'): a block of points where the arm reaches the table
+from my_collision_pkg.core.perception.occupancy import OccupancyMap
+axes = [np.linspace(a, b, 9) for a, b in ((0.3, 0.7), (-0.2, 0.2), (0.0, 0.3))]
+scene.set_occupancy(OccupancyMap.from_points(np.stack(np.meshgrid(*axes, indexing="ij"), -1).reshape(-1, 3), 0.02))
+world = scene.world
+request = CheckRequest(world=world)
+explain_request = CheckRequest(contact_distance=0.02, max_contacts=None, world=world)
+checker.check(arm, msg_array(into_table), request=request)
+checker.check_batch(arm, msg_array(free + into_table + other), max_batch=5000, request=request)
+explanation = checker.explain(arm, msg_array(into_table), request=explain_request)
+octomap_contacts = sum("<octomap>" in c.link_names for c in explanation.contacts)
+for mode, step in ((int(MotionMode.CERTIFIED), 0.0), (int(MotionMode.DISCRETE), 0.01)):
+    checker.check_motion(arm, msg_array(free), msg_array(into_table), mode=mode, max_step=step, request=explain_request)
+checker.check_trajectory(arm, points, times_s, request=request)
+checker.clearance(arm, msg_array(free + into_table), 0.05, request=request)
 after = signatures()
 new = {name: sorted(after[name] - before.get(name, set())) for name in after if after[name] - before.get(name, set())}
-print(json.dumps({"new": new, "dispatchers": len(after), "signatures": sum(len(v) for v in after.values())}))
+print(json.dumps({"new": new, "dispatchers": len(after), "signatures": sum(len(v) for v in after.values()),
+                  "octomap_contacts": octomap_contacts}))
 """
 
 
@@ -88,6 +105,7 @@ def test_after_the_warm_up_the_services_calls_add_no_compiled_signature():
     report = json.loads(run.stdout.strip().splitlines()[-1])
     assert report["dispatchers"] > 20 and report["signatures"] > 20     # the scan sees the kernels
     assert report["new"] == {}, f"signatures the warm-up did not compile: {report['new']}"
+    assert report["octomap_contacts"] > 0          # the octomap calls did reach the map's cells
 
 
 def test_the_entry_point_warms_up_on_its_built_in_scene():

@@ -328,7 +328,8 @@ class CollisionChecker:
         def nearest_cells(world, selection):     # per robot shape and region of cells: the nearest few
             q = self._resolver.single_configuration(joint_names, positions)
             request.check_contact_distance()
-            cells, found = octomap_cells.cells_for_explain(world, selection, q, request.contact_distance)
+            cells, found = octomap_cells.cells_for_explain(world, selection, q, request.contact_distance,
+                                                           self.limits.max_octomap_cells)
             regions.update(found)
             return cells
 
@@ -457,7 +458,8 @@ class CollisionChecker:
                                                   max(0.0, request.contact_distance) + max(0.0, float(tolerance_m)))
         cell_request, refused = self._octomap_request(request, region)
         if refused is not None:
-            return MotionResult(False, Status.INVALID_REQUEST, refused, joint_names=self._scene.robot.active_joint_names,
+            return MotionResult(False, Status.INVALID_REQUEST, refused,
+                                joint_names=self._scene.robot.active_joint_names,
                                 positions=self._scene.current_positions.copy())
         result = motion.check_motion(self._explainer, cell_request, joint_names, start, goal, mode=mode,
                                      max_step=max_step, tolerance_m=tolerance_m, meter=self._meter())

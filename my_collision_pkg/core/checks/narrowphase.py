@@ -137,20 +137,24 @@ def _unit_normal(p0: np.ndarray, p1: np.ndarray, distance: float, hint: np.ndarr
 _OCTREE_REQUESTS: dict[float, object] = {}      # coal's boolean request per security margin (read-only once made)
 
 
+def _octree_request(margin: float):
+    """coal's boolean collision request with security margin ``margin`` (kept for the few margins a scene has)."""
+    request = coal.CollisionRequest()
+    request.num_max_contacts = 1
+    request.enable_contact = False
+    request.security_margin = float(margin)
+    if len(_OCTREE_REQUESTS) < 64:
+        _OCTREE_REQUESTS[margin] = request
+    return request
+
+
 def octree_pair_collides(world, T_world_shape: np.ndarray, a: int, b: int, margin: float) -> bool:
     """The predicate's test of a pair one of whose shapes is an occupancy octree (the other a
     robot shape): coal's collision with the tree, a cell within ``margin`` metres counting as
     touching (coal's security margin), then the solid-body test (a cell wholly inside a closed
-    robot mesh; the tree's probe points are its cell centres)."""
+    robot mesh, :func:`_cell_inside_closed_mesh`)."""
     ga, gb = world.shapes[a].geometry, world.shapes[b].geometry
-    request = _OCTREE_REQUESTS.get(margin)
-    if request is None:
-        request = coal.CollisionRequest()
-        request.num_max_contacts = 1
-        request.enable_contact = False
-        request.security_margin = float(margin)
-        if len(_OCTREE_REQUESTS) < 64:        # the few margins a scene has
-            _OCTREE_REQUESTS[margin] = request
+    request = _OCTREE_REQUESTS.get(margin) or _octree_request(margin)
     result = coal.CollisionResult()
     pose_a = world.cached(("octomap", "fixed_pose", a), coal_transform, T_world_shape[a]) if ga.fcl_geometry is None \
         else coal_transform(T_world_shape[a])            # the tree is world-fixed: its pose made once
@@ -158,14 +162,38 @@ def octree_pair_collides(world, T_world_shape: np.ndarray, a: int, b: int, margi
         else coal_transform(T_world_shape[b])
     if coal.collide(ga.coal_geometry, pose_a, gb.coal_geometry, pose_b, request, result):
         return True
-    for outer, tree in ((a, b), (b, a)):           # a cell wholly inside a closed robot mesh
-        g = world.shapes[outer].geometry
-        if g.is_closed_bvh and contains_any_point(T_world_shape[outer], T_world_shape[tree],
-                                                  world.shapes[tree].geometry.probe_points_shape,
-                                                  g.obb_center_shape, g.obb_axes_shape, g.obb_half_extents_m,
-                                                  g.solid_planes, g.triangles_shape):
-            return True
-    return False
+    mesh, tree = (a, b) if ga.is_closed_bvh else (b, a)
+    if not world.shapes[mesh].geometry.is_closed_bvh:
+        return False
+    return _cell_inside_closed_mesh(world, T_world_shape, mesh, tree)
+
+
+def _cell_inside_closed_mesh(world, T_world_shape: np.ndarray, mesh: int, tree: int) -> bool:
+    """The solid-body test of an octree against a closed mesh whose surfaces coal found apart:
+    whether a cell lies wholly inside the mesh.
+
+    Such a cell has its centre inside the mesh's oriented bounding box shrunk by half a cell,
+    so when coal finds no cell meeting that shrunk box (one call) there is none. Otherwise
+    the cell centres in the box's x-y window are tested (hull planes, then the winding number:
+    :func:`~my_collision_pkg.core.kernels.mesh_queries.contains_any_point`).
+    """
+    geom, tree_geom = world.shapes[mesh].geometry, world.shapes[tree].geometry
+    T_tree, T_mesh = T_world_shape[tree], T_world_shape[mesh]
+    min_half = world.cached(("octomap", "min_half", tree),
+                            lambda: float(tree_geom.spec.occupancy.cell_boxes().size_m.min(initial=0.0)) / 2.0)
+    shrunk = geom.obb_half_extents_m - min_half
+    if np.any(shrunk <= 0.0):
+        return False
+    T_box = np.eye(4)
+    T_box[:3, :3] = T_mesh[:3, :3] @ geom.obb_axes_shape
+    T_box[:3, 3] = T_mesh[:3, :3] @ geom.obb_center_shape + T_mesh[:3, 3]
+    request = _OCTREE_REQUESTS.get(0.0) or _octree_request(0.0)
+    if not coal.collide(coal.Box(*(2.0 * shrunk)), coal_transform(T_box), tree_geom.coal_geometry,
+                        coal_transform(T_tree), request, coal.CollisionResult()):
+        return False
+    return bool(contains_any_point(T_mesh, T_tree, tree_geom.probe_points_shape, geom.obb_center_shape,
+                                   geom.obb_axes_shape, geom.obb_half_extents_m, geom.solid_planes,
+                                   geom.triangles_shape))
 
 
 def inside_closed_mesh(world, T_world_shape: np.ndarray, a: int, b: int) -> tuple[int, int] | None:

@@ -191,7 +191,8 @@ def cells_along_path(world: CollisionWorld, selection, waypoints: np.ndarray, re
         D = displacement_bounds(world, shapes, q0, q1)
         m = int(np.clip(np.ceil(D.max(initial=0.0) / (2.0 * PATH_STEP_M)) + 1, 2, most))
         t = np.linspace(0.0, 1.0, m)
-        T_shape = world.shape_transforms(world.robot.link_transforms_batch(q0[None, :] + t[:, None] * (q1 - q0)[None, :]))
+        path = q0[None, :] + t[:, None] * (q1 - q0)[None, :]
+        T_shape = world.shape_transforms(world.robot.link_transforms_batch(path))
         lo, hi = shape_bounds(world, T_shape, shapes)
         grow = (D / (2.0 * (m - 1)) + reach_m + margin)[None, :, None]
         los.append((lo - grow).reshape(-1, 3))
@@ -221,12 +222,14 @@ def name_cells(contacts) -> tuple[Contact, ...]:
     return tuple(out)
 
 
-def touching_components(centres_m: np.ndarray, sizes_m: np.ndarray) -> np.ndarray:
+def touching_components(centres_m: np.ndarray, sizes_m: np.ndarray, joined: np.ndarray | None = None) -> np.ndarray:
     """(K,) a label per cube (centres (K, 3), sides (K,)): cubes that touch (faces, edges or
-    corners), directly or through others, share one."""
+    corners), or that ``joined`` (K, K) bool joins, directly or through others, share one."""
     half = sizes_m / 2.0
     gap = np.abs(centres_m[:, None, :] - centres_m[None, :, :]) - (half[:, None, None] + half[None, :, None])
     touching = np.all(gap <= 1e-9 * max(1.0, float(half.max(initial=0.0))), axis=2)
+    if joined is not None:
+        touching |= joined
     label = np.arange(len(centres_m))
     changed = True
     while changed:                                  # connected components by label propagation
@@ -236,7 +239,8 @@ def touching_components(centres_m: np.ndarray, sizes_m: np.ndarray) -> np.ndarra
     return label
 
 
-def cells_for_explain(world: CollisionWorld, selection, q: np.ndarray, reach_m: float) -> tuple[np.ndarray, dict]:
+def cells_for_explain(world: CollisionWorld, selection, q: np.ndarray, reach_m: float,
+                      limit: int | None = None) -> tuple[np.ndarray, dict]:
     """The cells explain needs at configuration ``q`` (1, A), and the regions they stand for.
 
     Per robot shape facing the tree, the cells within its padding plus ``reach_m`` by coal's
@@ -252,6 +256,11 @@ def cells_for_explain(world: CollisionWorld, selection, q: np.ndarray, reach_m: 
     cells : sorted cell ids
     regions : dict
         ``(robot body, robot shape id, cell id) -> region label``, for :func:`merge_cell_regions`.
+
+    Raises
+    ------
+    CellLimitExceeded
+        When more than ``limit`` cells (``WorkLimits.max_octomap_cells``) are near the shapes.
     """
     shapes, _ = _robot_shapes_facing_tree(world, selection)
     regions: dict[tuple, int] = {}
@@ -265,13 +274,18 @@ def cells_for_explain(world: CollisionWorld, selection, q: np.ndarray, reach_m: 
     pairs = selection.pairs
     request = coal.DistanceRequest()
     request.enable_signed_distance = True
-    kept = []
+    kept, examined = [], 0
     for r, s in enumerate(shapes.tolist()):
-        with_tree = ((pairs[:, 0] == s) & np.isin(pairs[:, 1], trees)) | ((pairs[:, 1] == s) & np.isin(pairs[:, 0], trees))
+        with_tree = (((pairs[:, 0] == s) & np.isin(pairs[:, 1], trees))
+                     | ((pairs[:, 1] == s) & np.isin(pairs[:, 0], trees)))
         threshold = float(selection.margins[with_tree].max(initial=0.0)) + reach_m
         near = table.near(lo[0, r:r + 1] - threshold, hi[0, r:r + 1] + threshold)
         if len(near) == 0:
             continue
+        examined += len(near)
+        if limit is not None and examined > limit:
+            raise CellLimitExceeded(f"max_octomap_cells: the request reaches more than {limit} occupancy-map cells "
+                                    f"(the limit); check at a smaller contact distance, or coarsen the map")
         g = world.shapes[s].geometry
         solid = g.coal_hull if g.coal_hull is not None else g.coal_geometry
         pose = coal_transform(T_shape[0, s])
@@ -316,10 +330,11 @@ def merge_cell_regions(contacts, occupancy, regions: dict | None = None) -> tupl
     merged = []
     for (body, shape_id, _), members in groups.items():
         ids = np.array([c.shape_ids[c.link_names.index(OCTOMAP_ID)] for c in members], dtype=np.int64)
-        label = touching_components(boxes.centres_m[ids], boxes.size_m[ids])
-        if regions:
-            known = [regions.get((body, shape_id, int(c))) for c in ids.tolist()]
-            label = np.array([len(ids) + k if k is not None else int(own) for k, own in zip(known, label)])
+        joined = None
+        if regions:                  # cells of one region found before explain are joined too
+            known = np.array([regions.get((body, shape_id, int(c)), -1) for c in ids.tolist()])
+            joined = (known[:, None] == known[None, :]) & (known[:, None] >= 0)
+        label = touching_components(boxes.centres_m[ids], boxes.size_m[ids], joined)
         for comp in np.unique(label).tolist():
             group = [members[k] for k in np.flatnonzero(label == comp).tolist()]
             merged.append(min(group, key=lambda c: c.distance))

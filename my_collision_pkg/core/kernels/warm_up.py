@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from my_collision_pkg.core.kernels.cells import cells_in_boxes
 from my_collision_pkg.core.kernels.codes import KIND_MESH
 from my_collision_pkg.core.kernels.culling import obb_candidates, single_configuration_candidates
 from my_collision_pkg.core.kernels.depth import (SolidArrays, SurfaceSamples, adjacency, label_components, merge_regions,
@@ -30,7 +31,8 @@ def warm_up() -> None:
 
 
 def warm_up_kinematics_and_culling() -> None:
-    """Forward kinematics, shape poses, culling, the fast path, the probe, closest points, thickness."""
+    """Forward kinematics, shape poses, culling, the fast path, the probe, closest points, thickness,
+    the occupancy cells near boxes."""
     T = np.eye(4)[None, None].copy()
     forward_kinematics(np.zeros((1, 1)), np.ones((1, 1)), np.zeros(1), np.zeros(1, dtype=np.int64),
                        np.array([[0.0, 0.0, 1.0]]), np.array([-1], dtype=np.int64), np.eye(4)[None].copy(),
@@ -57,6 +59,8 @@ def warm_up_kinematics_and_culling() -> None:
     thickness_along_lines(np.zeros((1, 2)), np.zeros(1, dtype=np.int64), np.array([0, 0], dtype=np.int64),
                           np.zeros(0, dtype=np.int64), np.zeros((1, 12)), np.zeros((1, 3), dtype=np.bool_),
                           np.zeros((1, 8)), 1.0)
+    # as octomap_cells.CellTable.near passes them: cells sorted by x, a float bound, boxes' corners
+    cells_in_boxes(np.zeros((1, 3)), np.ones(1), 1.0, -np.ones((1, 3)), np.ones((1, 3)), np.zeros(1, dtype=np.bool_))
 
 
 def warm_up_contacts() -> None:

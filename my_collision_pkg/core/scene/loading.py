@@ -21,7 +21,7 @@ from my_collision_pkg.core.model.example_robots import (EXAMPLE_ROBOT_DATA, exam
 from my_collision_pkg.core.model.robot_model import RobotModel
 from my_collision_pkg.core.model.srdf import SemanticModel, parse_srdf
 from my_collision_pkg.core.scene.planning_scene import PlanningScene
-from my_collision_pkg.core.scene.world_file import load_world_file
+from my_collision_pkg.core.scene.world_file import load_world
 
 
 def load_scene(*, urdf_xml: str | None = None, urdf_path: str | None = None, srdf_xml: str | None = None,
@@ -38,7 +38,9 @@ def load_scene(*, urdf_xml: str | None = None, urdf_path: str | None = None, srd
     srdf_xml, srdf_path : str, optional
         The SRDF, as text or as a file (at most one of them).
     world_path : str, optional
-        A world YAML file (see :mod:`my_collision_pkg.core.scene.world_file`).
+        A world YAML file (see :mod:`my_collision_pkg.core.scene.world_file`): its objects
+        are added, and the occupancy map its ``octomap`` entry names (a ``.bt`` / ``.ot``
+        file) becomes the world object ``<octomap>`` (``PlanningScene.set_occupancy``).
     package_paths : sequence of str
         Search folders for ``package://`` meshes; ``example-robot-data``'s share
         folder is always appended when it is installed.
@@ -80,5 +82,8 @@ def load_scene(*, urdf_xml: str | None = None, urdf_path: str | None = None, srd
     scene = PlanningScene(robot, semantic, resolver=resolver, default_padding_m=default_padding_m,
                           link_padding_m=link_padding_m, allow_adjacent=allow_adjacent)
     if world_path:
-        scene.apply(load_world_file(world_path, robot.root_link))
+        world = load_world(world_path, robot.root_link)
+        scene.apply(list(world.updates))
+        if world.occupancy is not None:
+            scene.set_occupancy(world.occupancy)
     return scene

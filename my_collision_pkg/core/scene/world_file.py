@@ -20,12 +20,15 @@ Format (lengths in metres, angles in radians)::
         attached_to: panda_hand    # optional: attach to this link (pose is then in the link frame)
         touch_links: [panda_leftfinger, panda_rightfinger]
         shapes: [{type: cylinder, radius: 0.01, length: 0.1}]
+    octomap:                       # optional: an occupancy map, the world object '<octomap>'
+      file: maps/room.bt           # octomap binary (.bt) or full (.ot) file, planning frame
 
-Relative mesh paths are taken from the YAML file's folder.
+Relative mesh and octomap paths are taken from the YAML file's folder.
 """
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 
 import numpy as np
 import yaml
@@ -34,7 +37,24 @@ from my_collision_pkg.core.errors import CollisionPkgError, WorldFileError
 from my_collision_pkg.core.model.description_files import parse_file
 from my_collision_pkg.core.model.shapes import Box, Capsule, Cone, Cylinder, MeshRef, Sphere
 from my_collision_pkg.core.model.transforms import make_transform, quaternion_to_matrix, rpy_to_matrix
+from my_collision_pkg.core.perception.occupancy import OccupancyMap
 from my_collision_pkg.core.scene.objects import AddObject, ObjectShape, SceneObject
+
+OCTOMAP_KEYS = ("file",)
+
+
+@dataclass(frozen=True)
+class WorldDescription:
+    """What a world file holds: the objects (one AddObject each) and the occupancy map (or None).
+
+    ``occupancy`` is an :class:`~my_collision_pkg.core.perception.occupancy.OccupancyMap`
+    read from the ``octomap`` entry's file (``PlanningScene.set_occupancy`` makes it the
+    world object ``<octomap>``); ``octomap_path`` is that file, resolved ('' for none).
+    """
+    updates: tuple
+    occupancy: OccupancyMap | None = None
+    octomap_path: str = ""
+
 
 SHAPE_KEYS = {
     "box": ("size",),
@@ -138,22 +158,52 @@ def _yaml_error_line(exc: yaml.YAMLError) -> str:
 
 
 def parse_world(text: str, planning_frame: str, *, base_dir: str | None = None) -> list[AddObject]:
-    """Scene updates (one AddObject per object) from world YAML text.
+    """Scene updates (one AddObject per object) from world YAML text (its octomap, if any,
+    read and checked too; see :func:`parse_world_description` to get it).
 
     Raises
     ------
     WorldFileError
         Naming the object and the fault.
     """
+    return list(parse_world_description(text, planning_frame, base_dir=base_dir).updates)
+
+
+def _octomap_path(entry, base_dir: str | None) -> str:
+    """The octomap file an ``octomap`` entry names (relative: from ``base_dir``)."""
+    if not isinstance(entry, dict):
+        raise WorldFileError("'octomap' must be a mapping with a 'file' (a .bt or .ot octomap file)")
+    unknown = set(entry) - set(OCTOMAP_KEYS)
+    if unknown:
+        raise WorldFileError(f"'octomap' has unknown key(s) {sorted(unknown)} (known: {', '.join(OCTOMAP_KEYS)})")
+    path = entry.get("file")
+    if not isinstance(path, str) or not path.strip():
+        raise WorldFileError("'octomap' needs a 'file': the path of a .bt or .ot octomap file")
+    path = os.path.expanduser(path.strip())
+    if base_dir and not os.path.isabs(path):
+        path = os.path.join(base_dir, path)
+    return os.path.normpath(path)
+
+
+def parse_world_description(text: str, planning_frame: str, *, base_dir: str | None = None) -> WorldDescription:
+    """The objects and the occupancy map of world YAML text; the map's file is read here.
+
+    Raises
+    ------
+    WorldFileError
+        Naming the object and the fault.
+    OctomapFileError
+        Naming the octomap file and the fault (missing, not .bt / .ot, corrupt).
+    """
     try:
         data = yaml.safe_load(text)
     except yaml.YAMLError as exc:
         raise WorldFileError(f"world file is not valid YAML: {_yaml_error_line(exc)}") from exc
     if data is None:
-        return []
+        return WorldDescription(())
     if not isinstance(data, dict):
         raise WorldFileError("world file must be a mapping with an 'objects' list")
-    unknown = set(data) - {"frame_id", "objects"}
+    unknown = set(data) - {"frame_id", "objects", "octomap"}
     if unknown:
         raise WorldFileError(f"world file has unknown key(s) {sorted(unknown)}")
     frame = data.get("frame_id")
@@ -183,17 +233,33 @@ def parse_world(text: str, planning_frame: str, *, base_dir: str | None = None) 
         updates.append(AddObject(SceneObject(
             oid, tuple(_shape(s, f"object '{oid}' shape {i}", base_dir) for i, s in enumerate(shapes)),
             parse_pose(entry.get("pose"), f"object '{oid}' pose"), attached, tuple(touch))))
-    return updates
+    if data.get("octomap") is None:
+        return WorldDescription(tuple(updates))
+    path = _octomap_path(data["octomap"], base_dir)
+    return WorldDescription(tuple(updates), OccupancyMap.load(path), path)
 
 
 def load_world_file(path: str, planning_frame: str) -> list[AddObject]:
-    """Read a world YAML file; see :func:`parse_world`.
+    """Read a world YAML file; see :func:`parse_world` (its octomap file is read and checked
+    too, but not returned: :func:`load_world` returns it).
 
     Raises
     ------
     WorldFileError
         If the file cannot be read or is malformed (the message names the file).
     """
+    return list(load_world(path, planning_frame).updates)
+
+
+def load_world(path: str, planning_frame: str) -> WorldDescription:
+    """Read a world YAML file: its objects and its occupancy map; see :func:`parse_world_description`.
+
+    Raises
+    ------
+    WorldFileError
+        If the file cannot be read or is malformed, its octomap file included (the message
+        names the world file, and the octomap file when that is at fault).
+    """
     base_dir = os.path.dirname(os.path.abspath(path))
-    return parse_file(path, "world", lambda text: parse_world(text, planning_frame, base_dir=base_dir),
+    return parse_file(path, "world", lambda text: parse_world_description(text, planning_frame, base_dir=base_dir),
                       error=WorldFileError, rewrapped=CollisionPkgError)
