@@ -10,10 +10,15 @@
 ``JOINT_STATES_QOS``
     The ``sensor_msgs/JointState`` streams (subscribed and republished): ROS 2's
     default profile, depth 10.
+``POINT_CLOUD_QOS``
+    The ``sensor_msgs/PointCloud2`` subscription (``point_cloud_topic``): ROS 2's sensor
+    data profile (best effort, volatile, depth 5), which matches a camera driver's
+    publisher whether it is reliable or best effort; a late cloud is worth less than the
+    next one.
 """
 from __future__ import annotations
 
-from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
+from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy, qos_profile_sensor_data
 
 # Requests (server side) and answers (client side) waiting to be taken, per service.
 SERVICE_QUEUE_DEPTH = 1000
@@ -32,3 +37,5 @@ LATCHED_QOS = QoSProfile(depth=LATCHED_DEPTH, reliability=ReliabilityPolicy.RELI
 
 JOINT_STATES_DEPTH = 10
 JOINT_STATES_QOS = QoSProfile(depth=JOINT_STATES_DEPTH)
+
+POINT_CLOUD_QOS = qos_profile_sensor_data
