@@ -9,12 +9,13 @@ measured latencies are printed (``pytest -s``).
 from __future__ import annotations
 
 import os
+import subprocess
 import time
 
 import numpy as np
 import pytest
 import rclpy
-from node_processes import ARM, FREE, STARTUP_TIMEOUT_S, NodeProcess, panda_params
+from node_processes import ARM, FREE, STARTUP_TIMEOUT_S, NodeProcess, executable, panda_params, ros_args
 from rclpy.context import Context
 from rclpy.executors import SingleThreadedExecutor
 from sensor_msgs.msg import PointCloud2
@@ -24,6 +25,7 @@ from my_collision_pkg.core.perception.occupancy import OccupancyMap, write_binar
 from my_collision_pkg.ros.client import ValidatorClient
 from my_collision_pkg.ros.conversions import point_cloud_msg
 from my_collision_pkg.ros.qos import LATCHED_QOS
+from my_collision_pkg.srv import ClearOctomap, SetOctomap
 
 NODE = "octomap_validator"
 TOPIC = f"/octomap_test_cloud_{os.getpid()}"
@@ -175,3 +177,25 @@ def test_set_octomap_from_points_and_files(octomap_node, tmp_path):
     empty = client.set_octomap()
     assert empty.success and empty.cells == 0
     assert client.clear_octomap().cells_removed == 0
+
+
+@pytest.mark.parametrize("srv_type, expected", [
+    (ClearOctomap.Request, {}),
+    (ClearOctomap.Response, {"success": "boolean", "message": "string", "cells_removed": "uint32"}),
+    (SetOctomap.Request, {"file_path": "string", "points_xyz_m": "sequence<double>", "resolution_m": "double"}),
+    (SetOctomap.Response, {"success": "boolean", "message": "string", "cells": "uint32"}),
+])
+def test_the_octomap_services_fields_are_the_contract(srv_type, expected):
+    assert srv_type.get_fields_and_field_types() == expected
+
+
+@pytest.mark.parametrize("params, named", [({"octomap_mode": "latest"}, "octomap_mode"),
+                                           ({"octomap_resolution": 0.0}, "octomap_resolution"),
+                                           ({"octomap_point_subsample": 0}, "octomap_point_subsample")])
+def test_a_bad_octomap_parameter_ends_start_up_with_one_line(params, named):
+    result = subprocess.run([executable("collision_validator")] + ros_args(panda_params(**params)),
+                            capture_output=True, text=True, timeout=STARTUP_TIMEOUT_S)
+    assert result.returncode == 1
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("collision_validator: cannot start:"), result.stderr
+    assert named in lines[0], lines[0]
