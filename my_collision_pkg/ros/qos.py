@@ -11,14 +11,14 @@
     The ``sensor_msgs/JointState`` streams (subscribed and republished): ROS 2's
     default profile, depth 10.
 ``POINT_CLOUD_QOS``
-    The ``sensor_msgs/PointCloud2`` subscription (``point_cloud_topic``): ROS 2's sensor
-    data profile (best effort, volatile, depth 5), which matches a camera driver's
-    publisher whether it is reliable or best effort; a late cloud is worth less than the
-    next one.
+    The ``sensor_msgs/PointCloud2`` subscription (``point_cloud_topic``): best effort and
+    volatile as ROS 2's sensor data profile (so it matches a camera driver's publisher,
+    reliable or best effort), but depth 1: a cloud takes 0.1-0.5 s to fold into the map,
+    and clouds queued behind it would be stale by then; the newest one is taken.
 """
 from __future__ import annotations
 
-from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy, qos_profile_sensor_data
+from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 
 # Requests (server side) and answers (client side) waiting to be taken, per service.
 SERVICE_QUEUE_DEPTH = 1000
@@ -38,4 +38,6 @@ LATCHED_QOS = QoSProfile(depth=LATCHED_DEPTH, reliability=ReliabilityPolicy.RELI
 JOINT_STATES_DEPTH = 10
 JOINT_STATES_QOS = QoSProfile(depth=JOINT_STATES_DEPTH)
 
-POINT_CLOUD_QOS = qos_profile_sensor_data
+POINT_CLOUD_DEPTH = 1
+POINT_CLOUD_QOS = QoSProfile(depth=POINT_CLOUD_DEPTH, reliability=ReliabilityPolicy.BEST_EFFORT,
+                             durability=DurabilityPolicy.VOLATILE, history=HistoryPolicy.KEEP_LAST)

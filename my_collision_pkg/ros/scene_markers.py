@@ -20,7 +20,7 @@ from my_collision_pkg.core.checks.results import BodyType
 from my_collision_pkg.core.model.robot_model import Box, Cylinder, MeshRef, Sphere
 from my_collision_pkg.core.model.shapes import OcTree
 from my_collision_pkg.core.scene.planning_scene import CollisionWorld
-from my_collision_pkg.ros.conversions import color_msgs, point_msg, point_msgs, transform_to_pose
+from my_collision_pkg.ros.conversions import collector_paused, color_msgs, point_msg, point_msgs, transform_to_pose
 
 NAMESPACE_PREFIX = "scene_objects/"
 WORLD_OBJECT_RGBA = (0.75, 0.65, 0.45, 0.7)
@@ -54,8 +54,11 @@ def _octomap_marker(marker: Marker, spec: OcTree) -> None:
     marker.type = Marker.CUBE_LIST
     marker.scale.x = marker.scale.y = marker.scale.z = float(occupancy.resolution_m)
     marker.color = ColorRGBA(r=1.0, g=1.0, b=1.0, a=OCTOMAP_ALPHA)
-    marker.points = point_msgs(centres)
-    marker.colors = color_msgs(height_colors(centres[:, 2]))
+    # two small messages a cell: without the cyclic collector's passes over them, 4-5 us a
+    # cell instead of 10-20 (measured with 60,000 cells; the messages hold no cycles)
+    with collector_paused():
+        marker.points = point_msgs(centres)
+        marker.colors = color_msgs(height_colors(centres[:, 2]))
 
 
 def _shape_marker(marker: Marker, entry) -> None:
