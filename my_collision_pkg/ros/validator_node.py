@@ -286,7 +286,8 @@ class CollisionValidatorNode(Node):
         # markers of the objects an update did not touch are reused (their shape entries are
         # shared with the previous snapshot): an update costs what it changes
         self._scene_marker_cache = SceneMarkerCache()
-        self.publish_scene_objects(self.scene.world)
+        self._scene_markers_lock = threading.Lock()
+        self.publish_scene_objects()
         self._monitor_lock = threading.Lock()
         self._monitor_dirty = False
         self._monitor_timer = None
@@ -298,7 +299,7 @@ class CollisionValidatorNode(Node):
         self._serve(CheckMotion, "~/check_motion", self._on_check_motion, big=_big_motion)
         self._serve(CheckTrajectory, "~/check_trajectory", self._on_check_trajectory, big=_big_trajectory)
         self._serve(ComputeClearance, "~/compute_clearance", self._on_compute_clearance, big=_big_clearance)
-        # updates one at a time, so scene markers are published in the order the worlds were made
+        # scene updates one at a time
         updates = MutuallyExclusiveCallbackGroup()
         self._serve(ApplyCollisionObjects, "~/apply_collision_objects", self._on_apply, updates, big=_big_apply)
         self._serve(SetAllowedCollisions, "~/set_allowed_collisions", self._on_set_allowed, updates)
@@ -307,9 +308,10 @@ class CollisionValidatorNode(Node):
         self._serve(SetOctomap, "~/set_octomap", self._on_set_octomap, updates)
         self._point_cloud_topic = p["point_cloud_topic"]
         if self._point_cloud_topic:
-            # in the updates group: scene markers stay in the order the worlds were made
+            # a group of its own: a camera that always has the next cloud ready cannot starve the
+            # scene updates (the monitor's lock orders clouds against ~/clear_octomap, ~/set_octomap)
             self.create_subscription(PointCloud2, self._point_cloud_topic, self._guard.timer(self._on_point_cloud),
-                                     POINT_CLOUD_QOS, callback_group=updates)
+                                     POINT_CLOUD_QOS, callback_group=MutuallyExclusiveCallbackGroup())
         if p["monitor_joint_states"]:
             self._clearance = self.create_publisher(ClearanceMsg, "~/clearance", REPORT_QOS)
             monitor = MutuallyExclusiveCallbackGroup()
@@ -339,6 +341,10 @@ class CollisionValidatorNode(Node):
             log.info(f"octomap: point clouds from '{self._point_cloud_topic}' ({o.mode}, {o.resolution_m:g} m cells, "
                      f"range {o.max_range_m:g} m, padding {o.padding_m:g} m, point_subsample {o.point_subsample}, "
                      f"at most {o.max_update_rate_hz:g} Hz and {o.max_cloud_points} points)")
+            if not (p["monitor_joint_states"] or p.get("planning_scene_topic")):
+                log.warning("octomap: neither monitor_joint_states nor planning_scene_topic is set, so the robot "
+                            "stays in its default state: clouds are self-filtered (and a cloud in a link's frame "
+                            "posed) at that state, not at the real robot's")
         log.info(f"services ready ({total_s:.2f} s after process start)")
 
     def _warm_up_services(self) -> None:
@@ -536,7 +542,7 @@ class CollisionValidatorNode(Node):
         removed = self.octomap.clear()
         response.success, response.cells_removed = True, removed
         response.message = f"occupancy map cleared: {removed} cells removed"
-        self.publish_scene_objects(self.scene.world)
+        self.publish_scene_objects()
         return response
 
     def _on_set_octomap(self, request: SetOctomap.Request, response: SetOctomap.Response):
@@ -557,7 +563,7 @@ class CollisionValidatorNode(Node):
         response.success, response.cells = True, occupancy.n_occupied
         response.message = (f"occupancy map set from {source}: {occupancy.n_occupied} cells of "
                             f"{occupancy.resolution_m:g} m")
-        self.publish_scene_objects(self.scene.world)
+        self.publish_scene_objects()
         return response
 
     def _on_point_cloud(self, msg: PointCloud2) -> None:
@@ -568,12 +574,17 @@ class CollisionValidatorNode(Node):
             return
         if result.applied:
             self.get_logger().debug(f"point cloud: {result.summary()}")
-            self.publish_scene_objects(self.scene.world)
+            self.publish_scene_objects()
 
-    def publish_scene_objects(self, world) -> None:
-        self._scene_objects.publish(scene_objects_marker_array(world, world.robot.root_link,
-                                                               self.get_clock().now().to_msg(),
-                                                               cache=self._scene_marker_cache))
+    def publish_scene_objects(self, world=None) -> None:
+        """``~/scene_objects`` of the scene's world as it is now (``world``, a caller's new snapshot,
+        is never newer). One array at a time: updates from several callback groups (scene
+        updates, point clouds, the MoveIt mirror) end with the latest world's array latched."""
+        with self._scene_markers_lock:
+            world = self.scene.world
+            self._scene_objects.publish(scene_objects_marker_array(world, world.robot.root_link,
+                                                                   self.get_clock().now().to_msg(),
+                                                                   cache=self._scene_marker_cache))
 
     def set_work_limit(self, name: str, value) -> None:
         """One field of the checker's WorkLimits, from the next request on."""
