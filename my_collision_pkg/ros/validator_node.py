@@ -287,9 +287,9 @@ class CollisionValidatorNode(Node):
         # shared with the previous snapshot): an update costs what it changes
         self._scene_marker_cache = SceneMarkerCache()
         self._scene_markers_lock = threading.Lock()
-        self.publish_scene_objects()
         self._monitor_lock = threading.Lock()
         self._monitor_dirty = False
+        self.publish_scene_objects()
         self._monitor_timer = None
         self._joint_states_warned: dict[str, float] = {}
         self._point_cloud_warned: dict[str, float] = {}
@@ -527,6 +527,7 @@ class CollisionValidatorNode(Node):
         response.success = True
         response.message = (f"{'replaced the run-time matrix with' if replace else 'set'} {len(entries)} entries and "
                             f"{len(defaults)} default entries")
+        self.mark_monitored_state_changed()
         return response
 
     def _on_get_allowed(self, request: GetAllowedCollisions.Request, response: GetAllowedCollisions.Response):
@@ -577,14 +578,22 @@ class CollisionValidatorNode(Node):
             self.publish_scene_objects()
 
     def publish_scene_objects(self, world=None) -> None:
-        """``~/scene_objects`` of the scene's world as it is now (``world``, a caller's new snapshot,
-        is never newer). One array at a time: updates from several callback groups (scene
-        updates, point clouds, the MoveIt mirror) end with the latest world's array latched."""
+        """Draw the scene's world as it is now on ~/scene_objects (``world``, a caller's new
+        snapshot, is never newer); the monitored state (with ``monitor_joint_states``) is
+        reported again, as its contacts may have changed. One array at a time: updates from
+        several callback groups (scene updates, point clouds, the MoveIt mirror) end with the
+        latest world's array latched."""
         with self._scene_markers_lock:
             world = self.scene.world
             self._scene_objects.publish(scene_objects_marker_array(world, world.robot.root_link,
                                                                    self.get_clock().now().to_msg(),
                                                                    cache=self._scene_marker_cache))
+        self.mark_monitored_state_changed()
+
+    def mark_monitored_state_changed(self) -> None:
+        """Have the monitor report the current state again at its next tick (a new world, matrix or joint values)."""
+        with self._monitor_lock:
+            self._monitor_dirty = True
 
     def set_work_limit(self, name: str, value) -> None:
         """One field of the checker's WorkLimits, from the next request on."""

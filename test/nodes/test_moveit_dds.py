@@ -228,3 +228,26 @@ def test_global_names_serve_check_state_validity_at_the_root():
     finally:
         caller.close()
         print(process.stop())
+
+
+def test_multi_state_validity_stops_at_the_first_invalid_state(mirrored):
+    multi = getattr(moveit_srv, "GetMultiStateValidity", None)
+    if multi is None:
+        pytest.skip("this moveit_msgs has no GetMultiStateValidity (newer releases only)")
+    from sensor_msgs.msg import JointState
+    client = mirrored.node.create_client(multi, "/collision_validator/check_multi_state_validity")
+    mirrored.wait(client.service_is_ready, STARTUP_TIMEOUT_S, "check_multi_state_validity ready")
+
+    def ask(*states):
+        request = multi.Request()
+        request.joint_states = [JointState(name=list(ARM), position=[float(v) for v in q]) for q in states]
+        return mirrored.call(client, request)
+
+    assert ask(FREE, FREE).valid
+    refused = ask(FREE, INTO_TABLE, FREE)
+    single = mirrored.state_validity(ARM, INTO_TABLE)
+    assert not refused.valid and not single.valid
+    # the answer is the first invalid state's: its contacts are that state's
+    assert sorted((c.contact_body_1, c.contact_body_2) for c in refused.contacts) == \
+        sorted((c.contact_body_1, c.contact_body_2) for c in single.contacts)
+    mirrored.node.destroy_client(client)

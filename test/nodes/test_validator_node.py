@@ -268,6 +268,16 @@ def test_integer_padding_is_accepted_and_joint_states_are_monitored():
                 # the monitored state is the scene's current state: a request naming only joint 1 keeps the rest
                 partial = client.check(["panda_joint1"], [0.0])
                 assert not partial.valid and "table" in partial.message
+                # a scene change alone (no new joint state) has the monitor report the state again
+                reports.clear()
+                assert client.apply([box_object("table", (0, 0, 0), (1, 1, 1),
+                                                operation=CollisionObject.REMOVE)]).success
+                for _ in range(100):
+                    executor.spin_once(timeout_sec=0.1)
+                    if any(r.valid for r in reports):
+                        break
+                report = next(r for r in reports if r.valid)
+                assert list(report.state.position[:7]) == pytest.approx(INTO_TABLE)
     finally:
         output = node.stop()
     assert "Traceback" not in output

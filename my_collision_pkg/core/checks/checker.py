@@ -323,11 +323,27 @@ class CollisionChecker:
                                              world=world)
         meter = self._meter()
         meter.check_stop()
-        def region(world, selection):
+        regions: dict = {}
+
+        def nearest_cells(world, selection):     # per robot shape and region of cells: the nearest few
             q = self._resolver.single_configuration(joint_names, positions)
             request.check_contact_distance()
+            cells, found = octomap_cells.cells_for_explain(world, selection, q, request.contact_distance)
+            regions.update(found)
+            return cells
+
+        def nearby_cells(world, selection):      # every cell near the robot
+            q = self._resolver.single_configuration(joint_names, positions)
             return octomap_cells.cells_at_configurations(world, selection, q, request.contact_distance)
-        cell_request, refused = self._octomap_request(request, region)
+        cell_request, refused = self._octomap_request(request, nearest_cells)
+        if refused is None:
+            explanation = self._explainer.explain(joint_names, positions, cell_request, stop=meter)
+            if explanation.status == Status.INVALID_REQUEST or explanation.valid == self.check(
+                    joint_names, positions, request=request).valid:
+                return self._with_cell_regions(explanation, request, regions)
+            # the regions' nearest cells by the hull do not decide as the tree does (a cell in a
+            # concave part of a mesh): every nearby cell then
+            cell_request, refused = self._octomap_request(request, nearby_cells)
         if refused is not None:
             return Explanation(False, Status.INVALID_REQUEST, refused, joint_names=self._scene.robot.active_joint_names,
                                positions=self._scene.current_positions.copy())
@@ -350,13 +366,13 @@ class CollisionChecker:
         except CollisionPkgError:
             return request, None
 
-    def _with_cell_regions(self, result, request: CheckRequest):
+    def _with_cell_regions(self, result, request: CheckRequest, regions: dict | None = None):
         """``result`` (an Explanation or MotionResult) with its octomap contacts merged into regions."""
         world = request.world_of(self._scene)
         if not octomap_cells.has_octree(world) or not result.contacts:
             return result
         return dataclasses.replace(result, contacts=octomap_cells.merge_cell_regions(
-            result.contacts, octomap_cells.cell_table(world).occupancy))
+            result.contacts, octomap_cells.cell_table(world).occupancy, regions))
 
     # ----- clearance (see clearance.py) -----------------------------------
     def clearance(self, joint_names, positions, influence_distance: float, *, group_name: str = "",

@@ -55,7 +55,7 @@ import numpy as np
 
 from my_collision_pkg.core.checks import penetration
 from my_collision_pkg.core.kernels.depth import SolidArrays, SurfaceSamples, pair_regions
-from my_collision_pkg.core.kernels.mesh_queries import MeshTree, contains_probe
+from my_collision_pkg.core.kernels.mesh_queries import MeshTree, contains_any_point, contains_probe
 
 # coal's GJK and EPA stop when the signed distance is known to this absolute precision
 # (metres); coal's default (1e-6) leaves witness points a micrometre off curved surfaces.
@@ -134,22 +134,37 @@ def _unit_normal(p0: np.ndarray, p1: np.ndarray, distance: float, hint: np.ndarr
     return between / length if length > 1e-12 else _FALLBACK_NORMAL.copy()
 
 
+_OCTREE_REQUESTS: dict[float, object] = {}      # coal's boolean request per security margin (read-only once made)
+
+
 def octree_pair_collides(world, T_world_shape: np.ndarray, a: int, b: int, margin: float) -> bool:
     """The predicate's test of a pair one of whose shapes is an occupancy octree (the other a
     robot shape): coal's collision with the tree, a cell within ``margin`` metres counting as
     touching (coal's security margin), then the solid-body test (a cell wholly inside a closed
     robot mesh; the tree's probe points are its cell centres)."""
     ga, gb = world.shapes[a].geometry, world.shapes[b].geometry
-    request = coal.CollisionRequest()
-    request.num_max_contacts = 1
-    request.enable_contact = False
-    request.security_margin = float(margin)
+    request = _OCTREE_REQUESTS.get(margin)
+    if request is None:
+        request = coal.CollisionRequest()
+        request.num_max_contacts = 1
+        request.enable_contact = False
+        request.security_margin = float(margin)
+        if len(_OCTREE_REQUESTS) < 64:        # the few margins a scene has
+            _OCTREE_REQUESTS[margin] = request
     result = coal.CollisionResult()
-    if coal.collide(ga.coal_geometry, coal_transform(T_world_shape[a]), gb.coal_geometry,
-                    coal_transform(T_world_shape[b]), request, result):
+    pose_a = world.cached(("octomap", "fixed_pose", a), coal_transform, T_world_shape[a]) if ga.fcl_geometry is None \
+        else coal_transform(T_world_shape[a])            # the tree is world-fixed: its pose made once
+    pose_b = world.cached(("octomap", "fixed_pose", b), coal_transform, T_world_shape[b]) if gb.fcl_geometry is None \
+        else coal_transform(T_world_shape[b])
+    if coal.collide(ga.coal_geometry, pose_a, gb.coal_geometry, pose_b, request, result):
         return True
-    if ga.is_closed_bvh or gb.is_closed_bvh:
-        return inside_closed_mesh(world, T_world_shape, a, b) is not None
+    for outer, tree in ((a, b), (b, a)):           # a cell wholly inside a closed robot mesh
+        g = world.shapes[outer].geometry
+        if g.is_closed_bvh and contains_any_point(T_world_shape[outer], T_world_shape[tree],
+                                                  world.shapes[tree].geometry.probe_points_shape,
+                                                  g.obb_center_shape, g.obb_axes_shape, g.obb_half_extents_m,
+                                                  g.solid_planes, g.triangles_shape):
+            return True
     return False
 
 

@@ -25,8 +25,10 @@ from __future__ import annotations
 
 import dataclasses
 
+import coal
 import numpy as np
 
+from my_collision_pkg.core.checks.narrowphase import coal_transform
 from my_collision_pkg.core.checks.request import CheckRequest
 from my_collision_pkg.core.checks.results import Contact
 from my_collision_pkg.core.checks.sweep import motion_kinematics
@@ -37,6 +39,8 @@ from my_collision_pkg.core.model.shapes import Box, OcTree
 from my_collision_pkg.core.scene.objects import OCTOMAP_ID, ObjectShape, SceneObject
 from my_collision_pkg.core.scene.world import CollisionWorld
 
+REGION_CANDIDATES = 3          # cells explain computes per region (the nearest by the hull's distance)
+CELL_DISTANCE_SLACK_M = 1e-6   # cells this far beyond explain's reach are kept (coal's distance precision)
 MAX_PATH_SAMPLES = 64          # samples of one motion segment for its region
 MAX_PATH_SAMPLES_TOTAL = 4096  # samples of a whole trajectory (fewer per segment, each grown more)
 PATH_STEP_M = 0.01             # aim: a shape moves at most this far between two samples
@@ -217,11 +221,88 @@ def name_cells(contacts) -> tuple[Contact, ...]:
     return tuple(out)
 
 
-def merge_cell_regions(contacts, occupancy) -> tuple[Contact, ...]:
+def touching_components(centres_m: np.ndarray, sizes_m: np.ndarray) -> np.ndarray:
+    """(K,) a label per cube (centres (K, 3), sides (K,)): cubes that touch (faces, edges or
+    corners), directly or through others, share one."""
+    half = sizes_m / 2.0
+    gap = np.abs(centres_m[:, None, :] - centres_m[None, :, :]) - (half[:, None, None] + half[None, :, None])
+    touching = np.all(gap <= 1e-9 * max(1.0, float(half.max(initial=0.0))), axis=2)
+    label = np.arange(len(centres_m))
+    changed = True
+    while changed:                                  # connected components by label propagation
+        new = np.where(touching, label[None, :], len(label)).min(axis=1)
+        changed = bool(np.any(new != label))
+        label = new
+    return label
+
+
+def cells_for_explain(world: CollisionWorld, selection, q: np.ndarray, reach_m: float) -> tuple[np.ndarray, dict]:
+    """The cells explain needs at configuration ``q`` (1, A), and the regions they stand for.
+
+    Per robot shape facing the tree, the cells within its padding plus ``reach_m`` by coal's
+    signed distance to the shape's convex hull are split into regions of touching cells; of
+    each region the ``REGION_CANDIDATES`` nearest (deepest) cells are kept. The hull contains
+    the shape, so a cell left out is no nearer to the shape than those kept by the hull's
+    measure; explain computes the kept cells' contacts and reports each region by its deepest
+    (the checker falls back to every nearby cell where this would change the verdict, see
+    ``CollisionChecker.explain``).
+
+    Returns
+    -------
+    cells : sorted cell ids
+    regions : dict
+        ``(robot body, robot shape id, cell id) -> region label``, for :func:`merge_cell_regions`.
+    """
+    shapes, _ = _robot_shapes_facing_tree(world, selection)
+    regions: dict[tuple, int] = {}
+    if len(shapes) == 0:
+        return np.zeros(0, dtype=np.int64), regions
+    trees = tree_shapes(world)
+    T_shape = world.shape_transforms(world.robot.link_transforms_batch(np.atleast_2d(q)))
+    lo, hi = shape_bounds(world, T_shape, shapes)
+    table = cell_table(world)
+    boxes = table.occupancy.cell_boxes()
+    pairs = selection.pairs
+    request = coal.DistanceRequest()
+    request.enable_signed_distance = True
+    kept = []
+    for r, s in enumerate(shapes.tolist()):
+        with_tree = ((pairs[:, 0] == s) & np.isin(pairs[:, 1], trees)) | ((pairs[:, 1] == s) & np.isin(pairs[:, 0], trees))
+        threshold = float(selection.margins[with_tree].max(initial=0.0)) + reach_m
+        near = table.near(lo[0, r:r + 1] - threshold, hi[0, r:r + 1] + threshold)
+        if len(near) == 0:
+            continue
+        g = world.shapes[s].geometry
+        solid = g.coal_hull if g.coal_hull is not None else g.coal_geometry
+        pose = coal_transform(T_shape[0, s])
+        d = np.empty(len(near))
+        for k, c in enumerate(near.tolist()):
+            size = float(boxes.size_m[c])
+            result = coal.DistanceResult()
+            d[k] = coal.distance(solid, pose, coal.Box(size, size, size),
+                                 coal.Transform3s(np.eye(3), boxes.centres_m[c]), request, result)
+        close = d <= threshold + CELL_DISTANCE_SLACK_M
+        if not close.any():
+            continue
+        near, d = near[close], d[close]
+        label = touching_components(boxes.centres_m[near], boxes.size_m[near])
+        entry = world.shapes[s]
+        for comp in np.unique(label).tolist():
+            members = np.flatnonzero(label == comp)
+            best = members[np.argsort(d[members], kind="stable")[:REGION_CANDIDATES]]
+            region = len(set(regions.values()))
+            for c in near[best].tolist():
+                kept.append(int(c))
+                regions[(entry.owner, entry.shape_id, int(c))] = region
+    return np.unique(np.array(kept, dtype=np.int64)), regions
+
+
+def merge_cell_regions(contacts, occupancy, regions: dict | None = None) -> tuple[Contact, ...]:
     """One contact per region: the contacts between one robot shape and cells of the octomap
     that touch one another (faces, edges or corners) are one region, reported by its deepest
     contact; regions come deepest first, after the contacts not involving the octomap (whose
-    order is kept)."""
+    order is kept). ``regions`` (from :func:`cells_for_explain`) gives the regions where the
+    contacts' cells alone do not show them (cells left out joined them)."""
     contacts = name_cells(contacts)
     others = [c for c in contacts if OCTOMAP_ID not in c.link_names]
     cells = [c for c in contacts if OCTOMAP_ID in c.link_names]
@@ -232,24 +313,19 @@ def merge_cell_regions(contacts, occupancy) -> tuple[Contact, ...]:
     for c in cells:
         side = 0 if c.link_names[1] == OCTOMAP_ID else 1          # the robot's side
         groups.setdefault((c.link_names[side], c.shape_ids[side], c.distance > 0.0), []).append(c)
-    regions = []
-    for members in groups.values():
+    merged = []
+    for (body, shape_id, _), members in groups.items():
         ids = np.array([c.shape_ids[c.link_names.index(OCTOMAP_ID)] for c in members], dtype=np.int64)
-        centre, half = boxes.centres_m[ids], boxes.size_m[ids] / 2.0
-        gap = np.abs(centre[:, None, :] - centre[None, :, :]) - (half[:, None, None] + half[None, :, None])
-        touching = np.all(gap <= 1e-9 * max(1.0, float(half.max())), axis=2)
-        label = np.arange(len(ids))
-        changed = True
-        while changed:                                  # connected components by label propagation
-            new = np.where(touching, label[None, :], len(ids)).min(axis=1)
-            changed = bool(np.any(new != label))
-            label = new
+        label = touching_components(boxes.centres_m[ids], boxes.size_m[ids])
+        if regions:
+            known = [regions.get((body, shape_id, int(c))) for c in ids.tolist()]
+            label = np.array([len(ids) + k if k is not None else int(own) for k, own in zip(known, label)])
         for comp in np.unique(label).tolist():
             group = [members[k] for k in np.flatnonzero(label == comp).tolist()]
-            regions.append(min(group, key=lambda c: c.distance))
-    regions.sort(key=lambda c: c.distance)
-    touching = [c for c in others if c.distance <= 0.0] + [c for c in regions if c.distance <= 0.0]
-    return tuple(touching + [c for c in others if c.distance > 0.0] + [c for c in regions if c.distance > 0.0])
+            merged.append(min(group, key=lambda c: c.distance))
+    merged.sort(key=lambda c: c.distance)
+    touching = [c for c in others if c.distance <= 0.0] + [c for c in merged if c.distance <= 0.0]
+    return tuple(touching + [c for c in others if c.distance > 0.0] + [c for c in merged if c.distance > 0.0])
 
 
 def nearest_cell_rows(result):

@@ -133,10 +133,11 @@ class PosedPairs:
     def collides(self, a: int, b: int, call, margin: float) -> bool:
         """Whether shapes a and b (fcl objects ``call`` (2,), in call order) are in collision
         with padding ``margin`` in metres."""
+        objects = self._objects
+        if objects[call[0]] is None or objects[call[1]] is None:      # an occupancy octree: coal's own test
+            return octree_pair_collides(self.world, self.T_world_shape, a, b, margin)
         oa = self.pose(call[0])
         ob = self.pose(call[1])
-        if oa is None or ob is None:                  # an occupancy octree: coal's own test
-            return octree_pair_collides(self.world, self.T_world_shape, a, b, margin)
         result = fcl.CollisionResult()
         if fcl.collide(oa, ob, _BOOL_REQUEST, result):
             return True

@@ -522,13 +522,15 @@ def octree_geometry(spec: OcTree) -> ShapeGeometry:
     :func:`~my_collision_pkg.core.checks.narrowphase.octree_pair_collides`); every other
     check replaces it by its cells as boxes (:mod:`~my_collision_pkg.core.checks.octomap_cells`).
     The bounding box is the cells' axis-aligned bounds; the probe points (for the solid-body
-    test against closed robot meshes) are the cell centres.
+    test against closed robot meshes) are the cell centres, sorted by x then y
+    (:func:`~my_collision_pkg.core.kernels.mesh_queries.contains_any_point` reads a slab).
     """
     cells = spec.occupancy.cell_boxes()
     centres, half = cells.centres_m, cells.size_m[:, None] / 2.0
     lo, hi = (centres - half).min(axis=0), (centres + half).max(axis=0)
     centre, half_extents = (lo + hi) / 2.0, (hi - lo) / 2.0
-    return ShapeGeometry(spec, None, centre, np.eye(3), half_extents, np.ascontiguousarray(centres),
+    by_x = np.ascontiguousarray(centres[np.lexsort((centres[:, 2], centres[:, 1], centres[:, 0]))])
+    return ShapeGeometry(spec, None, centre, np.eye(3), half_extents, by_x,
                          coal_geometry=spec.occupancy.coal_geometry, coal_hull=None,
                          bounding_radius_m=float(np.linalg.norm(half_extents)))
 

@@ -68,6 +68,59 @@ def contains_probe(T_world_outer, T_world_inner, probes_inner, obb_center, obb_a
 
 
 @njit(cache=True)
+def contains_any_point(T_world_outer, T_world_points, points, obb_center, obb_axes, obb_half, hull_planes, triangles):
+    """True when one of many points lies inside the closed outer mesh (as :func:`contains_probe`,
+    for thousands of points: an occupancy map's cell centres).
+
+    Points (K, 3), sorted by x then y, are in their own frame (``T_world_points``); the outer box, the planes of the
+    outer mesh's convex hull (F, 4: outward unit normal, offset; none: no quick test) and the
+    triangles (T, 3, 3) in the outer shape's frame. A point outside the box or outside one hull
+    plane is outside the mesh; only the others pay for a winding number.
+    """
+    point_world = np.empty(3)
+    point = np.empty(3)
+    # the points sorted by x then y (their own frame): only those in the x-y window the outer
+    # box's corners span are looked at
+    lo, hi, y_lo, y_hi = np.inf, -np.inf, np.inf, -np.inf
+    corner = np.empty(3)
+    for c in range(8):
+        for i in range(3):
+            corner[i] = obb_center[i]
+            for u in range(3):
+                sign = 1.0 if (c >> u) & 1 else -1.0
+                corner[i] += sign * obb_half[u] * obb_axes[i, u]
+        point_to_world(T_world_outer, corner, point_world)
+        point_to_frame(T_world_points, point_world, point)
+        lo = min(lo, point[0])
+        hi = max(hi, point[0])
+        y_lo = min(y_lo, point[1])
+        y_hi = max(y_hi, point[1])
+    xs = points[:, 0]
+    block = np.searchsorted(xs, lo)
+    stop = np.searchsorted(xs, hi, side="right")
+    while block < stop:                    # each run of equal x is sorted by y: its y window only
+        end = np.searchsorted(xs, xs[block], side="right")
+        ys = points[block:end, 1]
+        first = block + np.searchsorted(ys, y_lo)
+        last = block + np.searchsorted(ys, y_hi, side="right")
+        for k in range(first, last):
+            point_to_world(T_world_points, points[k], point_world)
+            point_to_frame(T_world_outer, point_world, point)
+            if not point_in_box(point, obb_center, obb_axes, obb_half):
+                continue
+            outside = False
+            for f in range(hull_planes.shape[0]):
+                if hull_planes[f, 0] * point[0] + hull_planes[f, 1] * point[1] + hull_planes[f, 2] * point[2] \
+                        > hull_planes[f, 3]:
+                    outside = True
+                    break
+            if not outside and winding_number(point, triangles) > INSIDE_WINDING:
+                return True
+        block = end
+    return False
+
+
+@njit(cache=True)
 def winding_number(point, triangles):
     """Generalised winding number of a closed triangle mesh (T, 3, 3) at a point (3,).
 
