@@ -482,16 +482,19 @@ class OctomapMonitor:
 
     # ----- internals ------------------------------------------------------------------
     def _check_resolution(self, occupancy: OccupancyMap) -> None:
-        if self.mode == MODE_ACCUMULATE and abs(occupancy.resolution_m - self._resolution_m) > 1e-9 * self._resolution_m:
+        if self.mode == MODE_ACCUMULATE and not self._same_resolution(occupancy):
             raise PointCloudError(f"map resolution {occupancy.resolution_m:g} m differs from the monitor's "
                                   f"{self._resolution_m:g} m, which mode 'accumulate' goes on from (set "
                                   f"octomap_resolution to it, or use mode 'replace')")
+
+    def _same_resolution(self, occupancy: OccupancyMap) -> bool:
+        return abs(occupancy.resolution_m - self._resolution_m) <= 1e-12 * self._resolution_m   # the updater's own test
 
     def _adopt(self, occupancy: OccupancyMap | None) -> None:
         """The updater's state follows a map set from outside (accumulate goes on from it)."""
         if occupancy is None:
             self._updater.clear()
-        elif abs(occupancy.resolution_m - self._resolution_m) <= 1e-9 * self._resolution_m:
+        elif self._same_resolution(occupancy):
             self._updater.set_map(occupancy)
         elif self.mode == MODE_ACCUMULATE:     # another resolution: its cells re-binned at the monitor's
             self._updater.set_map(OccupancyMap.from_cell_centres(occupancy.leaf_centres_m(), self._resolution_m,
