@@ -15,15 +15,16 @@ import time
 import numpy as np
 import pytest
 import rclpy
-from node_processes import ARM, FREE, STARTUP_TIMEOUT_S, NodeProcess, executable, panda_params, ros_args
+from node_processes import ARM, FREE, STARTUP_TIMEOUT_S, NodeProcess, executable, listener, panda_params, ros_args
 from rclpy.context import Context
 from rclpy.executors import SingleThreadedExecutor
-from sensor_msgs.msg import PointCloud2
+from sensor_msgs.msg import JointState, PointCloud2
 from visualization_msgs.msg import Marker, MarkerArray
 
 from my_collision_pkg.core.perception.occupancy import OccupancyMap, write_binary_octomap
 from my_collision_pkg.ros.client import ValidatorClient
 from my_collision_pkg.ros.conversions import point_cloud_msg
+from my_collision_pkg.msg import ContactReport
 from my_collision_pkg.ros.qos import LATCHED_QOS
 from my_collision_pkg.srv import ClearOctomap, SetOctomap
 
@@ -199,3 +200,44 @@ def test_a_bad_octomap_parameter_ends_start_up_with_one_line(params, named):
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("collision_validator: cannot start:"), result.stderr
     assert named in lines[0], lines[0]
+
+
+def test_a_wrist_camera_cloud_accumulates_at_the_joint_state(tmp_path):
+    """accumulate, a cloud in the hand's frame posed at the state from /joint_states (FREE, not
+    the model's default): the box lands under REACH's fingers only if the node used that state."""
+    from my_collision_pkg.core.scene.loading import load_scene, panda_paths
+    urdf, srdf = panda_paths()
+    robot = load_scene(urdf_path=urdf, srdf_path=srdf).robot
+    q_free = np.array(FREE + [0.0])
+    T_world_hand = robot.link_transforms(q_free)[robot.link_index("panda_hand")]
+    box_hand = (_box_cloud() - T_world_hand[:3, 3]) @ T_world_hand[:3, :3]
+    name = "octomap_wrist_validator"
+    topic = f"/octomap_wrist_cloud_{os.getpid()}"
+    process = NodeProcess("collision_validator", panda_params(
+        point_cloud_topic=topic, octomap_mode="accumulate", monitor_joint_states="true"), {"__node": name})
+    client = ValidatorClient(f"/{name}", node_name=f"wrist_client_{os.getpid()}", timeout_s=30.0)
+    try:
+        client.wait_for_services(timeout_s=STARTUP_TIMEOUT_S, services=("check", "clear_octomap"))
+        with listener(f"wrist_camera_{os.getpid()}", ContactReport, f"/{name}/contacts", LATCHED_QOS) as (
+                ros, executor, reports):
+            states = ros.create_publisher(JointState, "/joint_states", 10)
+            clouds = ros.create_publisher(PointCloud2, topic, 5)
+            state = JointState(name=list(robot.active_joint_names), position=q_free.tolist())
+
+            def at_free():
+                states.publish(state)
+                return any(np.allclose(r.state.position[:7], FREE) for r in reports)
+            _until(at_free, executor=executor)
+            assert _valid(client)
+            cloud = point_cloud_msg(box_hand, "panda_hand")
+            seconds = _until(lambda: not _valid(client), lambda: clouds.publish(cloud), executor=executor)
+            print(f"wrist cloud (accumulate) to an invalid check_validity: {seconds * 1e3:.0f} ms")
+            assert "<octomap>" in client.check(ARM, REACH).message
+            time.sleep(0.5)
+            assert client.clear_octomap().cells_removed > 100
+            assert _valid(client)
+    finally:
+        client.close()
+        output = process.stop()
+    assert "Traceback" not in output, output
+    assert "octomap: point clouds from" in output and "accumulate" in output
