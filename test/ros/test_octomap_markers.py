@@ -1,9 +1,12 @@
 """The occupancy map in ``~/scene_objects``: one CUBE_LIST of its cells, coloured by height (no DDS).
 
 Built from a real core scene (the Panda) whose map was set by the octomap monitor;
-the marker's cubes are checked against the map's own cells.
+the marker's cubes are checked against the map's own cells. Also the conversions the
+octomap interfaces add (a PointCloud2 of points, flat point lists, colours).
 """
 from __future__ import annotations
+
+import re
 
 import numpy as np
 import pytest
@@ -104,3 +107,32 @@ def test_no_map_no_cube_list_and_the_cache_reuses_an_unchanged_map(panda_scene):
 def test_height_colours_of_one_height_and_of_none():
     np.testing.assert_allclose(height_colors(np.array([0.3, 0.3])), [[0, 0, 1, 1], [0, 0, 1, 1]])
     assert height_colors(np.zeros(0)).shape == (0, 4)
+
+
+# ----- the octomap conversions (ros/conversions.py) ------------------------------------------
+def test_point_cloud_msg_decodes_back_to_its_points():
+    from my_collision_pkg.core.perception.point_cloud import FLOAT64, decode_point_cloud_message
+    from my_collision_pkg.ros.conversions import point_cloud_msg
+    points = np.random.default_rng(1).uniform(-2.0, 2.0, (257, 3))
+    msg = point_cloud_msg(points, "panda_hand", Time(sec=3), datatype=FLOAT64, extra_bytes=4)
+    assert msg.header.frame_id == "panda_hand" and msg.header.stamp.sec == 3
+    assert (msg.width, msg.height, msg.point_step) == (257, 1, 28)
+    assert [f.name for f in msg.fields] == ["x", "y", "z"]
+    np.testing.assert_array_equal(decode_point_cloud_message(msg).points_m, points)
+
+
+def test_flat_points_are_checked_by_name():
+    from my_collision_pkg.core.errors import RequestError
+    from my_collision_pkg.ros.conversions import points_from_flat_xyz
+    np.testing.assert_array_equal(points_from_flat_xyz([1, 2, 3, 4, 5, 6], "p", 2), [[1, 2, 3], [4, 5, 6]])
+    for values, bound, fault in [([1, 2], 5, "multiple of 3"), ([0.0] * 9, 2, "bound of 2"),
+                                 ([0.0, float("inf"), 0.0], 5, "p[1]")]:
+        with pytest.raises(RequestError, match=re.escape(fault)):
+            points_from_flat_xyz(values, "p", bound)
+
+
+def test_color_msgs_carry_the_values():
+    from my_collision_pkg.ros.conversions import color_msgs
+    colours = color_msgs(np.array([[0.25, 0.5, 0.75, 1.0], [1.0, 0.0, 0.0, 0.5]]))
+    assert [(c.r, c.g, c.b, c.a) for c in colours] == [(0.25, 0.5, 0.75, 1.0), (1.0, 0.0, 0.0, 0.5)]
+    assert color_msgs(np.zeros((0, 4))) == []
