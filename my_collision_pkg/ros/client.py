@@ -30,6 +30,7 @@ from my_collision_pkg.srv import ApplyCollisionObjects, CheckValidity, CheckVali
 from my_collision_pkg.msg import AllowedCollisionDefault, AllowedCollisionEntry
 from my_collision_pkg.srv import CheckMotion, CheckTrajectory, ComputeClearance
 from my_collision_pkg.srv import GetAllowedCollisions, SetAllowedCollisions
+from my_collision_pkg.srv import ClearOctomap, SetOctomap
 
 from my_collision_pkg.ros.conversions import collector_paused
 from my_collision_pkg.ros.qos import SERVICE_QOS
@@ -122,6 +123,9 @@ class ValidatorClient:
                                                    qos_profile=SERVICE_QOS),
             "get_allowed": self.node.create_client(GetAllowedCollisions, f"{validator}/get_allowed_collisions",
                                                    qos_profile=SERVICE_QOS),
+            "clear_octomap": self.node.create_client(ClearOctomap, f"{validator}/clear_octomap",
+                                                     qos_profile=SERVICE_QOS),
+            "set_octomap": self.node.create_client(SetOctomap, f"{validator}/set_octomap", qos_profile=SERVICE_QOS),
         }
         self._executor = SingleThreadedExecutor(context=context)
         self._executor.add_node(self.node)
@@ -141,7 +145,7 @@ class ValidatorClient:
 
     def service_name(self, which: str) -> str:
         """The full name of service ``which`` ("check", "batch", "explain", "apply", "motion", "trajectory",
-        "clearance", "set_allowed", "get_allowed")."""
+        "clearance", "set_allowed", "get_allowed", "clear_octomap", "set_octomap")."""
         return self._clients[which].srv_name
 
     def _check_alive(self, service: str, doing: str) -> None:
@@ -258,6 +262,20 @@ class ValidatorClient:
     def get_allowed_collisions(self, names=()) -> GetAllowedCollisions.Response:
         """The effective matrix over ``names`` (default: every link with geometry and every object)."""
         return self._call("get_allowed", GetAllowedCollisions.Request(names=list(names)))
+
+    def clear_octomap(self) -> ClearOctomap.Response:
+        """Forget every cell of the occupancy map ``<octomap>``; the answer counts the cells removed."""
+        return self._call("clear_octomap", ClearOctomap.Request())
+
+    def set_octomap(self, file_path: str = "", points_xyz_m=None, resolution_m: float = 0.0) -> SetOctomap.Response:
+        """Replace the occupancy map by an octomap file (``.bt`` / ``.ot``, on the node's machine) or by the
+        cells holding points (N, 3) in the planning frame, metres (``resolution_m`` 0: the node's
+        ``octomap_resolution``). Neither: the map is cleared."""
+        request = SetOctomap.Request(file_path=str(file_path), resolution_m=float(resolution_m))
+        if points_xyz_m is not None:
+            flat = np.ascontiguousarray(points_xyz_m, dtype=float).ravel()
+            request.points_xyz_m = array.array("d", flat.tobytes())
+        return self._call("set_octomap", request)
 
     def close(self) -> None:
         """Stop spinning, then destroy the node (no callback runs on a destroyed handle), then the context."""

@@ -13,7 +13,8 @@ import gc
 
 import numpy as np
 from geometry_msgs.msg import Point, Pose, Vector3
-from sensor_msgs.msg import JointState
+from sensor_msgs.msg import JointState, PointCloud2, PointField
+from std_msgs.msg import ColorRGBA
 from shape_msgs.msg import SolidPrimitive
 from trajectory_msgs.msg import JointTrajectory
 
@@ -37,6 +38,7 @@ from my_collision_pkg.core.scene.planning_scene import (AddObject, ClearObjects,
                     check_unambiguous)
 from my_collision_pkg.core.model.shapes import MAX_MESH_TRIANGLES
 from my_collision_pkg.core.model.transforms import make_transform, matrix_to_quaternion, quaternion_to_matrix
+from my_collision_pkg.core.perception.point_cloud import FLOAT32, encode_point_cloud
 
 # A pose quaternion whose norm differs from 1 by more than this is normalised with a
 # warning in the answer (MoveIt warns likewise); closer ones are normalised silently.
@@ -564,3 +566,66 @@ def fill_get_allowed_collisions_response(response, names, matrix: np.ndarray, ac
     response.message = (f"{len(names)} bodies, {len(response.entries)} entries, "
                         f"{len(response.defaults)} default entries")
     return response
+
+
+# ----- occupancy maps ------------------------------------------------------------------
+def points_from_flat_xyz(values, what: str, max_points: int) -> np.ndarray:
+    """(N, 3) float64 points of a flat ``float64[]`` field (x0, y0, z0, x1, ...), metres.
+
+    Raises
+    ------
+    RequestError
+        Naming ``what``: a length that is not a multiple of 3, more than ``max_points``
+        points, or a NaN or infinite value (with its index).
+    """
+    flat = np.asarray(values, dtype=float).ravel()
+    if len(flat) % 3:
+        raise RequestError(f"{what} has {len(flat)} values, not a multiple of 3 (x, y, z per point)")
+    if len(flat) // 3 > max_points:
+        raise RequestError(f"{what} holds {len(flat) // 3} points, more than the bound of {max_points} "
+                           f"(max_cloud_points)")
+    bad = np.flatnonzero(~np.isfinite(flat))
+    if len(bad):
+        raise RequestError(f"{what}[{bad[0]}] is {flat[bad[0]]}; every coordinate must be finite")
+    return flat.reshape(-1, 3)
+
+
+def point_msgs(points_m: np.ndarray) -> list[Point]:
+    """geometry_msgs Points of an (N, 3) array (about 1 us a point, see the clearance builder)."""
+    return _points_msgs(points_m, Point)
+
+
+_RGBA_SLOTS = ("_r", "_g", "_b", "_a", "_check_fields")
+
+
+def color_msgs(rgba: np.ndarray) -> list[ColorRGBA]:
+    """std_msgs ColorRGBAs of an (N, 4) array of r, g, b, a in [0, 1], built without the
+    constructor's checks where the generated class has the slots this was written for."""
+    rows = np.asarray(rgba, dtype=np.float32).reshape(-1, 4).astype(float).tolist()
+    if tuple(getattr(ColorRGBA, "__slots__", ())) != _RGBA_SLOTS:
+        return [ColorRGBA(r=r, g=g, b=b, a=a) for r, g, b, a in rows]
+    new = object.__new__
+    out = []
+    append = out.append
+    for r, g, b, a in rows:
+        m = new(ColorRGBA)
+        m._r, m._g, m._b, m._a, m._check_fields = r, g, b, a, False
+        append(m)
+    return out
+
+
+def point_cloud_msg(points_m: np.ndarray, frame_id: str, stamp=None, *, datatype: int = FLOAT32,
+                    extra_bytes: int = 0) -> PointCloud2:
+    """A ``sensor_msgs/PointCloud2`` of points (N, 3) in ``frame_id``, metres: unorganised
+    (height 1), fields x, y, z of ``datatype`` (PointField's code, FLOAT32 by default) from
+    offset 0, ``extra_bytes`` of padding per point (``core.perception.point_cloud.encode_point_cloud``)."""
+    plain = encode_point_cloud(points_m, datatype=datatype, extra_bytes=extra_bytes)
+    msg = PointCloud2(height=plain["height"], width=plain["width"], point_step=plain["point_step"],
+                      row_step=plain["row_step"], is_bigendian=plain["is_bigendian"], is_dense=True)
+    msg.header.frame_id = frame_id
+    if stamp is not None:
+        msg.header.stamp = stamp
+    msg.fields = [PointField(name=name, offset=offset, datatype=code, count=count)
+                  for name, offset, code, count in plain["fields"]]
+    msg.data = array.array("B", plain["data"])
+    return msg

@@ -10,6 +10,11 @@
 ``JOINT_STATES_QOS``
     The ``sensor_msgs/JointState`` streams (subscribed and republished): ROS 2's
     default profile, depth 10.
+``POINT_CLOUD_QOS``
+    The ``sensor_msgs/PointCloud2`` subscription (``point_cloud_topic``): best effort and
+    volatile as ROS 2's sensor data profile (so it matches a camera driver's publisher,
+    reliable or best effort), but depth 1: a cloud takes 0.1-0.5 s to fold into the map,
+    and clouds queued behind it would be stale by then; the newest one is taken.
 """
 from __future__ import annotations
 
@@ -32,3 +37,7 @@ LATCHED_QOS = QoSProfile(depth=LATCHED_DEPTH, reliability=ReliabilityPolicy.RELI
 
 JOINT_STATES_DEPTH = 10
 JOINT_STATES_QOS = QoSProfile(depth=JOINT_STATES_DEPTH)
+
+POINT_CLOUD_DEPTH = 1
+POINT_CLOUD_QOS = QoSProfile(depth=POINT_CLOUD_DEPTH, reliability=ReliabilityPolicy.BEST_EFFORT,
+                             durability=DurabilityPolicy.VOLATILE, history=HistoryPolicy.KEEP_LAST)

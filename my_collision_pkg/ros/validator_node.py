@@ -3,14 +3,16 @@
 Services (relative to the node): ``~/check_validity``, ``~/check_validity_batch``,
 ``~/explain``, ``~/apply_collision_objects``, ``~/check_motion``,
 ``~/check_trajectory``, ``~/compute_clearance``, ``~/set_allowed_collisions``,
-``~/get_allowed_collisions``. Topics: ``~/contacts`` (ContactReport),
+``~/get_allowed_collisions``, ``~/clear_octomap``, ``~/set_octomap``. Topics: ``~/contacts`` (ContactReport),
 published after every explain, check_motion and check_trajectory (the first-contact state)
 and, with ``monitor_joint_states``, for the current state at ``monitor_rate_hz``;
 ``~/clearance`` (Clearance), with ``monitor_joint_states``, the current state's nearest
 pair within ``clearance_influence_distance`` at the same rate;
 ``~/scene_objects`` (MarkerArray), the world and attached objects, at start-up
 and after every change; ``~/contact_intervals`` (MarkerArray), the contact intervals
-of the last checked trajectory.
+of the last checked trajectory. With ``point_cloud_topic``, a ``sensor_msgs/PointCloud2``
+subscription feeds the occupancy map (the world object ``<octomap>``) through
+``core.perception.monitor.OctomapMonitor`` (docs/perception.md).
 
 A new service is added with ``self._serve(SrvType, "~/name", self._on_name)``: the
 callback then runs under the node's CallbackGuard (no exception escapes; it answers
@@ -35,6 +37,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import math
+import re
 import sys
 import threading
 import time
@@ -44,7 +47,7 @@ from rcl_interfaces.msg import ParameterDescriptor, ParameterType
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
 from rclpy.executors import MultiThreadedExecutor
 from rclpy.node import Node
-from sensor_msgs.msg import JointState
+from sensor_msgs.msg import JointState, PointCloud2
 from visualization_msgs.msg import MarkerArray
 
 from my_collision_pkg.msg import Clearance as ClearanceMsg
@@ -52,6 +55,7 @@ from my_collision_pkg.msg import ContactReport
 from my_collision_pkg.srv import ApplyCollisionObjects, CheckValidity, CheckValidityBatch, ExplainCollision
 from my_collision_pkg.srv import CheckMotion, CheckTrajectory, ComputeClearance
 from my_collision_pkg.srv import GetAllowedCollisions, SetAllowedCollisions
+from my_collision_pkg.srv import ClearOctomap, SetOctomap
 
 from my_collision_pkg.ros import conversions
 from my_collision_pkg.core.checks.checker import DEFAULT_CONTACTS_PER_PAIR, DEFAULT_MAX_CONTACTS, MAX_BATCH_CONFIGURATIONS, CollisionChecker
@@ -59,10 +63,17 @@ from my_collision_pkg.core.checks.limits import WorkLimits
 from my_collision_pkg.core.checks.results import Status
 from my_collision_pkg.core.errors import CollisionPkgError, RequestError
 from my_collision_pkg.core.model.shapes import MAX_COORDINATE_M
+from my_collision_pkg.core.perception.monitor import (DEFAULT_MAX_RANGE_M, DEFAULT_MAX_UPDATE_RATE_HZ,
+                                                      DEFAULT_PADDING_M, DEFAULT_RESOLUTION_M, MAX_POINT_SUBSAMPLE,
+                                                      MAX_UPDATE_RATE_HZ, OctomapMonitor)
+from my_collision_pkg.core.perception.occupancy import (MAX_RESOLUTION_M, MIN_RESOLUTION_M, MODE_REPLACE,
+                                                        UPDATE_MODES, OccupancyMap)
+from my_collision_pkg.core.perception.point_cloud import MAX_CLOUD_POINTS
+from my_collision_pkg.core.perception.self_filter import MAX_PADDING_M
 from my_collision_pkg.core.scene.loading import load_scene
 from my_collision_pkg.core.warm_up import warm_up_services
 from my_collision_pkg.ros import stop_request
-from my_collision_pkg.ros.qos import JOINT_STATES_QOS, LATCHED_QOS, SERVICE_QOS
+from my_collision_pkg.ros.qos import JOINT_STATES_QOS, LATCHED_QOS, POINT_CLOUD_QOS, SERVICE_QOS
 from my_collision_pkg.ros.runtime import (CallbackGuard, ConfigurationError, DynamicParameters, MemoryReturn,
                                           NumberParameter, ament_package_share, check_bool, run_node)
 from my_collision_pkg.core.checks.interval_sweeps import interval_sweeps
@@ -87,6 +98,11 @@ BIG_REQUEST_MESH_ELEMENTS = 100_000  # vertices + triangles of the meshes of one
 # A /joint_states position beyond this magnitude (rad or m) is no joint state: the message is dropped.
 MAX_JOINT_STATE_POSITION = MAX_COORDINATE_M
 JOINT_STATES_WARNING_PERIOD_S = 5.0
+# A refused point cloud is logged at most this often (a camera sends tens a second).
+POINT_CLOUD_WARNING_PERIOD_S = 5.0
+MAX_WARNING_KINDS = 100               # kinds of point cloud fault remembered for the throttle
+# octomap_max_range: beyond 1000 m (an octree of 2 cm cells spans 655 m) it is no bound.
+MAX_OCTOMAP_RANGE_M = 1000.0
 
 
 _DEFAULT_LIMITS = WorkLimits()
@@ -135,6 +151,23 @@ PARAMETERS = (
                      "most occupancy-map cells one request checks as boxes (explain, clearance, motions)",
                      dynamic=True),
      _DEFAULT_LIMITS.max_octomap_cells, lambda node, value: node.set_work_limit("max_octomap_cells", value)),
+    # the occupancy map monitor (core.perception.monitor; docs/perception.md), read once at start-up
+    (NumberParameter("octomap_resolution", float, MIN_RESOLUTION_M, MAX_RESOLUTION_M,
+                     "cell side of the occupancy map, metres"), DEFAULT_RESOLUTION_M, None),
+    (NumberParameter("octomap_max_range", float, 0.01, MAX_OCTOMAP_RANGE_M,
+                     "points farther than this from the sensor are not marked occupied, metres"),
+     DEFAULT_MAX_RANGE_M, None),
+    (NumberParameter("octomap_padding", float, 0.0, MAX_PADDING_M,
+                     "points within this of the robot, its attached objects and the world objects are dropped, "
+                     "metres"), DEFAULT_PADDING_M, None),
+    (NumberParameter("octomap_point_subsample", int, 1, MAX_POINT_SUBSAMPLE,
+                     "use every k-th point of a cloud"), 1, None),
+    (NumberParameter("octomap_max_update_rate_hz", float, 0.0, MAX_UPDATE_RATE_HZ,
+                     "most clouds applied per second (0: no bound); others are skipped"),
+     DEFAULT_MAX_UPDATE_RATE_HZ, None),
+    (NumberParameter("max_cloud_points", int, 1, MAX_CLOUD_POINTS,
+                     "largest point cloud (width * height) accepted, and most points of ~/set_octomap"),
+     MAX_CLOUD_POINTS, None),
     (NumberParameter("clearance_influence_distance", float, 0.0, 100.0,
                      "~/clearance (with monitor_joint_states): the nearest pair within this, metres", dynamic=True),
      DEFAULT_CLEARANCE_INFLUENCE_M, lambda node, value: setattr(node, "clearance_influence_distance", value)),
@@ -226,6 +259,11 @@ class CollisionValidatorNode(Node):
                                     package_paths=p["package_paths"], default_padding_m=p["default_padding"],
                                     link_padding_m=p["link_padding"], find_package_share=ament_package_share)
             spent["model and meshes"], clock = time.perf_counter() - clock, time.perf_counter()
+            self.octomap = OctomapMonitor(
+                self.scene, resolution_m=p["octomap_resolution"], mode=p["octomap_mode"],
+                max_range_m=p["octomap_max_range"], padding_m=p["octomap_padding"],
+                point_subsample=p["octomap_point_subsample"], max_update_rate_hz=p["octomap_max_update_rate_hz"],
+                max_cloud_points=p["max_cloud_points"])
             self.get_logger().info("compiling the kernels, or loading them from numba's cache")
             limits = WorkLimits(**{f.name: p[f.name] for f in dataclasses.fields(WorkLimits)})
             self.checker = CollisionChecker(self.scene, check_joint_limits=p["check_joint_limits"],
@@ -248,22 +286,32 @@ class CollisionValidatorNode(Node):
         # markers of the objects an update did not touch are reused (their shape entries are
         # shared with the previous snapshot): an update costs what it changes
         self._scene_marker_cache = SceneMarkerCache()
+        self._scene_markers_lock = threading.Lock()
         self._monitor_lock = threading.Lock()
         self._monitor_dirty = False
-        self.publish_scene_objects(self.scene.world)
+        self.publish_scene_objects()
         self._monitor_timer = None
         self._joint_states_warned: dict[str, float] = {}
+        self._point_cloud_warned: dict[str, float] = {}
         self._serve(CheckValidity, "~/check_validity", self._on_check)
         self._serve(CheckValidityBatch, "~/check_validity_batch", self._on_check_batch, big=_big_batch)
         self._serve(ExplainCollision, "~/explain", self._on_explain, big=_big_explain)
         self._serve(CheckMotion, "~/check_motion", self._on_check_motion, big=_big_motion)
         self._serve(CheckTrajectory, "~/check_trajectory", self._on_check_trajectory, big=_big_trajectory)
         self._serve(ComputeClearance, "~/compute_clearance", self._on_compute_clearance, big=_big_clearance)
-        # updates one at a time, so scene markers are published in the order the worlds were made
+        # scene updates one at a time
         updates = MutuallyExclusiveCallbackGroup()
         self._serve(ApplyCollisionObjects, "~/apply_collision_objects", self._on_apply, updates, big=_big_apply)
         self._serve(SetAllowedCollisions, "~/set_allowed_collisions", self._on_set_allowed, updates)
         self._serve(GetAllowedCollisions, "~/get_allowed_collisions", self._on_get_allowed)
+        self._serve(ClearOctomap, "~/clear_octomap", self._on_clear_octomap, updates)
+        self._serve(SetOctomap, "~/set_octomap", self._on_set_octomap, updates)
+        self._point_cloud_topic = p["point_cloud_topic"]
+        if self._point_cloud_topic:
+            # a group of its own: a camera that always has the next cloud ready cannot starve the
+            # scene updates (the monitor's lock orders clouds against ~/clear_octomap, ~/set_octomap)
+            self.create_subscription(PointCloud2, self._point_cloud_topic, self._guard.timer(self._on_point_cloud),
+                                     POINT_CLOUD_QOS, callback_group=MutuallyExclusiveCallbackGroup())
         if p["monitor_joint_states"]:
             self._clearance = self.create_publisher(ClearanceMsg, "~/clearance", REPORT_QOS)
             monitor = MutuallyExclusiveCallbackGroup()
@@ -288,12 +336,23 @@ class CollisionValidatorNode(Node):
         log.info("start-up: " + ", ".join([f"imports {imports_s:.2f} s"]
                                           + [f"{what} {seconds:.2f} s" for what, seconds in spent.items()])
                  + f"; total {total_s:.2f} s from process start")
+        if self._point_cloud_topic:
+            o = self.octomap
+            log.info(f"octomap: point clouds from '{self._point_cloud_topic}' ({o.mode}, {o.resolution_m:g} m cells, "
+                     f"range {o.max_range_m:g} m, padding {o.padding_m:g} m, point_subsample {o.point_subsample}, "
+                     f"at most {o.max_update_rate_hz:g} Hz and {o.max_cloud_points} points)")
+            if not (p["monitor_joint_states"] or p.get("planning_scene_topic")):
+                log.warning("octomap: neither monitor_joint_states nor planning_scene_topic is set, so the robot "
+                            "stays in its default state: clouds are self-filtered (and a cloud in a link's frame "
+                            "posed) at that state, not at the real robot's")
         log.info(f"services ready ({total_s:.2f} s after process start)")
 
     def _warm_up_services(self) -> None:
         """Every kernel the services use, compiled or loaded now; a failure here only costs the first requests."""
         try:
             warm_up_services(self.checker, should_stop=self._stopping.is_set)
+            if not self._stopping.is_set():
+                self.octomap.warm_up()                 # the self-filter of clouds and ~/set_octomap
         except Exception as exc:  # noqa: BLE001 - the requests themselves report what is wrong
             self.get_logger().warning(f"service warm-up failed ({type(exc).__name__}: {exc}); the first requests "
                                       "may compile kernels")
@@ -319,6 +378,10 @@ class CollisionValidatorNode(Node):
             "extra folders searched for package:// meshes (each holding package folders)", type_=d))
         self.declare_parameter("monitor_joint_states", False, _descriptor(
             "follow /joint_states and publish contacts of the current state"))
+        self.declare_parameter("point_cloud_topic", "", _descriptor(
+            "sensor_msgs/PointCloud2 topic feeding the occupancy map '<octomap>' (empty: none)", type_=s))
+        self.declare_parameter("octomap_mode", MODE_REPLACE, _descriptor(
+            f"occupancy map updates: {' or '.join(UPDATE_MODES)}", type_=s))
         for parameter, default, _ in PARAMETERS:
             parameter.declare(self, default)
         declare_moveit_parameters(self)
@@ -329,7 +392,10 @@ class CollisionValidatorNode(Node):
     def _read_parameters(self) -> dict:
         p = {name: self.get_parameter(name).value for name in (
             "robot_description", "urdf_path", "robot_description_semantic", "srdf_path", "scene_path",
-            "check_joint_limits", "monitor_joint_states")}
+            "check_joint_limits", "monitor_joint_states", "point_cloud_topic", "octomap_mode")}
+        if p["octomap_mode"] not in UPDATE_MODES:
+            raise ConfigurationError(f"parameter 'octomap_mode' = '{p['octomap_mode']}' is not one of "
+                                     f"{', '.join(UPDATE_MODES)}")
         p["check_joint_limits"] = check_bool("check_joint_limits", p["check_joint_limits"])
         if not p["robot_description"] and not p["urdf_path"]:
             raise ConfigurationError("no robot model: set robot_description (URDF XML) or urdf_path")
@@ -473,12 +539,55 @@ class CollisionValidatorNode(Node):
             return response
         return conversions.fill_get_allowed_collisions_response(response, names, matrix, world.acm)
 
-    def publish_scene_objects(self, world) -> None:
-        """Draw ``world``'s objects on ~/scene_objects; the monitored state (with
-        ``monitor_joint_states``) is reported again, as its contacts may have changed."""
-        self._scene_objects.publish(scene_objects_marker_array(world, world.robot.root_link,
-                                                               self.get_clock().now().to_msg(),
-                                                               cache=self._scene_marker_cache))
+    def _on_clear_octomap(self, request: ClearOctomap.Request, response: ClearOctomap.Response):
+        removed = self.octomap.clear()
+        response.success, response.cells_removed = True, removed
+        response.message = f"occupancy map cleared: {removed} cells removed"
+        self.publish_scene_objects()
+        return response
+
+    def _on_set_octomap(self, request: SetOctomap.Request, response: SetOctomap.Response):
+        try:
+            if request.file_path and len(request.points_xyz_m):
+                raise RequestError("give file_path or points_xyz_m, not both")
+            if request.file_path:
+                occupancy = self.octomap.set_map(OccupancyMap.load(request.file_path))
+                source = f"file '{request.file_path}'"
+            else:
+                points = conversions.points_from_flat_xyz(request.points_xyz_m, "points_xyz_m",
+                                                          self.octomap.max_cloud_points)
+                occupancy = self.octomap.set_points(points, request.resolution_m or None)
+                source = f"{len(points)} points"
+        except CollisionPkgError as exc:
+            response.success, response.message = False, f"map unchanged: {exc}"
+            return response
+        response.success, response.cells = True, occupancy.n_occupied
+        response.message = (f"occupancy map set from {source}: {occupancy.n_occupied} cells of "
+                            f"{occupancy.resolution_m:g} m")
+        self.publish_scene_objects()
+        return response
+
+    def _on_point_cloud(self, msg: PointCloud2) -> None:
+        try:
+            result = self.octomap.update_message(msg)
+        except CollisionPkgError as exc:
+            self._warn_point_cloud(str(exc))
+            return
+        if result.applied:
+            self.get_logger().debug(f"point cloud: {result.summary()}")
+            self.publish_scene_objects()
+
+    def publish_scene_objects(self, world=None) -> None:
+        """Draw the scene's world as it is now on ~/scene_objects (``world``, a caller's new
+        snapshot, is never newer); the monitored state (with ``monitor_joint_states``) is
+        reported again, as its contacts may have changed. One array at a time: updates from
+        several callback groups (scene updates, point clouds, the MoveIt mirror) end with the
+        latest world's array latched."""
+        with self._scene_markers_lock:
+            world = self.scene.world
+            self._scene_objects.publish(scene_objects_marker_array(world, world.robot.root_link,
+                                                                   self.get_clock().now().to_msg(),
+                                                                   cache=self._scene_marker_cache))
         self.mark_monitored_state_changed()
 
     def mark_monitored_state_changed(self) -> None:
@@ -521,6 +630,21 @@ class CollisionValidatorNode(Node):
             self._joint_states_warned[kind] = now
         self.get_logger().warning(f"/joint_states message dropped: {message} (this kind of fault is reported "
                                   f"at most every {JOINT_STATES_WARNING_PERIOD_S:g} s)")
+
+    def _warn_point_cloud(self, message: str) -> None:
+        """One warning per kind of fault (its message with the numbers left out) every
+        POINT_CLOUD_WARNING_PERIOD_S at most."""
+        kind = re.sub(r"[-+]?\d[\d.e+-]*", "#", message)
+        now = time.monotonic()
+        with self._monitor_lock:
+            if now - self._point_cloud_warned.get(kind, -math.inf) < POINT_CLOUD_WARNING_PERIOD_S:
+                return
+            if len(self._point_cloud_warned) >= MAX_WARNING_KINDS:
+                self._point_cloud_warned.clear()
+            self._point_cloud_warned[kind] = now
+        self.get_logger().warning(f"point cloud on '{self._point_cloud_topic}' dropped, occupancy map unchanged: "
+                                  f"{message} (this kind of fault is reported at most every "
+                                  f"{POINT_CLOUD_WARNING_PERIOD_S:g} s)")
 
     def set_monitor_rate(self, rate_hz: float) -> None:
         """Most reports per second of the monitored state (takes effect at once; kept if not monitoring)."""
