@@ -1,0 +1,315 @@
+"""The overlap of two closed meshes as a convex polytope, when it is one: the contact surfaces' fast path.
+
+:func:`prepare_solid` checks that a triangle mesh bounds a volume (closed and consistently
+oriented, after merging coincident vertices) and records what the fast path needs: whether
+the mesh is convex, the planes and edges of its convex hull (the mesh itself when convex), and
+the mesh triangles that are not on the hull. :meth:`PreparedSolid.transformed` moves it rigidly.
+
+:func:`convex_overlap_points` gives the vertices of the overlap of two prepared solids when that
+overlap is the overlap of their hulls (always for two convex meshes; for meshes that are convex
+but for a few pockets, when neither hull meets the other mesh's pocket triangles), or None when
+that cannot be shown cheaply (the caller then uses manifold3d). A vertex of the intersection of
+two convex polytopes is a vertex of one inside the other, or where an edge of one crosses a face
+of the other: every edge of each hull is clipped to the other hull, and the clipped ends are the
+candidates. Their convex hull (qhull) is the overlap.
+
+Everything is plain numpy and scipy; metres, in whatever frame the vertices are given.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.spatial import ConvexHull, QhullError
+
+from my_collision_pkg.core.errors import CollisionPkgError
+
+__all__ = [
+    "ConvexPolytope",
+    "MeshVolumeError",
+    "PreparedSolid",
+    "contains_point",
+    "convex_overlap_points",
+    "convex_polytope",
+    "prepare_solid",
+]
+
+#: A face plane may have mesh vertices this fraction of the mesh's size above it and the mesh
+#: still count as convex (rounding of the vertex coordinates), and a hull plane may have a mesh
+#: triangle's corners that far above it and the triangle still count as on the hull.
+CONVEX_RELATIVE_TOLERANCE = 1e-9
+
+#: An edge of one solid whose part inside the other is shorter than minus this fraction of its
+#: length (rounding of a touch at a point) still gives that point.
+EDGE_TOUCH_TOLERANCE = 1e-9
+
+#: A mesh whose enclosed volume is below this fraction of its bounding box's encloses none.
+MIN_RELATIVE_VOLUME = 1e-12
+
+
+class MeshVolumeError(CollisionPkgError, ValueError):
+    """A mesh does not bound a volume (open, inconsistently oriented, flat, or not finite)."""
+
+
+@dataclass(frozen=True)
+class PreparedSolid:
+    """A closed triangle mesh and its convex hull, in one frame (metres).
+
+    Attributes
+    ----------
+    vertices : (V, 3) mesh vertices.
+    faces : (F, 3) int64, outward (counter-clockwise seen from outside).
+    convex : bool, the mesh is its own convex hull.
+    hull_planes : (H, 4) outward unit normal and offset of each hull face: inside is
+        ``normal . x <= offset``.
+    hull_points : (W, 3) the hull's vertices.
+    hull_edges : (E, 2) int64 index pairs into ``hull_points``.
+    pocket_triangles : (K, 3, 3) corners of the mesh triangles that are not on the hull (empty
+        when convex).
+    size_m : float, the diagonal of the mesh's bounding box.
+    """
+
+    vertices: np.ndarray
+    faces: np.ndarray
+    convex: bool
+    hull_planes: np.ndarray
+    hull_points: np.ndarray
+    hull_edges: np.ndarray
+    pocket_triangles: np.ndarray
+    size_m: float
+
+    def transformed(self, T_world_frame: np.ndarray) -> PreparedSolid:
+        """The same solid moved by the rigid transform ``T_world_frame`` (4, 4)."""
+        rotation, translation = T_world_frame[:3, :3], T_world_frame[:3, 3]
+        normals = self.hull_planes[:, :3] @ rotation.T
+        planes = np.column_stack([normals, self.hull_planes[:, 3] + normals @ translation])
+        return PreparedSolid(
+            vertices=self.vertices @ rotation.T + translation,
+            faces=self.faces,
+            convex=self.convex,
+            hull_planes=planes,
+            hull_points=self.hull_points @ rotation.T + translation,
+            hull_edges=self.hull_edges,
+            pocket_triangles=self.pocket_triangles @ rotation.T + translation,
+            size_m=self.size_m,
+        )
+
+    @property
+    def lower(self) -> np.ndarray:
+        return self.hull_points.min(axis=0)
+
+    @property
+    def upper(self) -> np.ndarray:
+        return self.hull_points.max(axis=0)
+
+
+def prepare_solid(vertices: np.ndarray, faces: np.ndarray, argument_name: str) -> PreparedSolid:
+    """Check that a mesh bounds a volume and prepare it for :func:`convex_overlap_points`.
+
+    Coincident vertices are merged when the mesh is not closed as given (an STL-like triangle
+    soup); an inside-out mesh is turned outward.
+
+    Raises
+    ------
+    MeshVolumeError
+        Naming ``argument_name``: the mesh is empty, not finite, has face indices outside its
+        vertex list, is not a closed, consistently oriented 2-manifold even after merging
+        coincident vertices, or encloses no volume.
+    """
+    vertices = np.asarray(vertices, dtype=np.float64).reshape(-1, 3)
+    faces = np.asarray(faces, dtype=np.int64).reshape(-1, 3)
+    if len(vertices) == 0 or len(faces) == 0:
+        raise MeshVolumeError(f"{argument_name} is empty (no vertices or no faces)")
+    if not np.all(np.isfinite(vertices)):
+        raise MeshVolumeError(f"{argument_name} has non-finite vertex coordinates")
+    if faces.min() < 0 or faces.max() >= len(vertices):
+        raise MeshVolumeError(f"{argument_name} has face indices outside its vertex list")
+    twins = _edge_twins(faces, len(vertices))
+    if twins is None:
+        unique_vertices, merged = np.unique(vertices, axis=0, return_inverse=True)
+        faces = merged.reshape(-1)[faces]
+        faces = faces[(faces[:, 0] != faces[:, 1]) & (faces[:, 1] != faces[:, 2]) & (faces[:, 2] != faces[:, 0])]
+        vertices = unique_vertices
+        twins = _edge_twins(faces, len(vertices)) if len(faces) else None
+    if twins is None:
+        raise MeshVolumeError(
+            f"{argument_name} does not bound a volume: it is not a closed, consistently oriented "
+            f"2-manifold even after merging coincident vertices"
+        )
+    size_m = float(np.linalg.norm(np.ptp(vertices, axis=0)))
+    corners = vertices[faces]
+    centre = vertices.mean(axis=0)
+    volume_m3 = float(np.linalg.det(corners - centre).sum()) / 6.0
+    if not abs(volume_m3) > MIN_RELATIVE_VOLUME * max(size_m, np.finfo(float).tiny) ** 3:
+        raise MeshVolumeError(f"{argument_name} encloses no volume (it is flat or degenerate)")
+    if volume_m3 < 0.0:
+        faces = np.ascontiguousarray(faces[:, ::-1])
+        corners = vertices[faces]
+        twins = _edge_twins(faces, len(vertices))
+
+    normals = np.cross(corners[:, 1] - corners[:, 0], corners[:, 2] - corners[:, 0])
+    lengths = np.linalg.norm(normals, axis=1)
+    normals = np.divide(normals, lengths[:, None], out=np.zeros_like(normals), where=lengths[:, None] > 0.0)
+    tolerance_m = CONVEX_RELATIVE_TOLERANCE * size_m
+    used = np.unique(faces)
+    edge_count = 3 * len(faces) // 2
+    # Locally convex at every edge (the far corner of the neighbour is not above a face's plane)
+    # and a sphere's topology (Euler characteristic 2): the Gauss map is then a one-sheeted
+    # cover of the sphere, so the surface bounds a convex body.
+    opposite = faces[:, [2, 0, 1]].reshape(-1)  # the corner opposite each directed edge
+    face_of_edge = np.repeat(np.arange(len(faces)), 3)
+    tails = faces.reshape(-1)
+    rise = np.einsum("ij,ij->i", normals[face_of_edge], vertices[opposite[twins]] - vertices[tails])
+    convex = bool(rise.max() <= tolerance_m) and len(used) - edge_count + len(faces) == 2
+    if convex:
+        keep = lengths > 0.0
+        planes = np.column_stack([normals[keep], np.einsum("ij,ij->i", normals[keep], corners[keep, 0])])
+        directed = np.column_stack([tails, faces[:, [1, 2, 0]].reshape(-1)])
+        edges = directed[directed[:, 0] < directed[:, 1]]
+        return PreparedSolid(vertices, faces, True, planes, vertices, edges, np.zeros((0, 3, 3)), size_m)
+
+    try:
+        hull = ConvexHull(vertices)
+    except QhullError as error:
+        raise MeshVolumeError(f"{argument_name} encloses no volume (qhull: {error})") from error
+    planes = np.column_stack([hull.equations[:, :3], -hull.equations[:, 3]])
+    simplex_edges = np.concatenate([hull.simplices[:, [0, 1]], hull.simplices[:, [1, 2]], hull.simplices[:, [2, 0]]])
+    edges = np.unique(np.sort(simplex_edges, axis=1), axis=0)
+    hull_points = vertices
+    # A mesh triangle is on the hull when no hull vertex is above its plane.
+    rises = (vertices[hull.vertices] @ normals.T) - np.einsum("ij,ij->i", normals, corners[:, 0])[None, :]
+    on_hull = rises.max(axis=0) <= tolerance_m
+    return PreparedSolid(vertices, faces, False, planes, hull_points, edges, corners[~on_hull], size_m)
+
+
+def _edge_twins(faces: np.ndarray, vertex_count: int) -> np.ndarray | None:
+    """For each directed edge (3F of them, face by face), the index of its reverse; None if the
+    mesh is not a closed, consistently oriented 2-manifold (an edge without exactly one twin)."""
+    tails = faces.reshape(-1)
+    heads = faces[:, [1, 2, 0]].reshape(-1)
+    keys = tails * vertex_count + heads
+    order = np.argsort(keys, kind="stable")
+    sorted_keys = keys[order]
+    if len(sorted_keys) > 1 and np.any(sorted_keys[1:] == sorted_keys[:-1]):
+        return None
+    reverse = heads * vertex_count + tails
+    position = np.minimum(np.searchsorted(sorted_keys, reverse), len(sorted_keys) - 1)
+    if not np.array_equal(sorted_keys[position], reverse):
+        return None
+    return order[position]
+
+
+def convex_overlap_points(solid_0: PreparedSolid, solid_1: PreparedSolid) -> np.ndarray | None:
+    """Candidate vertices (N, 3) of the overlap of two solids when it is a convex polytope.
+
+    Returns None when the overlap cannot be shown to be the overlap of the two hulls (a pocket
+    of a non-convex mesh may be involved). Returns an empty array when the hulls do not overlap.
+    The convex hull of the points returned is the overlap.
+    """
+    lower = np.maximum(solid_0.lower, solid_1.lower)
+    upper = np.minimum(solid_0.upper, solid_1.upper)
+    if np.any(lower > upper):
+        return np.zeros((0, 3))
+    for solid, other in ((solid_0, solid_1), (solid_1, solid_0)):
+        if not solid.convex and not _pockets_clear_of(solid.pocket_triangles, other.hull_planes):
+            return None
+    return np.concatenate([
+        _clip_edges(solid_0, solid_1.hull_planes, lower, upper),
+        _clip_edges(solid_1, solid_0.hull_planes, lower, upper),
+    ])
+
+
+def _pockets_clear_of(triangles: np.ndarray, planes: np.ndarray) -> bool:
+    """Whether every triangle (K, 3, 3) is wholly outside some plane of a convex solid."""
+    if len(triangles) == 0:
+        return True
+    heights = np.einsum("kcd,hd->khc", triangles, planes[:, :3]) - planes[None, :, 3, None]
+    return bool(np.all(np.any(np.all(heights > 0.0, axis=2), axis=1)))
+
+
+def _clip_edges(solid: PreparedSolid, planes: np.ndarray, lower: np.ndarray, upper: np.ndarray) -> np.ndarray:
+    """The ends of the parts of the solid's hull edges inside the convex set ``planes``.
+
+    Only edges whose bounding box meets the box ``lower``-``upper`` (the overlap of the two
+    solids' boxes) can have such parts.
+    """
+    starts = solid.hull_points[solid.hull_edges[:, 0]]
+    ends = solid.hull_points[solid.hull_edges[:, 1]]
+    near = np.all(np.minimum(starts, ends) <= upper, axis=1) & np.all(np.maximum(starts, ends) >= lower, axis=1)
+    starts, ends = starts[near], ends[near]
+    if len(starts) == 0:
+        return np.zeros((0, 3))
+    normals, offsets = planes[:, :3], planes[:, 3]
+    height_start = starts @ normals.T - offsets  # (E, H), positive outside
+    height_end = ends @ normals.T - offsets
+    outside = np.any((height_start > 0.0) & (height_end > 0.0), axis=1)
+    drop = height_start - height_end
+    with np.errstate(divide="ignore", invalid="ignore"):
+        crossing = height_start / drop
+    entering = (height_start > 0.0) & (height_end <= 0.0)
+    leaving = (height_start <= 0.0) & (height_end > 0.0)
+    t_in = np.where(entering, crossing, 0.0).max(axis=1)
+    t_out = np.where(leaving, crossing, 1.0).min(axis=1)
+    # An edge that only touches the other solid (at a vertex where it crosses an edge of it, as
+    # in symmetric contacts) has t_in = t_out up to rounding: keep that point too.
+    keep = ~outside & (t_in <= t_out + EDGE_TOUCH_TOLERANCE)
+    if not np.any(keep):
+        return np.zeros((0, 3))
+    t_in, t_out = t_in[keep], t_out[keep]
+    low, high = np.minimum(t_in, t_out), np.maximum(t_in, t_out)
+    starts, span = starts[keep], (ends - starts)[keep]
+    return np.concatenate([starts + low[:, None] * span, starts + high[:, None] * span])
+
+
+@dataclass(frozen=True)
+class ConvexPolytope:
+    """The convex hull of points in a frame whose z axis is the projection direction (metres).
+
+    Attributes
+    ----------
+    points : (N, 3) the points, of which the hull's vertices are a subset.
+    simplices : (S, 3) int64 hull triangles (qhull's, not consistently wound).
+    equations : (S, 4) outward unit normal and offset: inside is ``normal . x + offset <= 0``.
+    volume_m3 : float.
+    centroid : (3,) the volume centroid.
+    """
+
+    points: np.ndarray
+    simplices: np.ndarray
+    equations: np.ndarray
+    volume_m3: float
+    centroid: np.ndarray
+
+
+def convex_polytope(points: np.ndarray) -> ConvexPolytope | None:
+    """The convex hull of the points, or None when they span no volume."""
+    if len(points) < 4:
+        return None
+    try:
+        hull = ConvexHull(points)
+    except QhullError:
+        return None
+    corners = points[hull.simplices]  # (S, 3, 3)
+    apex = points[hull.vertices].mean(axis=0)
+    volumes = np.abs(np.linalg.det(corners - apex)) / 6.0
+    total = float(volumes.sum())
+    if not total > 0.0:
+        return None
+    centroid = (volumes[:, None] * (corners.sum(axis=1) + apex)).sum(axis=0) / (4.0 * total)
+    return ConvexPolytope(points, hull.simplices.astype(np.int64), hull.equations, total, centroid)
+
+
+def contains_point(solid: PreparedSolid, point: np.ndarray) -> bool:
+    """Whether a point (3,) is inside the closed mesh: its generalised winding number is above 1/2.
+
+    The winding number is the sum of the solid angles of the mesh's triangles seen from the point
+    over 4 pi (van Oosterom and Strackee's formula): 1 inside, 0 outside, robust near the surface.
+    """
+    corners = solid.vertices[solid.faces] - np.asarray(point, dtype=np.float64)
+    a, b, c = corners[:, 0], corners[:, 1], corners[:, 2]
+    la, lb, lc = (np.linalg.norm(v, axis=1) for v in (a, b, c))
+    numerator = np.einsum("ij,ij->i", a, np.cross(b, c))
+    denominator = (la * lb * lc + np.einsum("ij,ij->i", a, b) * lc + np.einsum("ij,ij->i", b, c) * la
+                   + np.einsum("ij,ij->i", c, a) * lb)
+    winding = float(np.arctan2(numerator, denominator).sum()) / (2.0 * np.pi)
+    return winding > 0.5
