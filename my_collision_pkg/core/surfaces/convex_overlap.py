@@ -228,24 +228,28 @@ def _pockets_clear_of(triangles: np.ndarray, planes: np.ndarray) -> bool:
 
 
 def _clip_edges(solid: PreparedSolid, planes: np.ndarray, lower: np.ndarray, upper: np.ndarray) -> np.ndarray:
-    """The ends of the parts of the solid's hull edges inside the convex set ``planes``.
+    """The solid's hull vertices inside the convex set ``planes`` and the points where its hull
+    edges cross the set's boundary (each once).
 
-    Only edges whose bounding box meets the box ``lower``-``upper`` (the overlap of the two
-    solids' boxes) can have such parts.
+    Only vertices and edges whose bounding box meets the box ``lower``-``upper`` (the overlap
+    of the two solids' boxes) can be inside.
     """
-    starts = solid.hull_points[solid.hull_edges[:, 0]]
-    ends = solid.hull_points[solid.hull_edges[:, 1]]
-    near = np.all(np.minimum(starts, ends) <= upper, axis=1) & np.all(np.maximum(starts, ends) >= lower, axis=1)
-    starts, ends = starts[near], ends[near]
-    if len(starts) == 0:
-        return np.zeros((0, 3))
+    points = solid.hull_points
+    near_vertex = np.all(points <= upper, axis=1) & np.all(points >= lower, axis=1)
     normals, offsets = planes[:, :3], planes[:, 3]
-    height_start = starts @ normals.T - offsets  # (E, H), positive outside
+    candidates = points[near_vertex]
+    inside = candidates[np.all(candidates @ normals.T <= offsets, axis=1)]
+    starts_index, ends_index = solid.hull_edges[:, 0], solid.hull_edges[:, 1]
+    starts, ends = points[starts_index], points[ends_index]
+    near = np.all(np.minimum(starts, ends) <= upper, axis=1) & np.all(np.maximum(starts, ends) >= lower, axis=1)
+    if not np.any(near):
+        return inside
+    starts, ends = starts[near], ends[near]
+    height_start = starts @ normals.T - offsets  # (E, H)
     height_end = ends @ normals.T - offsets
     outside = np.any((height_start > 0.0) & (height_end > 0.0), axis=1)
-    drop = height_start - height_end
     with np.errstate(divide="ignore", invalid="ignore"):
-        crossing = height_start / drop
+        crossing = height_start / (height_start - height_end)
     entering = (height_start > 0.0) & (height_end <= 0.0)
     leaving = (height_start <= 0.0) & (height_end > 0.0)
     t_in = np.where(entering, crossing, 0.0).max(axis=1)
@@ -253,12 +257,11 @@ def _clip_edges(solid: PreparedSolid, planes: np.ndarray, lower: np.ndarray, upp
     # An edge that only touches the other solid (at a vertex where it crosses an edge of it, as
     # in symmetric contacts) has t_in = t_out up to rounding: keep that point too.
     keep = ~outside & (t_in <= t_out + EDGE_TOUCH_TOLERANCE)
-    if not np.any(keep):
-        return np.zeros((0, 3))
-    t_in, t_out = t_in[keep], t_out[keep]
-    low, high = np.minimum(t_in, t_out), np.maximum(t_in, t_out)
-    starts, span = starts[keep], (ends - starts)[keep]
-    return np.concatenate([starts + low[:, None] * span, starts + high[:, None] * span])
+    t_low, t_high = np.minimum(t_in, t_out), np.maximum(t_in, t_out)
+    span = ends - starts
+    crossings = [starts[keep & (t_low > 0.0)] + t_low[keep & (t_low > 0.0), None] * span[keep & (t_low > 0.0)],
+                 starts[keep & (t_high < 1.0)] + t_high[keep & (t_high < 1.0), None] * span[keep & (t_high < 1.0)]]
+    return np.concatenate([inside] + crossings)
 
 
 @dataclass(frozen=True)
