@@ -687,3 +687,126 @@ def test_pressures_match_manifold3d_ray_casts_on_panda_links():
     assert len(interior) > 20
     expected_m = ray_cast_thickness_m(body_0, body_1, patch.vertices_world[interior], normal)
     np.testing.assert_allclose(patch.pressure_pa[interior] / STIFFNESS_PA_PER_M, expected_m, atol=1e-9)
+
+
+# ---------------------------------------------------------------------------------------------
+# Analytic surfaces of primitive pairs, and the mesh path on the same tessellations
+
+
+def rigid(rotation=None, translation=(0.0, 0.0, 0.0)) -> np.ndarray:
+    T = np.eye(4)
+    if rotation is not None:
+        T[:3, :3] = rotation
+    T[:3, 3] = translation
+    return T
+
+
+def test_sphere_cap_analytic_and_mesh_against_the_closed_form():
+    # Issue 17's case: a sphere (r = 0.05) 10 mm into a box face, stiffness 1e6.
+    from my_collision_pkg.core.model.shapes import Box, Sphere
+    from my_collision_pkg.core.surfaces.primitive_surfaces import primitive_contact_surface
+
+    radius_m, depth_m, stiffness = 0.05, 0.01, 1.0e6
+    centre = np.array([0.01, 0.02, radius_m - depth_m])
+    point, normal = np.array([0.01, 0.02, -0.5 * depth_m]), np.array([0.0, 0.0, 1.0])
+    cap_m3 = np.pi * depth_m**2 * (3.0 * radius_m - depth_m) / 3.0           # 1.466e-5 m^3: 14.66 N
+    footprint_m2 = np.pi * (2.0 * radius_m * depth_m - depth_m**2)            # 2.83e-3 m^2
+    analytic = primitive_contact_surface(Box((0.4, 0.4, 0.2)), rigid(translation=(0, 0, -0.1)), Sphere(radius_m),
+                                         rigid(translation=centre), point, normal, stiffness)
+    assert -analytic.force_world_n @ normal == pytest.approx(stiffness * cap_m3, rel=1e-12)
+    assert analytic.area_m2 == pytest.approx(footprint_m2, rel=1e-12)
+    assert_well_formed_analytic(analytic, point, normal)
+
+    sphere = icosphere(radius_m, centre, subdivisions=3)
+    mesh = compute_contact_surface(box((0.4, 0.4, 0.2), centre_m=(0, 0, -0.1)), sphere, point, normal, stiffness)
+    r_in = inscribed_radius(sphere, centre)
+    c = centre[2]
+    assert stiffness * cap_volume_m3(r_in, c) <= -mesh.force_world_n @ normal <= stiffness * cap_m3
+    assert np.pi * (r_in**2 - c**2) <= mesh.area_m2 <= footprint_m2
+
+
+def test_cylinder_side_on_analytic_and_mesh_against_the_closed_form():
+    from my_collision_pkg.core.model.shapes import Box, Cylinder
+    from my_collision_pkg.core.surfaces.primitive_surfaces import primitive_contact_surface
+
+    radius_m, length_m, depth_m, stiffness = 0.05, 0.2, 0.01, 1.0e6
+    axis_along_y = np.array([[1.0, 0.0, 0.0], [0.0, 0.0, -1.0], [0.0, 1.0, 0.0]])
+    T_cylinder = rigid(axis_along_y, (0.0, 0.0, radius_m - depth_m))
+    point, normal = np.array([0.0, 0.0, -0.5 * depth_m]), np.array([0.0, 0.0, 1.0])
+
+    def segment_m2(r):        # circular segment of a disc of radius r whose centre is c above the chord
+        c = radius_m - depth_m
+        return r**2 * np.arccos(c / r) - c * np.sqrt(r**2 - c**2)
+
+    analytic = primitive_contact_surface(Box((0.4, 0.4, 0.2)), rigid(translation=(0, 0, -0.1)),
+                                         Cylinder(radius_m, length_m), T_cylinder, point, normal, stiffness)
+    assert -analytic.force_world_n @ normal == pytest.approx(stiffness * length_m * segment_m2(radius_m), rel=1e-12)
+    half_chord_m = np.sqrt(2.0 * radius_m * depth_m - depth_m**2)
+    assert analytic.area_m2 == pytest.approx(length_m * 2.0 * half_chord_m, rel=1e-12)
+    assert_well_formed_analytic(analytic, point, normal)
+
+    cylinder = trimesh.creation.cylinder(radius=radius_m, height=length_m, sections=48).apply_transform(T_cylinder)
+    mesh = compute_contact_surface(box((0.4, 0.4, 0.2), centre_m=(0, 0, -0.1)), cylinder, point, normal, stiffness)
+    # the 48-gon lies between the circles of radius r cos(pi / 48) (its faces) and r (its corners)
+    r_in = radius_m * np.cos(np.pi / 48)
+    force_n = -mesh.force_world_n @ normal
+    assert stiffness * length_m * segment_m2(r_in) <= force_n <= stiffness * length_m * segment_m2(radius_m)
+    assert force_n == pytest.approx(stiffness * overlap_volume_m3(box((0.4, 0.4, 0.2), centre_m=(0, 0, -0.1)),
+                                                                  cylinder), rel=VOLUME_RTOL)
+    c = radius_m - depth_m
+    assert length_m * 2.0 * np.sqrt(r_in**2 - c**2) <= mesh.area_m2 <= analytic.area_m2 * (1 + 1e-12)
+
+
+def test_box_into_box_analytic_matches_the_mesh_path_exactly():
+    from my_collision_pkg.core.model.shapes import Box
+    from my_collision_pkg.core.surfaces.primitive_surfaces import primitive_contact_surface
+
+    rotation = random_rotation(np.random.default_rng(5))
+    T_0 = rigid(rotation, (0.3, -0.1, 0.2))
+    T_1 = T_0 @ rigid(translation=(0.02, -0.01, 0.1 + 0.05 - 0.01))        # 10 mm into the top face
+    point, normal = T_0[:3, :3] @ (0.02, -0.01, 0.095) + T_0[:3, 3], T_0[:3, :3] @ (0.0, 0.0, 1.0)
+    analytic = primitive_contact_surface(Box((0.2, 0.2, 0.2)), T_0, Box((0.1, 0.1, 0.1)), T_1, point, normal, 1e6)
+    mesh = compute_contact_surface(box((0.2, 0.2, 0.2)).apply_transform(T_0), box((0.1, 0.1, 0.1)).apply_transform(T_1),
+                                   point, normal, 1e6)
+    for patch in (analytic, mesh):
+        assert -patch.force_world_n @ normal == pytest.approx(1e6 * 0.1 * 0.1 * 0.01, rel=1e-9)
+        assert patch.area_m2 == pytest.approx(0.01, rel=1e-9)
+        np.testing.assert_allclose(patch.centroid_world, point, atol=1e-12)
+    np.testing.assert_allclose(analytic.pressure_pa, 1e6 * 0.01, rtol=1e-9)
+
+
+def test_primitive_surfaces_decline_where_no_closed_form_holds():
+    from my_collision_pkg.core.model.shapes import Box, Sphere
+    from my_collision_pkg.core.surfaces.primitive_surfaces import primitive_contact_surface
+
+    plate, T_plate = Box((0.4, 0.4, 0.2)), rigid(translation=(0, 0, -0.1))
+    up = np.array([0.0, 0.0, 1.0])
+    # over the plate's edge: the cap crosses a side face
+    assert primitive_contact_surface(plate, T_plate, Sphere(0.05), rigid(translation=(0.19, 0, 0.04)),
+                                     [0.19, 0, -0.005], up, 1e6) is None
+    # a normal that is not the face's
+    tilted = np.array([0.0, np.sin(0.01), np.cos(0.01)])
+    assert primitive_contact_surface(plate, T_plate, Sphere(0.05), rigid(translation=(0, 0, 0.04)),
+                                     [0, 0, -0.005], tilted, 1e6) is None
+    # boxes whose axes are not parallel
+    turned = trimesh.transformations.rotation_matrix(0.3, [0, 0, 1])[:3, :3]
+    assert primitive_contact_surface(plate, T_plate, Box((0.1, 0.1, 0.1)), rigid(turned, (0, 0, 0.04)),
+                                     [0, 0, -0.005], up, 1e6) is None
+    # separated
+    assert primitive_contact_surface(plate, T_plate, Sphere(0.05), rigid(translation=(0, 0, 0.06)),
+                                     [0, 0, 0.005], up, 1e6) is None
+
+
+def assert_well_formed_analytic(patch: SurfacePatch, point_world, normal_world) -> None:
+    """As assert_well_formed, but the triangles inscribe the exact area instead of summing to it."""
+    normal = np.asarray(normal_world, dtype=float)
+    corners = patch.vertices_world[patch.triangles]
+    normals = np.cross(corners[:, 1] - corners[:, 0], corners[:, 2] - corners[:, 0])
+    assert np.all(normals @ normal > 0.0)
+    drawn_m2 = 0.5 * np.linalg.norm(normals, axis=1).sum()
+    assert 0.99 * patch.area_m2 <= drawn_m2 <= patch.area_m2 * (1 + 1e-12)
+    np.testing.assert_allclose((patch.vertices_world - point_world) @ normal, 0.0, atol=ON_PLANE_ATOL_M)
+    assert np.all(patch.pressure_pa >= 0.0)
+    for loop in patch.outlines:
+        assert loop[0] == loop[-1] and len(loop) >= 4
+    np.testing.assert_allclose(patch.moment_world_nm, 0.0)

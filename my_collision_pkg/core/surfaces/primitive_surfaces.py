@@ -32,10 +32,12 @@ from my_collision_pkg.core.surfaces.outline import boundary_loops
 
 __all__ = ["ALIGNMENT_TOLERANCE", "DISC_RIM_VERTICES", "primitive_contact_surface"]
 
-#: The contact normal and the box axes (and, for box pairs, the two boxes' axes) must agree to
-#: this (sine of the angle) for a closed form to be used; the surface's normal is then the box
-#: axis. An angle of 1e-9 moves a 0.1 m footprint's outline by 1e-10 m.
-ALIGNMENT_TOLERANCE = 1e-9
+#: The contact normal and the box axes (and, for box pairs, the two boxes' axes; for a cylinder,
+#: its axis and a box axis) must agree to this (sine of the angle) for a closed form to be used;
+#: the surface's normal is then the box axis. The contact normals of these pairs are off the face
+#: normal by a few 1e-9 (the depth solvers' rounding); tilting the projection by an angle a moves
+#: the footprint's outline by a times the overlap's thickness (1e-8 m for 10 mm at 1e-6).
+ALIGNMENT_TOLERANCE = 1e-6
 
 #: A disc footprint is drawn as a polygon of this many vertices, with rings inside.
 DISC_RIM_VERTICES = 64
