@@ -810,3 +810,24 @@ def assert_well_formed_analytic(patch: SurfacePatch, point_world, normal_world) 
     for loop in patch.outlines:
         assert loop[0] == loop[-1] and len(loop) >= 4
     np.testing.assert_allclose(patch.moment_world_nm, 0.0)
+
+
+def test_a_pocket_inside_the_other_body_is_taken_out_of_the_hulls_overlap():
+    # A slab with a dent in its top face (non-convex: the dent is a pocket of its hull) and a box
+    # pressed into that face, covering the dent: the overlap is the hulls' overlap less the dent.
+    slab = to_manifold(box((0.3, 0.3, 0.1), centre_m=(0, 0, -0.05)))
+    dent = to_manifold(box((0.04, 0.04, 0.006), centre_m=(0.01, 0, -0.003 + 1e-9)))
+    dented = slab - dent
+    mesh = dented.to_mesh64()
+    body_0 = trimesh.Trimesh(np.array(mesh.vert_properties)[:, :3], np.array(mesh.tri_verts), process=False)
+    body_1 = box((0.1, 0.1, 0.1), centre_m=(0, 0, 0.05 - 0.01))               # 10 mm into the face
+    point, normal = np.array([0.0, 0.0, -0.005]), np.array([0.0, 0.0, 1.0])
+    patch = compute_contact_surface(body_0, body_1, point, normal, STIFFNESS_PA_PER_M)
+    assert_well_formed(patch, point, normal)
+    volume_m3 = overlap_volume_m3(body_0, body_1)
+    assert volume_m3 == pytest.approx(0.1 * 0.1 * 0.01 - 0.04 * 0.04 * 0.006, rel=1e-6)
+    assert -patch.force_world_n @ normal == pytest.approx(STIFFNESS_PA_PER_M * volume_m3, rel=VOLUME_RTOL)
+    assert patch.area_m2 == pytest.approx(0.01, rel=1e-9)      # the dent does not cut through
+    # the volume centroid moves away from the dent, and the pressure centroid with it
+    expected_x = -(0.04 * 0.04 * 0.006 * 0.01) / volume_m3
+    assert patch.centroid_world[0] == pytest.approx(expected_x, rel=1e-6)

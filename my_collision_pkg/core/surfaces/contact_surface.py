@@ -61,8 +61,9 @@ from my_collision_pkg.core.surfaces.convex_overlap import (
     MeshVolumeError,
     PreparedSolid,
     contains_point,
-    convex_overlap_points,
     convex_polytope,
+    hull_overlap_points,
+    pockets_reached,
     prepare_solid,
 )
 from my_collision_pkg.core.surfaces.outline import boundary_loops
@@ -104,6 +105,10 @@ BOUNDARY_NUDGE_FRACTION = 1e-6
 #: A face of the overlap whose unit normal has a component along the contact normal below this
 #: is parallel to the normal (a wall): it projects to a segment and bounds no part of the surface.
 WALL_NORMAL_TOLERANCE = 1e-9
+
+#: A pocket's part in the hulls' overlap within this fraction of the overlap's size of its upper
+#: and of its lower faces may cut through the overlap (then manifold3d computes the surface).
+POCKET_TOUCH_FRACTION = 1e-9
 
 #: Faces on one side of the overlap whose unit normals differ by less than this are one plane.
 FLAT_NORMAL_TOLERANCE = 1e-9
@@ -254,26 +259,41 @@ def contact_surface_of_solids(
     stiffness_pa_per_m: float,
     *,
     plane_into_overlap: bool = False,
+    known_to_overlap: bool = False,
 ) -> SurfacePatch | None:
     """:func:`compute_contact_surface` on prepared solids (world frame) and checked arguments.
 
     With ``plane_into_overlap``, a plane that misses the overlap is moved along the normal to
-    halfway through it instead of giving None.
+    halfway through it instead of giving None. With ``known_to_overlap`` (the caller has a
+    penetrating contact of the two), the check that the convex path's overlap is inside a
+    non-convex body (which can only fail when the bodies do not overlap) is skipped.
     """
     rotation_world_plane = plane_axes_world(normal_unit_world)
-    points_world = convex_overlap_points(solid_0, solid_1)
-    if points_world is not None:
-        if len(points_world) == 0:
+    reached = (pockets_reached(solid_0, solid_1), pockets_reached(solid_1, solid_0))
+    points_world = hull_overlap_points(solid_0, solid_1)
+    if len(points_world) == 0:
+        return None
+    polytope = convex_polytope((points_world - plane_point_world) @ rotation_world_plane)
+    if polytope is None:
+        return None
+    volume_m3, centroid_plane = polytope.volume_m3, polytope.centroid
+    if any(reached):
+        # The overlap is the hulls' overlap less the pockets' parts in it (inclusion-exclusion
+        # over the pockets, by manifold3d booleans of the small pocket solids).
+        pocketed = _less_pockets(solid_0, solid_1, reached, plane_point_world, rotation_world_plane, polytope)
+        if pocketed is None:      # a pocket may cut through the overlap: its footprint is not the hulls'
+            return _manifold_surface(solid_0, solid_1, plane_point_world, rotation_world_plane, stiffness_pa_per_m,
+                                     plane_into_overlap)
+        volume_m3, centroid_plane = pocketed
+        if not volume_m3 > 0.0:
             return None
-        polytope = convex_polytope((points_world - plane_point_world) @ rotation_world_plane)
-        if polytope is None:
-            return None
-        centroid_world = plane_point_world + rotation_world_plane @ polytope.centroid
-        if all(solid.convex or contains_point(solid, centroid_world) for solid in (solid_0, solid_1)):
-            return _convex_surface(polytope, plane_point_world, rotation_world_plane, stiffness_pa_per_m,
-                                   plane_into_overlap)
-    return _manifold_surface(solid_0, solid_1, plane_point_world, rotation_world_plane, stiffness_pa_per_m,
-                             plane_into_overlap)
+    elif not known_to_overlap and not all(solid.convex or contains_point(solid, plane_point_world
+                                                                          + rotation_world_plane @ centroid_plane)
+                                          for solid in (solid_0, solid_1)):
+        return _manifold_surface(solid_0, solid_1, plane_point_world, rotation_world_plane, stiffness_pa_per_m,
+                                 plane_into_overlap)
+    return _convex_surface(polytope, volume_m3, centroid_plane, plane_point_world, rotation_world_plane,
+                           stiffness_pa_per_m, plane_into_overlap)
 
 
 def overlap_extent_along(
@@ -299,8 +319,10 @@ def overlap_extent_along(
 # Convex overlaps
 
 
-def _convex_surface(polytope, origin_world, rotation_world_plane, stiffness, plane_into_overlap):
-    """The surface of a convex overlap (plane frame: the plane is z = 0)."""
+def _convex_surface(polytope, volume_m3, centroid_plane, origin_world, rotation_world_plane, stiffness,
+                    plane_into_overlap):
+    """The surface drawn on the convex polytope of the overlap (plane frame: the plane is z = 0),
+    with the overlap's volume and centroid (those of the polytope, or less the pockets)."""
     heights = polytope.points[:, 2]
     low, high = float(heights.min()), float(heights.max())
     if not low <= 0.0 <= high:
@@ -330,15 +352,82 @@ def _convex_surface(polytope, origin_world, rotation_world_plane, stiffness, pla
     top = _heights_over(points_xy, normals[up], offsets[up]).min(axis=1)
     bottom = _heights_over(points_xy, normals[down], offsets[down]).max(axis=1)
     thickness = np.clip(top - bottom, 0.0, high - low)
-    centroid_plane = polytope.centroid[:2]
     return patch_from_plane_frame(points_xy, triangles, stiffness * thickness, boundary_loops(triangles),
-                  float(triangle_areas(points_xy, triangles).sum()), stiffness * polytope.volume_m3, centroid_plane,
+                  float(triangle_areas(points_xy, triangles).sum()), stiffness * volume_m3, centroid_plane[:2],
                   origin_world, rotation_world_plane)
 
 
 def _heights_over(points_xy: np.ndarray, normals: np.ndarray, offsets: np.ndarray) -> np.ndarray:
     """(V, F) heights of the face planes ``normal . x + offset = 0`` over the points (V, 2)."""
     return -(offsets[None, :] + points_xy @ normals[:, :2].T) / normals[None, :, 2]
+
+
+def _less_pockets(solid_0, solid_1, reached, origin_world, rotation_world_plane, polytope):
+    """Volume and centroid (plane frame) of the overlap of two solids from those of their hulls'
+    overlap (``polytope``): A n B = (H_A - P_A) n (H_B - P_B), with P the pockets (hull less
+    mesh) and only the pockets the other hull reaches counted.
+
+    Returns None when a pocket's part in the hulls' overlap touches both its upper and its lower
+    faces: it may then cut through it, and the footprint would not be the hulls' overlap's.
+    """
+    volume_m3, centroid_plane = polytope.volume_m3, polytope.centroid
+    normals, offsets = polytope.equations[:, :3], polytope.equations[:, 3]
+    up = normals[:, 2] > WALL_NORMAL_TOLERANCE
+    down = normals[:, 2] < -WALL_NORMAL_TOLERANCE
+    touch_m = POCKET_TOUCH_FRACTION * float(np.ptp(polytope.points, axis=0).max())
+    plane_from_world = np.eye(4)
+    plane_from_world[:3, :3] = rotation_world_plane.T
+    plane_from_world[:3, 3] = -rotation_world_plane.T @ origin_world
+
+    def in_plane(solid, what):
+        return _frame_manifold(solid, what).transform((plane_from_world @ solid.T_world_frame)[:3, :])
+
+    terms = []
+    if reached[0]:
+        terms.append((-1.0, in_plane(solid_0, "pockets") ^ in_plane(solid_1, "hull")))
+    if reached[1]:
+        terms.append((-1.0, in_plane(solid_1, "pockets") ^ in_plane(solid_0, "hull")))
+    if reached[0] and reached[1]:
+        terms.append((1.0, in_plane(solid_0, "pockets") ^ in_plane(solid_1, "pockets")))
+    moment = volume_m3 * np.asarray(centroid_plane, dtype=float)
+    for sign, part in terms:
+        if part.is_empty() or not part.volume() > 0.0:
+            continue
+        corners = np.asarray(part.to_mesh64().vert_properties, dtype=np.float64)[:, :3]
+        top = _heights_over(corners[:, :2], normals[up], offsets[up]).min(axis=1)
+        bottom = _heights_over(corners[:, :2], normals[down], offsets[down]).max(axis=1)
+        if np.any(corners[:, 2] >= top - touch_m) and np.any(corners[:, 2] <= bottom + touch_m):
+            return None
+        part_volume_m3, part_centroid = _volume_and_centroid(part)
+        volume_m3 += sign * part_volume_m3
+        moment = moment + sign * part_volume_m3 * part_centroid
+    return volume_m3, (moment / volume_m3 if volume_m3 > 0.0 else moment)
+
+
+def _frame_manifold(solid: PreparedSolid, what: str) -> manifold3d.Manifold:
+    """The solid's mesh, hull or pockets (hull less mesh) as a manifold3d solid in the frame it
+    was prepared in, built once and kept in its ``frame_cache``."""
+    cache = solid.frame_cache
+    if what not in cache:
+        if what == "mesh":
+            cache[what] = _manifold_of(cache["vertices"], cache["faces"])
+        elif what == "hull":
+            used, faces = np.unique(solid.hull_faces, return_inverse=True)
+            cache[what] = _manifold_of(cache["vertices"][used], faces.reshape(-1, 3))
+        else:
+            cache[what] = _frame_manifold(solid, "hull") - _frame_manifold(solid, "mesh")
+    return cache[what]
+
+
+def _manifold_of(vertices: np.ndarray, faces: np.ndarray) -> manifold3d.Manifold:
+    vertices = np.array(vertices, dtype=np.float64, order="C").reshape(-1, 3)
+    faces_u64 = np.array(faces, dtype=np.uint64, order="C").reshape(-1, 3)
+    manifold = manifold3d.Manifold(manifold3d.Mesh64(vert_properties=vertices, tri_verts=faces_u64))
+    if manifold.status() != manifold3d.Error.NoError:
+        mesh64 = manifold3d.Mesh64(vert_properties=vertices, tri_verts=faces_u64)
+        mesh64.merge()
+        manifold = manifold3d.Manifold(mesh64)
+    return manifold
 
 
 def _is_flat(unit_normals: np.ndarray) -> bool:
@@ -359,14 +448,10 @@ def _manifold_overlap(solid_0, solid_1, origin_world, rotation_world_plane) -> m
 
 
 def _manifold_in_plane_frame(solid: PreparedSolid, origin_world, rotation_world_plane) -> manifold3d.Manifold:
-    vertices_plane = np.ascontiguousarray((solid.vertices - origin_world) @ rotation_world_plane)
-    faces_u64 = np.ascontiguousarray(solid.faces, dtype=np.uint64)
-    manifold = manifold3d.Manifold(manifold3d.Mesh64(vert_properties=vertices_plane, tri_verts=faces_u64))
-    if manifold.status() != manifold3d.Error.NoError:
-        mesh64 = manifold3d.Mesh64(vert_properties=vertices_plane, tri_verts=faces_u64)
-        mesh64.merge()
-        manifold = manifold3d.Manifold(mesh64)
-    return manifold
+    plane_from_world = np.eye(4)
+    plane_from_world[:3, :3] = rotation_world_plane.T
+    plane_from_world[:3, 3] = -rotation_world_plane.T @ origin_world
+    return _frame_manifold(solid, "mesh").transform((plane_from_world @ solid.T_world_frame)[:3, :])
 
 
 def _manifold_surface(solid_0, solid_1, origin_world, rotation_world_plane, stiffness, plane_into_overlap):

@@ -17,7 +17,7 @@ Everything is plain numpy and scipy; metres, in whatever frame the vertices are 
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 from scipy.spatial import ConvexHull, QhullError
@@ -67,6 +67,10 @@ class PreparedSolid:
     pocket_triangles : (K, 3, 3) corners of the mesh triangles that are not on the hull (empty
         when convex).
     size_m : float, the diagonal of the mesh's bounding box.
+    hull_faces : (S, 3) int64 outward triangles of the hull, indices into ``hull_points``.
+    T_world_frame : (4, 4) the pose of the frame the solid was prepared in (identity there).
+    frame_cache : dict, shared by the solid and its moved copies: manifold3d solids of the mesh,
+        its hull and its pockets (hull minus mesh) in the frame it was prepared in, built on use.
     """
 
     vertices: np.ndarray
@@ -77,6 +81,9 @@ class PreparedSolid:
     hull_edges: np.ndarray
     pocket_triangles: np.ndarray
     size_m: float
+    hull_faces: np.ndarray = field(repr=False, default=None)
+    T_world_frame: np.ndarray = field(repr=False, default_factory=lambda: np.eye(4))
+    frame_cache: dict = field(repr=False, compare=False, default_factory=dict)
 
     def transformed(self, T_world_frame: np.ndarray) -> PreparedSolid:
         """The same solid moved by the rigid transform ``T_world_frame`` (4, 4)."""
@@ -92,6 +99,9 @@ class PreparedSolid:
             hull_edges=self.hull_edges,
             pocket_triangles=self.pocket_triangles @ rotation.T + translation,
             size_m=self.size_m,
+            hull_faces=self.hull_faces,
+            T_world_frame=T_world_frame @ self.T_world_frame,
+            frame_cache=self.frame_cache,
         )
 
     @property
@@ -166,7 +176,8 @@ def prepare_solid(vertices: np.ndarray, faces: np.ndarray, argument_name: str) -
         planes = np.column_stack([normals[keep], np.einsum("ij,ij->i", normals[keep], corners[keep, 0])])
         directed = np.column_stack([tails, faces[:, [1, 2, 0]].reshape(-1)])
         edges = directed[directed[:, 0] < directed[:, 1]]
-        return PreparedSolid(vertices, faces, True, planes, vertices, edges, np.zeros((0, 3, 3)), size_m)
+        return PreparedSolid(vertices, faces, True, planes, vertices, edges, np.zeros((0, 3, 3)), size_m,
+                             hull_faces=faces, frame_cache={"vertices": vertices, "faces": faces})
 
     try:
         hull = ConvexHull(vertices)
@@ -179,7 +190,14 @@ def prepare_solid(vertices: np.ndarray, faces: np.ndarray, argument_name: str) -
     # A mesh triangle is on the hull when no hull vertex is above its plane.
     rises = (vertices[hull.vertices] @ normals.T) - np.einsum("ij,ij->i", normals, corners[:, 0])[None, :]
     on_hull = rises.max(axis=0) <= tolerance_m
-    return PreparedSolid(vertices, faces, False, planes, hull_points, edges, corners[~on_hull], size_m)
+    # qhull's triangles are not consistently wound: turn each to face along its outward normal.
+    simplices = hull.simplices.astype(np.int64)
+    hull_corners = vertices[simplices]
+    facing = np.einsum("ij,ij->i", np.cross(hull_corners[:, 1] - hull_corners[:, 0],
+                                            hull_corners[:, 2] - hull_corners[:, 0]), hull.equations[:, :3])
+    hull_faces = np.where((facing < 0.0)[:, None], simplices[:, [0, 2, 1]], simplices)
+    return PreparedSolid(vertices, faces, False, planes, hull_points, edges, corners[~on_hull], size_m,
+                         hull_faces=hull_faces, frame_cache={"vertices": vertices, "faces": faces})
 
 
 def _edge_twins(faces: np.ndarray, vertex_count: int) -> np.ndarray | None:
@@ -197,6 +215,26 @@ def _edge_twins(faces: np.ndarray, vertex_count: int) -> np.ndarray | None:
     if not np.array_equal(sorted_keys[position], reverse):
         return None
     return order[position]
+
+
+def pockets_reached(solid: PreparedSolid, other: PreparedSolid) -> bool:
+    """Whether the other solid's hull may reach a pocket of this one (a mesh triangle off its
+    hull): False for a convex solid, and whenever every pocket triangle lies wholly outside one
+    of the other hull's planes."""
+    return not solid.convex and not _pockets_clear_of(solid.pocket_triangles, other.hull_planes)
+
+
+def hull_overlap_points(solid_0: PreparedSolid, solid_1: PreparedSolid) -> np.ndarray:
+    """Candidate vertices (N, 3) of the overlap of the two solids' hulls (empty if none): the
+    hull of these points is that overlap."""
+    lower = np.maximum(solid_0.lower, solid_1.lower)
+    upper = np.minimum(solid_0.upper, solid_1.upper)
+    if np.any(lower > upper):
+        return np.zeros((0, 3))
+    return np.concatenate([
+        _clip_edges(solid_0, solid_1.hull_planes, lower, upper),
+        _clip_edges(solid_1, solid_0.hull_planes, lower, upper),
+    ])
 
 
 def convex_overlap_points(solid_0: PreparedSolid, solid_1: PreparedSolid) -> np.ndarray | None:
@@ -231,37 +269,43 @@ def _clip_edges(solid: PreparedSolid, planes: np.ndarray, lower: np.ndarray, upp
     """The solid's hull vertices inside the convex set ``planes`` and the points where its hull
     edges cross the set's boundary (each once).
 
-    Only vertices and edges whose bounding box meets the box ``lower``-``upper`` (the overlap
-    of the two solids' boxes) can be inside.
+    Only edges whose bounding box meets the box ``lower``-``upper`` (the overlap of the two
+    solids' boxes) can have parts inside; only the planes that one of their ends is outside of
+    can cut them.
     """
     points = solid.hull_points
-    near_vertex = np.all(points <= upper, axis=1) & np.all(points >= lower, axis=1)
-    normals, offsets = planes[:, :3], planes[:, 3]
-    candidates = points[near_vertex]
-    inside = candidates[np.all(candidates @ normals.T <= offsets, axis=1)]
     starts_index, ends_index = solid.hull_edges[:, 0], solid.hull_edges[:, 1]
     starts, ends = points[starts_index], points[ends_index]
     near = np.all(np.minimum(starts, ends) <= upper, axis=1) & np.all(np.maximum(starts, ends) >= lower, axis=1)
     if not np.any(near):
-        return inside
-    starts, ends = starts[near], ends[near]
-    height_start = starts @ normals.T - offsets  # (E, H)
-    height_end = ends @ normals.T - offsets
+        return np.zeros((0, 3))
+    starts_index, ends_index = starts_index[near], ends_index[near]
+    ends_used = np.zeros(len(points), dtype=bool)
+    ends_used[starts_index] = True
+    ends_used[ends_index] = True
+    candidates = np.flatnonzero(ends_used)
+    heights = np.zeros((len(points), len(planes)))
+    heights[candidates] = points[candidates] @ planes[:, :3].T - planes[:, 3]   # positive outside
+    outside_any = heights > 0.0
+    inside = points[candidates[~outside_any[candidates].any(axis=1)]]
+    active = outside_any[candidates].any(axis=0)
+    height_start = heights[starts_index][:, active]  # (E, H')
+    height_end = heights[ends_index][:, active]
     outside = np.any((height_start > 0.0) & (height_end > 0.0), axis=1)
     with np.errstate(divide="ignore", invalid="ignore"):
         crossing = height_start / (height_start - height_end)
     entering = (height_start > 0.0) & (height_end <= 0.0)
     leaving = (height_start <= 0.0) & (height_end > 0.0)
-    t_in = np.where(entering, crossing, 0.0).max(axis=1)
-    t_out = np.where(leaving, crossing, 1.0).min(axis=1)
+    t_in = np.where(entering, crossing, 0.0).max(axis=1, initial=0.0)
+    t_out = np.where(leaving, crossing, 1.0).min(axis=1, initial=1.0)
     # An edge that only touches the other solid (at a vertex where it crosses an edge of it, as
     # in symmetric contacts) has t_in = t_out up to rounding: keep that point too.
     keep = ~outside & (t_in <= t_out + EDGE_TOUCH_TOLERANCE)
     t_low, t_high = np.minimum(t_in, t_out), np.maximum(t_in, t_out)
-    span = ends - starts
-    crossings = [starts[keep & (t_low > 0.0)] + t_low[keep & (t_low > 0.0), None] * span[keep & (t_low > 0.0)],
-                 starts[keep & (t_high < 1.0)] + t_high[keep & (t_high < 1.0), None] * span[keep & (t_high < 1.0)]]
-    return np.concatenate([inside] + crossings)
+    starts, span = points[starts_index], points[ends_index] - points[starts_index]
+    enter, leave = keep & (t_low > 0.0), keep & (t_high < 1.0)
+    return np.concatenate([inside, starts[enter] + t_low[enter, None] * span[enter],
+                           starts[leave] + t_high[leave, None] * span[leave]])
 
 
 @dataclass(frozen=True)
