@@ -809,6 +809,7 @@ def assert_well_formed_analytic(patch: SurfacePatch, point_world, normal_world) 
     assert np.all(patch.pressure_pa >= 0.0)
     for loop in patch.outlines:
         assert loop[0] == loop[-1] and len(loop) >= 4
+        assert signed_area_about(patch.vertices_world[loop], normal) == pytest.approx(drawn_m2, rel=1e-9)
     np.testing.assert_allclose(patch.moment_world_nm, 0.0)
 
 

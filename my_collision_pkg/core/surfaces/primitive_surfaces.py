@@ -28,7 +28,6 @@ from scipy.spatial import Delaunay
 
 from my_collision_pkg.core.model.shapes import Box, Cylinder, Sphere
 from my_collision_pkg.core.surfaces.contact_surface import SurfacePatch, patch_from_plane_frame, plane_axes_world
-from my_collision_pkg.core.surfaces.outline import boundary_loops
 
 __all__ = ["ALIGNMENT_TOLERANCE", "DISC_RIM_VERTICES", "primitive_contact_surface"]
 
@@ -84,7 +83,7 @@ def primitive_contact_surface(
     elif isinstance(spec_1, Cylinder):
         cylinder_axis = T_box_other[:3, 2]
         along = int(np.argmax(np.abs(cylinder_axis)))
-        if along == axis or np.linalg.norm(np.delete(cylinder_axis, along)) > ALIGNMENT_TOLERANCE:
+        if along == axis or 1.0 - cylinder_axis[along] ** 2 > ALIGNMENT_TOLERANCE**2:
             return None
         result = _round_in_face(half, axis, sign, T_box_other[:3, 3], float(spec_1.radius_m), along,
                                 0.5 * float(spec_1.length_m))
@@ -92,7 +91,7 @@ def primitive_contact_surface(
         return None
     if result is None:
         return None
-    points_box, triangles, thickness_m, area_m2, volume_m3, centroid_box, (low, high) = result
+    points_box, triangles, outline, template_axes, thickness_m, area_m2, volume_m3, centroid_box, (low, high) = result
     # The surface's normal is the face's outward normal, from body 0 (the box) towards body 1.
     normal_box = np.zeros(3)
     normal_box[axis] = sign
@@ -108,9 +107,11 @@ def primitive_contact_surface(
     axes_xy = rotation_world_plane[:, :2]
     points_plane = (to_world(points_box) - origin_world) @ axes_xy
     centroid_plane = (to_world(centroid_box) - origin_world) @ axes_xy
-    triangles = _counter_clockwise(points_plane, triangles)
+    # The templates wind counter-clockwise in their two box axes; the plane frame may mirror them.
+    if np.linalg.det(axes_xy.T @ rotation_box[:, list(template_axes)]) < 0.0:
+        triangles, outline = triangles[:, [0, 2, 1]], outline[::-1]
     return patch_from_plane_frame(points_plane, triangles, stiffness_pa_per_m * thickness_m,
-                                  boundary_loops(triangles), area_m2,
+                                  (np.ascontiguousarray(outline),), area_m2,
                                   stiffness_pa_per_m * volume_m3, centroid_plane, origin_world, rotation_world_plane)
 
 
@@ -118,7 +119,7 @@ def _box_face(spec: Box, T_world_box: np.ndarray, normal_world: np.ndarray) -> t
     """The box axis (0, 1, 2) and side (+1, -1) whose face the normal leaves by, if aligned."""
     normal_box = T_world_box[:3, :3].T @ normal_world
     axis = int(np.argmax(np.abs(normal_box)))
-    if np.linalg.norm(np.delete(normal_box, axis)) > ALIGNMENT_TOLERANCE:
+    if 1.0 - normal_box[axis] ** 2 > ALIGNMENT_TOLERANCE**2:      # the sine squared of the angle
         return None
     return axis, float(np.sign(normal_box[axis]))
 
@@ -144,8 +145,8 @@ def _box_in_box(half_0, axis, sign, T_box_other, half_1):
     thickness = np.full(4, size[axis])
     # the overlap's extent along the face normal (sign * x[axis]), from the box's centre
     heights = tuple(sorted([sign * lower[axis], sign * upper[axis]]))
-    return (corners, np.array([[0, 1, 2], [0, 2, 3]]), thickness, float(size[across[0]] * size[across[1]]),
-            float(np.prod(size)), 0.5 * (lower + upper), heights)
+    return (corners, np.array([[0, 1, 2], [0, 2, 3]]), np.array([0, 1, 2, 3, 0]), (across[0], across[1]), thickness,
+            float(size[across[0]] * size[across[1]]), float(np.prod(size)), 0.5 * (lower + upper), heights)
 
 
 def _round_in_face(half, axis, sign, centre, radius, along, half_length):
@@ -165,7 +166,8 @@ def _round_in_face(half, axis, sign, centre, radius, along, half_length):
         volume = np.pi * cap_m**2 * (3.0 * radius - cap_m) / 3.0
         # the cap's centroid is on the line through the centre along the normal
         depth_of_centroid = 3.0 * (2.0 * radius - cap_m) ** 2 / (4.0 * (3.0 * radius - cap_m))
-        offsets, triangles, rim_count = _disc_template()
+        offsets, triangles, outline = _disc_template()
+        template_axes = (across[0], across[1])
         lateral = offsets * reach
         q = np.linalg.norm(lateral, axis=1)
         points = np.tile(centre, (len(lateral), 1))
@@ -181,15 +183,12 @@ def _round_in_face(half, axis, sign, centre, radius, along, half_length):
         segment_area = radius**2 * np.arccos(np.clip(height / radius, -1.0, 1.0)) - height * np.sqrt(radius**2 - height**2)
         area = length * 2.0 * reach
         volume = length * segment_area
-        columns = reach * np.cos(np.linspace(np.pi, 0.0, SEGMENT_COLUMNS + 1))   # denser near the edges
-        q = np.concatenate([columns, columns[::-1]])
+        fractions, along_ends, triangles, outline = _segment_template()
+        q = reach * fractions
         points = np.tile(centre, (len(q), 1))
         points[:, across[0]] += q
-        points[:, along] = np.concatenate([np.full(len(columns), lower), np.full(len(columns), upper)])
-        n = len(columns)
-        first = np.arange(n - 1)
-        triangles = np.concatenate([np.column_stack([first, first + 1, 2 * n - 2 - first]),
-                                    np.column_stack([first, 2 * n - 2 - first, 2 * n - 1 - first])])
+        points[:, along] = np.where(along_ends, upper, lower)
+        template_axes = (across[0], along)
         centroid = centre.copy()
         centroid[along] = 0.5 * (lower + upper)
         depth_of_centroid = None
@@ -204,13 +203,13 @@ def _round_in_face(half, axis, sign, centre, radius, along, half_length):
         centroid[axis] = sign * half[axis]
     # heights along the face's outward normal, from the box centre, that the overlap spans
     heights = (half[axis] + max(height - radius, -depth_axis_m), half[axis])
-    return points, triangles, thickness, float(area), float(volume), centroid, heights
+    return points, triangles, outline, template_axes, thickness, float(area), float(volume), centroid, heights
 
 
 @lru_cache(maxsize=1)
-def _disc_template() -> tuple[np.ndarray, np.ndarray, int]:
+def _disc_template() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """A triangulated unit disc: offsets (V, 2) (the rim first, counter-clockwise), triangles
-    (T, 3) counter-clockwise, and the rim's vertex count. Rings of vertices at equal radial
+    (T, 3) counter-clockwise, and the rim as a closed loop. Rings of vertices at equal radial
     steps, each with fewer vertices towards the centre."""
     radii = np.linspace(1.0, 0.0, DISC_RINGS + 1)
     rings = []
@@ -219,10 +218,31 @@ def _disc_template() -> tuple[np.ndarray, np.ndarray, int]:
         angles = 2.0 * np.pi * (np.arange(count) + 0.5 * (k % 2)) / count
         rings.append(radius * np.column_stack([np.cos(angles), np.sin(angles)]))
     offsets = np.concatenate(rings + [np.zeros((1, 2))])
-    triangles = Delaunay(offsets).simplices.astype(np.int64)
-    offsets.setflags(write=False)
-    triangles.setflags(write=False)
-    return offsets, triangles, len(rings[0])
+    triangles = _counter_clockwise(offsets, Delaunay(offsets).simplices.astype(np.int64))
+    outline = np.append(np.arange(len(rings[0])), 0)
+    for array in (offsets, triangles, outline):
+        array.setflags(write=False)
+    return offsets, triangles, outline
+
+
+@lru_cache(maxsize=1)
+def _segment_template() -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """A rectangle cut into ``SEGMENT_COLUMNS`` columns across (denser near the sides, where the
+    thickness of a circular segment changes fastest): the across fraction (V,) in [-1, 1] and
+    which end along the axis (V,) of each vertex, triangles (T, 3) counter-clockwise in
+    (across, along), and the boundary as a closed loop."""
+    columns = np.cos(np.linspace(np.pi, 0.0, SEGMENT_COLUMNS + 1))
+    n = len(columns)
+    fractions = np.concatenate([columns, columns[::-1]])          # low end left to right, then back
+    ends = np.concatenate([np.zeros(n, dtype=bool), np.ones(n, dtype=bool)])
+    first = np.arange(n - 1)
+    triangles = np.concatenate([np.column_stack([first, first + 1, 2 * n - 2 - first]),
+                                np.column_stack([first, 2 * n - 2 - first, 2 * n - 1 - first])])
+    triangles = _counter_clockwise(np.column_stack([fractions, ends.astype(float)]), triangles)
+    outline = np.append(np.arange(2 * n), 0)
+    for array in (fractions, ends, triangles, outline):
+        array.setflags(write=False)
+    return fractions, ends, triangles, outline
 
 
 def _counter_clockwise(points_plane: np.ndarray, triangles: np.ndarray) -> np.ndarray:
