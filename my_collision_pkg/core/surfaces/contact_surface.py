@@ -66,7 +66,7 @@ from my_collision_pkg.core.surfaces.convex_overlap import (
     pockets_reached,
     prepare_solid,
 )
-from my_collision_pkg.core.surfaces.outline import boundary_loops
+from my_collision_pkg.core.surfaces.outline import boundary_loops, unique_edges
 from my_collision_pkg.core.surfaces.plane_geometry import cross_2d, left_normals, triangle_areas, unit_rows
 from my_collision_pkg.core.surfaces.refinement import (  # noqa: F401  (the refinement's limits, also named here)
     MAX_EDGE_FRACTION,
@@ -352,9 +352,19 @@ def _convex_surface(polytope, volume_m3, centroid_plane, origin_world, rotation_
     top = _heights_over(points_xy, normals[up], offsets[up]).min(axis=1)
     bottom = _heights_over(points_xy, normals[down], offsets[down]).max(axis=1)
     thickness = np.clip(top - bottom, 0.0, high - low)
-    return patch_from_plane_frame(points_xy, triangles, stiffness * thickness, boundary_loops(triangles),
+    return patch_from_plane_frame(points_xy, triangles, stiffness * thickness, (_convex_outline(points_xy, triangles),),
                   float(triangle_areas(points_xy, triangles).sum()), stiffness * volume_m3, centroid_plane[:2],
                   origin_world, rotation_world_plane)
+
+
+def _convex_outline(points_xy: np.ndarray, triangles: np.ndarray) -> np.ndarray:
+    """The boundary of a triangulated convex region as one closed counter-clockwise loop through
+    every boundary vertex: the vertices of the edges one triangle uses, in angle about their mean."""
+    _, directed, _, uses = unique_edges(triangles)
+    boundary = np.unique(directed[uses == 1])
+    offsets = points_xy[boundary] - points_xy[boundary].mean(axis=0)
+    loop = boundary[np.argsort(np.arctan2(offsets[:, 1], offsets[:, 0]), kind="stable")]
+    return np.append(loop, loop[0])
 
 
 def _heights_over(points_xy: np.ndarray, normals: np.ndarray, offsets: np.ndarray) -> np.ndarray:
