@@ -39,6 +39,8 @@ from my_collision_pkg.core.surfaces.contact_surface import (
     ContactSurfaceError,
     SurfacePatch,
     compute_contact_surface,
+    contact_surface_of_solids,
+    prepared_solid,
 )
 
 STIFFNESS_PA_PER_M = 2.0e6
@@ -823,12 +825,19 @@ def test_a_pocket_inside_the_other_body_is_taken_out_of_the_hulls_overlap():
     body_0 = trimesh.Trimesh(np.array(mesh.vert_properties)[:, :3], np.array(mesh.tri_verts), process=False)
     body_1 = box((0.1, 0.1, 0.1), centre_m=(0, 0, 0.05 - 0.01))               # 10 mm into the face
     point, normal = np.array([0.0, 0.0, -0.005]), np.array([0.0, 0.0, 1.0])
-    patch = compute_contact_surface(body_0, body_1, point, normal, STIFFNESS_PA_PER_M)
-    assert_well_formed(patch, point, normal)
     volume_m3 = overlap_volume_m3(body_0, body_1)
     assert volume_m3 == pytest.approx(0.1 * 0.1 * 0.01 - 0.04 * 0.04 * 0.006, rel=1e-6)
-    assert -patch.force_world_n @ normal == pytest.approx(STIFFNESS_PA_PER_M * volume_m3, rel=VOLUME_RTOL)
-    assert patch.area_m2 == pytest.approx(0.01, rel=1e-9)      # the dent does not cut through
-    # the volume centroid moves away from the dent, and the pressure centroid with it
-    expected_x = -(0.04 * 0.04 * 0.006 * 0.01) / volume_m3
-    assert patch.centroid_world[0] == pytest.approx(expected_x, rel=1e-6)
+    solids = [prepared_solid(body, "mesh") for body in (body_0, body_1)]
+    assert not solids[0].convex and len(solids[0].pocket_triangles) > 0
+    # by the pockets (solids used many times, as explanation_surfaces does) and by manifold3d
+    by_pockets = contact_surface_of_solids(*solids, point, normal, STIFFNESS_PA_PER_M, subtract_pockets=True)
+    by_manifold = compute_contact_surface(body_0, body_1, point, normal, STIFFNESS_PA_PER_M)
+    for patch in (by_pockets, by_manifold):
+        assert_well_formed(patch, point, normal)
+        assert -patch.force_world_n @ normal == pytest.approx(STIFFNESS_PA_PER_M * volume_m3, rel=VOLUME_RTOL)
+        assert patch.area_m2 == pytest.approx(0.01, rel=1e-6)      # the dent does not cut through
+        # the volume centroid moves away from the dent, and the pressure centroid with it
+        expected_x = -(0.04 * 0.04 * 0.006 * 0.01) / volume_m3
+        assert patch.centroid_world[0] == pytest.approx(expected_x, rel=1e-6)
+    # the pockets' path draws the hulls' overlap: a constant 10 mm (the dent's 6 mm not taken out)
+    np.testing.assert_allclose(by_pockets.pressure_pa, STIFFNESS_PA_PER_M * 0.01, rtol=1e-9)

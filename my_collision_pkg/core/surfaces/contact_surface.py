@@ -22,7 +22,12 @@ Two ways to compute it:
    triangulated by the overlap's faces on one side (the lower or the upper ones, projected; they
    tile the footprint), the thickness at each vertex is the distance between the upper and lower
    faces there. Where the other side is one plane (a body pressed into a flat face), the thickness
-   is linear on each triangle, so the drawn field is the exact one.
+   is linear on each triangle, so the drawn field is the exact one. For solids used many times
+   (``explanation_surfaces``), an overlap that reaches a pocket of a mesh (a part of its hull
+   outside it) is the hulls' overlap less the pockets' parts in it, by manifold3d booleans of the
+   small pocket solids, unless a pocket's part may cut through the overlap: force and centroid
+   stay exact, the footprint is the hulls' overlap's, and the drawn thickness is the hulls'
+   (it overstates the pressure over a pocket by the pocket's depth there).
 2. **Any closed meshes** (manifold3d): the intersection volume by a boolean, its projection onto
    the plane (``Manifold.project``) cut into a grid and triangulated, the thickness at every
    vertex by an exact line/solid test (:class:`_ThicknessSampler`), the triangulation refined
@@ -260,16 +265,24 @@ def contact_surface_of_solids(
     *,
     plane_into_overlap: bool = False,
     known_to_overlap: bool = False,
+    subtract_pockets: bool = False,
 ) -> SurfacePatch | None:
     """:func:`compute_contact_surface` on prepared solids (world frame) and checked arguments.
 
     With ``plane_into_overlap``, a plane that misses the overlap is moved along the normal to
     halfway through it instead of giving None. With ``known_to_overlap`` (the caller has a
     penetrating contact of the two), the check that the convex path's overlap is inside a
-    non-convex body (which can only fail when the bodies do not overlap) is skipped.
+    non-convex body (which can only fail when the bodies do not overlap) is skipped. With
+    ``subtract_pockets`` (solids prepared once and used many times: their pocket solids are
+    kept), an overlap that reaches a pocket of a mesh is the hulls' overlap less the pockets'
+    parts when these cannot cut through it; otherwise, and by default, such an overlap is
+    computed by manifold3d.
     """
     rotation_world_plane = plane_axes_world(normal_unit_world)
     reached = (pockets_reached(solid_0, solid_1), pockets_reached(solid_1, solid_0))
+    if any(reached) and not subtract_pockets:
+        return _manifold_surface(solid_0, solid_1, plane_point_world, rotation_world_plane, stiffness_pa_per_m,
+                                 plane_into_overlap)
     points_world = hull_overlap_points(solid_0, solid_1)
     if len(points_world) == 0:
         return None

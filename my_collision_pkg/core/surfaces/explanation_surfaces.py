@@ -87,7 +87,7 @@ def explanation_surfaces(world: CollisionWorld, explanation: Explanation,
                 continue                         # an open mesh bounds no volume: contacts but no surface
             patch = contact_surface_of_solids(solids[0].transformed(poses[0]), solids[1].transformed(poses[1]),
                                               midpoint, normal, stiffness_pa_per_m, plane_into_overlap=True,
-                                              known_to_overlap=True)
+                                              known_to_overlap=True, subtract_pockets=True)
         if patch is not None:
             surfaces.append(ContactSurface(names, shape_ids, contact.body_types, patch))
     return tuple(surfaces)
