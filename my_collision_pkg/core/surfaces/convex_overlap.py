@@ -5,13 +5,14 @@ oriented, after merging coincident vertices) and records what the fast path need
 the mesh is convex, the planes and edges of its convex hull (the mesh itself when convex), and
 the mesh triangles that are not on the hull. :meth:`PreparedSolid.transformed` moves it rigidly.
 
-:func:`convex_overlap_points` gives the vertices of the overlap of two prepared solids when that
-overlap is the overlap of their hulls (always for two convex meshes; for meshes that are convex
-but for a few pockets, when neither hull meets the other mesh's pocket triangles), or None when
-that cannot be shown cheaply (the caller then uses manifold3d). A vertex of the intersection of
-two convex polytopes is a vertex of one inside the other, or where an edge of one crosses a face
-of the other: every edge of each hull is clipped to the other hull, and the clipped ends are the
-candidates. Their convex hull (qhull) is the overlap.
+:func:`hull_overlap_points` gives candidate vertices of the overlap of two prepared solids'
+hulls: a vertex of the intersection of two convex polytopes is a vertex of one inside the
+other, or where an edge of one crosses a face of the other, so every edge of each hull is clipped
+to the other hull, and the hull vertices inside and the crossings are the candidates; their convex
+hull (:func:`convex_polytope`, qhull) is the overlap of the hulls. That is the overlap of the
+solids when both are convex, or when neither hull reaches the other mesh's pocket triangles
+(:func:`pockets_reached`: a convex solid meets a pocket of a mesh only through its triangles, as
+the mesh's own body lies between the pocket and anything the convex solid meets of the mesh).
 
 Everything is plain numpy and scipy; metres, in whatever frame the vertices are given.
 """
@@ -29,7 +30,8 @@ __all__ = [
     "MeshVolumeError",
     "PreparedSolid",
     "contains_point",
-    "convex_overlap_points",
+    "hull_overlap_points",
+    "pockets_reached",
     "convex_polytope",
     "prepare_solid",
 ]
@@ -114,7 +116,7 @@ class PreparedSolid:
 
 
 def prepare_solid(vertices: np.ndarray, faces: np.ndarray, argument_name: str) -> PreparedSolid:
-    """Check that a mesh bounds a volume and prepare it for :func:`convex_overlap_points`.
+    """Check that a mesh bounds a volume and prepare it for :func:`hull_overlap_points`.
 
     Coincident vertices are merged when the mesh is not closed as given (an STL-like triangle
     soup); an inside-out mesh is turned outward.
@@ -231,26 +233,6 @@ def hull_overlap_points(solid_0: PreparedSolid, solid_1: PreparedSolid) -> np.nd
     upper = np.minimum(solid_0.upper, solid_1.upper)
     if np.any(lower > upper):
         return np.zeros((0, 3))
-    return np.concatenate([
-        _clip_edges(solid_0, solid_1.hull_planes, lower, upper),
-        _clip_edges(solid_1, solid_0.hull_planes, lower, upper),
-    ])
-
-
-def convex_overlap_points(solid_0: PreparedSolid, solid_1: PreparedSolid) -> np.ndarray | None:
-    """Candidate vertices (N, 3) of the overlap of two solids when it is a convex polytope.
-
-    Returns None when the overlap cannot be shown to be the overlap of the two hulls (a pocket
-    of a non-convex mesh may be involved). Returns an empty array when the hulls do not overlap.
-    The convex hull of the points returned is the overlap.
-    """
-    lower = np.maximum(solid_0.lower, solid_1.lower)
-    upper = np.minimum(solid_0.upper, solid_1.upper)
-    if np.any(lower > upper):
-        return np.zeros((0, 3))
-    for solid, other in ((solid_0, solid_1), (solid_1, solid_0)):
-        if not solid.convex and not _pockets_clear_of(solid.pocket_triangles, other.hull_planes):
-            return None
     return np.concatenate([
         _clip_edges(solid_0, solid_1.hull_planes, lower, upper),
         _clip_edges(solid_1, solid_0.hull_planes, lower, upper),
