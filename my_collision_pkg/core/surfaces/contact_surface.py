@@ -390,8 +390,11 @@ def _less_pockets(solid_0, solid_1, reached, origin_world, rotation_world_plane,
     overlap (``polytope``): A n B = (H_A - P_A) n (H_B - P_B), with P the pockets (hull less
     mesh) and only the pockets the other hull reaches counted.
 
-    Returns None when a pocket's part in the hulls' overlap touches both its upper and its lower
-    faces: it may then cut through it, and the footprint would not be the hulls' overlap's.
+    Returns None when the pockets' parts may cut through the hulls' overlap somewhere (the
+    footprint would then not be the hulls' overlap's): where they do over an area, their upward
+    faces there lie on the overlap's upper faces and their downward faces on its lower ones, so
+    it suffices that no upward triangle of theirs lying on the upper faces overlaps, seen along
+    the normal, a downward one lying on the lower faces.
     """
     volume_m3, centroid_plane = polytope.volume_m3, polytope.centroid
     normals, offsets = polytope.equations[:, :3], polytope.equations[:, 3]
@@ -413,18 +416,43 @@ def _less_pockets(solid_0, solid_1, reached, origin_world, rotation_world_plane,
     if reached[0] and reached[1]:
         terms.append((1.0, in_plane(solid_0, "pockets") ^ in_plane(solid_1, "pockets")))
     moment = volume_m3 * np.asarray(centroid_plane, dtype=float)
+    on_top, on_bottom = [], []
     for sign, part in terms:
         if part.is_empty() or not part.volume() > 0.0:
             continue
-        corners = np.asarray(part.to_mesh64().vert_properties, dtype=np.float64)[:, :3]
-        top = _heights_over(corners[:, :2], normals[up], offsets[up]).min(axis=1)
-        bottom = _heights_over(corners[:, :2], normals[down], offsets[down]).max(axis=1)
-        if np.any(corners[:, 2] >= top - touch_m) and np.any(corners[:, 2] <= bottom + touch_m):
-            return None
-        part_volume_m3, part_centroid = _volume_and_centroid(part)
+        mesh = part.to_mesh64()
+        vertices = np.asarray(mesh.vert_properties, dtype=np.float64)[:, :3]
+        faces = np.asarray(mesh.tri_verts, dtype=np.int64).reshape(-1, 3)
+        if sign < 0.0:
+            top = _heights_over(vertices[:, :2], normals[up], offsets[up]).min(axis=1)
+            bottom = _heights_over(vertices[:, :2], normals[down], offsets[down]).max(axis=1)
+            corners_xy = vertices[faces][:, :, :2]
+            facing = cross_2d(corners_xy[:, 1] - corners_xy[:, 0], corners_xy[:, 2] - corners_xy[:, 0])
+            on_top.append(corners_xy[(facing > 0.0) & np.all((vertices[:, 2] >= top - touch_m)[faces], axis=1)])
+            on_bottom.append(corners_xy[(facing < 0.0) & np.all((vertices[:, 2] <= bottom + touch_m)[faces], axis=1)])
+        part_volume_m3, part_centroid = _volume_and_centroid_of(vertices, faces)
         volume_m3 += sign * part_volume_m3
         moment = moment + sign * part_volume_m3 * part_centroid
+    if on_top and _any_overlap(np.concatenate(on_top), np.concatenate(on_bottom), touch_m):
+        return None
     return volume_m3, (moment / volume_m3 if volume_m3 > 0.0 else moment)
+
+
+def _any_overlap(triangles_a: np.ndarray, triangles_b: np.ndarray, margin_m: float) -> bool:
+    """Whether a triangle of (A, 3, 2) and one of (B, 3, 2) overlap over an area (by more than
+    ``margin_m`` across): no edge direction of either separates them (separating axes)."""
+    if len(triangles_a) == 0 or len(triangles_b) == 0:
+        return False
+    pairs_a = np.repeat(triangles_a, len(triangles_b), axis=0)        # (P, 3, 2)
+    pairs_b = np.tile(triangles_b, (len(triangles_a), 1, 1))
+    edges = np.concatenate([np.roll(pairs_a, -1, axis=1) - pairs_a, np.roll(pairs_b, -1, axis=1) - pairs_b], axis=1)
+    axes = np.stack([-edges[..., 1], edges[..., 0]], axis=-1)          # (P, 6, 2) edge normals
+    axes /= np.maximum(np.linalg.norm(axes, axis=-1, keepdims=True), np.finfo(float).tiny)
+    project_a = np.einsum("pkd,pad->pka", axes, pairs_a)              # (P, 6, 3)
+    project_b = np.einsum("pkd,pbd->pkb", axes, pairs_b)
+    separated = (project_a.max(axis=2) <= project_b.min(axis=2) + margin_m) | (
+        project_b.max(axis=2) <= project_a.min(axis=2) + margin_m)
+    return bool(np.any(~np.any(separated, axis=1)))
 
 
 def _frame_manifold(solid: PreparedSolid, what: str) -> manifold3d.Manifold:
@@ -515,8 +543,13 @@ def _manifold_surface(solid_0, solid_1, origin_world, rotation_world_plane, stif
 def _volume_and_centroid(solid: manifold3d.Manifold) -> tuple[float, np.ndarray]:
     """Volume and volume centroid (3,) of a closed manifold3d solid, by its signed tetrahedra."""
     mesh = solid.to_mesh64()
-    vertices = np.asarray(mesh.vert_properties, dtype=np.float64)[:, :3]
-    corners = vertices[np.asarray(mesh.tri_verts, dtype=np.int64).reshape(-1, 3)]
+    return _volume_and_centroid_of(np.asarray(mesh.vert_properties, dtype=np.float64)[:, :3],
+                                   np.asarray(mesh.tri_verts, dtype=np.int64).reshape(-1, 3))
+
+
+def _volume_and_centroid_of(vertices: np.ndarray, faces: np.ndarray) -> tuple[float, np.ndarray]:
+    """Volume and volume centroid (3,) of a closed outward mesh, by its signed tetrahedra."""
+    corners = vertices[faces]
     apex = vertices.mean(axis=0)
     volumes = np.linalg.det(corners - apex) / 6.0
     total = float(volumes.sum())
