@@ -155,6 +155,9 @@ def assert_well_formed(patch: SurfacePatch, point_world, normal_world) -> None:
         assert loop.dtype == np.int64 and len(loop) >= 4 and loop[0] == loop[-1]
     boundary_vertices = np.unique(np.concatenate([loop[:-1] for loop in patch.outlines]))
     assert len(boundary_vertices) == sum(len(loop) - 1 for loop in patch.outlines)
+    # outer loops counter-clockwise, holes clockwise: their signed areas add up to the area
+    enclosed_m2 = sum(signed_area_about(patch.vertices_world[loop], normal) for loop in patch.outlines)
+    assert enclosed_m2 == pytest.approx(patch.area_m2, rel=1e-9)
     force_along_normal = patch.force_world_n @ normal
     assert force_along_normal <= 0.0, "the force on body 0 points from body 1 towards body 0"
     np.testing.assert_allclose(

@@ -71,7 +71,7 @@ from my_collision_pkg.core.surfaces.convex_overlap import (
     pockets_reached,
     prepare_solid,
 )
-from my_collision_pkg.core.surfaces.outline import boundary_loops, unique_edges
+from my_collision_pkg.core.surfaces.outline import boundary_loops
 from my_collision_pkg.core.surfaces.plane_geometry import cross_2d, left_normals, triangle_areas, unit_rows
 from my_collision_pkg.core.surfaces.refinement import (  # noqa: F401  (the refinement's limits, also named here)
     MAX_EDGE_FRACTION,
@@ -358,23 +358,27 @@ def _convex_surface(polytope, volume_m3, centroid_plane, origin_world, rotation_
     points_xy = polytope.points[:, :2]
     signed = triangle_areas(points_xy, triangles)
     triangles = np.where((signed < 0.0)[:, None], triangles[:, [0, 2, 1]], triangles)[signed != 0.0]
+    # A vertex of this side is on the footprint's outline exactly when a face of the other side or
+    # a wall meets it (inside the footprint the thickness is positive and only this side's faces
+    # surround a vertex of it).
+    on_outline = np.zeros(len(points_xy), dtype=bool)
+    on_outline[polytope.simplices[~side]] = True
     used, triangles = np.unique(triangles, return_inverse=True)
     triangles = triangles.reshape(-1, 3)
     points_xy = points_xy[used]
+    outline = _convex_loop(points_xy, np.flatnonzero(on_outline[used]))
     # Heights of the upper and lower faces over each vertex: z = -(offset + n_x x + n_y y) / n_z.
     top = _heights_over(points_xy, normals[up], offsets[up]).min(axis=1)
     bottom = _heights_over(points_xy, normals[down], offsets[down]).max(axis=1)
     thickness = np.clip(top - bottom, 0.0, high - low)
-    return patch_from_plane_frame(points_xy, triangles, stiffness * thickness, (_convex_outline(points_xy, triangles),),
+    return patch_from_plane_frame(points_xy, triangles, stiffness * thickness, (outline,),
                   float(triangle_areas(points_xy, triangles).sum()), stiffness * volume_m3, centroid_plane[:2],
                   origin_world, rotation_world_plane)
 
 
-def _convex_outline(points_xy: np.ndarray, triangles: np.ndarray) -> np.ndarray:
-    """The boundary of a triangulated convex region as one closed counter-clockwise loop through
-    every boundary vertex: the vertices of the edges one triangle uses, in angle about their mean."""
-    _, directed, _, uses = unique_edges(triangles)
-    boundary = np.unique(directed[uses == 1])
+def _convex_loop(points_xy: np.ndarray, boundary: np.ndarray) -> np.ndarray:
+    """The boundary vertices of a convex region as one closed counter-clockwise loop: in angle
+    about their mean (inside the region)."""
     offsets = points_xy[boundary] - points_xy[boundary].mean(axis=0)
     loop = boundary[np.argsort(np.arctan2(offsets[:, 1], offsets[:, 0]), kind="stable")]
     return np.append(loop, loop[0])

@@ -92,14 +92,16 @@ class PreparedSolid:
         rotation, translation = T_world_frame[:3, :3], T_world_frame[:3, 3]
         normals = self.hull_planes[:, :3] @ rotation.T
         planes = np.column_stack([normals, self.hull_planes[:, 3] + normals @ translation])
+        hull_points = self.hull_points @ rotation.T + translation
         return PreparedSolid(
-            vertices=self.vertices @ rotation.T + translation,
+            vertices=hull_points if self.hull_points is self.vertices else self.vertices @ rotation.T + translation,
             faces=self.faces,
             convex=self.convex,
             hull_planes=planes,
-            hull_points=self.hull_points @ rotation.T + translation,
+            hull_points=hull_points,
             hull_edges=self.hull_edges,
-            pocket_triangles=self.pocket_triangles @ rotation.T + translation,
+            pocket_triangles=(self.pocket_triangles @ rotation.T + translation) if len(self.pocket_triangles)
+            else self.pocket_triangles,
             size_m=self.size_m,
             hull_faces=self.hull_faces,
             T_world_frame=T_world_frame @ self.T_world_frame,
