@@ -24,6 +24,7 @@ import numpy as np
 from scipy.spatial import ConvexHull, QhullError
 
 from my_collision_pkg.core.errors import CollisionPkgError
+from my_collision_pkg.core.kernels.overlap import clip_edges_to_planes
 
 __all__ = [
     "ConvexPolytope",
@@ -189,7 +190,7 @@ def prepare_solid(vertices: np.ndarray, faces: np.ndarray, argument_name: str) -
         raise MeshVolumeError(f"{argument_name} encloses no volume (qhull: {error})") from error
     planes = np.column_stack([hull.equations[:, :3], -hull.equations[:, 3]])
     simplex_edges = np.concatenate([hull.simplices[:, [0, 1]], hull.simplices[:, [1, 2]], hull.simplices[:, [2, 0]]])
-    edges = np.unique(np.sort(simplex_edges, axis=1), axis=0)
+    edges = np.unique(np.sort(simplex_edges, axis=1), axis=0).astype(np.int64)
     hull_points = vertices
     # A mesh triangle is on the hull when no hull vertex is above its plane.
     rises = (vertices[hull.vertices] @ normals.T) - np.einsum("ij,ij->i", normals, corners[:, 0])[None, :]
@@ -251,45 +252,19 @@ def _pockets_clear_of(triangles: np.ndarray, planes: np.ndarray) -> bool:
 
 def _clip_edges(solid: PreparedSolid, planes: np.ndarray, lower: np.ndarray, upper: np.ndarray) -> np.ndarray:
     """The solid's hull vertices inside the convex set ``planes`` and the points where its hull
-    edges cross the set's boundary (each once).
+    edges cross the set's boundary (each once), compiled (``kernels.overlap``).
 
-    Only edges whose bounding box meets the box ``lower``-``upper`` (the overlap of the two
-    solids' boxes) can have parts inside; only the planes that one of their ends is outside of
-    can cut them.
+    Only vertices and edges whose bounding box meets the box ``lower``-``upper`` (the overlap of
+    the two solids' boxes) can be inside.
     """
-    points = solid.hull_points
-    starts_index, ends_index = solid.hull_edges[:, 0], solid.hull_edges[:, 1]
-    starts, ends = points[starts_index], points[ends_index]
-    near = np.all(np.minimum(starts, ends) <= upper, axis=1) & np.all(np.maximum(starts, ends) >= lower, axis=1)
-    if not np.any(near):
-        return np.zeros((0, 3))
-    starts_index, ends_index = starts_index[near], ends_index[near]
-    ends_used = np.zeros(len(points), dtype=bool)
-    ends_used[starts_index] = True
-    ends_used[ends_index] = True
-    candidates = np.flatnonzero(ends_used)
-    heights = np.zeros((len(points), len(planes)))
-    heights[candidates] = points[candidates] @ planes[:, :3].T - planes[:, 3]   # positive outside
-    outside_any = heights > 0.0
-    inside = points[candidates[~outside_any[candidates].any(axis=1)]]
-    active = outside_any[candidates].any(axis=0)
-    height_start = heights[starts_index][:, active]  # (E, H')
-    height_end = heights[ends_index][:, active]
-    outside = np.any((height_start > 0.0) & (height_end > 0.0), axis=1)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        crossing = height_start / (height_start - height_end)
-    entering = (height_start > 0.0) & (height_end <= 0.0)
-    leaving = (height_start <= 0.0) & (height_end > 0.0)
-    t_in = np.where(entering, crossing, 0.0).max(axis=1, initial=0.0)
-    t_out = np.where(leaving, crossing, 1.0).min(axis=1, initial=1.0)
-    # An edge that only touches the other solid (at a vertex where it crosses an edge of it, as
-    # in symmetric contacts) has t_in = t_out up to rounding: keep that point too.
-    keep = ~outside & (t_in <= t_out + EDGE_TOUCH_TOLERANCE)
-    t_low, t_high = np.minimum(t_in, t_out), np.maximum(t_in, t_out)
-    starts, span = points[starts_index], points[ends_index] - points[starts_index]
-    enter, leave = keep & (t_low > 0.0), keep & (t_high < 1.0)
-    return np.concatenate([inside, starts[enter] + t_low[enter, None] * span[enter],
-                           starts[leave] + t_high[leave, None] * span[leave]])
+    return clip_edges_to_planes(_kernel_array(solid.hull_points, np.float64), _kernel_array(solid.hull_edges, np.int64),
+                                _kernel_array(planes, np.float64), _kernel_array(lower, np.float64),
+                                _kernel_array(upper, np.float64), EDGE_TOUCH_TOLERANCE)
+
+
+def _kernel_array(array: np.ndarray, dtype) -> np.ndarray:
+    """A C-ordered, writable ndarray of ``dtype`` (the one signature the kernel is compiled for)."""
+    return np.require(array, dtype=dtype, requirements=["C", "W"])
 
 
 @dataclass(frozen=True)
