@@ -358,6 +358,7 @@ def _convex_surface(polytope, volume_m3, centroid_plane, origin_world, rotation_
     points_xy = polytope.points[:, :2]
     signed = triangle_areas(points_xy, triangles)
     triangles = np.where((signed < 0.0)[:, None], triangles[:, [0, 2, 1]], triangles)[signed != 0.0]
+    area_m2 = float(np.abs(signed).sum())
     # A vertex of this side is on the footprint's outline exactly when a face of the other side or
     # a wall meets it (inside the footprint the thickness is positive and only this side's faces
     # surround a vertex of it).
@@ -371,9 +372,8 @@ def _convex_surface(polytope, volume_m3, centroid_plane, origin_world, rotation_
     top = _heights_over(points_xy, normals[up], offsets[up]).min(axis=1)
     bottom = _heights_over(points_xy, normals[down], offsets[down]).max(axis=1)
     thickness = np.clip(top - bottom, 0.0, high - low)
-    return patch_from_plane_frame(points_xy, triangles, stiffness * thickness, (outline,),
-                  float(triangle_areas(points_xy, triangles).sum()), stiffness * volume_m3, centroid_plane[:2],
-                  origin_world, rotation_world_plane)
+    return patch_from_plane_frame(points_xy, triangles, stiffness * thickness, (outline,), area_m2,
+                                  stiffness * volume_m3, centroid_plane[:2], origin_world, rotation_world_plane)
 
 
 def _convex_loop(points_xy: np.ndarray, boundary: np.ndarray) -> np.ndarray:
