@@ -138,12 +138,12 @@ def tessellation(spec, T_world_shape) -> trimesh.Trimesh:
     return mesh.apply_transform(T_world_shape)
 
 
-def run_analytic_cases(before, rounds: int) -> list[float]:
+def run_analytic_cases(before, rounds: int) -> dict[str, list[tuple[float, float]]]:
     print(f"\n1. analytic cases (stiffness {STIFFNESS_PA_PER_M:.0e} Pa/m): force = stiffness x overlap volume, "
           f"area = footprint")
     print(f"   {'case':<27}{'path':<10}{'median ms':>10}{'p90 ms':>8}{'cpu ms':>8}{'force N':>10}{'k*V N':>9}{'rel err':>9}"
           f"{'area cm2':>10}{'exact':>8}")
-    after_ms = []
+    after_ms = {}
     for title, spec_0, T_0, spec_1, T_1, point, normal, volume_m3, area_m2 in analytic_cases():
         meshes = (tessellation(spec_0, T_0), tessellation(spec_1, T_1))
         paths = []
@@ -157,7 +157,7 @@ def run_analytic_cases(before, rounds: int) -> list[float]:
         for path, call in paths:
             median_ms, p90_ms, patch = timed(call, rounds)
             if path != "before":
-                after_ms.append((median_ms, CPU_MS[-1]))
+                after_ms.setdefault(path, []).append((median_ms, CPU_MS[-1]))
             force_n = float(-patch.force_world_n @ normal)
             print(f"   {title:<27}{path:<10}{median_ms:>10.3f}{p90_ms:>8.3f}{CPU_MS[-1]:>8.3f}{force_n:>10.3f}{expected_n:>9.3f}"
                   f"{force_n / expected_n - 1.0:>+9.1e}{patch.area_m2 * 1e4:>10.2f}{area_m2 * 1e4:>8.2f}")
@@ -291,7 +291,8 @@ def main() -> None:
     load = os.getloadavg()
     print(f"contact surfaces, {options.rounds} rounds per pair after a warm-up; before = surfaces at "
           f"{options.before}; load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} on {os.cpu_count()} cores")
-    summary = [("analytic cases", run_analytic_cases(before, options.rounds)),
+    by_path = run_analytic_cases(before, options.rounds)
+    summary = [("analytic cases, analytic path", by_path["analytic"]), ("analytic cases, mesh path", by_path["mesh"]),
                ("demo pairs", run_demo_pairs(before, options.rounds))]
     if not options.skip_links:
         summary.append(("link-mesh pairs", run_link_pairs(before, options.rounds)))
