@@ -54,6 +54,7 @@ world frame of the input meshes.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import manifold3d
@@ -611,12 +612,17 @@ def plane_axes_world(normal_unit_world: np.ndarray) -> np.ndarray:
     axis-aligned normal the frame is an exact signed permutation of the world axes, so boxes
     stay exact.
     """
-    seed_axis = np.zeros(3)
-    seed_axis[int(np.argmin(np.abs(normal_unit_world)))] = 1.0
-    x_axis = seed_axis - np.dot(seed_axis, normal_unit_world) * normal_unit_world
-    x_axis /= np.linalg.norm(x_axis)
-    y_axis = np.cross(normal_unit_world, x_axis)
-    return np.column_stack([x_axis, y_axis, normal_unit_world])
+    # Three floats: plain arithmetic (numpy's small-array calls cost more than the work here).
+    nx, ny, nz = (float(v) for v in normal_unit_world)
+    seed = min(range(3), key=lambda k: abs((nx, ny, nz)[k]))
+    along = (nx, ny, nz)[seed]
+    x_axis = [-along * nx, -along * ny, -along * nz]
+    x_axis[seed] += 1.0
+    length = math.sqrt(x_axis[0] ** 2 + x_axis[1] ** 2 + x_axis[2] ** 2)
+    xx, xy, xz = x_axis[0] / length, x_axis[1] / length, x_axis[2] / length
+    return np.array([[xx, ny * xz - nz * xy, nx],
+                     [xy, nz * xx - nx * xz, ny],
+                     [xz, nx * xy - ny * xx, nz]])
 
 # ---------------------------------------------------------------------------------------------
 # Thickness of the intersection volume along the normal

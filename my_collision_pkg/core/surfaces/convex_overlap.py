@@ -295,14 +295,17 @@ def convex_polytope(points: np.ndarray) -> ConvexPolytope | None:
         hull = ConvexHull(points)
     except QhullError:
         return None
-    corners = points[hull.simplices]  # (S, 3, 3)
+    simplices = hull.simplices
     apex = points[hull.vertices].mean(axis=0)
-    volumes = np.abs(np.linalg.det(corners - apex)) / 6.0
+    a, b, c = points[simplices[:, 0]] - apex, points[simplices[:, 1]] - apex, points[simplices[:, 2]] - apex
+    # |a . (b x c)| / 6: the tetrahedron on each hull triangle and a point inside
+    volumes = np.abs(a[:, 0] * (b[:, 1] * c[:, 2] - b[:, 2] * c[:, 1]) + a[:, 1] * (b[:, 2] * c[:, 0] - b[:, 0] * c[:, 2])
+                     + a[:, 2] * (b[:, 0] * c[:, 1] - b[:, 1] * c[:, 0])) / 6.0
     total = float(volumes.sum())
     if not total > 0.0:
         return None
-    centroid = (volumes[:, None] * (corners.sum(axis=1) + apex)).sum(axis=0) / (4.0 * total)
-    return ConvexPolytope(points, hull.simplices.astype(np.int64), hull.equations, total, centroid)
+    centroid = apex + (volumes @ (a + b + c)) / (4.0 * total)
+    return ConvexPolytope(points, simplices.astype(np.int64), hull.equations, total, centroid)
 
 
 def contains_point(solid: PreparedSolid, point: np.ndarray) -> bool:
