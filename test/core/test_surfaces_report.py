@@ -8,6 +8,7 @@ from core_scenes import SLIDER_URDF
 from my_collision_pkg.core.checks.checker import CollisionChecker
 from my_collision_pkg.core.checks.results import BodyType
 from my_collision_pkg.core.model.robot_model import Box, RobotModel
+from my_collision_pkg.core.model.shapes import Cylinder
 from my_collision_pkg.core.scene.planning_scene import AddObject, ObjectShape, PlanningScene, SceneObject
 from my_collision_pkg.core.surfaces.explanation_surfaces import explanation_surfaces
 from my_collision_pkg.core.model.transforms import make_transform
@@ -74,3 +75,67 @@ def test_mesh_contact_whose_witness_plane_misses_the_overlap_still_gets_a_surfac
     heights = surface.patch.vertices_world @ contact.normal
     np.testing.assert_allclose(heights, 0.5 * (low + high), atol=1e-9)
     assert surface.patch.area_m2 > 0 and np.all(surface.patch.pressure_pa >= 0)
+
+
+# ---------------------------------------------------------------------------------------------
+# Primitive pairs: the analytic surfaces (footprint of the overlap, force = stiffness x volume)
+
+DEPTH_M = 0.01
+
+
+def slider_with(obj: SceneObject) -> PlanningScene:
+    scene = PlanningScene(RobotModel.from_urdf_string(SLIDER_URDF), allow_adjacent=False)
+    scene.apply([AddObject(obj)])
+    return scene
+
+
+def only_surface(scene, joints, positions, owner):
+    explanation = CollisionChecker(scene).explain(joints, positions)
+    surfaces = [s for s in explanation_surfaces(scene.world, explanation, STIFFNESS_PA_PER_M) if owner in s.body_names]
+    assert len(surfaces) == 1
+    return surfaces[0]
+
+
+def test_sphere_10_mm_into_a_box_gives_the_cap_footprint_and_volume():
+    # The ball link (r = 0.1) at x = 1 dips 10 mm into the top face of a plate (z = -0.09).
+    radius_m = 0.1
+    plate = SceneObject("plate", (ObjectShape(Box((0.6, 0.6, 0.1))),), make_transform(None, [1.0, 0.0, -0.14]))
+    surface = only_surface(slider_with(plate), ["slide_x"], [1.0], "plate")
+    patch = surface.patch
+    cap_m3 = np.pi * DEPTH_M**2 * (3.0 * radius_m - DEPTH_M) / 3.0
+    footprint_m2 = np.pi * (2.0 * radius_m * DEPTH_M - DEPTH_M**2)
+    assert patch.area_m2 == pytest.approx(footprint_m2, rel=1e-9)
+    assert np.linalg.norm(patch.force_world_n) == pytest.approx(STIFFNESS_PA_PER_M * cap_m3, rel=1e-9)
+    # the force on body 0 pushes it out of body 1, along the face normal
+    body_0_is_plate = surface.body_names[0] == "plate"
+    np.testing.assert_allclose(patch.force_world_n / np.linalg.norm(patch.force_world_n),
+                               [0.0, 0.0, -1.0 if body_0_is_plate else 1.0], atol=1e-9)
+    np.testing.assert_allclose(patch.centroid_world[:2], [1.0, 0.0], atol=1e-9)
+    # the mid-plane section the old model used is much smaller: the footprint is the cap's base
+    assert patch.area_m2 > 1.8 * np.pi * (2.0 * radius_m * 0.5 * DEPTH_M - (0.5 * DEPTH_M) ** 2)
+    assert patch.pressure_pa.max() == pytest.approx(STIFFNESS_PA_PER_M * DEPTH_M, rel=1e-9)
+
+
+def test_box_10_mm_into_a_box_gives_the_overlap_rectangle_and_volume():
+    # The block link (0.2 m cube, centre z = 1) and a 0.1 m cube 10 mm into its top face.
+    cube = SceneObject("cube", (ObjectShape(Box((0.1, 0.1, 0.1))),),
+                       make_transform(None, [0.03, -0.02, 1.1 + 0.05 - DEPTH_M]))
+    patch = only_surface(slider_with(cube), ["slide_y"], [0.0], "cube").patch
+    assert patch.area_m2 == pytest.approx(0.01, rel=1e-9)
+    assert np.linalg.norm(patch.force_world_n) == pytest.approx(STIFFNESS_PA_PER_M * 0.01 * DEPTH_M, rel=1e-9)
+    np.testing.assert_allclose(patch.pressure_pa, STIFFNESS_PA_PER_M * DEPTH_M, rtol=1e-9)
+    np.testing.assert_allclose(patch.centroid_world[:2], [0.03, -0.02], atol=1e-9)
+
+
+def test_cylinder_side_on_into_a_box_gives_the_segment_prism():
+    # A cylinder (r = 0.05, 0.1 long, axis along y) lying 10 mm into the block's top face.
+    radius_m, length_m = 0.05, 0.1
+    axis_along_y = np.array([[1.0, 0.0, 0.0], [0.0, 0.0, -1.0], [0.0, 1.0, 0.0]])
+    lying = make_transform(axis_along_y, [0.0, 0.0, 1.1 + radius_m - DEPTH_M])
+    roller = SceneObject("roller", (ObjectShape(Cylinder(radius_m, length_m)),), lying)
+    patch = only_surface(slider_with(roller), ["slide_y"], [0.0], "roller").patch
+    half_chord_m = np.sqrt(2.0 * radius_m * DEPTH_M - DEPTH_M**2)
+    segment_m2 = radius_m**2 * np.arccos((radius_m - DEPTH_M) / radius_m) - (radius_m - DEPTH_M) * half_chord_m
+    assert patch.area_m2 == pytest.approx(length_m * 2.0 * half_chord_m, rel=1e-9)
+    assert np.linalg.norm(patch.force_world_n) == pytest.approx(STIFFNESS_PA_PER_M * length_m * segment_m2, rel=1e-9)
+    assert patch.pressure_pa.max() == pytest.approx(STIFFNESS_PA_PER_M * DEPTH_M, rel=1e-6)

@@ -21,6 +21,7 @@ from my_collision_pkg.core.kernels.depth import (SolidArrays, SurfaceSamples, ad
                                                 support_point, surface_points_inside)
 from my_collision_pkg.core.kernels.kinematics import forward_kinematics, shape_poses
 from my_collision_pkg.core.kernels.mesh_queries import MeshTree, closest_point_on_triangles, contains_probe
+from my_collision_pkg.core.kernels.overlap import clip_edges_to_planes
 from my_collision_pkg.core.kernels.thickness import thickness_along_lines
 
 
@@ -32,7 +33,7 @@ def warm_up() -> None:
 
 def warm_up_kinematics_and_culling() -> None:
     """Forward kinematics, shape poses, culling, the fast path, the probe, closest points, thickness,
-    the occupancy cells near boxes."""
+    the occupancy cells near boxes, the surfaces' edge clipping."""
     T = np.eye(4)[None, None].copy()
     forward_kinematics(np.zeros((1, 1)), np.ones((1, 1)), np.zeros(1), np.zeros(1, dtype=np.int64),
                        np.array([[0.0, 0.0, 1.0]]), np.array([-1], dtype=np.int64), np.eye(4)[None].copy(),
@@ -61,6 +62,8 @@ def warm_up_kinematics_and_culling() -> None:
                           np.zeros((1, 8)), 1.0)
     # as octomap_cells.CellTable.near passes them: cells sorted by x, a float bound, boxes' corners
     cells_in_boxes(np.zeros((1, 3)), np.ones(1), 1.0, -np.ones((1, 3)), np.ones((1, 3)), np.zeros(1, dtype=np.bool_))
+    clip_edges_to_planes(np.zeros((2, 3)), np.array([[0, 1]], dtype=np.int64), np.array([[0.0, 0.0, 1.0, 1.0]]),
+                         -np.ones(3), np.ones(3), 1e-9)
 
 
 def warm_up_contacts() -> None:

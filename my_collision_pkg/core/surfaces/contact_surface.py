@@ -1,34 +1,48 @@
-"""Contact surfaces: the cross-section of two overlapping bodies, with a pressure field.
+"""Contact surfaces: the footprint of two overlapping bodies on the contact plane, with a pressure field.
 
 A contact surface explains *how much* two bodies overlap, in the manner of Drake's hydroelastic
-contact surfaces (``lcmt_hydroelastic_contact_surface_for_viz``), but for ordinary rigid meshes:
+contact surfaces (``lcmt_hydroelastic_contact_surface_for_viz``), but for ordinary rigid meshes.
+The contact plane passes through a given point (the caller passes the midpoint of the two
+witness points) perpendicular to the contact normal, and:
 
-1. The intersection volume of the two bodies is computed with manifold3d (a robust boolean),
-   in a frame whose z axis is the contact normal and whose origin is on the contact plane.
-2. manifold3d slices it by the contact plane (z = 0), which passes through a given point (the
-   caller passes the midpoint of the two witness points). The cut is a set of polygons, possibly
-   with holes; manifold3d clips them to the cells of a coarse grid and triangulates each cell.
-3. The pressure at every vertex is the thickness of the intersection volume along the normal
-   line through the vertex (the total length of the line inside the volume), times a stiffness
-   in Pa/m. No library measures that for many points at once, so it is done here: an exact,
-   vectorised line/triangle test against the intersection mesh, watertight at shared edges,
-   which agrees with manifold3d's own ``ray_cast`` to rounding (the tests check it).
-4. The triangulation is refined (longest-edge bisection) where linear interpolation of the
-   pressure misses its integral, until the estimated error is small, within a bounded budget.
-5. Force, pressure-weighted centroid and moment follow from exact integrals of the linearly
-   interpolated pressure over each triangle.
+* the surface is the *footprint* of the intersection volume on that plane: its projection along
+  the normal (every point of the plane whose normal line meets the overlap);
+* the pressure at a point of the surface is a stiffness (Pa/m) times the *thickness* of the
+  overlap along the normal line through it (the total length of the line inside the overlap);
+* so the force is the stiffness times the overlap's volume (the integral of the thickness over
+  the footprint is the volume), the pressure-weighted centroid is the projection of the overlap's
+  volume centroid, and the moment about that centroid of a normal pressure on a plane vanishes.
 
-Steps 1 to 3 and 5 are here; the refinement (step 4) is in :mod:`.refinement`, the outline
-(the boundary loops of the triangulation) in :mod:`.outline`. Everything is plain
-numpy/trimesh/manifold3d, nothing of ROS.
+Two ways to compute it:
+
+1. **Convex overlaps** (:mod:`.convex_overlap`): when the overlap is a convex polytope (two convex
+   meshes: boxes, tessellated spheres, cylinders, capsules, cones, convex links; or meshes convex
+   but for pockets that neither meets), its vertices are found by clipping each hull's edges to
+   the other hull, and qhull gives its faces, volume and centroid exactly. The footprint is
+   triangulated by the overlap's faces on one side (the lower or the upper ones, projected; they
+   tile the footprint), the thickness at each vertex is the distance between the upper and lower
+   faces there. Where the other side is one plane (a body pressed into a flat face), the thickness
+   is linear on each triangle, so the drawn field is the exact one. For solids used many times
+   (``explanation_surfaces``), an overlap that reaches a pocket of a mesh (a part of its hull
+   outside it) is the hulls' overlap less the pockets' parts in it, by manifold3d booleans of the
+   small pocket solids, unless a pocket's part may cut through the overlap: force and centroid
+   stay exact, the footprint is the hulls' overlap's, and the drawn thickness is the hulls'
+   (it overstates the pressure over a pocket by the pocket's depth there).
+2. **Any closed meshes** (manifold3d): the intersection volume by a boolean, its projection onto
+   the plane (``Manifold.project``) cut into a grid and triangulated, the thickness at every
+   vertex by an exact line/solid test (:class:`_ThicknessSampler`), the triangulation refined
+   where linear interpolation of the thickness misses its integral (:mod:`.refinement`). Force
+   and centroid still come from the volume and centroid of the intersection, exactly.
+
+Analytic surfaces for primitive pairs (a sphere or a box pressed into a box face, ...) are in
+:mod:`.primitive_surfaces`. Everything is plain numpy/scipy/trimesh/manifold3d, nothing of ROS.
 
 Precision
 ---------
-Areas, forces and the rest are computed in double precision, but the outline comes from
-manifold3d's cross-sections, which slice in single precision and keep coordinates on a 1e-8 m
-grid: outline vertices are within about 1e-8 m (plus 6e-8 of their distance from the plane
-point) of the true section. Pressures are exact at the vertices (up to rounding); the force
-and centroid carry the refinement error, about ``REFINE_RELATIVE_TOLERANCE`` of the force.
+Force, centroid and moment are exact up to rounding for the polytopes given (the tessellation of
+a curved primitive is a polytope: its overlap is that of the tessellation, not of the primitive).
+On the manifold3d path the outline comes from manifold3d's cross-sections (single precision, a
+1e-8 m grid): outline vertices are within about 1e-8 m of the true footprint.
 
 Conventions
 -----------
@@ -40,6 +54,7 @@ world frame of the input meshes.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import manifold3d
@@ -48,6 +63,15 @@ import trimesh
 
 from my_collision_pkg.core.errors import CollisionPkgError
 from my_collision_pkg.core.kernels.thickness import thickness_along_lines
+from my_collision_pkg.core.surfaces.convex_overlap import (
+    MeshVolumeError,
+    PreparedSolid,
+    contains_point,
+    convex_polytope,
+    hull_overlap_points,
+    pockets_reached,
+    prepare_solid,
+)
 from my_collision_pkg.core.surfaces.outline import boundary_loops
 from my_collision_pkg.core.surfaces.plane_geometry import cross_2d, left_normals, triangle_areas, unit_rows
 from my_collision_pkg.core.surfaces.refinement import (  # noqa: F401  (the refinement's limits, also named here)
@@ -65,19 +89,35 @@ __all__ = [
     "ContactSurfaceError",
     "SurfacePatch",
     "compute_contact_surface",
+    "contact_surface_of_solids",
+    "overlap_extent_along",
+    "patch_from_plane_frame",
+    "plane_axes_world",
+    "prepared_solid",
 ]
 
 #: How far ``normal_world`` may be from unit length before it is rejected as a caller bug.
 NORMAL_UNIT_TOLERANCE = 1e-6
 
-#: The cross-section is first cut into square cells, this many along its longer side, and each
-#: cell triangulated: this bounds the size of the first triangles.
+#: The footprint is first cut into square cells, this many along its longer side, and each
+#: cell triangulated: this bounds the size of the first triangles (manifold3d path).
 INITIAL_GRID_CELLS = 8
 
 #: Boundary vertices are sampled this fraction of the patch diagonal inside the patch, so that
 #: the thickness there is the limit from inside (a line grazing a wall parallel to the normal is
 #: otherwise ambiguous), and at least ``_ROUNDING_MARGIN`` times the rounding of the outline.
 BOUNDARY_NUDGE_FRACTION = 1e-6
+
+#: A face of the overlap whose unit normal has a component along the contact normal below this
+#: is parallel to the normal (a wall): it projects to a segment and bounds no part of the surface.
+WALL_NORMAL_TOLERANCE = 1e-9
+
+#: A pocket's part in the hulls' overlap within this fraction of the overlap's size of its upper
+#: and of its lower faces may cut through the overlap (then manifold3d computes the surface).
+POCKET_TOUCH_FRACTION = 1e-9
+
+#: Faces on one side of the overlap whose unit normals differ by less than this are one plane.
+FLAT_NORMAL_TOLERANCE = 1e-9
 
 #: manifold3d slices in single precision (relative rounding 6e-8) and its cross-sections keep
 #: coordinates on a 1e-8 grid (Clipper2 at 8 decimals): the outline is that close to the truth.
@@ -121,23 +161,26 @@ class SurfacePatch:
     pressure_pa : np.ndarray
         (V,) float, pascals, non-negative: stiffness times the thickness of the intersection
         volume along the normal line through the vertex (the limit from inside the patch for
-        vertices on its boundary). Interpolated linearly inside each triangle.
+        vertices on its boundary). Interpolated linearly inside each triangle for drawing.
     outlines : tuple of np.ndarray
         One int64 array of vertex indices per boundary loop, through every boundary vertex (outer
         boundaries counter-clockwise, holes clockwise, seen from the tip of the normal). Each loop
         is closed explicitly: its last index repeats its first, so it can be drawn directly as a
         LINE_STRIP.
     area_m2 : float
-        Total area of the triangles, square metres.
+        Area of the footprint, square metres: the total area of the triangles, except for an
+        analytic surface (:mod:`.primitive_surfaces`), whose area is the exact one and whose
+        triangles inscribe it.
     centroid_world : np.ndarray
-        (3,) float, metres: the pressure-weighted centroid (the area centroid if the pressure
-        vanishes everywhere).
+        (3,) float, metres, on the plane: the pressure-weighted centroid, which is the projection
+        of the overlap's volume centroid onto the plane.
     force_world_n : np.ndarray
-        (3,) float, newtons: the net force applied to body 0, ``-normal * integral of pressure``.
+        (3,) float, newtons: the net force applied to body 0, ``-normal * stiffness * volume``
+        (the integral of the pressure over the footprint).
     moment_world_nm : np.ndarray
         (3,) float, newton-metres: the net moment applied to body 0 about ``centroid_world``. For a
-        planar patch with a purely normal pressure it vanishes up to rounding, because the
-        centroid is pressure-weighted; it is reported for parity with Drake's message.
+        planar patch with a purely normal pressure it vanishes, because the centroid is
+        pressure-weighted; it is reported for parity with Drake's message.
     """
 
     vertices_world: np.ndarray
@@ -178,7 +221,7 @@ def compute_contact_surface(
     -------
     SurfacePatch or None
         The surface, or None when the bodies do not overlap or the plane misses their
-        intersection volume.
+        intersection volume (lies wholly above or below it along the normal).
 
     Raises
     ------
@@ -191,44 +234,80 @@ def compute_contact_surface(
     normal_unit_world = _validated_normal(normal_world)
     origin_world = _validated_point(plane_point_world)
     stiffness = _validated_stiffness(stiffness_pa_per_m)
+    solid_0 = prepared_solid(mesh_0_world, "mesh_0_world")
+    solid_1 = prepared_solid(mesh_1_world, "mesh_1_world")
+    return contact_surface_of_solids(solid_0, solid_1, origin_world, normal_unit_world, stiffness)
 
-    # The plane frame P: origin on the plane, z along the normal, so the plane is z = 0 and the
-    # normal lines are vertical. Its columns are the plane's axes expressed in the world frame.
-    rotation_world_plane = _plane_axes_world(normal_unit_world)
-    solid_0 = _solid_in_plane_frame(mesh_0_world, "mesh_0_world", origin_world, rotation_world_plane)
-    solid_1 = _solid_in_plane_frame(mesh_1_world, "mesh_1_world", origin_world, rotation_world_plane)
 
-    overlap = manifold3d.Manifold.batch_boolean([solid_0, solid_1], manifold3d.OpType.Intersect)
-    if overlap.is_empty() or overlap.volume() <= 0.0:
+def prepared_solid(mesh: trimesh.Trimesh, argument_name: str) -> PreparedSolid:
+    """A mesh checked and prepared for :func:`contact_surface_of_solids`, in the mesh's frame.
+
+    Raises
+    ------
+    ContactSurfaceError
+        Naming ``argument_name``, as :func:`compute_contact_surface` describes.
+    """
+    vertices = getattr(mesh, "vertices", None)
+    faces = getattr(mesh, "faces", None)
+    if vertices is None or faces is None:
+        raise ContactSurfaceError(f"{argument_name} must be a trimesh.Trimesh, got {type(mesh).__name__}")
+    try:
+        return prepare_solid(vertices, faces, argument_name)
+    except MeshVolumeError as error:
+        raise ContactSurfaceError(str(error)) from error
+
+
+def contact_surface_of_solids(
+    solid_0: PreparedSolid,
+    solid_1: PreparedSolid,
+    plane_point_world: np.ndarray,
+    normal_unit_world: np.ndarray,
+    stiffness_pa_per_m: float,
+    *,
+    plane_into_overlap: bool = False,
+    known_to_overlap: bool = False,
+    subtract_pockets: bool = False,
+) -> SurfacePatch | None:
+    """:func:`compute_contact_surface` on prepared solids (world frame) and checked arguments.
+
+    With ``plane_into_overlap``, a plane that misses the overlap is moved along the normal to
+    halfway through it instead of giving None. With ``known_to_overlap`` (the caller has a
+    penetrating contact of the two), the check that the convex path's overlap is inside a
+    non-convex body (which can only fail when the bodies do not overlap) is skipped. With
+    ``subtract_pockets`` (solids prepared once and used many times: their pocket solids are
+    kept), an overlap that reaches a pocket of a mesh is the hulls' overlap less the pockets'
+    parts when these cannot cut through it; otherwise, and by default, such an overlap is
+    computed by manifold3d.
+    """
+    rotation_world_plane = plane_axes_world(normal_unit_world)
+    reached = (pockets_reached(solid_0, solid_1), pockets_reached(solid_1, solid_0))
+    if any(reached) and not subtract_pockets:
+        return _manifold_surface(solid_0, solid_1, plane_point_world, rotation_world_plane, stiffness_pa_per_m,
+                                 plane_into_overlap)
+    points_world = hull_overlap_points(solid_0, solid_1)
+    if len(points_world) == 0:
         return None
-
-    section = overlap.slice(0.0)
-    if section.is_empty():
+    polytope = convex_polytope((points_world - plane_point_world) @ rotation_world_plane)
+    if polytope is None:
         return None
-    points_plane, triangles = _triangulate_on_grid(section)
-    if len(triangles) == 0:
-        return None
-
-    patch_diagonal_m = float(np.linalg.norm(np.ptp(points_plane, axis=0)))
-    outline_rounding_m = _SECTION_GRID_M + _SLICE_RELATIVE_ROUNDING * float(np.abs(points_plane).max())
-    nudge_m = max(BOUNDARY_NUDGE_FRACTION * patch_diagonal_m, _ROUNDING_MARGIN * outline_rounding_m)
-    region_plane = np.array(
-        [points_plane.min(axis=0) - 2.0 * nudge_m, points_plane.max(axis=0) + 2.0 * nudge_m]
-    )
-    sampler = _ThicknessSampler(overlap, region_plane, nudge_m)
-    thickness_m = sampler.sample(points_plane, _boundary_inward_directions(points_plane, triangles))
-    points_plane, triangles, thickness_m = refine(
-        points_plane, triangles, thickness_m, sampler.sample, patch_diagonal_m
-    )
-    outlines = boundary_loops(triangles)
-    return _assemble_patch(
-        points_plane,
-        triangles,
-        np.maximum(thickness_m, 0.0) * stiffness,
-        outlines,
-        origin_world,
-        rotation_world_plane,
-    )
+    volume_m3, centroid_plane = polytope.volume_m3, polytope.centroid
+    if any(reached):
+        # The overlap is the hulls' overlap less the pockets' parts in it (inclusion-exclusion
+        # over the pockets, by manifold3d booleans of the small pocket solids).
+        pocketed = _less_pockets(solid_0, solid_1, reached, plane_point_world, rotation_world_plane, polytope)
+        if pocketed is None:      # a pocket may cut through the overlap: its footprint is not the hulls'
+            return _manifold_surface(solid_0, solid_1, plane_point_world, rotation_world_plane, stiffness_pa_per_m,
+                                     plane_into_overlap)
+        volume_m3, centroid_plane = pocketed
+        if not volume_m3 > 0.0:
+            return None
+    elif not known_to_overlap and not all(solid.convex or contains_point(solid, plane_point_world
+                                                                          + rotation_world_plane @ centroid_plane)
+                                          for solid in (solid_0, solid_1)):
+        return _manifold_surface(solid_0, solid_1, plane_point_world, rotation_world_plane, stiffness_pa_per_m,
+                                 plane_into_overlap)
+    return _convex_surface(polytope, volume_m3, centroid_plane, plane_point_world, rotation_world_plane,
+                           stiffness_pa_per_m, plane_into_overlap)
 
 
 def overlap_extent_along(
@@ -240,15 +319,247 @@ def overlap_extent_along(
     :func:`compute_contact_surface`.
     """
     normal_unit_world = _validated_normal(normal_world)
-    rotation_world_plane = _plane_axes_world(normal_unit_world)
-    origin_world = np.zeros(3)
-    solid_0 = _solid_in_plane_frame(mesh_0_world, "mesh_0_world", origin_world, rotation_world_plane)
-    solid_1 = _solid_in_plane_frame(mesh_1_world, "mesh_1_world", origin_world, rotation_world_plane)
-    overlap = manifold3d.Manifold.batch_boolean([solid_0, solid_1], manifold3d.OpType.Intersect)
-    if overlap.is_empty() or overlap.volume() <= 0.0:
+    solid_0 = prepared_solid(mesh_0_world, "mesh_0_world")
+    solid_1 = prepared_solid(mesh_1_world, "mesh_1_world")
+    rotation_world_plane = plane_axes_world(normal_unit_world)
+    overlap = _manifold_overlap(solid_0, solid_1, np.zeros(3), rotation_world_plane)
+    if overlap is None:
         return None
     bounds = overlap.bounding_box()          # (x_min, y_min, z_min, x_max, y_max, z_max), z along the normal
     return float(bounds[2]), float(bounds[5])
+
+
+# ---------------------------------------------------------------------------------------------
+# Convex overlaps
+
+
+def _convex_surface(polytope, volume_m3, centroid_plane, origin_world, rotation_world_plane, stiffness,
+                    plane_into_overlap):
+    """The surface drawn on the convex polytope of the overlap (plane frame: the plane is z = 0),
+    with the overlap's volume and centroid (those of the polytope, or less the pockets)."""
+    heights = polytope.points[:, 2]
+    low, high = float(heights.min()), float(heights.max())
+    if not low <= 0.0 <= high:
+        if not plane_into_overlap:
+            return None
+        origin_world = origin_world + 0.5 * (low + high) * rotation_world_plane[:, 2]
+    normals, offsets = polytope.equations[:, :3], polytope.equations[:, 3]
+    up = normals[:, 2] > WALL_NORMAL_TOLERANCE
+    down = normals[:, 2] < -WALL_NORMAL_TOLERANCE
+    if not np.any(up) or not np.any(down):
+        return None
+    # Draw with the faces of the side that is not one plane (the other side's height is then
+    # linear over each of them, and so is the thickness); else with the side with more faces.
+    flat_up, flat_down = _is_flat(normals[up]), _is_flat(normals[down])
+    if flat_up != flat_down:
+        side = down if flat_up else up
+    else:
+        side = up if up.sum() >= down.sum() else down
+    triangles = polytope.simplices[side]
+    points_xy = polytope.points[:, :2]
+    signed = triangle_areas(points_xy, triangles)
+    triangles = np.where((signed < 0.0)[:, None], triangles[:, [0, 2, 1]], triangles)[signed != 0.0]
+    area_m2 = float(np.abs(signed).sum())
+    # A vertex of this side is on the footprint's outline exactly when a face of the other side or
+    # a wall meets it (inside the footprint the thickness is positive and only this side's faces
+    # surround a vertex of it).
+    on_outline = np.zeros(len(points_xy), dtype=bool)
+    on_outline[polytope.simplices[~side]] = True
+    used, triangles = np.unique(triangles, return_inverse=True)
+    triangles = triangles.reshape(-1, 3)
+    points_xy = points_xy[used]
+    outline = _convex_loop(points_xy, np.flatnonzero(on_outline[used]))
+    # Heights of the upper and lower faces over each vertex: z = -(offset + n_x x + n_y y) / n_z.
+    top = _heights_over(points_xy, normals[up], offsets[up]).min(axis=1)
+    bottom = _heights_over(points_xy, normals[down], offsets[down]).max(axis=1)
+    thickness = np.clip(top - bottom, 0.0, high - low)
+    return patch_from_plane_frame(points_xy, triangles, stiffness * thickness, (outline,), area_m2,
+                                  stiffness * volume_m3, centroid_plane[:2], origin_world, rotation_world_plane)
+
+
+def _convex_loop(points_xy: np.ndarray, boundary: np.ndarray) -> np.ndarray:
+    """The boundary vertices of a convex region as one closed counter-clockwise loop: in angle
+    about their mean (inside the region)."""
+    offsets = points_xy[boundary] - points_xy[boundary].mean(axis=0)
+    loop = boundary[np.argsort(np.arctan2(offsets[:, 1], offsets[:, 0]), kind="stable")]
+    return np.append(loop, loop[0])
+
+
+def _heights_over(points_xy: np.ndarray, normals: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+    """(V, F) heights of the face planes ``normal . x + offset = 0`` over the points (V, 2)."""
+    return -(offsets[None, :] + points_xy @ normals[:, :2].T) / normals[None, :, 2]
+
+
+def _less_pockets(solid_0, solid_1, reached, origin_world, rotation_world_plane, polytope):
+    """Volume and centroid (plane frame) of the overlap of two solids from those of their hulls'
+    overlap (``polytope``): A n B = (H_A - P_A) n (H_B - P_B), with P the pockets (hull less
+    mesh) and only the pockets the other hull reaches counted.
+
+    Returns None when the pockets' parts may cut through the hulls' overlap somewhere (the
+    footprint would then not be the hulls' overlap's): where they do over an area, their upward
+    faces there lie on the overlap's upper faces and their downward faces on its lower ones, so
+    it suffices that no upward triangle of theirs lying on the upper faces overlaps, seen along
+    the normal, a downward one lying on the lower faces.
+    """
+    volume_m3, centroid_plane = polytope.volume_m3, polytope.centroid
+    normals, offsets = polytope.equations[:, :3], polytope.equations[:, 3]
+    up = normals[:, 2] > WALL_NORMAL_TOLERANCE
+    down = normals[:, 2] < -WALL_NORMAL_TOLERANCE
+    touch_m = POCKET_TOUCH_FRACTION * float(np.ptp(polytope.points, axis=0).max())
+    plane_from_world = np.eye(4)
+    plane_from_world[:3, :3] = rotation_world_plane.T
+    plane_from_world[:3, 3] = -rotation_world_plane.T @ origin_world
+
+    def in_plane(solid, what):
+        return _frame_manifold(solid, what).transform((plane_from_world @ solid.T_world_frame)[:3, :])
+
+    terms = []
+    if reached[0]:
+        terms.append((-1.0, in_plane(solid_0, "pockets") ^ in_plane(solid_1, "hull")))
+    if reached[1]:
+        terms.append((-1.0, in_plane(solid_1, "pockets") ^ in_plane(solid_0, "hull")))
+    if reached[0] and reached[1]:
+        terms.append((1.0, in_plane(solid_0, "pockets") ^ in_plane(solid_1, "pockets")))
+    moment = volume_m3 * np.asarray(centroid_plane, dtype=float)
+    on_top, on_bottom = [], []
+    for sign, part in terms:
+        if part.is_empty() or not part.volume() > 0.0:
+            continue
+        mesh = part.to_mesh64()
+        vertices = np.asarray(mesh.vert_properties, dtype=np.float64)[:, :3]
+        faces = np.asarray(mesh.tri_verts, dtype=np.int64).reshape(-1, 3)
+        if sign < 0.0:
+            top = _heights_over(vertices[:, :2], normals[up], offsets[up]).min(axis=1)
+            bottom = _heights_over(vertices[:, :2], normals[down], offsets[down]).max(axis=1)
+            corners_xy = vertices[faces][:, :, :2]
+            facing = cross_2d(corners_xy[:, 1] - corners_xy[:, 0], corners_xy[:, 2] - corners_xy[:, 0])
+            on_top.append(corners_xy[(facing > 0.0) & np.all((vertices[:, 2] >= top - touch_m)[faces], axis=1)])
+            on_bottom.append(corners_xy[(facing < 0.0) & np.all((vertices[:, 2] <= bottom + touch_m)[faces], axis=1)])
+        part_volume_m3, part_centroid = _volume_and_centroid_of(vertices, faces)
+        volume_m3 += sign * part_volume_m3
+        moment = moment + sign * part_volume_m3 * part_centroid
+    if on_top and _any_overlap(np.concatenate(on_top), np.concatenate(on_bottom), touch_m):
+        return None
+    return volume_m3, (moment / volume_m3 if volume_m3 > 0.0 else moment)
+
+
+def _any_overlap(triangles_a: np.ndarray, triangles_b: np.ndarray, margin_m: float) -> bool:
+    """Whether a triangle of (A, 3, 2) and one of (B, 3, 2) overlap over an area (by more than
+    ``margin_m`` across): no edge direction of either separates them (separating axes)."""
+    if len(triangles_a) == 0 or len(triangles_b) == 0:
+        return False
+    pairs_a = np.repeat(triangles_a, len(triangles_b), axis=0)        # (P, 3, 2)
+    pairs_b = np.tile(triangles_b, (len(triangles_a), 1, 1))
+    edges = np.concatenate([np.roll(pairs_a, -1, axis=1) - pairs_a, np.roll(pairs_b, -1, axis=1) - pairs_b], axis=1)
+    axes = np.stack([-edges[..., 1], edges[..., 0]], axis=-1)          # (P, 6, 2) edge normals
+    axes /= np.maximum(np.linalg.norm(axes, axis=-1, keepdims=True), np.finfo(float).tiny)
+    project_a = np.einsum("pkd,pad->pka", axes, pairs_a)              # (P, 6, 3)
+    project_b = np.einsum("pkd,pbd->pkb", axes, pairs_b)
+    separated = (project_a.max(axis=2) <= project_b.min(axis=2) + margin_m) | (
+        project_b.max(axis=2) <= project_a.min(axis=2) + margin_m)
+    return bool(np.any(~np.any(separated, axis=1)))
+
+
+def _frame_manifold(solid: PreparedSolid, what: str) -> manifold3d.Manifold:
+    """The solid's mesh, hull or pockets (hull less mesh) as a manifold3d solid in the frame it
+    was prepared in, built once and kept in its ``frame_cache``."""
+    cache = solid.frame_cache
+    if what not in cache:
+        if what == "mesh":
+            cache[what] = _manifold_of(cache["vertices"], cache["faces"])
+        elif what == "hull":
+            used, faces = np.unique(solid.hull_faces, return_inverse=True)
+            cache[what] = _manifold_of(cache["vertices"][used], faces.reshape(-1, 3))
+        else:
+            cache[what] = _frame_manifold(solid, "hull") - _frame_manifold(solid, "mesh")
+    return cache[what]
+
+
+def _manifold_of(vertices: np.ndarray, faces: np.ndarray) -> manifold3d.Manifold:
+    vertices = np.array(vertices, dtype=np.float64, order="C").reshape(-1, 3)
+    faces_u64 = np.array(faces, dtype=np.uint64, order="C").reshape(-1, 3)
+    manifold = manifold3d.Manifold(manifold3d.Mesh64(vert_properties=vertices, tri_verts=faces_u64))
+    if manifold.status() != manifold3d.Error.NoError:
+        mesh64 = manifold3d.Mesh64(vert_properties=vertices, tri_verts=faces_u64)
+        mesh64.merge()
+        manifold = manifold3d.Manifold(mesh64)
+    return manifold
+
+
+def _is_flat(unit_normals: np.ndarray) -> bool:
+    return bool(np.all(np.abs(unit_normals - unit_normals[0]) <= FLAT_NORMAL_TOLERANCE))
+
+
+# ---------------------------------------------------------------------------------------------
+# Any closed meshes: manifold3d
+
+
+def _manifold_overlap(solid_0, solid_1, origin_world, rotation_world_plane) -> manifold3d.Manifold | None:
+    """The intersection volume as a manifold3d solid in the plane frame, or None if empty."""
+    solids = [_manifold_in_plane_frame(solid, origin_world, rotation_world_plane) for solid in (solid_0, solid_1)]
+    overlap = manifold3d.Manifold.batch_boolean(solids, manifold3d.OpType.Intersect)
+    if overlap.is_empty() or overlap.volume() <= 0.0:
+        return None
+    return overlap
+
+
+def _manifold_in_plane_frame(solid: PreparedSolid, origin_world, rotation_world_plane) -> manifold3d.Manifold:
+    plane_from_world = np.eye(4)
+    plane_from_world[:3, :3] = rotation_world_plane.T
+    plane_from_world[:3, 3] = -rotation_world_plane.T @ origin_world
+    return _frame_manifold(solid, "mesh").transform((plane_from_world @ solid.T_world_frame)[:3, :])
+
+
+def _manifold_surface(solid_0, solid_1, origin_world, rotation_world_plane, stiffness, plane_into_overlap):
+    overlap = _manifold_overlap(solid_0, solid_1, origin_world, rotation_world_plane)
+    if overlap is None:
+        return None
+    bounds = overlap.bounding_box()
+    low, high = float(bounds[2]), float(bounds[5])
+    if not low <= 0.0 <= high:
+        if not plane_into_overlap:
+            return None
+        middle = 0.5 * (low + high)
+        origin_world = origin_world + middle * rotation_world_plane[:, 2]
+        overlap = overlap.translate((0.0, 0.0, -middle))
+    footprint = overlap.project()
+    if footprint.is_empty():
+        return None
+    points_plane, triangles = _triangulate_on_grid(footprint)
+    if len(triangles) == 0:
+        return None
+    patch_diagonal_m = float(np.linalg.norm(np.ptp(points_plane, axis=0)))
+    outline_rounding_m = _SECTION_GRID_M + _SLICE_RELATIVE_ROUNDING * float(np.abs(points_plane).max())
+    nudge_m = max(BOUNDARY_NUDGE_FRACTION * patch_diagonal_m, _ROUNDING_MARGIN * outline_rounding_m)
+    region_plane = np.array(
+        [points_plane.min(axis=0) - 2.0 * nudge_m, points_plane.max(axis=0) + 2.0 * nudge_m]
+    )
+    sampler = _ThicknessSampler(overlap, region_plane, nudge_m)
+    thickness_m = sampler.sample(points_plane, _boundary_inward_directions(points_plane, triangles))
+    points_plane, triangles, thickness_m = refine(
+        points_plane, triangles, thickness_m, sampler.sample, patch_diagonal_m
+    )
+    volume_m3, centroid_plane = _volume_and_centroid(overlap)
+    return patch_from_plane_frame(points_plane, triangles, np.maximum(thickness_m, 0.0) * stiffness, boundary_loops(triangles),
+                  float(triangle_areas(points_plane, triangles).sum()), stiffness * volume_m3, centroid_plane[:2],
+                  origin_world, rotation_world_plane)
+
+
+def _volume_and_centroid(solid: manifold3d.Manifold) -> tuple[float, np.ndarray]:
+    """Volume and volume centroid (3,) of a closed manifold3d solid, by its signed tetrahedra."""
+    mesh = solid.to_mesh64()
+    return _volume_and_centroid_of(np.asarray(mesh.vert_properties, dtype=np.float64)[:, :3],
+                                   np.asarray(mesh.tri_verts, dtype=np.int64).reshape(-1, 3))
+
+
+def _volume_and_centroid_of(vertices: np.ndarray, faces: np.ndarray) -> tuple[float, np.ndarray]:
+    """Volume and volume centroid (3,) of a closed outward mesh, by its signed tetrahedra."""
+    corners = vertices[faces]
+    apex = vertices.mean(axis=0)
+    volumes = np.linalg.det(corners - apex) / 6.0
+    total = float(volumes.sum())
+    centroid = (volumes[:, None] * (corners.sum(axis=1) + apex)).sum(axis=0) / (4.0 * total)
+    return total, centroid
 
 
 # ---------------------------------------------------------------------------------------------
@@ -294,69 +605,24 @@ def _validated_stiffness(stiffness_pa_per_m: float) -> float:
     return stiffness
 
 
-def _plane_axes_world(normal_unit_world: np.ndarray) -> np.ndarray:
+def plane_axes_world(normal_unit_world: np.ndarray) -> np.ndarray:
     """Return (3, 3) rotation_world_plane whose columns are the plane axes x, y, z in world.
 
     z is the normal; x is the world axis least aligned with it, made orthogonal. For an
     axis-aligned normal the frame is an exact signed permutation of the world axes, so boxes
     stay exact.
     """
-    seed_axis = np.zeros(3)
-    seed_axis[int(np.argmin(np.abs(normal_unit_world)))] = 1.0
-    x_axis = seed_axis - np.dot(seed_axis, normal_unit_world) * normal_unit_world
-    x_axis /= np.linalg.norm(x_axis)
-    y_axis = np.cross(normal_unit_world, x_axis)
-    return np.column_stack([x_axis, y_axis, normal_unit_world])
-
-
-def _solid_in_plane_frame(
-    mesh_world: trimesh.Trimesh,
-    argument_name: str,
-    origin_world: np.ndarray,
-    rotation_world_plane: np.ndarray,
-) -> manifold3d.Manifold:
-    """Convert a world-frame trimesh to a manifold3d solid expressed in the plane frame."""
-    vertices = getattr(mesh_world, "vertices", None)
-    faces = getattr(mesh_world, "faces", None)
-    if vertices is None or faces is None:
-        raise ContactSurfaceError(
-            f"{argument_name} must be a trimesh.Trimesh, got {type(mesh_world).__name__}"
-        )
-    vertices_world = np.asarray(vertices, dtype=np.float64).reshape(-1, 3)
-    faces = np.asarray(faces, dtype=np.int64).reshape(-1, 3)
-    if len(vertices_world) == 0 or len(faces) == 0:
-        raise ContactSurfaceError(f"{argument_name} is empty (no vertices or no faces)")
-    if not np.all(np.isfinite(vertices_world)):
-        raise ContactSurfaceError(f"{argument_name} has non-finite vertex coordinates")
-    if faces.min() < 0 or faces.max() >= len(vertices_world):
-        raise ContactSurfaceError(f"{argument_name} has face indices outside its vertex list")
-
-    vertices_plane = np.ascontiguousarray((vertices_world - origin_world) @ rotation_world_plane)
-    faces_u64 = np.ascontiguousarray(faces, dtype=np.uint64)
-    solid = _manifold_from_arrays(vertices_plane, faces_u64)
-    if solid.status() != manifold3d.Error.NoError:
-        # STL-like input repeats each vertex per face; let manifold3d merge coincident ones.
-        mesh64 = manifold3d.Mesh64(vert_properties=vertices_plane, tri_verts=faces_u64)
-        mesh64.merge()
-        solid = manifold3d.Manifold(mesh64)
-    if solid.status() != manifold3d.Error.NoError:
-        raise ContactSurfaceError(
-            f"{argument_name} does not bound a volume: it is not a closed, consistently oriented "
-            f"2-manifold even after merging coincident vertices "
-            f"(manifold3d status {solid.status().name})"
-        )
-    volume = solid.volume()
-    if volume < 0.0:
-        solid = _manifold_from_arrays(vertices_plane, np.ascontiguousarray(faces_u64[:, ::-1]))
-        volume = solid.volume()
-    if solid.is_empty() or volume <= 0.0:
-        raise ContactSurfaceError(f"{argument_name} encloses no volume (it is flat or degenerate)")
-    return solid
-
-
-def _manifold_from_arrays(vertices: np.ndarray, faces_u64: np.ndarray) -> manifold3d.Manifold:
-    return manifold3d.Manifold(manifold3d.Mesh64(vert_properties=vertices, tri_verts=faces_u64))
-
+    # Three floats: plain arithmetic (numpy's small-array calls cost more than the work here).
+    nx, ny, nz = (float(v) for v in normal_unit_world)
+    seed = min(range(3), key=lambda k: abs((nx, ny, nz)[k]))
+    along = (nx, ny, nz)[seed]
+    x_axis = [-along * nx, -along * ny, -along * nz]
+    x_axis[seed] += 1.0
+    length = math.sqrt(x_axis[0] ** 2 + x_axis[1] ** 2 + x_axis[2] ** 2)
+    xx, xy, xz = x_axis[0] / length, x_axis[1] / length, x_axis[2] / length
+    return np.array([[xx, ny * xz - nz * xy, nx],
+                     [xy, nz * xx - nx * xz, ny],
+                     [xz, nx * xy - ny * xx, nz]])
 
 # ---------------------------------------------------------------------------------------------
 # Thickness of the intersection volume along the normal
@@ -615,53 +881,44 @@ def _triangulate_on_grid(section: manifold3d.CrossSection) -> tuple[np.ndarray, 
     return points_plane[used], renumber[triangles]
 
 
+
+
 # ---------------------------------------------------------------------------------------------
-# Integrals and the result
+# The result
 
 
-def _assemble_patch(
+def patch_from_plane_frame(
     points_plane: np.ndarray,
     triangles: np.ndarray,
     pressure_pa: np.ndarray,
     outlines: tuple[np.ndarray, ...],
+    area_m2: float,
+    force_n: float,
+    centroid_plane: np.ndarray,
     origin_world: np.ndarray,
     rotation_world_plane: np.ndarray,
 ) -> SurfacePatch:
-    """Integrate the piecewise-linear pressure exactly and express everything in the world."""
-    areas_m2 = triangle_areas(points_plane, triangles)
-    corners = points_plane[triangles]  # (T, 3, 2)
-    corner_pressure = pressure_pa[triangles]  # (T, 3)
-    pressure_sum = corner_pressure.sum(axis=1)
+    """A :class:`SurfacePatch` from a surface computed in the plane frame (plane z = 0).
 
-    # With barycentric weights l_i, the integral of l_i * l_j over a triangle of area A is
-    # A (1 + [i == j]) / 12, which gives these exact integrals of linear (and bilinear) fields.
-    force_per_triangle_n = areas_m2 * pressure_sum / 3.0
-    first_moment_per_triangle = (areas_m2 / 12.0)[:, None] * (
-        pressure_sum[:, None] * corners.sum(axis=1)
-        + np.einsum("tk,tkd->td", corner_pressure, corners)
-    )
-    total_force_n = float(force_per_triangle_n.sum())
-    area_m2 = float(areas_m2.sum())
-    if total_force_n > 0.0:
-        centroid_plane = first_moment_per_triangle.sum(axis=0) / total_force_n
-    else:
-        centroid_plane = (areas_m2[:, None] * corners.mean(axis=1)).sum(axis=0) / area_m2
+    ``points_plane`` (V, 2) metres, ``triangles`` (T, 3) counter-clockwise about the normal,
+    ``pressure_pa`` (V,), ``outlines`` closed loops of vertex indices, ``area_m2`` the footprint's
+    area; ``origin_world`` (3,) the plane frame's origin and ``rotation_world_plane`` (3, 3) its
+    axes (from :func:`plane_axes_world`).
 
-    # Moment about the centroid of the force -pressure * z on each area element at (x, y, 0):
-    # r x F = (r_x, r_y, 0) x (0, 0, -p) = (-p r_y, p r_x, 0), integrated.
-    lever_moment = first_moment_per_triangle.sum(axis=0) - centroid_plane * total_force_n
-    moment_plane_nm = np.array([-lever_moment[1], lever_moment[0], 0.0])
-
+    ``force_n`` is the integral of the pressure (stiffness times the overlap's volume) and
+    ``centroid_plane`` (2,) its pressure-weighted centroid, the projection of the volume
+    centroid. The moment about it of the normal pressure is zero.
+    """
     axes_xy_world = rotation_world_plane[:, :2]
     normal_world = rotation_world_plane[:, 2]
     vertices_world = origin_world + points_plane @ axes_xy_world.T
     return SurfacePatch(
         vertices_world=vertices_world,
-        triangles=triangles,
-        pressure_pa=pressure_pa,
+        triangles=np.ascontiguousarray(triangles, dtype=np.int64),
+        pressure_pa=np.asarray(pressure_pa, dtype=np.float64),
         outlines=outlines,
-        area_m2=area_m2,
+        area_m2=float(area_m2),
         centroid_world=origin_world + axes_xy_world @ centroid_plane,
-        force_world_n=-total_force_n * normal_world,
-        moment_world_nm=rotation_world_plane @ moment_plane_nm,
+        force_world_n=-force_n * normal_world,
+        moment_world_nm=np.zeros(3),
     )

@@ -1,11 +1,14 @@
 """Contact surfaces for the penetrating pairs of an explanation.
 
-For every pair of shapes that penetrate, the surface is computed (see
-``surfaces.compute_contact_surface``) on the plane through the midpoint of the
-deepest contact's witness points, perpendicular to its normal.
+For every pair of shapes that penetrate, the surface (the footprint of their overlap, see
+``surfaces.contact_surface``) is drawn on the plane through the midpoint of the deepest
+contact's witness points, perpendicular to its normal. Primitive pairs with a closed form
+(``surfaces.primitive_surfaces``) get the analytic surface; other pairs the surface of their
+triangle meshes, whose preparation (``convex_overlap.prepare_solid``) is kept per mesh.
 """
 from __future__ import annotations
 
+import weakref
 from dataclasses import dataclass
 
 import numpy as np
@@ -14,11 +17,18 @@ from my_collision_pkg.core.checks import octomap_cells
 from my_collision_pkg.core.checks.results import BodyType, Explanation
 from my_collision_pkg.core.scene.objects import OCTOMAP_ID
 from my_collision_pkg.core.scene.planning_scene import CollisionWorld
-from my_collision_pkg.core.surfaces.contact_surface import ContactSurfaceError, SurfacePatch, compute_contact_surface, overlap_extent_along
+from my_collision_pkg.core.surfaces.contact_surface import (ContactSurfaceError, SurfacePatch, contact_surface_of_solids,
+                                                            prepared_solid)
+from my_collision_pkg.core.surfaces.convex_overlap import PreparedSolid
+from my_collision_pkg.core.surfaces.primitive_surfaces import primitive_contact_surface
 
 # Pressure per metre of overlap. 1e6 Pa/m: a 1 mm overlap gives 1 kPa, the order
 # of a soft rubber pad; only the colours and the force arrows scale with it.
 DEFAULT_STIFFNESS_PA_PER_M = 1.0e6
+
+# Prepared solids of the shapes' meshes (shape frame), by the id of the mesh object; an entry
+# leaves when its mesh is collected. A mesh that bounds no volume is kept as None.
+_PREPARED_BY_MESH_ID: dict[int, PreparedSolid | None] = {}
 
 
 @dataclass(frozen=True)
@@ -63,24 +73,36 @@ def explanation_surfaces(world: CollisionWorld, explanation: Explanation,
     T_world_shape = world.shape_transforms(world.robot.link_transforms(explanation.positions))
     surfaces = []
     for (names, shape_ids), contact in deepest.items():
-        meshes = []
-        for owner, shape_id in zip(names, shape_ids):
-            k = _shape_index(world, owner, shape_id)
-            meshes.append(world.shapes[k].geometry.triangle_mesh().copy().apply_transform(T_world_shape[k]))
-        midpoint = 0.5 * (contact.nearest_points[0] + contact.nearest_points[1])
-        normal = np.asarray(contact.normal)
-        try:
-            patch = compute_contact_surface(meshes[0], meshes[1], midpoint, normal, stiffness_pa_per_m)
-            if patch is None:
-                # Witness points of a mesh contact are those of one triangle: their plane can
-                # miss the overlap. Then cut it halfway through the overlap along the normal.
-                extent = overlap_extent_along(meshes[0], meshes[1], normal)
-                if extent is not None:
-                    middle = midpoint + (0.5 * (extent[0] + extent[1]) - midpoint @ normal) * normal
-                    patch = compute_contact_surface(meshes[0], meshes[1], middle, normal, stiffness_pa_per_m)
-        except ContactSurfaceError:
-            # an open mesh bounds no volume: that pair has contacts but no surface
-            continue
+        indices = [_shape_index(world, owner, shape_id) for owner, shape_id in zip(names, shape_ids)]
+        entries = [world.shapes[k] for k in indices]
+        poses = [T_world_shape[k] for k in indices]
+        midpoint = 0.5 * (np.asarray(contact.nearest_points[0]) + np.asarray(contact.nearest_points[1]))
+        normal = np.asarray(contact.normal, dtype=float)
+        normal = normal / np.linalg.norm(normal)
+        patch = primitive_contact_surface(entries[0].geometry.spec, poses[0], entries[1].geometry.spec, poses[1],
+                                          midpoint, normal, stiffness_pa_per_m, plane_into_overlap=True)
+        if patch is None:
+            solids = [_prepared(entry.geometry) for entry in entries]
+            if solids[0] is None or solids[1] is None:
+                continue                         # an open mesh bounds no volume: contacts but no surface
+            patch = contact_surface_of_solids(solids[0].transformed(poses[0]), solids[1].transformed(poses[1]),
+                                              midpoint, normal, stiffness_pa_per_m, plane_into_overlap=True,
+                                              known_to_overlap=True, subtract_pockets=True)
         if patch is not None:
             surfaces.append(ContactSurface(names, shape_ids, contact.body_types, patch))
     return tuple(surfaces)
+
+
+def _prepared(geometry) -> PreparedSolid | None:
+    """The prepared solid of a shape's mesh in its own frame (None if it bounds no volume), kept."""
+    mesh = geometry.triangle_mesh()
+    key = id(mesh)
+    if key in _PREPARED_BY_MESH_ID:
+        return _PREPARED_BY_MESH_ID[key]
+    try:
+        solid = prepared_solid(mesh, "shape mesh")
+    except ContactSurfaceError:
+        solid = None
+    _PREPARED_BY_MESH_ID[key] = solid
+    weakref.finalize(mesh, _PREPARED_BY_MESH_ID.pop, key, None)
+    return solid
