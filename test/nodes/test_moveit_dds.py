@@ -251,3 +251,37 @@ def test_multi_state_validity_stops_at_the_first_invalid_state(mirrored):
     assert sorted((c.contact_body_1, c.contact_body_2) for c in refused.contacts) == \
         sorted((c.contact_body_1, c.contact_body_2) for c in single.contacts)
     mirrored.node.destroy_client(client)
+
+
+def test_the_start_up_pull_mirrors_a_get_planning_scene_answer():
+    """A GetPlanningScene server (the real type) answering with the table and the post: the
+    validator, started with ``planning_scene_service`` and no world file, pulls it once."""
+    service = f"/test_get_planning_scene_{os.getpid()}"
+    caller = Caller()
+    asked = []
+
+    def answer(request, response):
+        asked.append(request.components.components)
+        response.scene = panda_world_scene()
+        return response
+    server = caller.node.create_service(moveit_srv.GetPlanningScene, service, answer)
+    params = panda_params(moveit_compat="true", planning_scene_service=service)
+    del params["scene_path"]
+    process = NodeProcess("collision_validator", params, {"__node": "pulling_validator"})
+    try:
+        client = caller.node.create_client(moveit_srv.GetStateValidity, "/pulling_validator/check_state_validity")
+        caller.wait(lambda: client.service_is_ready() or process.process.poll() is not None, STARTUP_TIMEOUT_S,
+                    "the pulling validator ready")
+        assert process.process.poll() is None, process.output()
+        request = moveit_srv.GetStateValidity.Request()
+        request.robot_state.joint_state.name = list(ARM)
+        request.robot_state.joint_state.position = [float(v) for v in INTO_TABLE]
+        caller.wait(lambda: bool(asked) and not caller.call(client, request).valid, STARTUP_TIMEOUT_S,
+                    "the pulled table refuses INTO_TABLE")
+        assert len(asked) == 1 and asked[0] != 0                 # one pull, asking for every component
+        request.robot_state.joint_state.position = [float(v) for v in FREE]
+        assert caller.call(client, request).valid
+    finally:
+        caller.node.destroy_service(server)
+        caller.close()
+        print(process.stop())
