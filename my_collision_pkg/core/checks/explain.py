@@ -147,7 +147,10 @@ class Explainer:
         threshold = max(margin, contact_distance)
         if not found and threshold <= 0.0:
             return False, []
-        results = pair_contacts(world, T_c, a, b, self.contacts_per_pair if found else 1, likely_penetrating=found)
+        # nearly convex meshes whose surfaces cross: their hulls' MTD without the deepest-point search
+        cross = found and (ga.is_closed_bvh or gb.is_closed_bvh) and posed.surfaces_cross(call)
+        results = pair_contacts(world, T_c, a, b, self.contacts_per_pair if found else 1, likely_penetrating=found,
+                                surfaces_cross=cross)
         if found and not results[0].exact:
             # penetrating meshes with no surface point inside the other body (an edge through
             # an edge): fcl's contacts against single triangles, marked as such

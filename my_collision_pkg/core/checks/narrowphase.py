@@ -221,7 +221,7 @@ def pair_distance(world, T_world_shape: np.ndarray, a: int, b: int) -> PairDista
 
 
 def pair_contacts(world, T_world_shape: np.ndarray, a: int, b: int, max_regions: int,
-                  likely_penetrating: bool = False) -> list[PairDistance]:
+                  likely_penetrating: bool = False, surfaces_cross: bool = False) -> list[PairDistance]:
     """The pair's signed distance, and for penetrating closed meshes one entry per overlap region.
 
     Same as :func:`pair_distance` for primitive and convex pairs and for separated
@@ -232,10 +232,18 @@ def pair_contacts(world, T_world_shape: np.ndarray, a: int, b: int, max_regions:
     refused the pair) only changes the order of the work: the overlap regions are
     looked for first, and coal's distance is not needed when there are some (a surface
     point inside the other body means the bodies overlap, whatever coal says).
+    ``surfaces_cross`` (fcl found the two surfaces intersecting) makes the pair penetrating
+    for certain: two nearly convex solids then get their hulls' MTD at once, the answer the
+    deepest-point search would have been replaced by (:func:`_as_convex`).
     """
     T_a, T_b = T_world_shape[a], T_world_shape[b]
     ga, gb = world.shapes[a].geometry, world.shapes[b].geometry
     solids = ga.solid_kind >= 0 and gb.solid_kind >= 0
+    if surfaces_cross and solids and penetration.nearly_convex(world, a) and penetration.nearly_convex(world, b) \
+            and (ga.is_bvh or gb.is_bvh):
+        hulls = hull_mtd(world, T_world_shape, a, b, None)
+        if hulls is not None:           # (None: the hulls came out apart, numerically; the full rules then)
+            return [hulls]
     if likely_penetrating and solids and (ga.is_closed_bvh or gb.is_closed_bvh):
         regions = deepest_regions(world, T_world_shape, a, b, max_regions)
         if regions:

@@ -150,6 +150,13 @@ class PosedPairs:
             return inside_closed_mesh(world, T_c, a, b) is not None
         return False
 
+    def surfaces_cross(self, call) -> bool:
+        """Whether fcl finds the surfaces of the pair's shapes (fcl objects ``call`` (2,)) intersecting."""
+        objects = self._objects
+        if objects[call[0]] is None or objects[call[1]] is None:
+            return False
+        return bool(fcl.collide(self.pose(call[0]), self.pose(call[1]), _BOOL_REQUEST, fcl.CollisionResult()))
+
     def first_hit(self, selection: PairSelection, candidates) -> int:
         """The first of the candidate pairs (indices into ``selection.pairs``, in order) that
         collides, or -1."""
