@@ -42,6 +42,7 @@ from my_collision_pkg.core.kernels.codes import (KIND_BOX, KIND_CAPSULE, KIND_CO
                                                 KIND_MESH, KIND_OPEN_MESH, KIND_SPHERE)
 from my_collision_pkg.core.kernels.mesh_queries import (INSIDE_WINDING, MeshTree, closest_on_triangle, tree_closest_point,
                                                         winding_number)
+from my_collision_pkg.core.model.shapes import OcTree
 from my_collision_pkg.core.perception.occupancy import OccupancyMap
 from my_collision_pkg.core.perception.point_cloud import PointCloudError, check_points
 from my_collision_pkg.core.scene.world import CollisionWorld
@@ -372,9 +373,14 @@ def robot_solids(world: CollisionWorld) -> SolidTable:
 
 
 def world_object_solids(world: CollisionWorld) -> SolidTable:
-    """The world objects (not attached) of a world as a :class:`SolidTable` (cached on the world)."""
+    """The world objects (not attached) of a world as a :class:`SolidTable` (cached on the world).
+
+    The occupancy map's octree is left out: points and cells are filtered against the objects
+    a client placed, not against the map they feed.
+    """
     return world.cached(_WORLD_KEY, lambda: _solid_table(world, np.array(
-        [k for k, e in enumerate(world.shapes) if not e.on_robot], dtype=np.int64)))
+        [k for k, e in enumerate(world.shapes) if not e.on_robot and not isinstance(e.geometry.spec, OcTree)],
+        dtype=np.int64)))
 
 
 def filter_robot_points(world: CollisionWorld, positions: np.ndarray, points_world_m: np.ndarray,
