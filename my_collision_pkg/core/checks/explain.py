@@ -147,10 +147,14 @@ class Explainer:
         threshold = max(margin, contact_distance)
         if not found and threshold <= 0.0:
             return False, []
-        # nearly convex meshes whose surfaces cross: their hulls' MTD without the deepest-point search
-        cross = found and (ga.is_closed_bvh or gb.is_closed_bvh) and posed.surfaces_cross(call)
+        # nearly convex meshes that penetrate for certain: their hulls' MTD without the deepest-point search.
+        # Refused without padding, the pair penetrates (fcl found the surfaces crossing, or one body is
+        # inside the other); refused with padding, only where fcl finds the surfaces crossing.
+        closed = ga.is_closed_bvh or gb.is_closed_bvh
+        penetrating = found and closed and margin <= 0.0
+        cross = found and closed and not penetrating and posed.surfaces_cross(call)
         results = pair_contacts(world, T_c, a, b, self.contacts_per_pair if found else 1, likely_penetrating=found,
-                                surfaces_cross=cross)
+                                surfaces_cross=cross, penetrating=penetrating)
         if found and not results[0].exact:
             # penetrating meshes with no surface point inside the other body (an edge through
             # an edge): fcl's contacts against single triangles, marked as such

@@ -48,6 +48,7 @@ everything in metres in the planning frame.
 """
 from __future__ import annotations
 
+import math
 from typing import NamedTuple
 
 import coal
@@ -104,8 +105,14 @@ _RETRY_REQUESTS = tuple(_request(t, t) for t in _RETRY_TOLERANCES_M)
 
 
 def coal_transform(T_world_shape: np.ndarray) -> coal.Transform3s:
-    """coal pose of a shape from its (4, 4) pose in the planning frame."""
-    return coal.Transform3s(np.ascontiguousarray(T_world_shape[:3, :3]), np.ascontiguousarray(T_world_shape[:3, 3]))
+    """coal pose of a shape from its (4, 4) pose in the planning frame (eigenpy reads the strided
+    views as they are: no contiguous copies needed)."""
+    return coal.Transform3s(T_world_shape[:3, :3], T_world_shape[:3, 3])
+
+
+def _sane(distance: float, p0: np.ndarray, p1: np.ndarray) -> bool:
+    """Whether coal's answer is finite and of a sane size (not EPA's failure: -DBL_MAX, points at infinity)."""
+    return abs(distance) < _SANE_DISTANCE_M and all(abs(x) < _SANE_DISTANCE_M for x in p0.tolist() + p1.tolist())
 
 
 def _coal_distance(geom_a, T_a: np.ndarray, geom_b, T_b: np.ndarray):
@@ -114,8 +121,7 @@ def _coal_distance(geom_a, T_a: np.ndarray, geom_b, T_b: np.ndarray):
         result = coal.DistanceResult()
         distance = float(coal.distance(geom_a, pose_a, geom_b, pose_b, request, result))
         p0, p1 = np.array(result.getNearestPoint1()), np.array(result.getNearestPoint2())
-        if abs(distance) < _SANE_DISTANCE_M and np.all(np.abs(p0) < _SANE_DISTANCE_M) \
-                and np.all(np.abs(p1) < _SANE_DISTANCE_M):
+        if _sane(distance, p0, p1):
             break
     return distance, p0, p1, np.array(result.normal)
 
@@ -123,10 +129,12 @@ def _coal_distance(geom_a, T_a: np.ndarray, geom_b, T_b: np.ndarray):
 def _unit_normal(p0: np.ndarray, p1: np.ndarray, distance: float, hint: np.ndarray, T_a, T_b) -> np.ndarray:
     """The unit normal from body a to body b, consistent with the sign of the distance."""
     delta = p1 - p0
-    norm = float(np.linalg.norm(delta))
+    d0, d1, d2 = delta.tolist()
+    norm = math.sqrt(d0 * d0 + d1 * d1 + d2 * d2)
     if norm > 1e-12 and abs(distance) > 1e-12:
-        return delta / norm * np.sign(distance)
-    length = float(np.linalg.norm(hint))
+        return delta / (norm if distance > 0.0 else -norm)
+    h0, h1, h2 = hint.tolist()
+    length = math.sqrt(h0 * h0 + h1 * h1 + h2 * h2)
     if length > 1e-12:
         return hint / length
     between = T_b[:3, 3] - T_a[:3, 3]
@@ -221,7 +229,8 @@ def pair_distance(world, T_world_shape: np.ndarray, a: int, b: int) -> PairDista
 
 
 def pair_contacts(world, T_world_shape: np.ndarray, a: int, b: int, max_regions: int,
-                  likely_penetrating: bool = False, surfaces_cross: bool = False) -> list[PairDistance]:
+                  likely_penetrating: bool = False, surfaces_cross: bool = False,
+                  penetrating: bool = False) -> list[PairDistance]:
     """The pair's signed distance, and for penetrating closed meshes one entry per overlap region.
 
     Same as :func:`pair_distance` for primitive and convex pairs and for separated
@@ -232,14 +241,16 @@ def pair_contacts(world, T_world_shape: np.ndarray, a: int, b: int, max_regions:
     refused the pair) only changes the order of the work: the overlap regions are
     looked for first, and coal's distance is not needed when there are some (a surface
     point inside the other body means the bodies overlap, whatever coal says).
-    ``surfaces_cross`` (fcl found the two surfaces intersecting) makes the pair penetrating
-    for certain: two nearly convex solids then get their hulls' MTD at once, the answer the
-    deepest-point search would have been replaced by (:func:`_as_convex`).
+    ``surfaces_cross`` (fcl found the two surfaces intersecting) or ``penetrating`` (the caller
+    knows the pair penetrates, e.g. the predicate refused it without padding: its surfaces cross
+    or one body is inside the other) makes the pair penetrating for certain: two nearly convex
+    solids then get their hulls' MTD at once, the answer the deepest-point search would have
+    been replaced by (:func:`_as_convex`).
     """
     T_a, T_b = T_world_shape[a], T_world_shape[b]
     ga, gb = world.shapes[a].geometry, world.shapes[b].geometry
     solids = ga.solid_kind >= 0 and gb.solid_kind >= 0
-    if surfaces_cross and solids and penetration.nearly_convex(world, a) and penetration.nearly_convex(world, b) \
+    if (surfaces_cross or penetrating) and solids and penetration.nearly_convex(world, a) and penetration.nearly_convex(world, b) \
             and (ga.is_bvh or gb.is_bvh):
         hulls = hull_mtd(world, T_world_shape, a, b, None)
         if hulls is not None:           # (None: the hulls came out apart, numerically; the full rules then)

@@ -18,14 +18,22 @@ the local test catches a normal that is not a minimum). If the check fails, the 
 of those directions and of a Fibonacci sampling of the sphere is refined by a pattern
 search over the sphere, and the witness points are the support points along it.
 
+:func:`checked_mtd` runs the check and the search compiled, one call per pair
+(:mod:`my_collision_pkg.core.kernels.mtd`: ~0.2 ms of numpy per pair became a few
+microseconds); :func:`checked_mtd_reference` is the same computation in numpy, the
+reference the compiled one is tested against (test/core/test_penetration_compiled.py).
+
 Convex solids here: the primitives (kernels.codes KIND_BOX .. KIND_CONE) and convex
 vertex sets (convex meshes, and the hulls of meshes that are convex within
 :data:`CONVEX_VOLUME_TOLERANCE`, see :func:`nearly_convex`).
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
+from my_collision_pkg.core.kernels import mtd as compiled
 from my_collision_pkg.core.kernels.codes import KIND_BOX, KIND_CAPSULE, KIND_CONE, KIND_CONVEX, KIND_CYLINDER, \
     KIND_MESH, KIND_SPHERE
 
@@ -43,20 +51,47 @@ REFINE_STOP_RAD = 1e-9      # it stops below this step
 LOCAL_CHECK_RAD = 1e-3     # the check's neighbours of coal's normal (coal's must be a local minimum)
 _REFINE_SEEDS = 3           # best coarse directions refined
 _CONVEX_KEY = "penetration: convex vertex set"      # CollisionWorld.cached key, with the shape index
+_NO_VERTICES = np.zeros((1, 3))     # the compiled kernels' vertex array of a primitive (not read)
+_NO_EXTRA = np.zeros((0, 3))
+_BODY_KEY = "penetration: body parts"               # CollisionWorld.cached key, with the shape index
 
 
 class Body:
     """One posed convex solid: kind, sizes (ShapeGeometry.solid_params), vertices (convex sets), pose."""
-    __slots__ = ("kind", "params", "vertices_shape", "R", "t", "face_normals_shape")
+    __slots__ = ("kind", "params", "vertices_shape", "R", "t", "face_normals_shape", "T")
 
     def __init__(self, kind: int, params: np.ndarray, T_world_shape: np.ndarray, vertices_shape=None,
                  face_normals_shape=None) -> None:
         self.kind = int(kind)
-        self.params = np.asarray(params, dtype=float)
-        self.R = np.asarray(T_world_shape[:3, :3], dtype=float)
-        self.t = np.asarray(T_world_shape[:3, 3], dtype=float)
+        self.params = np.array(params, dtype=float)          # a writable copy: one kernel signature
+        self.T = np.require(T_world_shape, dtype=float, requirements=["C", "W"])
+        self.R = self.T[:3, :3]
+        self.t = self.T[:3, 3]
         self.vertices_shape = vertices_shape
         self.face_normals_shape = face_normals_shape
+
+    @classmethod
+    def posed(cls, kind: int, params: np.ndarray, T_world_shape: np.ndarray, vertices_shape=None,
+              face_normals_shape=None) -> Body:
+        """A body from parts already in the kernels' types (int kind, float64 params and C-ordered writable
+        vertices; :func:`body` keeps them per shape): only the pose is copied."""
+        self = cls.__new__(cls)
+        self.kind, self.params = kind, params
+        self.T = np.array(T_world_shape, dtype=np.float64)
+        self.R = self.T[:3, :3]
+        self.t = self.T[:3, 3]
+        self.vertices_shape = vertices_shape
+        self.face_normals_shape = face_normals_shape
+        return self
+
+    def kernel_arguments(self) -> tuple:
+        """(kind, params, vertices, T_world_shape) as the compiled kernels (kernels.mtd) take a body."""
+        vertices = self.vertices_shape
+        if vertices is None:
+            vertices = _NO_VERTICES
+        elif not (vertices.flags.c_contiguous and vertices.flags.writeable and vertices.dtype == np.float64):
+            vertices = np.require(vertices, dtype=np.float64, requirements=["C", "W"])
+        return self.kind, self.params, vertices, self.T
 
     def support(self, directions_world: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(h (N,), points (N, 3)): the support function and a support point per unit direction (N, 3)."""
@@ -189,7 +224,7 @@ def search_mtd(body_a: Body, body_b: Body, extra=(), samples: int = SPHERE_SAMPL
     """(direction, depth): the MTD over candidates and a sphere sampling, each best one refined."""
     dirs = np.vstack([candidates(body_a, body_b, extra), fibonacci_sphere(samples)])
     values = overlap(body_a, body_b, dirs)
-    order = np.argsort(values)
+    order = np.argsort(values, kind="stable")      # ties in a fixed order (the compiled search's)
     best_n, best = dirs[order[0]], float(values[order[0]])
     seen = []
     for i in order[: 4 * _REFINE_SEEDS]:
@@ -215,13 +250,38 @@ def witness(body_a: Body, body_b: Body, n: np.ndarray, depth: float) -> tuple[np
     return p0, p0 - depth * n
 
 
+_SPHERE = fibonacci_sphere(SPHERE_SAMPLES)       # the compiled search's coarse directions
+
+
 def checked_mtd(body_a: Body, body_b: Body, depth: float, normal: np.ndarray) -> tuple[bool, np.ndarray, float]:
     """Check coal's (depth, normal) of a penetrating pair: (ok, direction, depth).
 
     ``ok``: the overlap along ``normal`` equals ``depth`` and no candidate direction gives less
     (both within ``CHECK_ABS_M + CHECK_REL * depth``); then the direction and depth are coal's.
-    Otherwise the result of :func:`search_mtd` seeded with coal's normal as well.
+    Otherwise the result of :func:`search_mtd` seeded with coal's normal as well. Compiled
+    (:mod:`kernels.mtd`); :func:`checked_mtd_reference` is the same in numpy.
     """
+    depth = float(depth)
+    tol = CHECK_ABS_M + CHECK_REL * abs(depth)
+    arguments = body_a.kernel_arguments() + body_b.kernel_arguments()
+    n = np.asarray(normal, dtype=float)
+    n0, n1, n2 = n.tolist()
+    length = math.sqrt(n0 * n0 + n1 * n1 + n2 * n2)
+    extra = _NO_EXTRA
+    if length > 1e-12 and math.isfinite(depth):
+        n = n / length
+        if compiled.check_mtd(*arguments, n, float(depth), tol, LOCAL_CHECK_RAD):
+            return True, n, float(depth)
+        extra = n[None].copy()
+    direction = np.empty(3)
+    value = compiled.search_mtd(*arguments, extra, _SPHERE, _REFINE_SEEDS, REFINE_START_RAD, REFINE_STOP_RAD,
+                                direction)
+    return False, direction, float(value)
+
+
+def checked_mtd_reference(body_a: Body, body_b: Body, depth: float,
+                          normal: np.ndarray) -> tuple[bool, np.ndarray, float]:
+    """:func:`checked_mtd` in numpy (the reference of the compiled path)."""
     tol = CHECK_ABS_M + CHECK_REL * abs(depth)
     n = np.asarray(normal, dtype=float)
     length = float(np.linalg.norm(n))
@@ -257,7 +317,7 @@ def _hull_arrays(geometry) -> tuple[np.ndarray, np.ndarray] | None:
             return None
     else:
         return None
-    vertices = np.ascontiguousarray(np.asarray(hull.vertices, dtype=float))
+    vertices = np.array(hull.vertices, dtype=np.float64, order="C")     # a writable copy (the kernels' signature)
     normals = np.asarray(hull.face_normals, dtype=float)
     normals = np.unique(np.round(normals, 9), axis=0)
     return vertices, np.ascontiguousarray(normals)
@@ -277,11 +337,16 @@ def nearly_convex(world, shape: int) -> bool:
     return convex_arrays(world, shape) is not None
 
 
+def _body_parts(world, shape: int) -> tuple:
+    """(kind, params, vertices, face normals) of the convex solid of a shape, as Body keeps them."""
+    g = world.shapes[shape].geometry
+    if KIND_BOX <= g.solid_kind <= KIND_CONE:
+        return g.solid_kind, np.array(g.solid_params, dtype=float), None, None
+    vertices, normals = convex_arrays(world, shape)
+    return KIND_CONVEX, np.zeros(3), vertices, normals
+
+
 def body(world, T_world_shape: np.ndarray, shape: int) -> Body:
     """The posed convex solid of a shape (its hull for a nearly convex mesh); call only when nearly_convex."""
-    g = world.shapes[shape].geometry
-    T = T_world_shape[shape]
-    if KIND_BOX <= g.solid_kind <= KIND_CONE:
-        return Body(g.solid_kind, g.solid_params, T)
-    vertices, normals = convex_arrays(world, shape)
-    return Body(KIND_CONVEX, np.zeros(3), T, vertices, normals)
+    kind, params, vertices, normals = world.cached((_BODY_KEY, shape), _body_parts, world, shape)
+    return Body.posed(kind, params, T_world_shape[shape], vertices, normals)

@@ -21,6 +21,7 @@ from my_collision_pkg.core.kernels.depth import (SolidArrays, SurfaceSamples, ad
                                                 support_point, surface_points_inside)
 from my_collision_pkg.core.kernels.kinematics import forward_kinematics, shape_poses
 from my_collision_pkg.core.kernels.mesh_queries import MeshTree, closest_point_on_triangles, contains_probe
+from my_collision_pkg.core.kernels.mtd import check_mtd, overlaps, search_mtd
 from my_collision_pkg.core.kernels.overlap import clip_edges_to_planes
 from my_collision_pkg.core.kernels.thickness import thickness_along_lines
 
@@ -93,11 +94,26 @@ def warm_up_contacts() -> None:
             surface_points_inside(samples, np.eye(4), np.eye(4), _solid(kind, planes, triangles, tree, manifold))
         refine_to_support(1, kind, np.ones(3), corners, np.eye(4), np.zeros(3), np.ones(3), 0.5, np.eye(4),
                           _solid(KIND_MESH, planes, triangles, tree, True))
+    warm_up_mtd()
     solid = _solid(KIND_MESH, planes, triangles, tree, True)
     pair_regions(1, 1, tuple(samples), tuple(solid), np.eye(4), tuple(samples), tuple(solid), np.eye(4))
     labels = label_components(2, np.array([[0, 1]], dtype=np.int64), np.array([True, True]))
     _, lo, hi = summarize_regions(labels, np.ones(2), np.zeros((2, 3)))
     merge_regions(np.ones(len(lo)), lo, hi)
+
+
+def warm_up_mtd() -> None:
+    """The MTD check and search (kernels.mtd), with the argument types penetration.checked_mtd passes
+    (the kind a runtime int: one signature covers every kind)."""
+    kind_b = 0                          # KIND_BOX; body A a convex vertex set (KIND_CONVEX)
+    vertices = np.array([[0.0, 0.0, 0.0], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]])
+    params, pose, normal = np.ones(3), np.eye(4), np.array([0.0, 0.0, 1.0])
+    check_mtd(5, np.zeros(3), vertices, pose, kind_b, params, np.zeros((1, 3)), pose, normal, 1.0, 1e-6, 1e-3)
+    direction = np.empty(3)
+    for extra in (np.zeros((0, 3)), normal[None].copy()):
+        search_mtd(5, np.zeros(3), vertices, pose, kind_b, params, np.zeros((1, 3)), pose, extra, np.eye(3), 1,
+                   0.05, 0.01, direction)
+    overlaps(5, np.zeros(3), vertices, pose, kind_b, params, np.zeros((1, 3)), pose, np.eye(3), np.empty(3))
 
 
 def _solid(kind: int, planes: np.ndarray, triangles: np.ndarray, tree: MeshTree, manifold: bool) -> SolidArrays:

@@ -1,0 +1,157 @@
+"""The compiled MTD check and search (kernels.mtd) against penetration's numpy reference.
+
+Every pairing of the five primitive kinds and a convex vertex set (a Panda link hull), posed at
+random so that they overlap: the overlaps along many directions are the same; the check says the
+same of coal's answer, of a wrong depth and of a wrong normal; the search finds the same depth
+(and the same normal where the minimum is unique), which the numpy reference finds.
+"""
+from __future__ import annotations
+
+import itertools
+
+import coal
+import numpy as np
+import pytest
+import trimesh
+
+from my_collision_pkg.core.checks import penetration
+from my_collision_pkg.core.checks.penetration import Body
+from my_collision_pkg.core.kernels import mtd
+from my_collision_pkg.core.kernels.codes import (KIND_BOX, KIND_CAPSULE, KIND_CONE, KIND_CONVEX, KIND_CYLINDER,
+                                                KIND_SPHERE)
+
+SEED = 1_717
+POSES_PER_PAIRING = 6
+DEPTH_TOL_M = 1e-9          # the two paths differ by rounding only (sums in another order)
+_ROUND = {KIND_BOX: (0.04, 0.03, 0.05), KIND_SPHERE: (0.05, 0.0, 0.0), KIND_CYLINDER: (0.04, 0.06, 0.0),
+          KIND_CAPSULE: (0.03, 0.05, 0.0), KIND_CONE: (0.05, 0.06, 0.0)}
+KINDS = (KIND_BOX, KIND_SPHERE, KIND_CYLINDER, KIND_CAPSULE, KIND_CONE, KIND_CONVEX)
+
+
+def _hull_vertices() -> np.ndarray:
+    """A convex vertex set: an elongated, irregular polytope (a rock) about the origin."""
+    rng = np.random.default_rng(3)
+    points = rng.normal(size=(60, 3)) * np.array([0.05, 0.035, 0.06])
+    hull = trimesh.convex.convex_hull(points)
+    return np.array(hull.vertices, dtype=float)
+
+
+HULL = _hull_vertices()
+
+
+def _rotation(rng) -> np.ndarray:
+    q = rng.normal(size=4)
+    q /= np.linalg.norm(q)
+    w, x, y, z = q
+    return np.array([[1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
+                     [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
+                     [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)]])
+
+
+def _body(kind: int, T: np.ndarray) -> Body:
+    if kind == KIND_CONVEX:
+        return Body(KIND_CONVEX, np.zeros(3), T, HULL)
+    return Body(kind, np.array(_ROUND[kind]), T)
+
+
+def _coal_shape(kind: int):
+    p = _ROUND.get(kind)
+    if kind == KIND_BOX:
+        return coal.Box(*(2.0 * np.array(p)))
+    if kind == KIND_SPHERE:
+        return coal.Sphere(p[0])
+    if kind == KIND_CYLINDER:
+        return coal.Cylinder(p[0], 2.0 * p[1])
+    if kind == KIND_CAPSULE:
+        return coal.Capsule(p[0], 2.0 * p[1])
+    if kind == KIND_CONE:
+        return coal.Cone(p[0], 2.0 * p[1])
+    hull = trimesh.convex.convex_hull(HULL)
+    model = coal.BVHModelOBBRSS()
+    model.beginModel(len(hull.faces), len(hull.vertices))
+    model.addVertices(np.asarray(hull.vertices, dtype=float))
+    model.addTriangles(np.asarray(hull.faces, dtype=np.int32))
+    model.endModel()
+    model.buildConvexHull(True, "Qt")
+    return model.convex
+
+
+def _posed_pairs():
+    rng = np.random.default_rng(SEED)
+    for kind_a, kind_b in itertools.product(KINDS, KINDS):
+        for _ in range(POSES_PER_PAIRING):
+            T_a, T_b = np.eye(4), np.eye(4)
+            T_a[:3, :3], T_b[:3, :3] = _rotation(rng), _rotation(rng)
+            T_a[:3, 3] = rng.uniform(-0.01, 0.01, 3)
+            T_b[:3, 3] = T_a[:3, 3] + rng.uniform(-0.05, 0.05, 3)
+            yield kind_a, kind_b, T_a, T_b
+
+
+def _coal_answer(kind_a, kind_b, T_a, T_b):
+    request = coal.DistanceRequest()
+    request.enable_signed_distance = True
+    request.gjk_tolerance = request.epa_tolerance = 1e-9
+    result = coal.DistanceResult()
+    distance = coal.distance(_coal_shape(kind_a), coal.Transform3s(T_a[:3, :3].copy(), T_a[:3, 3].copy()),
+                             _coal_shape(kind_b), coal.Transform3s(T_b[:3, :3].copy(), T_b[:3, 3].copy()),
+                             request, result)
+    return float(distance), np.array(result.normal)
+
+
+PAIRS = list(_posed_pairs())
+
+
+@pytest.mark.parametrize("kind_a, kind_b", list(itertools.product(KINDS, KINDS)))
+def test_overlaps_equal_numpy(kind_a, kind_b):
+    directions = penetration.fibonacci_sphere(200)
+    for ka, kb, T_a, T_b in PAIRS:
+        if (ka, kb) != (kind_a, kind_b):
+            continue
+        a, b = _body(ka, T_a), _body(kb, T_b)
+        out = np.empty(len(directions))
+        mtd.overlaps(*a.kernel_arguments(), *b.kernel_arguments(), directions, out)
+        np.testing.assert_allclose(out, penetration.overlap(a, b, directions), rtol=0.0, atol=1e-12)
+
+
+def test_candidates_equal_numpy():
+    for ka, kb, T_a, T_b in PAIRS:
+        a, b = _body(ka, T_a), _body(kb, T_b)
+        out = np.empty((mtd.MAX_CANDIDATES, 3))
+        count = mtd.candidate_directions(ka, a.params, a.T, kb, b.params, b.T, np.zeros((0, 3)), out)
+        np.testing.assert_allclose(out[:count], penetration.candidates(a, b), rtol=0.0, atol=1e-12)
+
+
+def test_check_and_search_equal_numpy():
+    """coal's answer, a wrong depth and a wrong normal, on every pair that penetrates: same verdict of the
+    check, same depth (and normal, where the search's minimum is unique) from the search."""
+    checked = searched = 0
+    for ka, kb, T_a, T_b in PAIRS:
+        distance, normal = _coal_answer(ka, kb, T_a, T_b)
+        if not distance < -1e-4:
+            continue
+        a, b = _body(ka, T_a), _body(kb, T_b)
+        for depth, n in ((-distance, normal), (-distance * 1.5, normal), (-distance, np.array([0.3, -0.8, 0.52]))):
+            ok, direction, value = penetration.checked_mtd(a, b, depth, n)
+            ok_ref, direction_ref, value_ref = penetration.checked_mtd_reference(a, b, depth, n)
+            assert ok == ok_ref, (ka, kb, depth)
+            assert value == pytest.approx(value_ref, abs=DEPTH_TOL_M), (ka, kb)
+            checked += 1
+            if not ok:
+                searched += 1
+                assert np.linalg.norm(direction) == pytest.approx(1.0, abs=1e-12)
+                # the overlap along the compiled direction is its depth, and no direction of the reference is better
+                assert float(penetration.overlap(a, b, direction[None])[0]) == pytest.approx(value, abs=1e-12)
+                assert value <= value_ref + DEPTH_TOL_M
+    assert checked > 100 and searched > 50          # the pairs exercise both the check and the search
+
+
+def test_search_finds_the_known_mtd():
+    """A unit box 10 mm into a large box's face: the search (no seed) finds 10 mm along the face normal."""
+    T_b = np.eye(4)
+    T_b[2, 3] = 0.5 + 0.05 - 0.01
+    a = Body(KIND_BOX, np.array([0.5, 0.5, 0.5]), np.eye(4))
+    b = Body(KIND_BOX, np.array([0.05, 0.05, 0.05]), T_b)
+    ok, n, depth = penetration.checked_mtd(a, b, np.nan, np.zeros(3))
+    assert not ok
+    assert depth == pytest.approx(0.01, abs=1e-9)
+    np.testing.assert_allclose(n, [0.0, 0.0, 1.0], atol=1e-6)
