@@ -339,8 +339,11 @@ class CollisionChecker:
         cell_request, refused = self._octomap_request(request, nearest_cells)
         if refused is None:
             explanation = self._explainer.explain(joint_names, positions, cell_request, stop=meter)
-            if explanation.status == Status.INVALID_REQUEST or explanation.valid == self.check(
-                    joint_names, positions, request=request).valid:
+            # without an octomap the explainer's verdicts are the predicate's own (pair_tests.PosedPairs
+            # .collides): the second check is only for the octomap's cells
+            if (explanation.status == Status.INVALID_REQUEST
+                    or not octomap_cells.has_octree(request.world_of(self._scene))
+                    or explanation.valid == self.check(joint_names, positions, request=request).valid):
                 return self._with_cell_regions(explanation, request, regions)
             # the regions' nearest cells by the hull do not decide as the tree does (a cell in a
             # concave part of a mesh): every nearby cell then

@@ -119,12 +119,14 @@ class Explainer:
         order = np.concatenate([survivors[is_self], survivors[~is_self]])
         colliding, near = [], []
         refusing: list[tuple[int, Contact]] = []
-        for p in order:
+        coal_poses: dict = {}           # the shapes' coal poses at this configuration, made on use
+        for p, (a, b), call, margin, swapped in zip(order.tolist(), pairs[order].tolist(),
+                                                    selection.calls[order].tolist(), margins[order].tolist(),
+                                                    selection.swapped[order].tolist()):
             if stop is not None:
                 stop.check_stop()
-            a, b = pairs[p]
-            found, contacts = self.pair_contacts(build, posed, a, b, selection.calls[p], selection.swapped[p],
-                                                 margins[p], contact_distance)
+            found, contacts = self.pair_contacts(build, posed, a, b, call, swapped, margin, contact_distance,
+                                                 coal_poses=coal_poses)
             if found:
                 refusing.append((p, contacts[0]))
                 colliding.extend(contacts)
@@ -133,11 +135,13 @@ class Explainer:
         return refusing, colliding + near
 
     def pair_contacts(self, build: ContactBuilder, posed: PosedPairs, a: int, b: int, call, swapped: bool,
-                      margin: float, contact_distance: float) -> tuple[bool, list[Contact]]:
+                      margin: float, contact_distance: float, *,
+                      coal_poses: dict | None = None) -> tuple[bool, list[Contact]]:
         """(in collision, contacts) for one shape pair, at most ``contacts_per_pair`` contacts.
 
         ``call`` (2,) and ``swapped``: the pair's fcl call order; ``margin``: its padding,
         metres; pairs closer than ``contact_distance`` (metres) are reported too.
+        ``coal_poses``: a dict kept for this configuration (``narrowphase.coal_pose``).
         """
         world, T_c = build.world, build.T_world_shape
         ga, gb = world.shapes[a].geometry, world.shapes[b].geometry
@@ -154,7 +158,7 @@ class Explainer:
         penetrating = found and closed and margin <= 0.0
         cross = found and closed and not penetrating and posed.surfaces_cross(call)
         results = pair_contacts(world, T_c, a, b, self.contacts_per_pair if found else 1, likely_penetrating=found,
-                                surfaces_cross=cross, penetrating=penetrating)
+                                surfaces_cross=cross, penetrating=penetrating, coal_poses=coal_poses)
         if found and not results[0].exact:
             # penetrating meshes with no surface point inside the other body (an edge through
             # an edge): fcl's contacts against single triangles, marked as such

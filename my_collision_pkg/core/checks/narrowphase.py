@@ -55,6 +55,7 @@ import coal
 import numpy as np
 
 from my_collision_pkg.core.checks import penetration
+from my_collision_pkg.core.kernels.mtd import coal_answer_is_mtd
 from my_collision_pkg.core.kernels.depth import SolidArrays, SurfaceSamples, pair_regions
 from my_collision_pkg.core.kernels.mesh_queries import MeshTree, contains_any_point, contains_probe
 
@@ -115,8 +116,24 @@ def _sane(distance: float, p0: np.ndarray, p1: np.ndarray) -> bool:
     return abs(distance) < _SANE_DISTANCE_M and all(abs(x) < _SANE_DISTANCE_M for x in p0.tolist() + p1.tolist())
 
 
-def _coal_distance(geom_a, T_a: np.ndarray, geom_b, T_b: np.ndarray):
-    pose_a, pose_b = coal_transform(T_a), coal_transform(T_b)
+def coal_pose(T_world_shape: np.ndarray, shape: int, poses: dict | None) -> coal.Transform3s:
+    """coal pose of shape ``shape`` at the poses ``T_world_shape`` (S, 4, 4); ``poses``: the ones made for
+    these poses so far, by shape (filled here; None: none kept)."""
+    if poses is None:
+        return coal_transform(T_world_shape[shape])
+    pose = poses.get(shape)
+    if pose is None:
+        pose = poses[shape] = coal_transform(T_world_shape[shape])
+    return pose
+
+
+def _coal_distance(geom_a, T_a: np.ndarray, geom_b, T_b: np.ndarray, pose_a=None, pose_b=None):
+    """coal's signed distance, witness points and normal; ``pose_a``, ``pose_b``: coal poses of T_a, T_b
+    when the caller has them."""
+    if pose_a is None:
+        pose_a = coal_transform(T_a)
+    if pose_b is None:
+        pose_b = coal_transform(T_b)
     for request in (_REQUEST,) + _RETRY_REQUESTS:
         result = coal.DistanceResult()
         distance = float(coal.distance(geom_a, pose_a, geom_b, pose_b, request, result))
@@ -230,7 +247,7 @@ def pair_distance(world, T_world_shape: np.ndarray, a: int, b: int) -> PairDista
 
 def pair_contacts(world, T_world_shape: np.ndarray, a: int, b: int, max_regions: int,
                   likely_penetrating: bool = False, surfaces_cross: bool = False,
-                  penetrating: bool = False) -> list[PairDistance]:
+                  penetrating: bool = False, coal_poses: dict | None = None) -> list[PairDistance]:
     """The pair's signed distance, and for penetrating closed meshes one entry per overlap region.
 
     Same as :func:`pair_distance` for primitive and convex pairs and for separated
@@ -245,14 +262,15 @@ def pair_contacts(world, T_world_shape: np.ndarray, a: int, b: int, max_regions:
     knows the pair penetrates, e.g. the predicate refused it without padding: its surfaces cross
     or one body is inside the other) makes the pair penetrating for certain: two nearly convex
     solids then get their hulls' MTD at once, the answer the deepest-point search would have
-    been replaced by (:func:`_as_convex`).
+    been replaced by (:func:`_as_convex`). ``coal_poses``: a dict the caller keeps for one
+    ``T_world_shape``, where the coal poses of its shapes are kept (:func:`coal_pose`).
     """
     T_a, T_b = T_world_shape[a], T_world_shape[b]
     ga, gb = world.shapes[a].geometry, world.shapes[b].geometry
     solids = ga.solid_kind >= 0 and gb.solid_kind >= 0
     if (surfaces_cross or penetrating) and solids and penetration.nearly_convex(world, a) and penetration.nearly_convex(world, b) \
             and (ga.is_bvh or gb.is_bvh):
-        hulls = hull_mtd(world, T_world_shape, a, b, None)
+        hulls = hull_mtd(world, T_world_shape, a, b, None, coal_poses)
         if hulls is not None:           # (None: the hulls came out apart, numerically; the full rules then)
             return [hulls]
     if likely_penetrating and solids and (ga.is_closed_bvh or gb.is_closed_bvh):
@@ -289,16 +307,33 @@ def checked_convex(world, T_world_shape: np.ndarray, a: int, b: int, distance: f
     return PairDistance(-depth, w0, w0 - depth * n, n, True)
 
 
-def hull_mtd(world, T_world_shape: np.ndarray, a: int, b: int, mesh_result: PairDistance) -> PairDistance:
+def hull_mtd(world, T_world_shape: np.ndarray, a: int, b: int, mesh_result: PairDistance,
+             coal_poses: dict | None = None) -> PairDistance:
     """A penetrating pair of nearly convex solids (penetration.nearly_convex) as convex solids: coal on their
-    hulls, checked. ``mesh_result`` (the deepest-point answer) stays where the hulls come out apart."""
+    hulls, checked. ``mesh_result`` (the deepest-point answer) stays where the hulls come out apart.
+    ``coal_poses``: see :func:`coal_pose`."""
     ga, gb = world.shapes[a].geometry, world.shapes[b].geometry
     T_a, T_b = T_world_shape[a], T_world_shape[b]
-    distance, p0, p1, hint = _coal_distance(ga.coal_hull, T_a, gb.coal_hull, T_b)
-    normal = _unit_normal(p0, p1, distance, hint, T_a, T_b)
+    distance, p0, p1, hint = _coal_distance(ga.coal_hull, T_a, gb.coal_hull, T_b,
+                                            coal_pose(T_world_shape, a, coal_poses),
+                                            coal_pose(T_world_shape, b, coal_poses))
     if not distance < 0.0:
         return mesh_result
-    return checked_convex(world, T_world_shape, a, b, distance, p0, normal)
+    # the normal and the check in one compiled call (kernels.mtd); the search where the check fails
+    normal_and_p1 = np.empty((2, 3))
+    if coal_answer_is_mtd(*penetration.kernel_parts(world, a), _kernel_pose(T_a), *penetration.kernel_parts(world, b),
+                          _kernel_pose(T_b), distance, p0, p1, hint, penetration.CHECK_ABS_M, penetration.CHECK_REL,
+                          penetration.LOCAL_CHECK_RAD, normal_and_p1):
+        return PairDistance(distance, p0, normal_and_p1[1], normal_and_p1[0], True)
+    return checked_convex(world, T_world_shape, a, b, distance, p0, normal_and_p1[0].copy())
+
+
+def _kernel_pose(T: np.ndarray) -> np.ndarray:
+    """A (4, 4) pose as the compiled kernels take it: float64, C-ordered, writable (a copy only if not)."""
+    flags = T.flags
+    if flags.c_contiguous and flags.writeable and T.dtype == np.float64:
+        return T
+    return np.array(T, dtype=np.float64, order="C")
 
 
 def _mesh_contacts(world, T_world_shape, a, b, max_regions, distance, p0, p1, hint) -> list[PairDistance]:

@@ -346,6 +346,13 @@ def _body_parts(world, shape: int) -> tuple:
     return KIND_CONVEX, np.zeros(3), vertices, normals
 
 
+def kernel_parts(world, shape: int) -> tuple:
+    """(kind, params, vertices) of the convex solid of a shape as the compiled kernels (kernels.mtd) take
+    them (a placeholder vertex array for a primitive), kept per world snapshot; call only when nearly_convex."""
+    kind, params, vertices, _ = world.cached((_BODY_KEY, shape), _body_parts, world, shape)
+    return kind, params, _NO_VERTICES if vertices is None else vertices
+
+
 def body(world, T_world_shape: np.ndarray, shape: int) -> Body:
     """The posed convex solid of a shape (its hull for a nearly convex mesh); call only when nearly_convex."""
     kind, params, vertices, normals = world.cached((_BODY_KEY, shape), _body_parts, world, shape)

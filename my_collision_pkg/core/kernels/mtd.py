@@ -296,3 +296,39 @@ def search_mtd(kind_a, params_a, vertices_a, T_a, kind_b, params_b, vertices_b, 
             for k in range(3):
                 out_direction[k] = refined[k]
     return best
+
+
+@njit(cache=True, nogil=True)
+def coal_answer_is_mtd(kind_a, params_a, vertices_a, T_a, kind_b, params_b, vertices_b, T_b, distance, p0, p1, hint,
+                       tol_abs, tol_rel, local_rad, out):
+    """coal's penetrating answer for two convex solids, its unit normal made and checked in one call.
+
+    ``distance`` < 0 (metres), witness points ``p0`` (on A) and ``p1`` (on B), ``hint`` coal's normal (3,).
+    The unit normal from A to B is ``(p1 - p0) / |p1 - p0|`` times the sign of the distance where both are
+    above 1e-12, else the unit ``hint``, else the line between the bodies' origins, else +z (as
+    ``narrowphase._unit_normal``); it is written to ``out[0]``, and ``p0 + distance * normal`` to ``out[1]``.
+    Returns :func:`check_mtd` of depth ``-distance`` along that normal, tolerance
+    ``tol_abs + tol_rel * depth``.
+    """
+    d0, d1, d2 = p1[0] - p0[0], p1[1] - p0[1], p1[2] - p0[2]
+    norm = math.sqrt(d0 * d0 + d1 * d1 + d2 * d2)
+    if norm > 1e-12 and abs(distance) > 1e-12:
+        signed = norm if distance > 0.0 else -norm
+        n0, n1, n2 = d0 / signed, d1 / signed, d2 / signed
+    else:
+        h0, h1, h2 = hint[0], hint[1], hint[2]
+        length = math.sqrt(h0 * h0 + h1 * h1 + h2 * h2)
+        if length > 1e-12:
+            n0, n1, n2 = h0 / length, h1 / length, h2 / length
+        else:
+            b0, b1, b2 = T_b[0, 3] - T_a[0, 3], T_b[1, 3] - T_a[1, 3], T_b[2, 3] - T_a[2, 3]
+            length = math.sqrt(b0 * b0 + b1 * b1 + b2 * b2)
+            if length > 1e-12:
+                n0, n1, n2 = b0 / length, b1 / length, b2 / length
+            else:
+                n0, n1, n2 = 0.0, 0.0, 1.0
+    out[0, 0], out[0, 1], out[0, 2] = n0, n1, n2
+    out[1, 0], out[1, 1], out[1, 2] = p0[0] + distance * n0, p0[1] + distance * n1, p0[2] + distance * n2
+    depth = -distance
+    return check_mtd(kind_a, params_a, vertices_a, T_a, kind_b, params_b, vertices_b, T_b, out[0], depth,
+                     tol_abs + tol_rel * abs(depth), local_rad)

@@ -21,7 +21,7 @@ from my_collision_pkg.core.kernels.depth import (SolidArrays, SurfaceSamples, ad
                                                 support_point, surface_points_inside)
 from my_collision_pkg.core.kernels.kinematics import forward_kinematics, shape_poses
 from my_collision_pkg.core.kernels.mesh_queries import MeshTree, closest_point_on_triangles, contains_probe
-from my_collision_pkg.core.kernels.mtd import check_mtd, overlaps, search_mtd
+from my_collision_pkg.core.kernels.mtd import check_mtd, coal_answer_is_mtd, overlaps, search_mtd
 from my_collision_pkg.core.kernels.overlap import clip_edges_to_planes
 from my_collision_pkg.core.kernels.thickness import thickness_along_lines
 
@@ -114,6 +114,8 @@ def warm_up_mtd() -> None:
         search_mtd(5, np.zeros(3), vertices, pose, kind_b, params, np.zeros((1, 3)), pose, extra, np.eye(3), 1,
                    0.05, 0.01, direction)
     overlaps(5, np.zeros(3), vertices, pose, kind_b, params, np.zeros((1, 3)), pose, np.eye(3), np.empty(3))
+    coal_answer_is_mtd(5, np.zeros(3), vertices, pose, kind_b, params, np.zeros((1, 3)), pose, -1.0, np.zeros(3),
+                       -normal, normal.copy(), 1e-6, 1e-6, 1e-3, np.empty((2, 3)))
 
 
 def _solid(kind: int, planes: np.ndarray, triangles: np.ndarray, tree: MeshTree, manifold: bool) -> SolidArrays:
