@@ -14,6 +14,7 @@ import numpy as np
 from my_collision_pkg.core.checks.narrowphase import PairDistance
 from my_collision_pkg.core.checks.results import BodyType, Contact, ContactType, NO_SUBSHAPE
 from my_collision_pkg.core.kernels.codes import KIND_CONVEX, KIND_SPHERE
+from my_collision_pkg.core.kernels.contact_points import contact_points
 from my_collision_pkg.core.kernels.mesh_queries import closest_point_on_triangles
 from my_collision_pkg.core.model.transforms import invert_transform, transform_points
 from my_collision_pkg.core.scene.planning_scene import CollisionWorld
@@ -53,7 +54,9 @@ class ContactBuilder:
         local = self._local.get(shape)
         if local is None:
             T_world_owner, owner_from_world = self._owner_frames(shape)
-            local = self._local[shape] = (T_world_owner, owner_from_world[:3, :3].T, owner_from_world[:3, 3])
+            # C-ordered copies (the contact_points kernel's one signature); the same numbers
+            local = self._local[shape] = (T_world_owner, np.ascontiguousarray(owner_from_world[:3, :3].T),
+                                          np.ascontiguousarray(owner_from_world[:3, 3]))
         return local
 
     def _owner_frames(self, shape: int) -> tuple[np.ndarray, np.ndarray]:
@@ -141,15 +144,27 @@ class ContactBuilder:
         owner_a, type_a, id_a, bvh_a, robot_a = self._info(a)
         owner_b, type_b, id_b, bvh_b, robot_b = self._info(b)
         distance = float(distance)
-        p1 = p0 + distance * normal
         kind = ContactType.SELF if (robot_a and robot_b) else ContactType.ENVIRONMENT
         sub0 = int(b1) if bvh_a and b1 is not None and b1 >= 0 else NO_SUBSHAPE
         sub1 = int(b2) if bvh_b and b2 is not None and b2 >= 0 else NO_SUBSHAPE
         T_world_a, R_a, t_a = self._to_owner(a)
         T_world_b, R_b, t_b = self._to_owner(b)
-        return Contact(kind, (owner_a, owner_b), (type_a, type_b), (id_a, id_b), (sub0, sub1), 0.5 * (p0 + p1),
-                       (p0, p1), (p0 @ R_a + t_a, p1 @ R_b + t_b), normal, distance, max(0.0, -distance), single,
+        p0 = _vector(p0)
+        normal = _vector(normal)
+        points = np.empty((4, 3))       # p1, the midpoint, p0 and p1 in their owners' frames
+        contact_points(p0, normal, distance, R_a, t_a, R_b, t_b, points)
+        return Contact(kind, (owner_a, owner_b), (type_a, type_b), (id_a, id_b), (sub0, sub1), points[1],
+                       (p0, points[0]), (points[2], points[3]), normal, distance, max(0.0, -distance), single,
                        depth_is_fallback=fallback, transforms=(T_world_a.copy(), T_world_b.copy()), depth_rule=rule)
+
+
+def _vector(v) -> np.ndarray:
+    """A (3,) point or direction as the contact_points kernel takes it: float64, contiguous, writable (a copy
+    only if not)."""
+    if isinstance(v, np.ndarray) and v.dtype == np.float64 and v.ndim == 1 and v.flags.c_contiguous \
+            and v.flags.writeable:
+        return v
+    return np.array(v, dtype=np.float64).reshape(3)
 
 
 def single_contact_point(ga, gb) -> bool:

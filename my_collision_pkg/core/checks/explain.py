@@ -19,7 +19,8 @@ from dataclasses import replace
 import numpy as np
 
 from my_collision_pkg.core.checks.contact_builder import ContactBuilder, single_contact_point
-from my_collision_pkg.core.checks.narrowphase import pair_contacts
+from my_collision_pkg.core.checks.narrowphase import hull_mtd, pair_contacts
+from my_collision_pkg.core.checks.penetration import nearly_convex
 from my_collision_pkg.core.checks.pair_tests import PairTestScratch, PosedPairs, first_collision, posed_candidates
 from my_collision_pkg.core.checks.request import CheckRequest, ConfigurationResolver
 from my_collision_pkg.core.checks.results import Contact, Explanation, Status
@@ -156,6 +157,11 @@ class Explainer:
         # inside the other); refused with padding, only where fcl finds the surfaces crossing.
         closed = ga.is_closed_bvh or gb.is_closed_bvh
         penetrating = found and closed and margin <= 0.0
+        if penetrating and (ga.is_bvh or gb.is_bvh) and nearly_convex(world, a) and nearly_convex(world, b):
+            hulls = hull_mtd(world, T_c, a, b, None, coal_poses)     # narrowphase.pair_contacts' first rule
+            if hulls is not None:
+                return True, [build.make(a, b, hulls.p0_world, hulls.normal_world, hulls.distance_m, *hulls.subshapes,
+                                         single=single_contact_point(ga, gb), rule=hulls.rule)]
         cross = found and closed and not penetrating and posed.surfaces_cross(call)
         results = pair_contacts(world, T_c, a, b, self.contacts_per_pair if found else 1, likely_penetrating=found,
                                 surfaces_cross=cross, penetrating=penetrating, coal_poses=coal_poses)

@@ -15,6 +15,7 @@ import numpy as np
 
 from my_collision_pkg.core.kernels.cells import cells_in_boxes
 from my_collision_pkg.core.kernels.codes import KIND_MESH
+from my_collision_pkg.core.kernels.contact_points import contact_points
 from my_collision_pkg.core.kernels.culling import obb_candidates, single_configuration_candidates
 from my_collision_pkg.core.kernels.depth import (SolidArrays, SurfaceSamples, adjacency, label_components, merge_regions,
                                                 pair_regions, points_depth, refine_to_support, summarize_regions,
@@ -114,6 +115,7 @@ def warm_up_mtd() -> None:
         search_mtd(5, np.zeros(3), vertices, pose, kind_b, params, np.zeros((1, 3)), pose, extra, np.eye(3), 1,
                    0.05, 0.01, direction)
     overlaps(5, np.zeros(3), vertices, pose, kind_b, params, np.zeros((1, 3)), pose, np.eye(3), np.empty(3))
+    contact_points(np.zeros(3), normal.copy(), -1.0, np.eye(3), np.zeros(3), np.eye(3), np.zeros(3), np.empty((4, 3)))
     coal_answer_is_mtd(5, np.zeros(3), vertices, pose, kind_b, params, np.zeros((1, 3)), pose, -1.0, np.zeros(3),
                        -normal, normal.copy(), 1e-6, 1e-6, 1e-3, np.empty((2, 3)))
 
