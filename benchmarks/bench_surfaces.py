@@ -47,7 +47,10 @@ STIFFNESS_PA_PER_M = 1.0e6
 ROUNDS = 15
 MS_PER_S = 1e3
 BEFORE_REVISION = "b2f4836"      # main before issue 17's surfaces (the mid-plane slice)
-SURFACE_MODULES = ("plane_geometry", "outline", "refinement", "contact_surface", "explanation_surfaces")  # dependencies first
+# dependencies first; a module the revision does not have is skipped (convex_overlap and primitive_surfaces
+# came with the footprint)
+SURFACE_MODULES = ("plane_geometry", "outline", "refinement", "convex_overlap", "contact_surface", "primitive_surfaces",
+                   "explanation_surfaces")
 REPOSITORY = pathlib.Path(__file__).resolve().parent.parent
 PANDA_COLLISION_MESHES = (
     pathlib.Path(sysconfig.get_paths()["purelib"])
@@ -65,10 +68,14 @@ def load_before(revision: str) -> types.ModuleType | None:
     package.__path__ = []
     sys.modules[package_name] = package
     for name in SURFACE_MODULES:
+        path = f"my_collision_pkg/core/surfaces/{name}.py"
         try:
-            source = subprocess.run(
-                ["git", "-C", str(REPOSITORY), "show", f"{revision}:my_collision_pkg/core/surfaces/{name}.py"],
-                check=True, capture_output=True, text=True).stdout
+            present = subprocess.run(["git", "-C", str(REPOSITORY), "cat-file", "-e", f"{revision}:{path}"],
+                                     capture_output=True).returncode == 0
+            if not present and name in ("convex_overlap", "primitive_surfaces"):
+                continue
+            source = subprocess.run(["git", "-C", str(REPOSITORY), "show", f"{revision}:{path}"],
+                                    check=True, capture_output=True, text=True).stdout
         except (OSError, subprocess.CalledProcessError) as error:
             print(f"(before: cannot read {name}.py at {revision}: {error}; only the new code is timed)")
             return None

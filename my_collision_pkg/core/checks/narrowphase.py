@@ -137,7 +137,7 @@ def _coal_distance(geom_a, T_a: np.ndarray, geom_b, T_b: np.ndarray, pose_a=None
     for request in (_REQUEST,) + _RETRY_REQUESTS:
         result = coal.DistanceResult()
         distance = float(coal.distance(geom_a, pose_a, geom_b, pose_b, request, result))
-        p0, p1 = np.array(result.getNearestPoint1()), np.array(result.getNearestPoint2())
+        p0, p1 = result.getNearestPoint1(), result.getNearestPoint2()      # fresh float64 arrays (eigenpy copies)
         if _sane(distance, p0, p1):
             break
     return distance, p0, p1, np.array(result.normal)

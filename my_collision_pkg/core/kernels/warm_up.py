@@ -17,6 +17,7 @@ from my_collision_pkg.core.kernels.cells import cells_in_boxes
 from my_collision_pkg.core.kernels.codes import KIND_MESH
 from my_collision_pkg.core.kernels.contact_points import contact_points
 from my_collision_pkg.core.kernels.culling import obb_candidates, single_configuration_candidates
+from my_collision_pkg.core.kernels.footprint import convex_footprint, polytope_volume_centroid
 from my_collision_pkg.core.kernels.depth import (SolidArrays, SurfaceSamples, adjacency, label_components, merge_regions,
                                                 pair_regions, points_depth, refine_to_support, summarize_regions,
                                                 support_point, surface_points_inside)
@@ -66,6 +67,13 @@ def warm_up_kinematics_and_culling() -> None:
     cells_in_boxes(np.zeros((1, 3)), np.ones(1), 1.0, -np.ones((1, 3)), np.ones((1, 3)), np.zeros(1, dtype=np.bool_))
     clip_edges_to_planes(np.zeros((2, 3)), np.array([[0, 1]], dtype=np.int64), np.array([[0.0, 0.0, 1.0, 1.0]]),
                          -np.ones(3), np.ones(3), 1e-9)
+    # the convex footprint, as contact_surface and convex_overlap pass it (a unit tetrahedron)
+    corners = np.array([[0.0, 0.0, -0.5], [1.0, 0.0, -0.5], [0.0, 1.0, -0.5], [0.0, 0.0, 0.5]])
+    faces = np.array([[0, 2, 1], [0, 1, 3], [1, 2, 3], [0, 3, 2]], dtype=np.int64)
+    polytope_volume_centroid(corners, faces, np.arange(4, dtype=np.int64), np.zeros(3))
+    equations = np.array([[0.0, 0.0, -1.0, -0.5], [0.0, -1.0, 0.0, 0.0], [0.577, 0.577, 0.577, -0.289],
+                          [-1.0, 0.0, 0.0, 0.0]])
+    convex_footprint(corners, faces, equations, 1e-9, 1e-9)
 
 
 def warm_up_contacts() -> None:

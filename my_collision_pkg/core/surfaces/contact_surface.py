@@ -62,6 +62,7 @@ import numpy as np
 import trimesh
 
 from my_collision_pkg.core.errors import CollisionPkgError
+from my_collision_pkg.core.kernels.footprint import convex_footprint
 from my_collision_pkg.core.kernels.thickness import thickness_along_lines
 from my_collision_pkg.core.surfaces.convex_overlap import (
     MeshVolumeError,
@@ -336,7 +337,27 @@ def overlap_extent_along(
 def _convex_surface(polytope, volume_m3, centroid_plane, origin_world, rotation_world_plane, stiffness,
                     plane_into_overlap):
     """The surface drawn on the convex polytope of the overlap (plane frame: the plane is z = 0),
-    with the overlap's volume and centroid (those of the polytope, or less the pockets)."""
+    with the overlap's volume and centroid (those of the polytope, or less the pockets): the footprint,
+    its thickness and outline in one compiled call (``kernels.footprint.convex_footprint``; the numpy
+    reference is :func:`_convex_surface_reference`)."""
+    heights = polytope.points[:, 2]
+    low, high = float(heights.min()), float(heights.max())
+    if not low <= 0.0 <= high:
+        if not plane_into_overlap:
+            return None
+        origin_world = origin_world + 0.5 * (low + high) * rotation_world_plane[:, 2]
+    ok, points_xy, triangles, thickness, outline, area_m2 = convex_footprint(
+        np.require(polytope.points, np.float64, ["C", "W"]), np.require(polytope.simplices, np.int64, ["C", "W"]),
+        np.require(polytope.equations, np.float64, ["C", "W"]), WALL_NORMAL_TOLERANCE, FLAT_NORMAL_TOLERANCE)
+    if not ok:
+        return None
+    return patch_from_plane_frame(points_xy, triangles, stiffness * thickness, (outline,), area_m2,
+                                  stiffness * volume_m3, centroid_plane[:2], origin_world, rotation_world_plane)
+
+
+def _convex_surface_reference(polytope, volume_m3, centroid_plane, origin_world, rotation_world_plane, stiffness,
+                              plane_into_overlap):
+    """:func:`_convex_surface` in numpy (the reference of the compiled footprint)."""
     heights = polytope.points[:, 2]
     low, high = float(heights.min()), float(heights.max())
     if not low <= 0.0 <= high:

@@ -24,6 +24,7 @@ import numpy as np
 from scipy.spatial import ConvexHull, QhullError
 
 from my_collision_pkg.core.errors import CollisionPkgError
+from my_collision_pkg.core.kernels.footprint import polytope_volume_centroid
 from my_collision_pkg.core.kernels.overlap import clip_edges_to_planes
 
 __all__ = [
@@ -288,7 +289,25 @@ class ConvexPolytope:
 
 
 def convex_polytope(points: np.ndarray) -> ConvexPolytope | None:
-    """The convex hull of the points, or None when they span no volume."""
+    """The convex hull of the points, or None when they span no volume (qhull's faces; the volume and
+    centroid compiled, ``kernels.footprint.polytope_volume_centroid``)."""
+    if len(points) < 4:
+        return None
+    try:
+        hull = ConvexHull(points)
+    except QhullError:
+        return None
+    points = np.require(points, np.float64, ["C", "W"])
+    simplices = hull.simplices.astype(np.int64)
+    centroid = np.zeros(3)
+    total = polytope_volume_centroid(points, simplices, hull.vertices.astype(np.int64), centroid)
+    if not total > 0.0:
+        return None
+    return ConvexPolytope(points, simplices, hull.equations, float(total), centroid)
+
+
+def convex_polytope_reference(points: np.ndarray) -> ConvexPolytope | None:
+    """:func:`convex_polytope` with the volume and centroid in numpy (the compiled one's reference)."""
     if len(points) < 4:
         return None
     try:
