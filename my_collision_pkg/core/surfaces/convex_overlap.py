@@ -264,7 +264,10 @@ def _clip_edges(solid: PreparedSolid, planes: np.ndarray, lower: np.ndarray, upp
 
 
 def _kernel_array(array: np.ndarray, dtype) -> np.ndarray:
-    """A C-ordered, writable ndarray of ``dtype`` (the one signature the kernel is compiled for)."""
+    """A C-ordered, writable ndarray of ``dtype`` (the one signature the kernel is compiled for); no copy when
+    it is one already."""
+    if type(array) is np.ndarray and array.dtype == dtype and array.flags.c_contiguous and array.flags.writeable:
+        return array
     return np.require(array, dtype=dtype, requirements=["C", "W"])
 
 
