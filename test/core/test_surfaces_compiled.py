@@ -70,7 +70,8 @@ def test_footprint_equals_numpy():
             if compiled is None:
                 continue
             size = float(np.ptp(points_world, axis=0).max())
-            np.testing.assert_allclose(compiled.vertices_world, reference.vertices_world, rtol=0.0, atol=ROUNDING * size)
+            np.testing.assert_allclose(compiled.vertices_world, reference.vertices_world, rtol=0.0,
+                                       atol=ROUNDING * size)
             np.testing.assert_array_equal(compiled.triangles, reference.triangles)
             np.testing.assert_allclose(compiled.pressure_pa, reference.pressure_pa, rtol=0.0,
                                        atol=ROUNDING * STIFFNESS * size)

@@ -268,8 +268,8 @@ def pair_contacts(world, T_world_shape: np.ndarray, a: int, b: int, max_regions:
     T_a, T_b = T_world_shape[a], T_world_shape[b]
     ga, gb = world.shapes[a].geometry, world.shapes[b].geometry
     solids = ga.solid_kind >= 0 and gb.solid_kind >= 0
-    if (surfaces_cross or penetrating) and solids and penetration.nearly_convex(world, a) and penetration.nearly_convex(world, b) \
-            and (ga.is_bvh or gb.is_bvh):
+    if (surfaces_cross or penetrating) and solids and (ga.is_bvh or gb.is_bvh) \
+            and penetration.nearly_convex(world, a) and penetration.nearly_convex(world, b):
         hulls = hull_mtd(world, T_world_shape, a, b, None, coal_poses)
         if hulls is not None:           # (None: the hulls came out apart, numerically; the full rules then)
             return [hulls]
