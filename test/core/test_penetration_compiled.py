@@ -21,7 +21,7 @@ from my_collision_pkg.core.kernels.codes import (KIND_BOX, KIND_CAPSULE, KIND_CO
                                                 KIND_SPHERE)
 
 SEED = 1_717
-POSES_PER_PAIRING = 6
+POSES_PER_PAIRING = 4
 DEPTH_TOL_M = 1e-9          # the two paths differ by rounding only (sums in another order)
 _ROUND = {KIND_BOX: (0.04, 0.03, 0.05), KIND_SPHERE: (0.05, 0.0, 0.0), KIND_CYLINDER: (0.04, 0.06, 0.0),
           KIND_CAPSULE: (0.03, 0.05, 0.0), KIND_CONE: (0.05, 0.06, 0.0)}
