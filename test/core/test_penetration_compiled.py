@@ -1,6 +1,6 @@
 """The compiled MTD check and search (kernels.mtd) against penetration's numpy reference.
 
-Every pairing of the five primitive kinds and a convex vertex set (a Panda link hull), posed at
+Every pairing of the five primitive kinds and a convex vertex set (an irregular polytope), posed at
 random so that they overlap: the overlaps along many directions are the same; the check says the
 same of coal's answer, of a wrong depth and of a wrong normal; the search finds the same depth
 (and the same normal where the minimum is unique), which the numpy reference finds.
@@ -125,12 +125,14 @@ def test_check_and_search_equal_numpy():
     """coal's answer, a wrong depth and a wrong normal, on every pair that penetrates: same verdict of the
     check, same depth (and normal, where the search's minimum is unique) from the search."""
     checked = searched = 0
-    for ka, kb, T_a, T_b in PAIRS:
+    for index, (ka, kb, T_a, T_b) in enumerate(PAIRS):
         distance, normal = _coal_answer(ka, kb, T_a, T_b)
         if not distance < -1e-4:
             continue
         a, b = _body(ka, T_a), _body(kb, T_b)
-        for depth, n in ((-distance, normal), (-distance * 1.5, normal), (-distance, np.array([0.3, -0.8, 0.52]))):
+        # coal's answer on every pair; a wrong normal or a wrong depth (each a search) on every other one
+        wrong = (-distance * 1.5, normal) if index % 2 else (-distance, np.array([0.3, -0.8, 0.52]))
+        for depth, n in ((-distance, normal), wrong):
             ok, direction, value = penetration.checked_mtd(a, b, depth, n)
             ok_ref, direction_ref, value_ref = penetration.checked_mtd_reference(a, b, depth, n)
             assert ok == ok_ref, (ka, kb, depth)
