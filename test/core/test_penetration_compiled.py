@@ -2,8 +2,8 @@
 
 Every pairing of the five primitive kinds and a convex vertex set (an irregular polytope), posed at
 random so that they overlap: the overlaps along many directions are the same; the check says the
-same of coal's answer, of a wrong depth and of a wrong normal; the search finds the same depth
-(and the same normal where the minimum is unique), which the numpy reference finds.
+same of coal's answer, of a wrong depth and of a wrong normal; the search finds the depth the numpy
+reference finds, and the overlap along its direction is that depth.
 """
 from __future__ import annotations
 
