@@ -33,6 +33,15 @@ bound evaluations (``limits.ADVANCE_CALL_STEPS``) and fills at most ``NEED_SLOTS
 slots, then returns to Python with the unfinished pairs still live, where the request's
 :class:`limits.WorkMeter` looks at the stop event and at ``max_certified_steps``.
 
+Steps on a time grid (``GRID_STEPS``, :mod:`kernels.grid_advance`). A step that leaves a
+reserve of at least ``grid_advance.SNAP_GAP_M`` ends on the time grid below where the bound
+lets it end (``1 / grid_advance.SNAP_GRID``) when that keeps at least half of it; a shorter
+step is as certain as the full one. Pairs that reach the same grid time share the link
+poses and the shapes' levers there, which the per-motion cache keeps; the sphere covers are
+measured only for pairs whose bounding spheres come within ``grid_advance.COVER_GATE_M`` of
+the narrow phase's threshold. Near contact (a smaller reserve) steps end where the bound lets
+them, as before.
+
 Distance lower bounds, cheapest first, in one compiled call per round
 (:func:`advancement.advance`, each pair stepping on its own clock): the two bounding
 spheres; then the sphere covers (:func:`geometry.mesh_sphere_cover` holds a mesh's
