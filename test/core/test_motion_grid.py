@@ -132,10 +132,10 @@ def test_cached_levers_give_the_speed_bound_of_pair_speed(panda):
             expected = mk.pair_speed(T_link[0], np.ascontiguousarray(T_shape[0, a]),
                                      np.ascontiguousarray(T_shape[0, b]), a, b, q, s.speed_pack, corners)
             lever_a, lever_b = np.zeros(n_mov), np.zeros(n_mov)
-            gk._shape_levers(T_link[0], np.ascontiguousarray(T_shape[0, a]), a, speed, corners, lever_a)
+            gk.shape_levers(T_link[0], np.ascontiguousarray(T_shape[0, a]), a, speed, corners, lever_a)
             if world.shape_link[b] >= 0:
-                gk._shape_levers(T_link[0], np.ascontiguousarray(T_shape[0, b]), b, speed, corners, lever_b)
-            got = gk._speed_from_levers(q, a, b, lever_a, lever_b, speed)
+                gk.shape_levers(T_link[0], np.ascontiguousarray(T_shape[0, b]), b, speed, corners, lever_b)
+            got = gk.speed_from_levers(q, a, b, lever_a, lever_b, speed)
             assert got == pytest.approx(expected, rel=1e-12, abs=1e-15)
 
 

@@ -10,7 +10,7 @@ full one (the bound holds over the whole of ``[t, t + h]``). Pairs that reach th
 grid time then share what depends only on the time: the link poses (one forward
 kinematics per grid time and motion) and each shape's levers about each joint (the
 smaller of its bounding sphere's and its bounding box corners' distance from the axis,
-see :func:`advancement._pair_speed`), which :class:`GridCache` keeps across the calls
+see :func:`advancement.pair_speed`), which :class:`GridCache` keeps across the calls
 of one search. The bounds, the covers, the NEED hand-over and the clearance records are
 those of :func:`advancement.advance`, but for one saving: the sphere covers are measured
 only for pairs whose bounding spheres are within ``COVER_GATE_M`` of the narrow phase's
@@ -27,9 +27,9 @@ import numpy as np
 from numba import njit
 
 from my_collision_pkg.core.kernels.advancement import (DONE, NEED, AdvanceOutputs, CoverArrays, PairArrays,
-                                                       RobotArrays, ShapeArrays, SpeedArrays, _cover_scratch,
-                                                       _raised_by_covers, _record, _rigid_fk, _shape_pose,
-                                                       _sphere_bound, track_rows)
+                                                       RobotArrays, ShapeArrays, SpeedArrays, cover_scratch,
+                                                       raised_by_covers, record_interval, rigid_fk, shape_pose,
+                                                       sphere_bound, track_rows)
 
 GRID = 32                  # grid intervals over the motion's t in [0, 1] (a power of two)
 SNAP_KEEP = 0.5            # a step snaps to the grid when it keeps at least this share of its length
@@ -98,9 +98,9 @@ def grid_index(t):
 
 
 @njit(cache=True)
-def _shape_levers(T_link, T, s, speed, corners, out):
+def shape_levers(T_link, T, s, speed, corners, out):
     """out (M,): shape s's (pose T (4, 4)) lever about each revolute joint the motion moves, as
-    :func:`advancement._pair_speed` takes it (the smaller of the bounding sphere's centre
+    :func:`advancement.pair_speed` takes it (the smaller of the bounding sphere's centre
     distance from the axis + radius and the farthest bounding box corner's distance); 0 for
     prismatic and still joints."""
     child_link, axis, prismatic = speed.child_link, speed.axis, speed.prismatic
@@ -141,9 +141,9 @@ def _shape_levers(T_link, T, s, speed, corners, out):
 
 
 @njit(cache=True)
-def _speed_from_levers(q, a, b, lever_a, lever_b, speed):
-    """(V0, V1) of pair q from its shapes' levers (:func:`_shape_levers`): the sums of
-    :func:`advancement._pair_speed`, over the joints that move one body and not the other."""
+def speed_from_levers(q, a, b, lever_a, lever_b, speed):
+    """(V0, V1) of pair q from its shapes' levers (:func:`shape_levers`): the sums of
+    :func:`advancement.pair_speed`, over the joints that move one body and not the other."""
     W_a, W_b, prismatic, adq, D_below = speed.W_a, speed.W_b, speed.prismatic, speed.adq, speed.D_below
     v0 = 0.0
     v1 = 0.0
@@ -186,7 +186,7 @@ def advance_on_grid(q0, dq, limit, t, live, p, pairs, robot, shapes, speed, cove
     Ta = np.empty((4, 4))
     Tb = np.empty((4, 4))
     corners = np.empty((8, 3))
-    work = _cover_scratch(covers.cover_start)
+    work = cover_scratch(covers.cover_start)
     free_t = np.nan                                # T_free holds the poses at free_t
     capacity = out.V0.shape[0]
     used = 0
@@ -211,42 +211,42 @@ def advance_on_grid(q0, dq, limit, t, live, p, pairs, robot, shapes, speed, cove
                 if not cache.posed[g]:
                     for i in range(q0.shape[0]):
                         positions[i] = q0[i] + tk * dq[i]
-                    _rigid_fk(positions, robot, n_links, values, cache.T_link[g])
+                    rigid_fk(positions, robot, n_links, values, cache.T_link[g])
                     cache.posed[g] = True
                 T_link = cache.T_link[g]
             else:
                 if tk != free_t:
                     for i in range(q0.shape[0]):
                         positions[i] = q0[i] + tk * dq[i]
-                    _rigid_fk(positions, robot, n_links, values, T_free)
+                    rigid_fk(positions, robot, n_links, values, T_free)
                     free_t = tk
                 T_link = T_free
-            _shape_pose(T_link, shapes.shape_link, shapes.T_frame_shape, a, Ta)
-            _shape_pose(T_link, shapes.shape_link, shapes.T_frame_shape, b, Tb)
+            shape_pose(T_link, shapes.shape_link, shapes.T_frame_shape, a, Ta)
+            shape_pose(T_link, shapes.shape_link, shapes.T_frame_shape, b, Tb)
             if n_mov:
                 ra, rb = cache.slot[a], cache.slot[b]
                 if g >= 0:
                     if ra >= 0 and not cache.measured[g, ra]:
-                        _shape_levers(T_link, Ta, a, speed, corners, cache.lever[g, ra])
+                        shape_levers(T_link, Ta, a, speed, corners, cache.lever[g, ra])
                         cache.measured[g, ra] = True
                     if rb >= 0 and not cache.measured[g, rb]:
-                        _shape_levers(T_link, Tb, b, speed, corners, cache.lever[g, rb])
+                        shape_levers(T_link, Tb, b, speed, corners, cache.lever[g, rb])
                         cache.measured[g, rb] = True
-                    v0, v1 = _speed_from_levers(q, a, b, cache.lever[g, max(ra, 0)], cache.lever[g, max(rb, 0)],
+                    v0, v1 = speed_from_levers(q, a, b, cache.lever[g, max(ra, 0)], cache.lever[g, max(rb, 0)],
                                                 speed)
                 else:
                     if ra >= 0:
-                        _shape_levers(T_link, Ta, a, speed, corners, lever_a)
+                        shape_levers(T_link, Ta, a, speed, corners, lever_a)
                     if rb >= 0:
-                        _shape_levers(T_link, Tb, b, speed, corners, lever_b)
-                    v0, v1 = _speed_from_levers(q, a, b, lever_a, lever_b, speed)
+                        shape_levers(T_link, Tb, b, speed, corners, lever_b)
+                    v0, v1 = speed_from_levers(q, a, b, lever_a, lever_b, speed)
             else:
                 v0, v1 = 0.0, 0.0
             rest = 1.0 - tk
             enough = m + tol + rest * (v0 + rest * v1)
-            d = _sphere_bound(Ta, Tb, a, b, speed.centre_shape, speed.radius)
+            d = sphere_bound(Ta, Tb, a, b, speed.centre_shape, speed.radius)
             if d < enough and keeps_apart and d < m + tol + accept + COVER_GATE_M:
-                d = _raised_by_covers(a, b, Ta, Tb, d, enough, known[k], covers, shapes, speed.centre_shape, work)
+                d = raised_by_covers(a, b, Ta, Tb, d, enough, known[k], covers, shapes, speed.centre_shape, work)
             if d < enough and d < m + tol + accept:
                 status[j] = NEED
                 out.need[count] = j
@@ -258,7 +258,7 @@ def advance_on_grid(q0, dq, limit, t, live, p, pairs, robot, shapes, speed, cove
                 count += 1
                 break
             if tracking:
-                _record(track, k, tk, d, v0, v1)
+                record_interval(track, k, tk, d, v0, v1)
             if v0 + v1 <= 0.0:
                 if tracking:
                     track.tail[k] = d
