@@ -10,6 +10,8 @@ run). Per edge and per method, ``CollisionChecker.check_motion`` is timed (best 
 - certified (conservative advancement, tolerance 1e-4 m);
 - certified without clearance tracking (``motion.TRACK_CLEARANCE`` off: what the smallest
   certified clearance of a valid motion costs is the difference of the two);
+- certified with every pair on its own clock (``sweep.GRID_STEPS`` off: the search before
+  the time grid of ``kernels.grid_advance``, for the ratio of the two in one run);
 - discrete at 0.01 rad and at 0.05 rad (MoveIt-like) through the batch predicate.
 
 Printed: milliseconds per edge (median, p90), the number of edges each calls invalid,
@@ -30,7 +32,7 @@ import time
 import numpy as np
 from _edges import valid_edges
 
-from my_collision_pkg.core.checks import motion
+from my_collision_pkg.core.checks import motion, sweep
 from my_collision_pkg.core.checks.checker import CollisionChecker
 from my_collision_pkg.core.scene.loading import load_scene, panda_paths
 from my_collision_pkg.core.checks.results import DEFAULT_TOUCH_TOLERANCE_M, MotionMode
@@ -68,6 +70,7 @@ def main() -> None:
     edges = valid_edges(checker, args.edges, EDGE_SEED)
     methods = {"certified": dict(),
                "certified untracked": dict(),
+               "certified own clocks": dict(),
                "discrete 0.01 rad": dict(mode=MotionMode.DISCRETE, max_step=0.01),
                "discrete 0.05 rad": dict(mode=MotionMode.DISCRETE, max_step=0.05)}
     checker.check_motion(names, *edges[0])                 # compile and warm up
@@ -77,6 +80,7 @@ def main() -> None:
         for m, options in methods.items():
             best = np.inf
             motion.TRACK_CLEARANCE = m != "certified untracked"
+            sweep.GRID_STEPS = m != "certified own clocks"
             for _ in range(args.rounds):
                 start = time.perf_counter()
                 result = checker.check_motion(names, q0, q1, **options)
@@ -84,17 +88,18 @@ def main() -> None:
             times[m].append(best * 1e3)
             results[m].append(result)
     motion.TRACK_CLEARANCE = True
+    sweep.GRID_STEPS = True
     reference = [checker.check_motion(names, q0, q1, mode=MotionMode.DISCRETE, max_step=args.reference_step)
                  for q0, q1 in edges]
     print(f"Panda + panda_world.yaml, {len(edges)} edges between valid configurations; "
           f"reference: discrete at {args.reference_step:g} rad ({sum(not r.valid for r in reference)} invalid)")
-    print(f"{'method':<20} {'median ms':>10} {'p90 ms':>8} {'invalid':>8} {'missed':>7} {'later':>6}")
+    print(f"{'method':<21} {'median ms':>10} {'p90 ms':>8} {'invalid':>8} {'missed':>7} {'later':>6}")
     for m in methods:
         missed = sum(1 for r, ref in zip(results[m], reference) if r.valid and not ref.valid)
         later = sum(1 for r, ref in zip(results[m], reference)
                     if not r.valid and not ref.valid and r.cc_time > ref.cc_time + 1e-12)
         later_text = f"{later:>6d}" if m.startswith("certified") else f"{'-':>6}"   # a sample lands after the contact
-        print(f"{m:<20} {np.median(times[m]):>10.2f} {np.percentile(times[m], 90):>8.2f} "
+        print(f"{m:<21} {np.median(times[m]):>10.2f} {np.percentile(times[m], 90):>8.2f} "
               f"{sum(not r.valid for r in results[m]):>8d} {missed:>7d} {later_text}")
     base = np.median(times["discrete 0.01 rad"])
     print(f"median ratio certified / discrete 0.01 rad: {np.median(times['certified']) / base:.2f}; "
@@ -108,6 +113,11 @@ def main() -> None:
           f"median extra {np.median(tracked[valid] - untracked[valid]) * 1e3:.1f} us)")
     verdicts = sum(r.valid != u.valid for r, u in zip(results["certified"], results["certified untracked"]))
     print(f"verdicts that differ tracked vs untracked: {verdicts}")
+    grid, own = np.array(times["certified"]), np.array(times["certified own clocks"])
+    differ = sum(r.valid != u.valid for r, u in zip(results["certified"], results["certified own clocks"]))
+    print(f"time grid vs own clocks: median {np.median(grid):.3f} vs {np.median(own):.3f} ms "
+          f"(x{np.median(grid) / np.median(own):.3f}), per edge median x{np.median(grid / own):.3f}, "
+          f"p90 {np.percentile(grid, 90):.3f} vs {np.percentile(own, 90):.3f} ms; verdicts that differ: {differ}")
     only = [(k, r) for k, (r, ref) in enumerate(zip(results["certified"], reference)) if not r.valid and ref.valid]
     both = sum(1 for r, ref in zip(results["certified"], reference) if not r.valid and not ref.valid)
     neither = sum(1 for r, ref in zip(results["certified"], reference) if r.valid and ref.valid)

@@ -50,10 +50,12 @@ def _slider(obstacle, y_m: float, padding_m: float = 0.0) -> CollisionChecker:
 
 # Within sweep.COVER_ACCEPT_M of touching the steps are taken on exact distances: the bound is
 # at least half the true minimum (less the tolerance); farther, on the ball's sphere cover,
-# whose slack comes on top (docs/checks.md).
-@pytest.mark.parametrize("gap_m, factor", [(0.002, 0.5), (0.005, 0.5), (0.02, 0.4)])
+# whose slack (18 mm for this ball) comes on top, so only half of COVER_ACCEPT_M is sure
+# (docs/checks.md).
+@pytest.mark.parametrize("gap_m", [0.002, 0.005, 0.02])
 @pytest.mark.parametrize("padding_m", [0.0, 0.003])
-def test_ball_past_box_is_bounded_by_the_exact_minimum(gap_m, factor, padding_m):
+def test_ball_past_box_is_bounded_by_the_exact_minimum(gap_m, padding_m):
+    factor = 0.5 * min(gap_m, sweep.COVER_ACCEPT_M) / gap_m
     # the ball's centre runs along y = 0; the box's near face is at y = radius + padding + gap,
     # so the smallest distance minus padding is gap_m, over |x| <= BOX_HALF_M
     y = BALL_RADIUS_M + padding_m + gap_m + BOX_HALF_M

@@ -33,6 +33,15 @@ bound evaluations (``limits.ADVANCE_CALL_STEPS``) and fills at most ``NEED_SLOTS
 slots, then returns to Python with the unfinished pairs still live, where the request's
 :class:`limits.WorkMeter` looks at the stop event and at ``max_certified_steps``.
 
+Steps on a time grid (``GRID_STEPS``, :mod:`kernels.grid_advance`). A step that leaves a
+reserve of at least ``grid_advance.SNAP_GAP_M`` ends on the time grid below where the bound
+lets it end (``1 / grid_advance.SNAP_GRID``) when that keeps at least half of it; a shorter
+step is as certain as the full one. Pairs that reach the same grid time share the link
+poses and the shapes' levers there, which the per-motion cache keeps; the sphere covers are
+measured only for pairs whose bounding spheres come within ``grid_advance.COVER_GATE_M`` of
+the narrow phase's threshold. Near contact (a smaller reserve) steps end where the bound lets
+them, as before.
+
 Distance lower bounds, cheapest first, in one compiled call per round
 (:func:`advancement.advance`, each pair stepping on its own clock): the two bounding
 spheres; then the sphere covers (:func:`geometry.mesh_sphere_cover` holds a mesh's
@@ -89,6 +98,7 @@ from my_collision_pkg.core.checks.limits import EXACT_CALL_STEPS, NARROW_CALL_ST
 from my_collision_pkg.core.checks.narrowphase import pair_distance
 from my_collision_pkg.core.checks.request import CheckRequest
 from my_collision_pkg.core.kernels import advancement as mk
+from my_collision_pkg.core.kernels import grid_advance as gk
 from my_collision_pkg.core.kernels.codes import JOINT_PRISMATIC
 from my_collision_pkg.core.model.shapes import is_primitive
 from my_collision_pkg.core.scene.planning_scene import CollisionWorld, PairSelection
@@ -98,7 +108,7 @@ DEEPEST_SEARCH_STEPS = 20         # golden-section steps refining an interval's 
 NEVER = math.inf                  # the touch time of a pair that never touches
 # A convex-hull distance at least this far beyond the padding is used as the step's bound
 # as it is; closer hulls get the exact (mesh) distance, which gives longer steps.
-HULL_ACCEPT_M = 0.005
+HULL_ACCEPT_M = 0.001
 # Largest GJK tolerance of the sweep's coal distances (each request uses the smaller of it
 # and a tenth of its touch tolerance); not narrowphase's GJK_TOLERANCE_M, which sets the
 # precision of explain's witness points.
@@ -118,6 +128,12 @@ CLEARANCE_END_EVALUATIONS = 2
 # NEED slots of one compiled advancement call (the call returns when they are full): the
 # (slots, L, 4, 4) link poses it hands to the narrow phase are the only per-pair buffer.
 NEED_SLOTS = 128
+# Steps end on a time grid where that keeps most of the step, so pairs share the poses and
+# levers of grid times (:mod:`kernels.grid_advance`); tests switch it off to compare with
+# every pair on its own clock.
+GRID_STEPS = True
+# ... when the grid's tables (:func:`grid_advance.grid_cache_size`) hold at most this many floats.
+GRID_CACHE_MAX_FLOATS = 1 << 21
 
 
 # ----- kinematic tables for the speed bound ------------------------------------
@@ -543,6 +559,7 @@ class Sweep:
         self.what = "the motion"                # how a refusal names the request, and its progress at time t
         self.progress = float
         self._T_all = None                                                # (S, 4, 4) scratch of narrow()
+        self._grid_cache = None                                           # see grid_cache()
 
     # ----- poses --------------------------------------------------------
     def configurations(self, t: np.ndarray) -> np.ndarray:
@@ -647,12 +664,18 @@ class Sweep:
         V0, V1 = np.empty(slots), np.empty(slots)
         need = np.empty(slots, dtype=np.int64)
         p_list, margins, narrow_calls = p.tolist(), self.margins.tolist(), self.narrow_calls
+        snap = snapped_step if GRID_STEPS and self.grid_cache() is not None else plain_step
         self.track_table = np.empty((len(mk.ClearanceTrack._fields), len(p)))
         track = self.track = new_track(len(p), self.track_table)
         track_pack = self.track_table
         packs = (*self.kernel_packs, tol, COVER_ACCEPT_M,
                  tuple(mk.AdvanceOutputs(known, status, V0, V1, T_pair, T_link, self.kernel_steps, need)))
         weight = self.step_weight
+        advance, extra = mk.advance, ()
+        if GRID_STEPS:
+            cache = self.grid_cache()
+            if cache is not None:
+                advance, extra = gk.advance_on_grid, (cache,)
         if live.size * weight > meter.limits.max_certified_steps - meter.steps:   # every pair takes a step at least
             raise meter.refuse_pairs(live.size, weight, self.what)
         while live.size:
@@ -662,8 +685,8 @@ class Sweep:
                 done = float(np.mean(np.where(np.isfinite(touch), 1.0, np.clip(t, 0.0, 1.0))))
                 raise meter.refuse_steps(self.progress(done), self.what)
             limit = min(1.0, best) if stop_at_first else 1.0
-            count, stop, used = mk.advance(self.q0, self.dq, limit, t, live, p, *packs, budget, track_pack,
-                                           track_clearance)
+            count, stop, used = advance(self.q0, self.dq, limit, t, live, p, *packs, budget, track_pack,
+                                        track_clearance, *extra)
             meter.spend(math.ceil(used * weight) + NARROW_CALL_STEPS * count)
             keep = []
             items = need[:count]
@@ -688,7 +711,7 @@ class Sweep:
                         track.tail[k] = d
                     continue
                 reserve = d - margin - 0.5 * tol
-                tk += 2.0 * reserve / (v0 + math.sqrt(v0 * v0 + 4.0 * v1 * reserve))
+                tk = snap(tk, 2.0 * reserve / (v0 + math.sqrt(v0 * v0 + 4.0 * v1 * reserve)), reserve)
                 t[k] = tk
                 known[k] = margin + 0.5 * tol > 0.0
                 if tk <= 1.0:
@@ -700,6 +723,19 @@ class Sweep:
                 np.array(keep, dtype=np.int64)
         self._T_all = None
         return touch, speed
+
+    def grid_cache(self):
+        """The :class:`grid_advance.GridCache` of this motion as the kernel takes it (a plain
+        tuple, made at the first call and kept for every search of the sweep), or None when
+        its tables would hold more than ``GRID_CACHE_MAX_FLOATS`` floats."""
+        if self._grid_cache is None:
+            n_links, n_mov = len(self.robot.link_names), len(self.kin.prismatic)
+            link = self.world.shape_link
+            if gk.grid_cache_size(n_links, int(np.count_nonzero(link >= 0)), n_mov) > GRID_CACHE_MAX_FLOATS:
+                self._grid_cache = False
+            else:
+                self._grid_cache = tuple(gk.new_grid_cache(n_links, link, n_mov))
+        return self._grid_cache or None
 
     def certified_clearance(self, p: np.ndarray) -> tuple[float, float, int]:
         """After :meth:`first_touch` over pairs p (K,) with ``track_clearance`` found no touch:
@@ -814,6 +850,21 @@ class Sweep:
             else:
                 lo = m1
         return best
+
+
+def plain_step(t: float, h: float, reserve: float) -> float:
+    """The end of a step of length h from t (:func:`snapped_step` without the grid)."""
+    return t + h
+
+
+def snapped_step(t: float, h: float, reserve: float) -> float:
+    """:func:`grid_advance.snapped` in plain floats: the end of a step of length h > 0 from t
+    taken on a bound that leaves ``reserve`` metres."""
+    end = t + h
+    if end >= 1.0 or reserve < gk.SNAP_GAP_M:
+        return end
+    g = math.floor(end * gk.GRID) / gk.GRID
+    return g if g - t >= gk.SNAP_KEEP * h and g <= end else end
 
 
 def record_evaluation(table: np.ndarray, k: int, t: float, d: float, v0: float, v1: float) -> None:

@@ -728,3 +728,13 @@ def _raised_by_covers(a, b, Ta, Tb, d, enough, known_apart, covers, shapes, cent
         if cover > d:
             d = cover
     return d
+
+
+# Public names of the step's parts, for the kernel modules that build on them
+# (:mod:`kernels.grid_advance`): the same compiled functions.
+rigid_fk = _rigid_fk
+shape_pose = _shape_pose
+sphere_bound = _sphere_bound
+raised_by_covers = _raised_by_covers
+record_interval = _record
+cover_scratch = _cover_scratch
