@@ -122,6 +122,13 @@ class CollisionChecker:
     def batch_workers(self, value) -> None:
         self._batch.workers = value
 
+    @property
+    def batch_worker_pids(self) -> tuple[int, ...]:
+        """Process ids of the batch workers running now (empty before the first large batch,
+        with ``batch_workers`` 1, after :meth:`close` or a worker's failure)."""
+        pool = self._batch.pool
+        return () if pool is None else pool.pids
+
     def close(self) -> None:
         """End the batch worker processes, if any (the checker stays usable: a later large
         batch forks them again)."""
