@@ -31,7 +31,7 @@ event (``callback_guard.stopping``) is the checker's, so long checks end early.
 Parameters: see PARAMETERS (numbers) and _declare_parameters; those given a setter take
 effect when set at run time (range-checked, refused with a reason otherwise), every other
 one is read-only (``set_parameters`` refuses it). A new run-time parameter is one row.
-``batch_workers`` (0, the default: every core) splits a large ``~/check_validity_batch``
+``batch_workers`` (0, the default: every core) splits a large ``~/check_validity_batch`` or ``~/compute_clearance``
 across worker processes forked from this one (``core.checks.batch_workers``; they hold the
 scene snapshot, never rclpy); ``destroy_node`` ends them, and so does the end of the process.
 """
@@ -130,7 +130,7 @@ PARAMETERS = (
                      dynamic=True),
      DEFAULT_MAX_BATCH, lambda node, value: setattr(node, "max_batch", value)),
     (NumberParameter("batch_workers", int, 0, MAX_BATCH_WORKERS,
-                     "processes one large ~/check_validity_batch is split across (0: every core; 1: this one only)",
+                     "processes a large check_validity_batch or compute_clearance is split across (0: every core; 1: this one)",
                      dynamic=True),
      0, lambda node, value: setattr(node.checker, "batch_workers", value)),
     (NumberParameter("surface_stiffness", float, 1e-9, 1e15, "contact-surface pressure per metre of overlap, Pa/m",

@@ -275,3 +275,35 @@ def test_answers_equal_on_every_configuration_kind(checkers, panda_scene):
     assert summary.status == Status.OUT_OF_BOUNDS and f"first: index {N // 2}" in summary.message
     assert np.count_nonzero(~valid) == 1
     same_answers(one, two, names, Q)
+
+
+CLEARANCE_FIELDS = ("configuration_index", "body_names", "body_types", "shape_ids", "subshape_ids", "distance",
+                    "points", "points_local", "normals", "jacobian", "smooth", "shape_pairs")
+
+
+def same_clearance(one, two, names, Q, influence, **options):
+    a = one.clearance(names, Q, influence, **options)
+    b = two.clearance(names, Q, influence, **options)
+    assert (b.status, b.message, b.jacobian_joint_names) == (a.status, a.message, a.jacobian_joint_names)
+    for name in CLEARANCE_FIELDS:
+        np.testing.assert_array_equal(getattr(b, name), getattr(a, name), err_msg=name)
+    return a
+
+
+def test_clearance_batches_on_two_processes_give_the_same_rows(checkers, panda_scene):
+    one, two = checkers
+    robot = panda_scene.robot
+    names = robot.active_joint_names
+    n = MIN_FORK // 4          # a clearance configuration counts as CLEARANCE_WORK_PER_CONFIGURATION checks
+    Q = np.random.default_rng(SEED + 7).uniform(robot.lower_limits, robot.upper_limits, size=(n, len(names)))
+    rows = same_clearance(one, two, names, Q, 0.1)
+    assert len(two.batch_worker_pids) == 1 and len(rows) > n    # the pool ran; rows for most configurations
+    index = rows.configuration_index
+    assert index.min() < n // 10 and index.max() > n - n // 10 and np.all(np.diff(index) >= 0)   # in order
+    same_clearance(one, two, names[:7], Q[:, :7], 0.05, max_rows_per_configuration=2, compute_jacobians=False,
+                   pad_self_collisions=True)
+    one.check_joint_limits = two.check_joint_limits = True
+    outside = Q.copy()
+    outside[n // 2, 3] = robot.upper_limits[3] + 0.3
+    refused = same_clearance(one, two, names, outside, 0.1)
+    assert refused.status == Status.OUT_OF_BOUNDS and len(refused) == 0

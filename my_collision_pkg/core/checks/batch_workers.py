@@ -21,11 +21,12 @@ are slow) ends the pool and raises it too, never a hang. The next batch forks a 
 Which snapshot: a pool serves the world it was forked with (held by weak reference: the
 pool does not keep an old snapshot alive in this process); a batch on another snapshot (an
 object added, an allowed collision changed, a request's own ``world``) closes the pool and
-forks a new one, a few milliseconds (``docs/performance.md``).
+forks a new one if the batch has at least ``MIN_FORK_CONFIGURATIONS`` (forking costs about
+15-25 ms for the Panda; docs/performance.md), else it runs in the calling process.
 
-Fork, not forkserver or spawn: a clean worker would have to rebuild or unpickle the
-snapshot's meshes and fcl BVHs on every scene change (hundreds of milliseconds for the
-Panda) where a fork shares them. The price is what fork copies of a process with threads
+Fork, not forkserver or spawn: a clean worker would import the package (about 2 s) and
+rebuild or unpickle the snapshot's meshes and fcl BVHs on every scene change (0.2-0.8 s
+for the Panda) where a fork shares them. The price is what fork copies of a process with threads
 (rclpy's executor and DDS threads, numba's thread pool): only the forking thread, with the
 locks other threads held. A worker therefore runs only core code on its world: it never
 touches rclpy, logging or stdout, renews the snapshot's cache lock, calls no parallel
@@ -76,6 +77,9 @@ REPLY_TIMEOUT_FACTOR = 100.0
 STOP_POLL_S = 0.05
 # On close, how long workers may take to leave before they are killed, seconds.
 CLOSE_WAIT_S = 1.0
+# The jobs a worker does on a chunk of configurations (see _work).
+FIRST_COLLISION = "first_collision"      # check_batch: the first colliding pair per configuration
+CLEARANCE_ROWS = "clearance_rows"        # clearance: clearance.chunk_rows
 # How long the error of a worker that ended waits to name its exit status, seconds.
 LOST_STATUS_WAIT_S = 0.2
 
@@ -112,9 +116,22 @@ def resolve_workers(value) -> int:
 
 
 # ----- the worker process ----------------------------------------------------------------
+def _work(world, scratch, job: tuple, q: np.ndarray):
+    """One chunk's answer: ``job`` is (FIRST_COLLISION, selection key) or (CLEARANCE_ROWS,
+    selection key, influence, k_max, compute_jacobians, columns)."""
+    from my_collision_pkg.core.checks import clearance, pair_tests
+    kind, key = job[0], job[1]
+    selection = world.pair_selection(*key)
+    if kind == FIRST_COLLISION:
+        return pair_tests.first_collision(scratch, world, q, selection)
+    if kind == CLEARANCE_ROWS:
+        return clearance.chunk_rows(world, selection, q, *job[2:])
+    raise ValueError(f"unknown batch job '{kind}'")
+
+
 def _serve(conn: Connection, world) -> None:
-    """A worker's loop: (batch, seq, selection key, q) in, ("ok", batch, seq, first) out."""
-    from my_collision_pkg.core.checks.pair_tests import PairTestScratch, first_collision
+    """A worker's loop: (batch, seq, job, q) in, ("ok", batch, seq, answer) out."""
+    from my_collision_pkg.core.checks.pair_tests import PairTestScratch
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     gc.freeze()            # inherited objects stay out of this process's collections (fewer copied pages)
@@ -128,10 +145,9 @@ def _serve(conn: Connection, world) -> None:
             return                                   # the parent closed the pipe or ended
         if message is None:
             return
-        batch, seq, key, q = message
+        batch, seq, job, q = message
         try:
-            first = first_collision(scratch, world, q, world.pair_selection(*key))
-            reply = ("ok", batch, seq, first)
+            reply = ("ok", batch, seq, _work(world, scratch, job, q))
         except Exception as exc:  # noqa: BLE001 - every failure goes back to the caller
             where = traceback.extract_tb(exc.__traceback__)
             place = f" at {os.path.basename(where[-1].filename)}:{where[-1].lineno}" if where else ""
@@ -209,8 +225,8 @@ class BatchPool:
         return bool(self._workers) and self._world() is world
 
     # ----- one batch --------------------------------------------------------------------
-    def run(self, next_task: Callable[[int], tuple | None], selection_key: tuple,
-            local: Callable[[np.ndarray], np.ndarray], deliver: Callable[[object, np.ndarray], None],
+    def run(self, next_task: Callable[[int], tuple | None], job: tuple,
+            local: Callable[[np.ndarray], object], deliver: Callable[[object, object], None],
             stop=None) -> None:
         """Check every task, in the workers and here.
 
@@ -219,11 +235,13 @@ class BatchPool:
         next_task : callable(size) -> (token, q) or None
             The next at most ``size`` configurations: ``q`` (m, A) complete configurations
             within the limits and ``token`` (what :func:`deliver` gets back); None when done.
-        selection_key : tuple
-            ``(group_name, pad_environment, pad_self)``: the workers check
-            ``world.pair_selection(*selection_key)``.
-        local : callable(q) -> (m,) int64
-            The first colliding pair per configuration, in this process.
+        job : tuple
+            What the workers compute on each chunk: ``(FIRST_COLLISION, selection key)``, the
+            first colliding pair per configuration over ``world.pair_selection(*key)`` (key:
+            group name and the padding switches), or ``(CLEARANCE_ROWS, key, influence,
+            k_max, compute_jacobians, columns)``, :func:`clearance.chunk_rows`.
+        local : callable(q)
+            The same answer, in this process.
         deliver : callable(token, first)
             Called here once per task with its answer (in any order).
         stop : WorkMeter or None
@@ -254,7 +272,7 @@ class BatchPool:
                 worker.heard = time.monotonic()
             worker.queue.append((token, state["seq"]))
             try:
-                worker.conn.send((batch, state["seq"], selection_key, q))
+                worker.conn.send((batch, state["seq"], job, q))
             except (BrokenPipeError, OSError) as exc:
                 raise self._lost(worker, f"could not be sent its work ({exc})") from exc
 
@@ -310,8 +328,8 @@ class BatchPool:
             if worker.queue and now - worker.heard > limit:
                 raise self._lost(worker, f"sent no answer for {now - worker.heard:.1f} s (timeout {limit:.1f} s)")
 
-    def _receive(self, worker: _Worker, batch: int) -> tuple[object, np.ndarray]:
-        """The next answer of ``worker``: its chunk's token and first colliding pairs."""
+    def _receive(self, worker: _Worker, batch: int) -> tuple[object, object]:
+        """The next answer of ``worker``: its chunk's token and answer."""
         try:
             kind, answer_batch, seq, payload = worker.conn.recv()
         except (EOFError, OSError) as exc:

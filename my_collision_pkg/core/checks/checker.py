@@ -24,7 +24,7 @@ import weakref
 import numpy as np
 
 from my_collision_pkg.core.checks import motion, octomap_cells, trajectory
-from my_collision_pkg.core.checks.batch_workers import BatchWorkerError, BatchWorkers  # noqa: F401
+from my_collision_pkg.core.checks.batch_workers import FIRST_COLLISION, BatchWorkerError, BatchWorkers  # noqa: F401
 from my_collision_pkg.core.checks.clearance import Clearance, compute_clearance
 from my_collision_pkg.core.checks.explain import Explainer
 from my_collision_pkg.core.checks.limits import WorkLimits, WorkMeter
@@ -67,11 +67,12 @@ class CollisionChecker:
         :meth:`check_trajectory` runs, the check stops between chunks of its work (within
         about 100 ms of work) and raises :class:`errors.RequestStopped`.
     batch_workers : int or None
-        Processes a large :meth:`check_batch` is split across, this one included (None or
-        0, the default: every core this process may run on; 1: this process only). See
-        :mod:`batch_workers`: the others are forked on the first batch of at least
-        ``batch_workers.MIN_PARALLEL_CONFIGURATIONS`` configurations and hold the world
-        snapshot they were forked with. Settable; :meth:`close` ends them.
+        Processes a large :meth:`check_batch` or :meth:`clearance` is split across, this one
+        included (None or 0, the default: every core this process may run on; 1: this
+        process only). See :mod:`batch_workers`: the others are forked on the first batch of
+        at least ``batch_workers.MIN_FORK_CONFIGURATIONS`` configurations and hold the world
+        snapshot they were forked with; the answers are those of one process. Settable;
+        :meth:`close` ends them.
 
     Raises
     ------
@@ -114,7 +115,7 @@ class CollisionChecker:
 
     @property
     def batch_workers(self) -> int:
-        """Processes a large :meth:`check_batch` is split across, this one included (settable:
+        """Processes a large :meth:`check_batch` or :meth:`clearance` is split across, this one included (settable:
         a whole number, 0 or None for every core; a new value ends the current pool)."""
         return self._batch.workers
 
@@ -370,8 +371,9 @@ class CollisionChecker:
         def deliver(rows: np.ndarray, first: np.ndarray) -> None:
             valid[rows[first >= 0]] = False
 
-        pool.run(next_task, (request.group_name, request.pad_environment_collisions, request.pad_self_collisions),
-                 lambda q: self._explainer.first_collision(world, q, selection), deliver, stop=meter)
+        key = (request.group_name, request.pad_environment_collisions, request.pad_self_collisions)
+        pool.run(next_task, (FIRST_COLLISION, key), lambda q: self._explainer.first_collision(world, q, selection),
+                 deliver, stop=meter)
         return valid, out
 
     @staticmethod
@@ -503,7 +505,8 @@ class CollisionChecker:
             return Clearance(Status.INVALID_REQUEST, refused)
         result = compute_clearance(self._resolver, request, joint_names, positions, influence_distance,
                                    max_rows_per_configuration=max_rows_per_configuration,
-                                   compute_jacobians=compute_jacobians, max_batch=max_batch, stop=self._meter())
+                                   compute_jacobians=compute_jacobians, max_batch=max_batch, stop=self._meter(),
+                                   workers=self._batch)
         limit = self.limits.max_clearance_rows
         if len(result) > limit:
             return Clearance(Status.INVALID_REQUEST,
