@@ -11,7 +11,10 @@ path computes (:func:`pair_tests.first_collision`), so the verdicts are identica
 How a batch runs (:meth:`BatchPool.run`): the batch is cut into chunks of about
 ``TARGET_CHUNK_S`` of work; each worker keeps ``PREFETCH`` chunks queued and the calling
 process takes the next chunk whenever it is free, so a worker slowed by other load gets less.
-Between its chunks the calling process looks at the stop event; a stopped request waits
+For the batch, the calling thread is kept on its CPU and each worker on another one
+(``PIN_CPUS``; the thread's mask is restored afterwards): left alone, the scheduler often
+puts two of them on one CPU while another process keeps the other busy. Between its
+chunks the calling process looks at the stop event; a stopped request waits
 for the chunks already sent (at most ``PREFETCH`` per worker) and raises
 :class:`errors.RequestStopped`. A worker that fails answers with its error, which is raised
 here as :class:`BatchWorkerError` naming the worker; one that dies or sends nothing for
@@ -73,6 +76,9 @@ PREFETCH = 2
 # slowest chunk, if longer) is taken for hung: the pool is killed and the batch fails.
 REPLY_TIMEOUT_FLOOR_S = 20.0
 REPLY_TIMEOUT_FACTOR = 100.0
+# During a batch, keep the calling thread on its CPU and each worker on another one
+# (when there are enough CPUs in the thread's mask; the mask is restored after the batch).
+PIN_CPUS = True
 # How often a caller waiting for its workers looks at the stop event, seconds.
 STOP_POLL_S = 0.05
 # On close, how long workers may take to leave before they are killed, seconds.
@@ -159,13 +165,14 @@ def _serve(conn: Connection, world) -> None:
 
 
 class _Worker:
-    __slots__ = ("pid", "conn", "queue", "heard")
+    __slots__ = ("pid", "conn", "queue", "heard", "cpu")
 
     def __init__(self, pid: int, conn: Connection) -> None:
         self.pid = pid
         self.conn = conn
         self.queue: deque = deque()     # (token, seq) of the chunks sent and not answered, in order
         self.heard = time.monotonic()   # last answer, or when the queue was last empty
+        self.cpu = -1                   # the CPU it is pinned to (-1: any)
 
 
 _POOLS: "weakref.WeakSet[BatchPool]" = weakref.WeakSet()
@@ -254,6 +261,43 @@ class BatchPool:
         BatchWorkerError
             A worker failed, died or did not answer; the pool is closed.
         """
+        restore = self._spread_over_cpus()
+        try:
+            self._run(next_task, job, local, deliver, stop)
+        finally:
+            if restore is not None:
+                try:
+                    os.sched_setaffinity(0, restore)
+                except OSError:
+                    pass
+
+    def _spread_over_cpus(self) -> set[int] | None:
+        """With PIN_CPUS and a CPU for each process: the calling thread kept on the CPU it is
+        on and each worker on another one, for this batch (the scheduler, left alone, often puts
+        two of them on one CPU when another process keeps the other busy: measured 1.4-1.5x
+        the one-process time then, docs/performance.md). The thread's own CPU mask to restore
+        afterwards, or None when nothing was changed."""
+        if not PIN_CPUS:
+            return None
+        try:
+            allowed = sorted(os.sched_getaffinity(0))
+            if len(allowed) < len(self._workers) + 1:
+                return None
+            with open(f"/proc/self/task/{threading.get_native_id()}/stat") as stat:
+                here = int(stat.read().rsplit(")", 1)[1].split()[36])
+            if here not in allowed:
+                return None
+            others = [cpu for cpu in allowed if cpu != here]
+            for worker, cpu in zip(self._workers, others):
+                if worker.cpu != cpu:
+                    os.sched_setaffinity(worker.pid, {cpu})
+                    worker.cpu = cpu
+            os.sched_setaffinity(0, {here})
+            return set(allowed)
+        except (OSError, ValueError, IndexError, AttributeError):
+            return None
+
+    def _run(self, next_task, job: tuple, local, deliver, stop) -> None:
         self._batch += 1
         batch = self._batch
         workers = self._workers
