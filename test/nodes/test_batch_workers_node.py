@@ -1,11 +1,11 @@
 """collision_validator's ``batch_workers`` over DDS: ~/check_validity_batch split across processes.
 
 One validator started with ``batch_workers:=2`` (its own node name) answers batches of
-10,000 Panda configurations; every answer is compared with the core's one-process
+6,000 Panda configurations; every answer is compared with the core's one-process
 answer (``batch_workers=1``) on the same model and world, built here, with the same
 scene changes made on both sides: an object added through ~/apply_collision_objects and
 an allowed collision switched through ~/set_allowed_collisions between batches, so the
-node's workers must follow the scene. The workers are the node's child processes; the
+node's workers must follow the scene; a ~/compute_clearance batch gives the core's rows. The workers are the node's child processes; the
 parameter set at run time ends them (1) and a bad value is refused by name; once the node
 is stopped, no worker is left.
 """
@@ -28,16 +28,20 @@ from my_collision_pkg.core.model.transforms import make_transform
 from my_collision_pkg.core.scene.loading import load_scene, panda_paths
 from my_collision_pkg.core.scene.planning_scene import AddObject, ObjectShape, SceneObject
 from my_collision_pkg.msg import CollisionObject
+from my_collision_pkg.ros import conversions
 from my_collision_pkg.ros.client import ValidatorClient
 
 NODE = "batch_validator"
-N = 10_000
+N = 6_000                     # above MIN_FORK_CONFIGURATIONS (5,000): the pool is forked
 SEED = 23
 BOX_ID = "batch_box"
 BOX_XYZ = (0.35, 0.0, 0.55)
 BOX_SIZE = (0.4, 0.4, 0.4)
 CALL_TIMEOUT_S = 30.0
 GONE_TIMEOUT_S = 5.0
+CLEARANCE_N = 400
+CLEARANCE_INFLUENCE_M = 0.1
+FLOAT_ATOL = 1e-9
 
 
 def _stat(pid) -> list[str] | None:
@@ -151,6 +155,29 @@ def test_batches_on_two_processes_follow_the_scene(node, reference):
         scene.set_allowed_collision(a, b, allowed)
     np.testing.assert_array_equal(batch_answers(client, reference, Q), base)
     assert not children(process.process.pid, expect=1) & after_box
+
+
+
+def test_clearance_batches_on_two_processes(node, reference):
+    """~/compute_clearance of 400 configurations (each counts as 20 predicate ones: the pool
+    is used) gives the core's one-process rows."""
+    process, client = node
+    scene, checker = reference
+    robot = scene.robot
+    arm = [robot.active_index(name) for name in ARM]
+    Q = np.random.default_rng(SEED + 2).uniform(robot.lower_limits[arm], robot.upper_limits[arm],
+                                                size=(CLEARANCE_N, len(ARM)))
+    served = conversions.clearance_from_response(client.compute_clearance(ARM, Q, CLEARANCE_INFLUENCE_M))
+    local = checker.clearance(ARM, Q, CLEARANCE_INFLUENCE_M)
+    assert (served.status, served.message) == (local.status, local.message) and len(local) > CLEARANCE_N
+    for name in ("configuration_index", "body_names", "shape_ids", "smooth"):
+        np.testing.assert_array_equal(getattr(served, name), getattr(local, name), err_msg=name)
+    # the node's box pose comes from a message (a quaternion), the reference's from a matrix:
+    # the same to 1e-11 m (the core tests compare 1 and 2 processes exactly on one scene)
+    for name in ("distance", "points", "jacobian"):
+        np.testing.assert_allclose(getattr(served, name), getattr(local, name), rtol=0, atol=FLOAT_ATOL,
+                                   err_msg=name)
+    assert len(children(process.process.pid, expect=1)) == 1
 
 
 def test_batch_workers_parameter_at_run_time(node, reference):
