@@ -9,7 +9,7 @@ per configuration, the index of the first colliding pair or -1: exactly what the
 path computes (:func:`pair_tests.first_collision`), so the verdicts are identical.
 
 How a batch runs (:meth:`BatchPool.run`): the batch is cut into chunks of about
-``TARGET_CHUNK_S`` of work; each worker keeps ``PREFETCH`` chunks queued and the calling
+``TARGET_CHUNK_S`` of work, smaller towards the end (guided scheduling); each worker keeps ``PREFETCH`` chunks queued and the calling
 process takes the next chunk whenever it is free, so a worker slowed by other load gets less.
 For the batch, the calling thread is kept on its CPU and each worker on another one
 (``PIN_CPUS``; the thread's mask is restored afterwards): left alone, the scheduler often
@@ -64,12 +64,14 @@ MIN_PARALLEL_CONFIGURATIONS = 1000
 MIN_FORK_CONFIGURATIONS = 5000
 # Most worker processes of one pool (more cores than this are not used).
 MAX_BATCH_WORKERS = 64
-# A chunk is sized for about this much work, so the cores finish together and a stop is
-# seen soon; between MIN_CHUNK and MAX_CHUNK configurations.
-TARGET_CHUNK_S = 0.004
+# A chunk is sized for about this much work (fewer round trips), and at most 1 /
+# GUIDED_SHARES of what is left per process (guided scheduling: the last chunks are small,
+# so the processes finish together); between MIN_CHUNK and MAX_CHUNK configurations.
+TARGET_CHUNK_S = 0.012
+GUIDED_SHARES = 2
 MIN_CHUNK = 16
-MAX_CHUNK = 2048
-FIRST_CHUNK = 128
+MAX_CHUNK = 4096
+FIRST_CHUNK = 256
 # Chunks queued per worker beyond the one it works on (it never waits for the caller).
 PREFETCH = 2
 # A worker that sends nothing for this long (or REPLY_TIMEOUT_FACTOR times the caller's
@@ -234,7 +236,7 @@ class BatchPool:
     # ----- one batch --------------------------------------------------------------------
     def run(self, next_task: Callable[[int], tuple | None], job: tuple,
             local: Callable[[np.ndarray], object], deliver: Callable[[object, object], None],
-            stop=None) -> None:
+            stop=None, total: int | None = None) -> None:
         """Check every task, in the workers and here.
 
         Parameters
@@ -253,6 +255,8 @@ class BatchPool:
             Called here once per task with its answer (in any order).
         stop : WorkMeter or None
             Its stop event is looked at between chunks.
+        total : int or None
+            About how many configurations the tasks hold (for the guided chunk sizes).
 
         Raises
         ------
@@ -263,7 +267,7 @@ class BatchPool:
         """
         restore = self._spread_over_cpus()
         try:
-            self._run(next_task, job, local, deliver, stop)
+            self._run(next_task, job, local, deliver, stop, total)
         finally:
             if restore is not None:
                 try:
@@ -297,18 +301,29 @@ class BatchPool:
         except (OSError, ValueError, IndexError, AttributeError):
             return None
 
-    def _run(self, next_task, job: tuple, local, deliver, stop) -> None:
+    def _run(self, next_task, job: tuple, local, deliver, stop, total: int | None) -> None:
         self._batch += 1
         batch = self._batch
         workers = self._workers
-        state = {"seq": 0, "size": FIRST_CHUNK, "done": False, "slowest": 0.0}
+        processes = len(workers) + 1
+        state = {"seq": 0, "size": FIRST_CHUNK, "done": False, "slowest": 0.0, "taken": 0}
+
+        def take():
+            size = state["size"]
+            if total:
+                size = min(size, (total - state["taken"]) // (GUIDED_SHARES * processes))
+            task = next_task(max(MIN_CHUNK, size))
+            if task is None:
+                state["done"] = True
+            else:
+                state["taken"] += len(task[1])
+            return task
 
         def send(worker: _Worker) -> None:
             if state["done"]:
                 return
-            task = next_task(state["size"])
+            task = take()
             if task is None:
-                state["done"] = True
                 return
             token, q = task
             state["seq"] += 1
@@ -330,9 +345,8 @@ class BatchPool:
                 self._collect(batch, deliver, send, 0.0, state["slowest"])
                 if state["done"]:
                     break
-                task = next_task(state["size"])
+                task = take()
                 if task is None:
-                    state["done"] = True
                     break
                 token, q = task
                 start = time.perf_counter()
@@ -361,7 +375,9 @@ class BatchPool:
         busy = {w.conn: w for w in self._workers if w.queue}
         if not busy:
             return
-        for conn in wait(list(busy), timeout_s):
+        # a look without waiting is one poll per pipe (wait() builds a selector each call)
+        ready = [c for c in busy if c.poll()] if timeout_s <= 0 else wait(list(busy), timeout_s)
+        for conn in ready:
             worker = busy[conn]
             while worker.queue and conn.poll():
                 deliver(*self._receive(worker, batch))

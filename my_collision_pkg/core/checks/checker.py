@@ -373,7 +373,7 @@ class CollisionChecker:
 
         key = (request.group_name, request.pad_environment_collisions, request.pad_self_collisions)
         pool.run(next_task, (FIRST_COLLISION, key), lambda q: self._explainer.first_collision(world, q, selection),
-                 deliver, stop=meter)
+                 deliver, stop=meter, total=n)
         return valid, out
 
     @staticmethod
