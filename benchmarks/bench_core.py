@@ -26,6 +26,14 @@ configuration:
 - Python-level calls per ``check`` (function calls and calls of builtins, counted with
   ``sys.setprofile`` outside the timed runs), mean over the set.
 
+``--workers 1,2`` measures only the batch on several cores instead: ``check_batch`` on
+10,000 configurations (``--batch-configurations``) with ``batch_workers`` = each count
+(core/checks/batch_workers.py), the counts interleaved round by round; it prints the
+wall time per configuration, the CPU time per configuration (this process and its
+workers: what the split costs beyond one core), the ratio to the first count, that the
+verdicts are equal, what forking a pool for a new snapshot costs, and the load average
+(the ratio needs idle cores: on a loaded machine it is worse than on a quiet one).
+
 Options ``--pin CPU`` (run on that CPU only) and ``--busy-cpu CPU`` (a busy loop on that
 CPU for the whole run) show whether the ratios hold on one core and under load, e.g.
 ``--pin 0`` and ``--pin 0 --busy-cpu 1``.
@@ -58,6 +66,8 @@ TARGET_SINGLE_RATIO = 0.5
 TARGET_BATCH_RATIO = 0.5
 TARGET_EXPLAIN_MS = 3.0
 TARGET_EXPLAIN_PEER_RATIO = 3.0   # explain's worst configuration against pin + coal on the same one (issue 17)
+WORKERS_CONFIGURATIONS = 10_000    # --workers: the batch size of issue 17's target
+TARGET_WORKERS_RATIO = 0.6         # 2 processes against 1 on 10,000 configurations
 US_PER_S = 1e6
 MS_PER_S = 1e3
 
@@ -213,16 +223,111 @@ def main() -> None:
     parser.add_argument("--pin", type=int, default=None, metavar="CPU", help="run on this CPU only")
     parser.add_argument("--busy-cpu", type=int, default=None, metavar="CPU",
                         help="keep a busy loop running on this CPU during the run")
+    parser.add_argument("--workers", default=None, metavar="COUNTS",
+                        help="measure only check_batch with these batch_workers counts, e.g. 1,2")
+    parser.add_argument("--batch-configurations", type=int, default=WORKERS_CONFIGURATIONS,
+                        help="configurations per batch with --workers")
     args = parser.parse_args()
     if args.pin is not None:
         os.sched_setaffinity(0, {args.pin})
     busy = start_busy_loop(args.busy_cpu) if args.busy_cpu is not None else None
     try:
-        run(args)
+        if args.workers:
+            run_workers(args, [int(v) for v in args.workers.split(",")])
+        else:
+            run(args)
     finally:
         if busy is not None:
             busy.kill()
             busy.wait()
+
+
+def _cpu_s(pids) -> float:
+    """CPU time (user + system) of the processes ``pids`` so far, seconds."""
+    total = 0.0
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/stat") as stat:
+                fields = stat.read().rsplit(")", 1)[1].split()
+            total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        except OSError:
+            pass
+    return total
+
+
+def run_workers(args, counts: list[int]) -> None:
+    """check_batch on one set with each ``batch_workers`` count, interleaved over the rounds."""
+    urdf, srdf = panda_paths()
+    scene = load_scene(urdf_path=urdf, srdf_path=srdf)
+    names = scene.robot.active_joint_names
+    Q = panda_configurations(scene.robot, args.batch_configurations, RANDOM_SEED)
+    n = len(Q)
+    checkers = {w: CollisionChecker(scene, check_joint_limits=True, batch_workers=w) for w in counts}
+    load_before = os.getloadavg()
+    first_s = {}
+    verdicts = {}
+    for w, checker in checkers.items():          # warm-up; the pools are forked here
+        start = time.perf_counter()
+        verdicts[w] = checker.check_batch(names, Q, max_batch=n)[0]
+        first_s[w] = time.perf_counter() - start
+    wall: dict[int, list[float]] = {w: [] for w in counts}
+    cpu: dict[int, list[float]] = {w: [] for w in counts}
+    for r in range(args.rounds):
+        order = counts[r % len(counts):] + counts[:r % len(counts)]
+        for w in order:
+            checker = checkers[w]
+            pids = checker.batch_worker_pids
+            gc.collect()
+            cpu_start, workers_start = time.process_time(), _cpu_s(pids)
+            start = time.perf_counter()
+            valid, _ = checker.check_batch(names, Q, max_batch=n)
+            wall[w].append(time.perf_counter() - start)
+            cpu[w].append(time.process_time() - cpu_start + _cpu_s(pids) - workers_start)
+            assert checker.batch_worker_pids == pids, "the pool was replaced during the run"
+            if not np.array_equal(valid, verdicts[w]):
+                verdicts[w] = valid
+    reference = counts[0]
+    equal = all(np.array_equal(verdicts[w], verdicts[reference]) for w in counts)
+    # what a new snapshot costs: the batch right after an allowed collision is switched (the pool
+    # is forked again) against the next batch on that snapshot
+    refork_ms = {}
+    for w in counts:
+        if w > 1:
+            extra = []
+            for allowed in (True, False, True, False):
+                scene.set_allowed_collision("panda_link0", "panda_link7", allowed)
+                start = time.perf_counter()
+                checkers[w].check_batch(names, Q, max_batch=n)
+                middle = time.perf_counter()
+                checkers[w].check_batch(names, Q, max_batch=n)
+                extra.append((middle - start) - (time.perf_counter() - middle))
+            refork_ms[w] = statistics.median(extra) * MS_PER_S
+    print(f"Panda (example-robot-data), check_batch on {n} random configurations within the limits, seed "
+          f"{RANDOM_SEED}; {len(scene.world.pairs)} shape pairs; batch_workers {counts}, {args.rounds} rounds "
+          "interleaved, medians")
+    print(f"machine: {platform.machine()}, {os.cpu_count()} CPUs, running on CPUs {sorted(os.sched_getaffinity(0))}; "
+          f"load average (1, 5, 15 min) before {load_before[0]:.2f} {load_before[1]:.2f} {load_before[2]:.2f}, "
+          f"after {' '.join(f'{v:.2f}' for v in os.getloadavg())}")
+    print(f"refused {int((~verdicts[reference]).sum())}; verdicts equal for every count: {'yes' if equal else 'NO'}")
+    print()
+    print(f"{'batch_workers':<15}{'us/config':>11}{'ratio':>8}{'cpu us/config':>15}{'first batch ms':>16}"
+          f"{'new snapshot ms':>17}   rounds (us/config)")
+    base = statistics.median(wall[reference])
+    for w in counts:
+        per = statistics.median(wall[w]) / n * US_PER_S
+        rounds = ", ".join(f"{t / n * US_PER_S:.1f}" for t in wall[w])
+        fork = f"+{refork_ms[w]:.1f}" if w in refork_ms else "-"
+        print(f"{w:<15}{per:>11.2f}{statistics.median(wall[w]) / base:>8.2f}"
+              f"{statistics.median(cpu[w]) / n * US_PER_S:>15.2f}{first_s[w] * MS_PER_S:>16.1f}{fork:>17}   {rounds}")
+    print()
+    for w in counts:
+        if w == 2 and reference == 1:
+            ratio = statistics.median(wall[2]) / base
+            print(f"target: 2 workers <= {TARGET_WORKERS_RATIO}x one: {ratio:.2f} "
+                  f"{'met' if ratio <= TARGET_WORKERS_RATIO else 'MISSED'} (load average "
+                  f"{os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs)")
+    for checker in checkers.values():
+        checker.close()
 
 
 def run(args) -> None:

@@ -31,6 +31,9 @@ event (``callback_guard.stopping``) is the checker's, so long checks end early.
 Parameters: see PARAMETERS (numbers) and _declare_parameters; those given a setter take
 effect when set at run time (range-checked, refused with a reason otherwise), every other
 one is read-only (``set_parameters`` refuses it). A new run-time parameter is one row.
+``batch_workers`` (0, the default: every core) splits a large ``~/check_validity_batch`` or ``~/compute_clearance``
+across worker processes forked from this one (``core.checks.batch_workers``; they hold the
+scene snapshot, never rclpy); ``destroy_node`` ends them, and so does the end of the process.
 """
 from __future__ import annotations
 
@@ -59,6 +62,7 @@ from my_collision_pkg.srv import ClearOctomap, SetOctomap
 
 from my_collision_pkg.ros import conversions
 from my_collision_pkg.core.checks.checker import DEFAULT_CONTACTS_PER_PAIR, DEFAULT_MAX_CONTACTS, MAX_BATCH_CONFIGURATIONS, CollisionChecker
+from my_collision_pkg.core.checks.batch_workers import MAX_BATCH_WORKERS
 from my_collision_pkg.core.checks.limits import WorkLimits
 from my_collision_pkg.core.checks.results import Status
 from my_collision_pkg.core.errors import CollisionPkgError, RequestError
@@ -125,6 +129,10 @@ PARAMETERS = (
     (NumberParameter("max_batch", int, 1, MAX_BATCH_CONFIGURATIONS, "most configurations in one batch request",
                      dynamic=True),
      DEFAULT_MAX_BATCH, lambda node, value: setattr(node, "max_batch", value)),
+    (NumberParameter("batch_workers", int, 0, MAX_BATCH_WORKERS,
+                     "processes a large check_validity_batch or compute_clearance is split across (0: every core; 1: this one)",
+                     dynamic=True),
+     0, lambda node, value: setattr(node.checker, "batch_workers", value)),
     (NumberParameter("surface_stiffness", float, 1e-9, 1e15, "contact-surface pressure per metre of overlap, Pa/m",
                      dynamic=True),
      DEFAULT_STIFFNESS_PA_PER_M, lambda node, value: setattr(node, "surface_stiffness", value)),
@@ -268,7 +276,8 @@ class CollisionValidatorNode(Node):
             limits = WorkLimits(**{f.name: p[f.name] for f in dataclasses.fields(WorkLimits)})
             self.checker = CollisionChecker(self.scene, check_joint_limits=p["check_joint_limits"],
                                             max_contacts=p["max_contacts"], contacts_per_pair=p["contacts_per_pair"],
-                                            limits=limits, stop_event=self._stopping)
+                                            limits=limits, stop_event=self._stopping,
+                                            batch_workers=p["batch_workers"])
             spent["kernels"], clock = time.perf_counter() - clock, time.perf_counter()
             self._warm_up_services()
             spent["service warm-up"] = time.perf_counter() - clock
@@ -356,6 +365,13 @@ class CollisionValidatorNode(Node):
         except Exception as exc:  # noqa: BLE001 - the requests themselves report what is wrong
             self.get_logger().warning(f"service warm-up failed ({type(exc).__name__}: {exc}); the first requests "
                                       "may compile kernels")
+
+    def destroy_node(self) -> None:
+        """Ends the batch worker processes (``batch_workers``), then the node."""
+        checker = getattr(self, "checker", None)
+        if checker is not None:
+            checker.close()
+        super().destroy_node()
 
     # ----- parameters ---------------------------------------------------------
     def _declare_parameters(self) -> None:

@@ -19,10 +19,12 @@ context; this module builds the request once and passes it down.
 from __future__ import annotations
 
 import dataclasses
+import weakref
 
 import numpy as np
 
 from my_collision_pkg.core.checks import motion, octomap_cells, trajectory
+from my_collision_pkg.core.checks.batch_workers import FIRST_COLLISION, BatchWorkerError, BatchWorkers  # noqa: F401
 from my_collision_pkg.core.checks.clearance import Clearance, compute_clearance
 from my_collision_pkg.core.checks.explain import Explainer
 from my_collision_pkg.core.checks.limits import WorkLimits, WorkMeter
@@ -64,13 +66,29 @@ class CollisionChecker:
         When set while :meth:`check_batch`, :meth:`explain`, :meth:`check_motion` or
         :meth:`check_trajectory` runs, the check stops between chunks of its work (within
         about 100 ms of work) and raises :class:`errors.RequestStopped`.
+    batch_workers : int or None
+        Processes a large :meth:`check_batch` or :meth:`clearance` is split across, this one
+        included (None or 0, the default: every core this process may run on; 1: this
+        process only). See :mod:`batch_workers`: the others are forked on the first batch of
+        at least ``batch_workers.MIN_FORK_CONFIGURATIONS`` configurations and hold the world
+        snapshot they were forked with; the answers are those of one process. Settable;
+        :meth:`close` ends them.
+
+    Raises
+    ------
+    ValueError
+        For ``max_contacts`` or ``contacts_per_pair`` below 1, or a ``batch_workers``
+        that is not a whole number in [0, ``batch_workers.MAX_BATCH_WORKERS``].
     """
 
     def __init__(self, scene: PlanningScene, *, check_joint_limits: bool = True,
                  max_contacts: int = DEFAULT_MAX_CONTACTS, contacts_per_pair: int = DEFAULT_CONTACTS_PER_PAIR,
-                 limits: WorkLimits = WorkLimits(), stop_event=None) -> None:
+                 limits: WorkLimits = WorkLimits(), stop_event=None, batch_workers: int | None = None) -> None:
         if max_contacts < 1 or contacts_per_pair < 1:
             raise ValueError("max_contacts and contacts_per_pair must be at least 1")
+        self._batch = BatchWorkers(batch_workers)
+        # the pool's processes end with the checker (or at exit), whichever comes first
+        weakref.finalize(self, self._batch.close)
         self.limits = limits
         self.stop_event = stop_event
         self._scene = scene
@@ -94,6 +112,28 @@ class CollisionChecker:
         if not isinstance(value, WorkLimits):
             raise TypeError(f"limits must be a WorkLimits, not {type(value).__name__}")
         self._limits = value
+
+    @property
+    def batch_workers(self) -> int:
+        """Processes a large :meth:`check_batch` or :meth:`clearance` is split across, this one included (settable:
+        a whole number, 0 or None for every core; a new value ends the current pool)."""
+        return self._batch.workers
+
+    @batch_workers.setter
+    def batch_workers(self, value) -> None:
+        self._batch.workers = value
+
+    @property
+    def batch_worker_pids(self) -> tuple[int, ...]:
+        """Process ids of the batch workers running now (empty before the first large batch,
+        with ``batch_workers`` 1, after :meth:`close` or a worker's failure)."""
+        pool = self._batch.pool
+        return () if pool is None else pool.pids
+
+    def close(self) -> None:
+        """End the batch worker processes, if any (the checker stays usable: a later large
+        batch forks them again)."""
+        self._batch.close()
 
     def _meter(self) -> WorkMeter:
         """A new request's account: the current limits and the stop event."""
@@ -270,31 +310,81 @@ class CollisionChecker:
             selection = request.selection(world)
         except CollisionPkgError as exc:
             return np.zeros(0, dtype=bool), Verdict(False, Status.INVALID_REQUEST, str(exc))
+        meter = self._meter()
+        if self._batch.wants_pool(n):
+            meter.check_stop()
+            pool = self._batch.acquire(world, n)   # None: this process checks it alone
+            if pool is not None:
+                try:
+                    valid, out = self._batch_in_pool(pool, world, request, selection, indices, values, meter)
+                finally:
+                    self._batch.release()
+                return valid, self._batch_summary(valid, out)
         valid = np.ones(n, dtype=bool)
-        first_bad, first_status = -1, Status.VALID
+        out = np.zeros(n, dtype=bool)
         robot = world.robot
         lower, upper = robot.lower_limits, robot.upper_limits
-        meter = self._meter()
         for start in range(0, n, BATCH_CHUNK):
             meter.check_stop()
             q = resolver.complete(indices, values[start:start + BATCH_CHUNK])
             ok = valid[start:start + len(q)]            # a view: written through
-            out = np.zeros(len(q), dtype=bool)
             if resolver.check_joint_limits:
-                out = np.any((q < lower) | (q > upper), axis=1)
-                ok &= ~out
+                outside = out[start:start + len(q)]
+                np.any((q < lower) | (q > upper), axis=1, out=outside)
+                ok &= ~outside
             inside = np.flatnonzero(ok)
             if inside.size:
                 first = self._explainer.first_collision(world, q[inside], selection, stop=meter)
                 ok[inside[first >= 0]] = False
-            if first_bad < 0 and not ok.all():
-                k = int(np.flatnonzero(~ok)[0])
-                first_bad, first_status = start + k, Status.OUT_OF_BOUNDS if out[k] else Status.IN_COLLISION
+        return valid, self._batch_summary(valid, out)
+
+    def _batch_in_pool(self, pool, world: CollisionWorld, request: CheckRequest, selection: PairSelection,
+                       indices: np.ndarray, values: np.ndarray, meter: WorkMeter) -> tuple[np.ndarray, np.ndarray]:
+        """check_batch's verdicts and out-of-limits marks, the configurations shared between this
+        process and ``pool``'s workers (:class:`batch_workers.BatchPool`)."""
+        resolver = self._resolver
+        n = values.shape[0]
+        valid = np.ones(n, dtype=bool)
+        out = np.zeros(n, dtype=bool)
+        robot = world.robot
+        lower, upper = robot.lower_limits, robot.upper_limits
+        check_limits = bool(resolver.check_joint_limits)
+        cursor = [0]
+
+        def next_task(size: int):
+            while cursor[0] < n:
+                start = cursor[0]
+                cursor[0] = stop = min(n, start + size)
+                q = resolver.complete(indices, values[start:stop])
+                if check_limits:
+                    outside = out[start:stop]
+                    np.any((q < lower) | (q > upper), axis=1, out=outside)
+                    valid[start:stop] = ~outside
+                    inside = np.flatnonzero(~outside)
+                    if inside.size == 0:
+                        continue
+                    if inside.size < len(q):
+                        return start + inside, np.ascontiguousarray(q[inside])
+                return np.arange(start, stop), q
+            return None
+
+        def deliver(rows: np.ndarray, first: np.ndarray) -> None:
+            valid[rows[first >= 0]] = False
+
+        key = (request.group_name, request.pad_environment_collisions, request.pad_self_collisions)
+        pool.run(next_task, (FIRST_COLLISION, key), lambda q: self._explainer.first_collision(world, q, selection),
+                 deliver, stop=meter, total=n)
+        return valid, out
+
+    @staticmethod
+    def _batch_summary(valid: np.ndarray, out: np.ndarray) -> Verdict:
+        n = len(valid)
         n_bad = int(n - np.count_nonzero(valid))
         if n_bad == 0:
-            return valid, Verdict(True, Status.VALID, f"all {n} configurations valid")
-        return valid, Verdict(False, first_status,
-                              f"{n_bad} of {n} configurations invalid (first: index {first_bad})")
+            return Verdict(True, Status.VALID, f"all {n} configurations valid")
+        first_bad = int(np.argmin(valid))
+        first_status = Status.OUT_OF_BOUNDS if out[first_bad] else Status.IN_COLLISION
+        return Verdict(False, first_status, f"{n_bad} of {n} configurations invalid (first: index {first_bad})")
 
     # ----- explain ------------------------------------------------------
     def explain(self, joint_names, positions, *, group_name: str = "", pad_environment_collisions: bool = True,
@@ -418,7 +508,8 @@ class CollisionChecker:
             return Clearance(Status.INVALID_REQUEST, refused)
         result = compute_clearance(self._resolver, request, joint_names, positions, influence_distance,
                                    max_rows_per_configuration=max_rows_per_configuration,
-                                   compute_jacobians=compute_jacobians, max_batch=max_batch, stop=self._meter())
+                                   compute_jacobians=compute_jacobians, max_batch=max_batch, stop=self._meter(),
+                                   workers=self._batch)
         limit = self.limits.max_clearance_rows
         if len(result) > limit:
             return Clearance(Status.INVALID_REQUEST,

@@ -34,6 +34,7 @@ import coal
 import numpy as np
 
 from my_collision_pkg.core.checks import narrowphase
+from my_collision_pkg.core.checks.batch_workers import CLEARANCE_ROWS
 from my_collision_pkg.core.checks.request import MAX_BATCH_CONFIGURATIONS, CheckRequest, ConfigurationResolver
 from my_collision_pkg.core.checks.results import NO_SUBSHAPE, BodyType, Clearance, Status
 from my_collision_pkg.core.checks.sweep import motion_kinematics
@@ -51,6 +52,10 @@ SMOOTH_DISTANCE_M = 1e-9
 # iteration limit): a hull bound is trusted to cull a pair only beyond the threshold by this much.
 _HULL_SLACK_M = 1e-5
 CLEARANCE_CHUNK = 1024          # configurations posed and culled together
+# A clearance configuration costs at least this many predicate checks (about 50 measured for
+# the Panda at 0.3 m with Jacobians): the batch-worker thresholds, counted in predicate
+# configurations, are applied to n times this.
+CLEARANCE_WORK_PER_CONFIGURATION = 20
 
 
 def _refused(status: Status, message: str, names=()) -> Clearance:
@@ -321,11 +326,88 @@ def _mesh_distance(world, tables: _Tables, T_shape, c: int, ab, k: int, out: _Me
     out.store(k, narrowphase.PairDistance(d, p0, p0 + d * normal, normal, True, (int(result.b1), int(result.b2))))
 
 
+def chunk_rows(world: CollisionWorld, selection, q: np.ndarray, influence: float, k_max: int,
+               compute_jacobians: bool, columns: np.ndarray, stop=None) -> tuple | None:
+    """The clearance rows of configurations ``q`` (m, A) over ``selection``, as
+    :func:`compute_clearance` concatenates them (configuration indices from 0 in ``q``), or
+    None when no pair is within ``influence``. One chunk of a batch, in this process or in a
+    batch worker (:mod:`batch_workers`): a configuration's rows do not depend on the others."""
+    robot = world.robot
+    tables = _tables(world)
+    mimic = tables.mk.mimic_matrix[:, columns]                   # (M, J)
+    pairs, margins = selection.pairs, selection.margins
+    thresholds = influence + margins
+    T_link = robot.link_transforms_batch(q)
+    T_shape = world.shape_transforms(T_link)
+    candidates = np.empty((q.shape[0], len(pairs)), dtype=np.bool_)
+    obb_candidates(T_shape, world.obb_center, world.obb_axes, world.obb_half, pairs, thresholds, candidates)
+    cfg, pair = np.nonzero(candidates)                        # configuration-major, pairs in order
+    if len(cfg):
+        gaps = narrowphase.bounding_sphere_gaps(world, T_shape, cfg, pairs[pair, 0], pairs[pair, 1])
+        keep = gaps < thresholds[pair]
+        cfg, pair = cfg[keep], pair[keep]
+    found = _measure(world, tables, T_shape, cfg, pair, pairs, thresholds, stop)
+    rows = np.flatnonzero(found.state == _DONE)
+    if len(rows) == 0:
+        return None
+    cfg, pair = cfg[rows], pair[rows]
+    d = found.distance[rows]
+    d_padded = d - margins[pair]
+    order = np.lexsort((d_padded, cfg))                        # per configuration, smallest first (stable)
+    if k_max > 0:
+        c_sorted = cfg[order]
+        rank = np.arange(len(order)) - np.searchsorted(c_sorted, c_sorted, side="left")
+        order = order[rank < k_max]
+    rows, cfg, pair, d, d_padded = rows[order], cfg[order], pair[order], d[order], d_padded[order]
+    pts = found.points[rows]
+    nrm = found.normal[rows]
+    smooth = found.exact[rows] & np.all(np.isfinite(nrm), axis=1)
+    smooth &= ~(np.abs(d) < SMOOTH_DISTANCE_M)                 # touching: no normal from the geometry
+    smooth &= ~((d < 0.0) & found.deepest[rows])               # deepest-point depth of a non-convex mesh
+    shape_pairs = pairs[pair]
+    jac = np.zeros((len(rows), 0))
+    if compute_jacobians:
+        jac = _row_jacobians(tables, T_link, cfg, (tables.shape_link[shape_pairs[:, 1]],
+                                                   tables.shape_link[shape_pairs[:, 0]]),
+                             (pts[:, 1], pts[:, 0]), nrm, (1.0, -1.0)) @ mimic
+    return (cfg, pair, d_padded, pts, _local_points(tables, T_link, cfg, shape_pairs, pts), nrm,
+            found.subshapes[rows], smooth, jac)
+
+
+def _rows_in_pool(pool, world: CollisionWorld, request: CheckRequest, selection, q_all: np.ndarray, job: tuple,
+                  stop) -> list[tuple]:
+    """:func:`chunk_rows` over ``q_all``, shared between this process and ``pool``'s workers;
+    the parts in configuration order."""
+    n = len(q_all)
+    cursor = [0]
+    found: list[tuple[int, tuple]] = []
+
+    def next_task(size: int):
+        start = cursor[0]
+        if start >= n:
+            return None
+        cursor[0] = min(n, start + size)
+        return start, q_all[start:cursor[0]]
+
+    def deliver(start: int, part) -> None:
+        if part is not None:
+            found.append((start, part))
+
+    key = (request.group_name, request.pad_environment_collisions, request.pad_self_collisions)
+    pool.run(next_task, (CLEARANCE_ROWS, key) + job, lambda q: chunk_rows(world, selection, q, *job, stop=stop),
+             deliver, stop=stop, total=n)
+    found.sort(key=lambda item: item[0])
+    return [(part[0] + start,) + part[1:] for start, part in found]
+
+
 def compute_clearance(resolver: ConfigurationResolver, request: CheckRequest, joint_names, positions,
                       influence_distance: float, *, max_rows_per_configuration: int = 0,
                       compute_jacobians: bool = True, max_batch: int = MAX_BATCH_CONFIGURATIONS,
-                      stop=None) -> Clearance:
-    """See :meth:`checker.CollisionChecker.clearance` (never raises on bad input)."""
+                      stop=None, workers=None) -> Clearance:
+    """See :meth:`checker.CollisionChecker.clearance` (never raises on bad input).
+
+    ``workers``: a :class:`batch_workers.BatchWorkers` that may share a large batch with
+    worker processes (None: this process only); the rows are the same either way."""
     scene = resolver.scene
     robot = scene.robot
     try:
@@ -354,49 +436,22 @@ def compute_clearance(resolver: ConfigurationResolver, request: CheckRequest, jo
             if message is not None:
                 return _refused(Status.OUT_OF_BOUNDS, message + (f" in configuration {c}" if n > 1 else ""), names)
     tables = _tables(world)
-    mimic = tables.mk.mimic_matrix[:, columns]                   # (M, J)
-    pairs, margins = selection.pairs, selection.margins
-    thresholds = influence + margins
-    parts = []
-    for start in range(0, n, CLEARANCE_CHUNK):
-        if stop is not None:
-            stop.check_stop()
-        q = q_all[start:start + CLEARANCE_CHUNK]
-        T_link = robot.link_transforms_batch(q)
-        T_shape = world.shape_transforms(T_link)
-        candidates = np.empty((q.shape[0], len(pairs)), dtype=np.bool_)
-        obb_candidates(T_shape, world.obb_center, world.obb_axes, world.obb_half, pairs, thresholds, candidates)
-        cfg, pair = np.nonzero(candidates)                        # configuration-major, pairs in order
-        if len(cfg):
-            gaps = narrowphase.bounding_sphere_gaps(world, T_shape, cfg, pairs[pair, 0], pairs[pair, 1])
-            keep = gaps < thresholds[pair]
-            cfg, pair = cfg[keep], pair[keep]
-        found = _measure(world, tables, T_shape, cfg, pair, pairs, thresholds, stop)
-        rows = np.flatnonzero(found.state == _DONE)
-        if len(rows) == 0:
-            continue
-        cfg, pair = cfg[rows], pair[rows]
-        d = found.distance[rows]
-        d_padded = d - margins[pair]
-        order = np.lexsort((d_padded, cfg))                        # per configuration, smallest first (stable)
-        if k_max > 0:
-            c_sorted = cfg[order]
-            rank = np.arange(len(order)) - np.searchsorted(c_sorted, c_sorted, side="left")
-            order = order[rank < k_max]
-        rows, cfg, pair, d, d_padded = rows[order], cfg[order], pair[order], d[order], d_padded[order]
-        pts = found.points[rows]
-        nrm = found.normal[rows]
-        smooth = found.exact[rows] & np.all(np.isfinite(nrm), axis=1)
-        smooth &= ~(np.abs(d) < SMOOTH_DISTANCE_M)                 # touching: no normal from the geometry
-        smooth &= ~((d < 0.0) & found.deepest[rows])               # deepest-point depth of a non-convex mesh
-        shape_pairs = pairs[pair]
-        jac = np.zeros((len(rows), 0))
-        if compute_jacobians:
-            jac = _row_jacobians(tables, T_link, cfg, (tables.shape_link[shape_pairs[:, 1]],
-                                                       tables.shape_link[shape_pairs[:, 0]]),
-                                 (pts[:, 1], pts[:, 0]), nrm, (1.0, -1.0)) @ mimic
-        parts.append((cfg + start, pair, d_padded, pts, _local_points(tables, T_link, cfg, shape_pairs, pts), nrm,
-                      found.subshapes[rows], smooth, jac))
+    pairs = selection.pairs
+    job = (influence, k_max, bool(compute_jacobians), np.asarray(columns, dtype=np.int64))
+    pool = None if workers is None else workers.acquire(world, n * CLEARANCE_WORK_PER_CONFIGURATION)
+    if pool is None:
+        parts = []
+        for start in range(0, n, CLEARANCE_CHUNK):
+            if stop is not None:
+                stop.check_stop()
+            part = chunk_rows(world, selection, q_all[start:start + CLEARANCE_CHUNK], *job, stop=stop)
+            if part is not None:
+                parts.append((part[0] + start,) + part[1:])
+    else:
+        try:
+            parts = _rows_in_pool(pool, world, request, selection, q_all, job, stop)
+        finally:
+            workers.release()
     if not parts:
         return Clearance(Status.VALID, f"no pair within {influence:g} m in {n} configuration{'s' if n > 1 else ''}",
                          names, jacobian=np.zeros((0, len(names) if compute_jacobians else 0)))

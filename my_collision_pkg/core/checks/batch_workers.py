@@ -1,0 +1,563 @@
+"""Batches on every core: forked worker processes that check shares of one batch.
+
+python-fcl and coal hold the GIL in their calls, so threads cannot run the narrow phase
+side by side. A :class:`BatchPool` is ``workers - 1`` processes forked from this one; the
+calling process checks a share itself. Each worker holds the :class:`CollisionWorld`
+snapshot it was forked with (shared copy-on-write: meshes, BVHs and compiled kernels are
+not rebuilt), so a batch only ships configurations (float arrays over a pipe) and gets back,
+per configuration, the index of the first colliding pair or -1: exactly what the one-process
+path computes (:func:`pair_tests.first_collision`), so the verdicts are identical.
+
+How a batch runs (:meth:`BatchPool.run`): the batch is cut into chunks of about
+``TARGET_CHUNK_S`` of work, smaller towards the end (guided scheduling); each worker keeps ``PREFETCH`` chunks queued and the calling
+process takes the next chunk whenever it is free, so a worker slowed by other load gets less.
+For the batch, the calling thread is kept on its CPU and each worker on another one
+(``PIN_CPUS``; the thread's mask is restored afterwards): left alone, the scheduler often
+puts two of them on one CPU while another process keeps the other busy. Between its
+chunks the calling process looks at the stop event; a stopped request waits
+for the chunks already sent (at most ``PREFETCH`` per worker) and raises
+:class:`errors.RequestStopped`. A worker that fails answers with its error, which is raised
+here as :class:`BatchWorkerError` naming the worker; one that dies or sends nothing for
+``reply_timeout_s`` (at least ``REPLY_TIMEOUT_FLOOR_S``, more when the caller's own chunks
+are slow) ends the pool and raises it too, never a hang. The next batch forks a new pool.
+
+Which snapshot: a pool serves the world it was forked with (held by weak reference: the
+pool does not keep an old snapshot alive in this process); a batch on another snapshot (an
+object added, an allowed collision changed, a request's own ``world``) closes the pool and
+forks a new one if the batch has at least ``MIN_FORK_CONFIGURATIONS`` (forking costs about
+15-25 ms for the Panda; docs/performance.md), else it runs in the calling process.
+
+Fork, not forkserver or spawn: a clean worker would import the package (about 2 s) and
+rebuild or unpickle the snapshot's meshes and fcl BVHs on every scene change (0.2-0.8 s
+for the Panda) where a fork shares them. The price is what fork copies of a process with threads
+(rclpy's executor and DDS threads, numba's thread pool): only the forking thread, with the
+locks other threads held. A worker therefore runs only core code on its world: it never
+touches rclpy, logging or stdout, renews the snapshot's cache lock, calls no parallel
+(numba ``prange``) kernel, ignores SIGINT (a Ctrl-C is the parent's to handle), takes its
+work from its pipe and ends with ``os._exit`` (no atexit handlers, no finalisers of
+objects it inherited) when the pipe closes, so it also ends when the parent dies, however
+the parent ends. The reply timeout bounds what a lock left held at fork time could cost.
+"""
+from __future__ import annotations
+
+import atexit
+import gc
+import os
+import signal
+import threading
+import time
+import traceback
+import weakref
+from collections import deque
+from collections.abc import Callable
+from multiprocessing import Pipe
+from multiprocessing.connection import Connection, wait
+
+import numpy as np
+
+from my_collision_pkg.core.errors import CollisionPkgError, RequestStopped
+
+# Batches of fewer configurations stay in the calling process: below it a second core gives
+# back less than the round trips cost (a pool already holding the snapshot), or than forking
+# one costs (about 15 ms for the Panda: a batch on a new snapshot). docs/performance.md.
+MIN_PARALLEL_CONFIGURATIONS = 1000
+MIN_FORK_CONFIGURATIONS = 5000
+# Most worker processes of one pool (more cores than this are not used).
+MAX_BATCH_WORKERS = 64
+# A chunk is sized for about this much work (fewer round trips), and at most 1 /
+# GUIDED_SHARES of what is left per process (guided scheduling: the last chunks are small,
+# so the processes finish together); between MIN_CHUNK and MAX_CHUNK configurations.
+TARGET_CHUNK_S = 0.012
+GUIDED_SHARES = 2
+MIN_CHUNK = 16
+MAX_CHUNK = 4096
+FIRST_CHUNK = 256
+# Chunks queued per worker beyond the one it works on (it never waits for the caller).
+PREFETCH = 2
+# A worker that sends nothing for this long (or REPLY_TIMEOUT_FACTOR times the caller's
+# slowest chunk, if longer) is taken for hung: the pool is killed and the batch fails.
+REPLY_TIMEOUT_FLOOR_S = 20.0
+REPLY_TIMEOUT_FACTOR = 100.0
+# During a batch, keep the calling thread on its CPU and each worker on another one
+# (when there are enough CPUs in the thread's mask; the mask is restored after the batch).
+PIN_CPUS = True
+# How often a caller waiting for its workers looks at the stop event, seconds.
+STOP_POLL_S = 0.05
+# On close, how long workers may take to leave before they are killed, seconds.
+CLOSE_WAIT_S = 1.0
+# The jobs a worker does on a chunk of configurations (see _work).
+FIRST_COLLISION = "first_collision"      # check_batch: the first colliding pair per configuration
+CLEARANCE_ROWS = "clearance_rows"        # clearance: clearance.chunk_rows
+# How long the error of a worker that ended waits to name its exit status, seconds.
+LOST_STATUS_WAIT_S = 0.2
+
+
+class BatchWorkerError(CollisionPkgError):
+    """A batch worker process failed, died or stopped answering; the message names the worker
+    (its process id) and what happened. The batch has no answer; the next one forks a new pool."""
+
+
+def available_cores() -> int:
+    """The CPUs this process may run on (its affinity mask), at least 1."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):          # not Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def resolve_workers(value) -> int:
+    """The process count ``value`` asks for: None or 0 means every available core.
+
+    Raises
+    ------
+    ValueError
+        Naming ``batch_workers``, for a non-integer or a value outside [0, MAX_BATCH_WORKERS].
+    """
+    if value is None:
+        value = 0
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise ValueError(f"batch_workers must be a whole number (0: every core), got {value!r}")
+    value = int(value)
+    if not 0 <= value <= MAX_BATCH_WORKERS:
+        raise ValueError(f"batch_workers = {value} is outside [0, {MAX_BATCH_WORKERS}] (0: every core)")
+    return min(available_cores(), MAX_BATCH_WORKERS) if value == 0 else value
+
+
+# ----- the worker process ----------------------------------------------------------------
+def _work(world, scratch, job: tuple, q: np.ndarray):
+    """One chunk's answer: ``job`` is (FIRST_COLLISION, selection key) or (CLEARANCE_ROWS,
+    selection key, influence, k_max, compute_jacobians, columns)."""
+    from my_collision_pkg.core.checks import clearance, pair_tests
+    kind, key = job[0], job[1]
+    selection = world.pair_selection(*key)
+    if kind == FIRST_COLLISION:
+        return pair_tests.first_collision(scratch, world, q, selection)
+    if kind == CLEARANCE_ROWS:
+        return clearance.chunk_rows(world, selection, q, *job[2:])
+    raise ValueError(f"unknown batch job '{kind}'")
+
+
+def _serve(conn: Connection, world) -> None:
+    """A worker's loop: (batch, seq, job, q) in, ("ok", batch, seq, answer) out."""
+    from my_collision_pkg.core.checks.pair_tests import PairTestScratch
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    gc.freeze()            # inherited objects stay out of this process's collections (fewer copied pages)
+    if hasattr(world, "_derived_lock"):
+        world._derived_lock = threading.Lock()      # another thread of the parent may have held it at fork
+    scratch = PairTestScratch()
+    while True:
+        try:
+            message = conn.recv()
+        except (EOFError, OSError):
+            return                                   # the parent closed the pipe or ended
+        if message is None:
+            return
+        batch, seq, job, q = message
+        try:
+            reply = ("ok", batch, seq, _work(world, scratch, job, q))
+        except Exception as exc:  # noqa: BLE001 - every failure goes back to the caller
+            where = traceback.extract_tb(exc.__traceback__)
+            place = f" at {os.path.basename(where[-1].filename)}:{where[-1].lineno}" if where else ""
+            reply = ("error", batch, seq, f"{type(exc).__name__}: {exc}{place}")
+        try:
+            conn.send(reply)
+        except (BrokenPipeError, OSError):
+            return
+
+
+class _Worker:
+    __slots__ = ("pid", "conn", "queue", "heard", "cpu")
+
+    def __init__(self, pid: int, conn: Connection) -> None:
+        self.pid = pid
+        self.conn = conn
+        self.queue: deque = deque()     # (token, seq) of the chunks sent and not answered, in order
+        self.heard = time.monotonic()   # last answer, or when the queue was last empty
+        self.cpu = -1                   # the CPU it is pinned to (-1: any)
+
+
+_POOLS: "weakref.WeakSet[BatchPool]" = weakref.WeakSet()
+
+
+def _fork_worker(world, inherited: list[Connection]) -> _Worker:
+    parent_end, child_end = Pipe(duplex=True)
+    pid = os.fork()
+    if pid == 0:                                         # the worker
+        code = 0
+        try:
+            parent_end.close()
+            for conn in inherited:                       # other workers' pipes: theirs to close
+                conn.close()
+            _serve(child_end, world)
+        except BaseException:  # noqa: BLE001 - a worker never returns into the caller's code
+            code = 1
+        finally:
+            os._exit(code)
+    child_end.close()
+    return _Worker(pid, parent_end)
+
+
+class BatchPool:
+    """``n_workers`` processes forked now, each holding ``world`` (see the module docstring).
+
+    Parameters
+    ----------
+    world : CollisionWorld
+        The snapshot the workers check against.
+    n_workers : int
+        Worker processes (the caller checks a share too: ``n_workers + 1`` cores in all).
+    """
+
+    def __init__(self, world, n_workers: int) -> None:
+        if n_workers < 1:
+            raise ValueError(f"a batch pool needs at least one worker, got {n_workers}")
+        self._world = weakref.ref(world)
+        self._batch = 0
+        self._workers: list[_Worker] = []
+        try:
+            for _ in range(n_workers):
+                inherited = [w.conn for w in self._workers] + [w.conn for p in list(_POOLS) for w in p._workers]
+                self._workers.append(_fork_worker(world, inherited))
+        except BaseException:
+            self.close()
+            raise
+        _POOLS.add(self)
+
+    @property
+    def pids(self) -> tuple[int, ...]:
+        """The workers' process ids (empty once closed)."""
+        return tuple(w.pid for w in self._workers)
+
+    def serves(self, world) -> bool:
+        """Whether this pool's workers hold ``world`` (the same snapshot object) and are all there."""
+        return bool(self._workers) and self._world() is world
+
+    # ----- one batch --------------------------------------------------------------------
+    def run(self, next_task: Callable[[int], tuple | None], job: tuple,
+            local: Callable[[np.ndarray], object], deliver: Callable[[object, object], None],
+            stop=None, total: int | None = None) -> None:
+        """Check every task, in the workers and here.
+
+        Parameters
+        ----------
+        next_task : callable(size) -> (token, q) or None
+            The next at most ``size`` configurations: ``q`` (m, A) complete configurations
+            within the limits and ``token`` (what :func:`deliver` gets back); None when done.
+        job : tuple
+            What the workers compute on each chunk: ``(FIRST_COLLISION, selection key)``, the
+            first colliding pair per configuration over ``world.pair_selection(*key)`` (key:
+            group name and the padding switches), or ``(CLEARANCE_ROWS, key, influence,
+            k_max, compute_jacobians, columns)``, :func:`clearance.chunk_rows`.
+        local : callable(q)
+            The same answer, in this process.
+        deliver : callable(token, first)
+            Called here once per task with its answer (in any order).
+        stop : WorkMeter or None
+            Its stop event is looked at between chunks.
+        total : int or None
+            About how many configurations the tasks hold (for the guided chunk sizes).
+
+        Raises
+        ------
+        RequestStopped
+            The stop event was set (the chunks already sent are waited for first).
+        BatchWorkerError
+            A worker failed, died or did not answer; the pool is closed.
+        """
+        restore = self._spread_over_cpus()
+        try:
+            self._run(next_task, job, local, deliver, stop, total)
+        finally:
+            if restore is not None:
+                try:
+                    os.sched_setaffinity(0, restore)
+                except OSError:
+                    pass
+
+    def _spread_over_cpus(self) -> set[int] | None:
+        """With PIN_CPUS and a CPU for each process: the calling thread kept on the CPU it is
+        on and each worker on another one, for this batch (the scheduler, left alone, often puts
+        two of them on one CPU when another process keeps the other busy: measured 1.4-1.5x
+        the one-process time then, docs/performance.md). The thread's own CPU mask to restore
+        afterwards, or None when nothing was changed."""
+        if not PIN_CPUS:
+            return None
+        try:
+            allowed = sorted(os.sched_getaffinity(0))
+            if len(allowed) < len(self._workers) + 1:
+                return None
+            with open(f"/proc/self/task/{threading.get_native_id()}/stat") as stat:
+                here = int(stat.read().rsplit(")", 1)[1].split()[36])
+            if here not in allowed:
+                return None
+            others = [cpu for cpu in allowed if cpu != here]
+            for worker, cpu in zip(self._workers, others):
+                if worker.cpu != cpu:
+                    os.sched_setaffinity(worker.pid, {cpu})
+                    worker.cpu = cpu
+            os.sched_setaffinity(0, {here})
+            return set(allowed)
+        except (OSError, ValueError, IndexError, AttributeError):
+            return None
+
+    def _run(self, next_task, job: tuple, local, deliver, stop, total: int | None) -> None:
+        self._batch += 1
+        batch = self._batch
+        workers = self._workers
+        processes = len(workers) + 1
+        state = {"seq": 0, "size": FIRST_CHUNK, "done": False, "slowest": 0.0, "taken": 0}
+
+        def take():
+            size = state["size"]
+            if total:
+                size = min(size, (total - state["taken"]) // (GUIDED_SHARES * processes))
+            task = next_task(max(MIN_CHUNK, size))
+            if task is None:
+                state["done"] = True
+            else:
+                state["taken"] += len(task[1])
+            return task
+
+        def send(worker: _Worker) -> None:
+            if state["done"]:
+                return
+            task = take()
+            if task is None:
+                return
+            token, q = task
+            state["seq"] += 1
+            if not worker.queue:
+                worker.heard = time.monotonic()
+            worker.queue.append((token, state["seq"]))
+            try:
+                worker.conn.send((batch, state["seq"], job, q))
+            except (BrokenPipeError, OSError) as exc:
+                raise self._lost(worker, f"could not be sent its work ({exc})") from exc
+
+        try:
+            for _ in range(PREFETCH):
+                for worker in workers:
+                    send(worker)
+            while not state["done"]:
+                if stop is not None:
+                    stop.check_stop()
+                self._collect(batch, deliver, send, 0.0, state["slowest"])
+                if state["done"]:
+                    break
+                task = take()
+                if task is None:
+                    break
+                token, q = task
+                start = time.perf_counter()
+                deliver(token, local(q))
+                elapsed = time.perf_counter() - start
+                state["slowest"] = max(state["slowest"], elapsed)
+                per_configuration = elapsed / max(1, len(q))
+                state["size"] = int(min(MAX_CHUNK, max(MIN_CHUNK, TARGET_CHUNK_S / max(per_configuration, 1e-9))))
+            while any(w.queue for w in workers):
+                if stop is not None:
+                    stop.check_stop()
+                self._collect(batch, deliver, send, STOP_POLL_S, state["slowest"])
+        except RequestStopped:
+            self._drain(batch, state["slowest"])
+            raise
+        except BaseException:
+            self.close()
+            raise
+
+    def _timeout_s(self, slowest_s: float) -> float:
+        return max(REPLY_TIMEOUT_FLOOR_S, REPLY_TIMEOUT_FACTOR * slowest_s)
+
+    def _collect(self, batch: int, deliver, send, timeout_s: float, slowest_s: float) -> None:
+        """Take every answer that is ready (waiting up to ``timeout_s`` for one), deliver it
+        and send that worker its next chunk; raise on a failed, dead or silent worker."""
+        busy = {w.conn: w for w in self._workers if w.queue}
+        if not busy:
+            return
+        # a look without waiting is one poll per pipe (wait() builds a selector each call)
+        ready = [c for c in busy if c.poll()] if timeout_s <= 0 else wait(list(busy), timeout_s)
+        for conn in ready:
+            worker = busy[conn]
+            while worker.queue and conn.poll():
+                deliver(*self._receive(worker, batch))
+                send(worker)
+        now = time.monotonic()
+        limit = self._timeout_s(slowest_s)
+        for worker in self._workers:
+            if worker.queue and now - worker.heard > limit:
+                raise self._lost(worker, f"sent no answer for {now - worker.heard:.1f} s (timeout {limit:.1f} s)")
+
+    def _receive(self, worker: _Worker, batch: int) -> tuple[object, object]:
+        """The next answer of ``worker``: its chunk's token and answer."""
+        try:
+            kind, answer_batch, seq, payload = worker.conn.recv()
+        except (EOFError, OSError) as exc:
+            raise self._lost(worker, "ended unexpectedly") from exc
+        token, expected = worker.queue.popleft()
+        worker.heard = time.monotonic()
+        if kind == "error":
+            raise self._lost(worker, f"failed: {payload}")
+        if answer_batch != batch or seq != expected:
+            raise self._lost(worker, f"answered chunk {answer_batch}.{seq}, expected {batch}.{expected}")
+        return token, payload
+
+    def _drain(self, batch: int, slowest_s: float) -> None:
+        """After a stop: wait for the chunks already sent and drop their answers (or close the pool)."""
+        try:
+            deadline = time.monotonic() + self._timeout_s(slowest_s)
+            for worker in self._workers:
+                while worker.queue:
+                    if not worker.conn.poll(max(0.0, deadline - time.monotonic())):
+                        raise self._lost(worker, "sent no answer after the stop")
+                    self._receive(worker, batch)
+        except BatchWorkerError:
+            self.close()
+
+    def _lost(self, worker: _Worker, what: str) -> BatchWorkerError:
+        """The error for ``worker``; the pool is closed (its processes ended)."""
+        status = ""
+        deadline = time.monotonic() + LOST_STATUS_WAIT_S     # a worker that closed its pipe is ending
+        while worker.pid > 0:
+            try:
+                pid, code = os.waitpid(worker.pid, os.WNOHANG)
+            except ChildProcessError:
+                break
+            if pid:
+                status = (f" (killed by signal {os.WTERMSIG(code)})" if os.WIFSIGNALED(code)
+                          else f" (exit code {os.WEXITSTATUS(code)})")
+                break
+            if "ended" not in what or time.monotonic() > deadline:
+                break
+            time.sleep(0.005)
+        message = f"batch worker process {worker.pid} {what}{status}"
+        if status:
+            worker.pid = -1                                   # reaped: close() leaves it alone
+        self.close()
+        return BatchWorkerError(message + "; the batch has no answer (set batch_workers = 1 to check in one process)")
+
+    # ----- the end ----------------------------------------------------------------------
+    def close(self, wait: bool = True) -> None:
+        """End the workers: close their pipes (a worker leaves when it sees that), wait up to
+        CLOSE_WAIT_S for them, then kill them. ``wait=False``: a daemon thread waits and reaps
+        them, so that replacing a pool does not wait for the old one. Idempotent."""
+        workers, self._workers = self._workers, []
+        _POOLS.discard(self)
+        for worker in workers:
+            try:
+                worker.conn.close()
+            except OSError:
+                pass
+        pids = [w.pid for w in workers if w.pid > 0]
+        if not pids:
+            return
+        if wait:
+            _reap(pids)
+        else:
+            threading.Thread(target=_reap, args=(pids,), name="batch_workers_reaper", daemon=True).start()
+
+
+def _reap(pids: list[int]) -> None:
+    """Wait up to CLOSE_WAIT_S for the processes ``pids`` to end, then kill and reap the rest."""
+    deadline = time.monotonic() + CLOSE_WAIT_S
+    for pid in pids:
+        while True:
+            try:
+                done, _ = os.waitpid(pid, os.WNOHANG)
+            except ChildProcessError:
+                break
+            if done:
+                break
+            if time.monotonic() > deadline:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                    os.waitpid(pid, 0)
+                except (ProcessLookupError, ChildProcessError):
+                    pass
+                break
+            time.sleep(0.002)
+
+
+def _close_all() -> None:
+    for pool in list(_POOLS):
+        pool.close()
+
+
+atexit.register(_close_all)
+
+
+class BatchWorkers:
+    """A checker's batch workers: the process count and the pool, forked on first use.
+
+    Parameters
+    ----------
+    workers : int or None
+        Processes a large batch is split across, the caller included (None or 0: every
+        available core; 1: the caller only, no pool).
+    """
+
+    def __init__(self, workers: int | None = None) -> None:
+        self._lock = threading.Lock()
+        self._pool: BatchPool | None = None
+        self._workers = resolve_workers(workers)
+        self.min_parallel = MIN_PARALLEL_CONFIGURATIONS      # thresholds (settable, e.g. by tests)
+        self.min_fork = MIN_FORK_CONFIGURATIONS
+
+    @property
+    def workers(self) -> int:
+        return self._workers
+
+    @workers.setter
+    def workers(self, value) -> None:
+        value = resolve_workers(value)
+        with self._lock:
+            if value != self._workers:
+                self._close_pool()
+            self._workers = value
+
+    @property
+    def pool(self) -> BatchPool | None:
+        """The pool now (None before the first large batch, after close or a failure)."""
+        return self._pool
+
+    def wants_pool(self, n_configurations: int) -> bool:
+        """Whether a batch of ``n_configurations`` may be split across processes (see :meth:`acquire`)."""
+        return self._workers > 1 and n_configurations >= min(self.min_parallel, self.min_fork)
+
+    def acquire(self, world, n_configurations: int) -> BatchPool | None:
+        """The pool for a batch of ``n_configurations`` on ``world``, with this object's lock
+        held (release it with :meth:`release`); or None (nothing held), when the batch is
+        better checked in the calling process: another batch is using the pool, or the
+        batch is below ``min_parallel``, or the pool holds another snapshot (or none yet)
+        and the batch is below ``min_fork``. A pool on another snapshot is replaced."""
+        if self._workers < 2 or n_configurations < min(self.min_parallel, self.min_fork):
+            return None
+        if not self._lock.acquire(blocking=False):
+            return None
+        try:
+            pool = self._pool
+            if pool is not None and pool.serves(world):
+                if n_configurations >= self.min_parallel:
+                    return pool
+            elif n_configurations >= self.min_fork:
+                self._close_pool(wait=False)
+                self._pool = BatchPool(world, self._workers - 1)
+                return self._pool
+        except BaseException:
+            self._lock.release()
+            raise
+        self._lock.release()
+        return None
+
+    def release(self) -> None:
+        self._lock.release()
+
+    def _close_pool(self, wait: bool = True) -> None:
+        pool, self._pool = self._pool, None
+        if pool is not None:
+            pool.close(wait=wait)
+
+    def close(self) -> None:
+        """End the pool's processes (a later large batch forks a new one)."""
+        with self._lock:
+            self._close_pool()

@@ -1,0 +1,309 @@
+"""check_batch split across forked worker processes (core/checks/batch_workers.py).
+
+Every test compares the verdicts and the summary of ``batch_workers=2`` with those of
+``batch_workers=1`` (today's one-process path) on the same batch: random Panda
+configurations, some outside the limits, in the world of config/panda_world.yaml. The
+scene changes between batches (an object added, an allowed collision switched) to show
+that the pool follows the snapshot; a request's own ``world``, a group and padding go to
+the workers too. A stop, a worker that raises, dies or hangs end in a clear error or
+RequestStopped, never a hang, and the next batch works again.
+"""
+import os
+import threading
+import time
+
+import numpy as np
+import pytest
+
+from my_collision_pkg.core.checks import batch_workers, pair_tests
+from my_collision_pkg.core.checks.batch_workers import BatchWorkerError, available_cores
+from my_collision_pkg.core.checks.checker import CollisionChecker
+from my_collision_pkg.core.checks.results import Status
+from my_collision_pkg.core.errors import RequestStopped
+from my_collision_pkg.core.model.robot_model import Box
+from my_collision_pkg.core.model.transforms import make_transform
+from my_collision_pkg.core.scene.loading import load_scene, panda_paths
+from my_collision_pkg.core.scene.planning_scene import AddObject, ObjectShape, RemoveObject, SceneObject
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+PANDA_WORLD = os.path.join(REPO, "config", "panda_world.yaml")
+N = 3000                      # configurations per batch: above the (lowered) thresholds below
+SEED = 17
+OUTSIDE_FRACTION = 0.1        # joint ranges widened by this on both sides: some configurations out of limits
+MIN_FORK = 2000               # the tests' thresholds, low so that batches stay small
+MIN_PARALLEL = 500
+FREE = [0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785]          # the SRDF's "default" arm state
+
+
+@pytest.fixture
+def low_thresholds(monkeypatch):
+    monkeypatch.setattr(batch_workers, "MIN_FORK_CONFIGURATIONS", MIN_FORK)
+    monkeypatch.setattr(batch_workers, "MIN_PARALLEL_CONFIGURATIONS", MIN_PARALLEL)
+
+
+@pytest.fixture(scope="module")
+def panda_scene():
+    urdf, srdf = panda_paths()
+    return load_scene(urdf_path=urdf, srdf_path=srdf, world_path=PANDA_WORLD)
+
+
+@pytest.fixture
+def checkers(panda_scene, low_thresholds):
+    one = CollisionChecker(panda_scene, batch_workers=1)
+    two = CollisionChecker(panda_scene, batch_workers=2)
+    yield one, two
+    two.close()
+
+
+def configurations(robot, n=N, seed=SEED):
+    lower, upper = robot.lower_limits, robot.upper_limits
+    wide = (upper - lower) * OUTSIDE_FRACTION
+    return np.random.default_rng(seed).uniform(lower - wide, upper + wide, size=(n, len(lower)))
+
+
+def same_answers(one, two, names, Q, **options):
+    """check_batch of both checkers on Q: equal verdicts and summaries; returns the verdicts."""
+    valid_1, summary_1 = one.check_batch(names, Q, **options)
+    valid_2, summary_2 = two.check_batch(names, Q, **options)
+    np.testing.assert_array_equal(valid_2, valid_1)
+    assert summary_2 == summary_1
+    return valid_1
+
+
+def test_two_workers_give_the_verdicts_of_one(checkers, panda_scene):
+    one, two = checkers
+    names = panda_scene.robot.active_joint_names
+    Q = configurations(panda_scene.robot)
+    assert two.batch_worker_pids == ()
+    valid = same_answers(one, two, names, Q)
+    assert len(two.batch_worker_pids) == 1                      # the pool ran: one worker and this process
+    assert 0 < np.count_nonzero(valid) < N                      # both kinds of answer
+    out = np.any((Q < panda_scene.robot.lower_limits) | (Q > panda_scene.robot.upper_limits), axis=1)
+    assert out.any() and not valid[out].any()
+    # a named subset of the joints (the others at the scene's current values), flat row-major
+    arm = names[:4]
+    same_answers(one, two, arm, Q[:, :4].ravel())
+    # a group, self-collision padding, joint limits switched off
+    group = sorted(panda_scene.semantic.groups)[0]
+    same_answers(one, two, names, Q, group_name=group, pad_self_collisions=True)
+    one.check_joint_limits = two.check_joint_limits = False
+    try:
+        same_answers(one, two, names, Q)
+    finally:
+        one.check_joint_limits = two.check_joint_limits = True
+
+
+def test_the_pool_follows_scene_changes_and_a_request_world(checkers, panda_scene):
+    one, two = checkers
+    names = panda_scene.robot.active_joint_names
+    Q = configurations(panda_scene.robot, seed=SEED + 1)
+    before = panda_scene.world
+    base = same_answers(one, two, names, Q)
+    first_pids = two.batch_worker_pids
+    same_answers(one, two, names, Q)                            # same snapshot: the same pool
+    assert two.batch_worker_pids == first_pids
+    box = SceneObject("batch_box", (ObjectShape(Box((0.4, 0.4, 0.4))),), make_transform(None, [0.35, 0.0, 0.55]))
+    panda_scene.apply([AddObject(box)])
+    try:
+        with_box = same_answers(one, two, names, Q)
+        assert two.batch_worker_pids != first_pids              # forked again for the new snapshot
+        assert np.count_nonzero(with_box) < np.count_nonzero(base)   # the box refuses more
+        assert not (with_box & ~base).any()
+        # an allowed collision between batches: the box may touch everything of the arm
+        for link in panda_scene.robot.link_names:
+            panda_scene.set_allowed_collision("batch_box", link, True)
+        allowed = same_answers(one, two, names, Q)
+        np.testing.assert_array_equal(allowed, base)
+        # a request's own (older) snapshot: the workers check that one
+        old = same_answers(one, two, names, Q, world=before)
+        np.testing.assert_array_equal(old, base)
+    finally:
+        panda_scene.apply([RemoveObject("batch_box")])
+
+
+def test_small_batches_stay_in_this_process(checkers, panda_scene):
+    one, two = checkers
+    names = panda_scene.robot.active_joint_names
+    Q = configurations(panda_scene.robot, n=MIN_FORK - 1)
+    same_answers(one, two, names, Q)
+    assert two.batch_worker_pids == ()                          # below the fork threshold: no pool
+    same_answers(one, two, names, configurations(panda_scene.robot))
+    pids = two.batch_worker_pids
+    same_answers(one, two, names, Q[:MIN_PARALLEL])             # a pool on this snapshot takes smaller ones
+    assert two.batch_worker_pids == pids
+    assert one.batch_worker_pids == ()
+
+
+def test_batch_workers_setting(panda_scene):
+    checker = CollisionChecker(panda_scene)
+    assert checker.batch_workers == min(available_cores(), batch_workers.MAX_BATCH_WORKERS)
+    checker.batch_workers = 3
+    assert checker.batch_workers == 3
+    checker.batch_workers = 0
+    assert checker.batch_workers == min(available_cores(), batch_workers.MAX_BATCH_WORKERS)
+    for bad in (-1, 1.5, "2", True, batch_workers.MAX_BATCH_WORKERS + 1):
+        with pytest.raises(ValueError, match="batch_workers"):
+            checker.batch_workers = bad
+        with pytest.raises(ValueError, match="batch_workers"):
+            CollisionChecker(panda_scene, batch_workers=bad)
+
+
+def test_close_ends_the_workers_and_a_later_batch_forks_again(checkers, panda_scene):
+    one, two = checkers
+    names = panda_scene.robot.active_joint_names
+    Q = configurations(panda_scene.robot)
+    same_answers(one, two, names, Q)
+    (pid,) = two.batch_worker_pids
+    two.close()
+    assert two.batch_worker_pids == ()
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)                                         # ended and reaped
+    same_answers(one, two, names, Q)
+    assert two.batch_worker_pids and two.batch_worker_pids != (pid,)
+    two.batch_workers = 1                                       # a new count ends the pool
+    assert two.batch_worker_pids == ()
+
+
+class StopAfter:
+    """A stop event that is set from its ``calls``-th look on."""
+
+    def __init__(self, calls):
+        self.calls, self.looked = calls, 0
+
+    def is_set(self):
+        self.looked += 1
+        return self.looked >= self.calls
+
+
+def test_a_stop_ends_the_batch_and_the_pool_serves_the_next(checkers, panda_scene):
+    one, two = checkers
+    names = panda_scene.robot.active_joint_names
+    Q = configurations(panda_scene.robot)
+    expected = same_answers(one, two, names, Q)
+    two.stop_event = StopAfter(3)
+    with pytest.raises(RequestStopped):
+        two.check_batch(names, Q)
+    pids = two.batch_worker_pids
+    two.stop_event = threading.Event()
+    valid, _ = two.check_batch(names, Q)                        # the stopped batch's answers were drained
+    np.testing.assert_array_equal(valid, expected)
+    assert two.batch_worker_pids == pids
+    # a stop set from another thread while the batch runs (a much larger one)
+    big = np.tile(Q, (20, 1))
+    timer = threading.Timer(0.05, two.stop_event.set)
+    timer.start()
+    start = time.monotonic()
+    with pytest.raises(RequestStopped):
+        two.check_batch(names, big, max_batch=len(big))
+    assert time.monotonic() - start < 5.0
+    timer.join()
+
+
+def test_a_worker_that_raises_dies_or_hangs_is_a_clear_error(checkers, panda_scene, monkeypatch):
+    one, two = checkers
+    names = panda_scene.robot.active_joint_names
+    Q = configurations(panda_scene.robot)
+    expected = same_answers(one, two, names, Q)
+    parent = os.getpid()
+    real = pair_tests.first_collision
+
+    def raising(*args, **kwargs):
+        if os.getpid() != parent:
+            raise RuntimeError("injected worker fault")
+        return real(*args, **kwargs)
+
+    two.close()
+    monkeypatch.setattr(pair_tests, "first_collision", raising)     # the workers forked next inherit it
+    with pytest.raises(BatchWorkerError, match=r"batch worker process \d+ failed: RuntimeError: injected worker"):
+        two.check_batch(names, Q)
+    assert two.batch_worker_pids == ()                          # the failed pool is gone
+    monkeypatch.setattr(pair_tests, "first_collision", real)
+    np.testing.assert_array_equal(two.check_batch(names, Q)[0], expected)
+
+    (pid,) = two.batch_worker_pids                              # a worker killed under the pool
+    os.kill(pid, 9)
+    with pytest.raises(BatchWorkerError, match=r"ended unexpectedly|could not be sent"):
+        two.check_batch(names, Q)
+    np.testing.assert_array_equal(two.check_batch(names, Q)[0], expected)
+
+    def hanging(*args, **kwargs):
+        if os.getpid() != parent:
+            time.sleep(3600)
+        return real(*args, **kwargs)
+
+    two.close()
+    monkeypatch.setattr(pair_tests, "first_collision", hanging)
+    monkeypatch.setattr(batch_workers, "REPLY_TIMEOUT_FLOOR_S", 0.5)
+    monkeypatch.setattr(batch_workers, "REPLY_TIMEOUT_FACTOR", 0.0)
+    start = time.monotonic()
+    with pytest.raises(BatchWorkerError, match="sent no answer"):
+        two.check_batch(names, Q)
+    assert time.monotonic() - start < 10.0
+    assert two.batch_worker_pids == ()
+
+
+def test_batches_from_two_threads_and_a_fork_from_a_thread(checkers, panda_scene):
+    one, two = checkers
+    names = panda_scene.robot.active_joint_names
+    batches = [configurations(panda_scene.robot, seed=SEED + k) for k in range(4)]
+    expected = [one.check_batch(names, Q)[0] for Q in batches]
+    answers = {}
+
+    def run(k):
+        answers[k] = two.check_batch(names, batches[k])[0]      # the pool is forked from this thread
+
+    threads = [threading.Thread(target=run, args=(k,)) for k in range(len(batches))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    for k, valid in enumerate(expected):
+        np.testing.assert_array_equal(answers[k], valid)        # one had the pool, the others their own process
+    assert len(two.batch_worker_pids) == 1
+
+
+def test_answers_equal_on_every_configuration_kind(checkers, panda_scene):
+    """Summary status of a batch whose first refused configuration is out of limits, then in collision."""
+    one, two = checkers
+    names = panda_scene.robot.active_joint_names
+    robot = panda_scene.robot
+    free = robot.default_positions()
+    free[:7] = FREE
+    Q = np.tile(free, (N, 1))
+    Q[N // 2, 0] = robot.upper_limits[0] + 0.5
+    valid, summary = two.check_batch(names, Q)
+    assert summary.status == Status.OUT_OF_BOUNDS and f"first: index {N // 2}" in summary.message
+    assert np.count_nonzero(~valid) == 1
+    same_answers(one, two, names, Q)
+
+
+CLEARANCE_FIELDS = ("configuration_index", "body_names", "body_types", "shape_ids", "subshape_ids", "distance",
+                    "points", "points_local", "normals", "jacobian", "smooth", "shape_pairs")
+
+
+def same_clearance(one, two, names, Q, influence, **options):
+    a = one.clearance(names, Q, influence, **options)
+    b = two.clearance(names, Q, influence, **options)
+    assert (b.status, b.message, b.jacobian_joint_names) == (a.status, a.message, a.jacobian_joint_names)
+    for name in CLEARANCE_FIELDS:
+        np.testing.assert_array_equal(getattr(b, name), getattr(a, name), err_msg=name)
+    return a
+
+
+def test_clearance_batches_on_two_processes_give_the_same_rows(checkers, panda_scene):
+    one, two = checkers
+    robot = panda_scene.robot
+    names = robot.active_joint_names
+    n = MIN_FORK // 4          # a clearance configuration counts as CLEARANCE_WORK_PER_CONFIGURATION checks
+    Q = np.random.default_rng(SEED + 7).uniform(robot.lower_limits, robot.upper_limits, size=(n, len(names)))
+    rows = same_clearance(one, two, names, Q, 0.1)
+    assert len(two.batch_worker_pids) == 1 and len(rows) > n    # the pool ran; rows for most configurations
+    index = rows.configuration_index
+    assert index.min() < n // 10 and index.max() > n - n // 10 and np.all(np.diff(index) >= 0)   # in order
+    same_clearance(one, two, names[:7], Q[:, :7], 0.05, max_rows_per_configuration=2, compute_jacobians=False,
+                   pad_self_collisions=True)
+    one.check_joint_limits = two.check_joint_limits = True
+    outside = Q.copy()
+    outside[n // 2, 3] = robot.upper_limits[3] + 0.3
+    refused = same_clearance(one, two, names, outside, 0.1)
+    assert refused.status == Status.OUT_OF_BOUNDS and len(refused) == 0
