@@ -166,15 +166,33 @@ def _reports_after(executor, reports, publisher, message, wait_s):
     return reports[count:]
 
 
+def _first_reports(executor, reports, publisher, message, max_wait_s):
+    """Publish ``message`` until a report follows it (a loaded machine may take seconds to connect)."""
+    count = len(reports)
+    deadline = time.monotonic() + max_wait_s
+    while time.monotonic() < deadline and len(reports) == count:
+        publisher.publish(message)
+        executor.spin_once(timeout_sec=0.05)
+    return reports[count:]
+
+
+def _settle(executor, reports, quiet_s, max_s):
+    """Spin until no report has arrived for ``quiet_s`` (at most ``max_s``)."""
+    deadline = time.monotonic() + max_s
+    count, quiet_since = len(reports), time.monotonic()
+    while time.monotonic() < deadline and time.monotonic() - quiet_since < quiet_s:
+        executor.spin_once(timeout_sec=0.05)
+        if len(reports) != count:
+            count, quiet_since = len(reports), time.monotonic()
+
+
 def test_bad_joint_states_are_dropped_with_a_warning(node):
     process, client, _ = node
     with listener("bad_states_source", ContactReport, f"/{NODE}/contacts", REPORT_QOS) as (ros, executor, reports):
         publisher = ros.create_publisher(JointState, "/joint_states", 10)
-        good = _reports_after(executor, reports, publisher, JointState(name=ARM, position=INTO_TABLE), 2.0)
+        good = _first_reports(executor, reports, publisher, JointState(name=ARM, position=INTO_TABLE), 15.0)
         assert good and not good[-1].valid
-        settle = time.monotonic() + 1.0             # the report of the last good message may still be on its way
-        while time.monotonic() < settle:
-            executor.spin_once(timeout_sec=0.05)
+        _settle(executor, reports, quiet_s=1.0, max_s=10.0)   # reports of the last good messages may be on their way
         bad = {
             "7 joint names but 3 positions": JointState(name=ARM, position=FREE[:3]),
             "joint 'panda_joint1' is named twice": JointState(name=ARM + ["panda_joint1"], position=FREE + [0.1]),
