@@ -19,6 +19,13 @@ from my_collision_pkg.core.kernels.mesh_queries import closest_point_on_triangle
 from my_collision_pkg.core.model.transforms import invert_transform, transform_points
 from my_collision_pkg.core.scene.planning_scene import CollisionWorld
 
+_INFO_KEY = "contact_builder: shape info"     # CollisionWorld.cached key, with the shape index
+
+
+def _shape_info(world: CollisionWorld, shape: int) -> tuple:
+    entry = world.shapes[shape]
+    return entry.owner, BodyType(entry.body_type), entry.shape_id, bool(entry.geometry.is_bvh), bool(entry.on_robot)
+
 
 class ContactBuilder:
     """Turns narrow-phase results for one posed configuration into :class:`Contact` objects.
@@ -43,9 +50,7 @@ class ContactBuilder:
         """(owner, body type, shape id, is a BVH, on the robot) of a shape."""
         info = self._shape_info.get(shape)
         if info is None:
-            entry = self.world.shapes[shape]
-            info = self._shape_info[shape] = (entry.owner, BodyType(entry.body_type), entry.shape_id,
-                                              bool(entry.geometry.is_bvh), bool(entry.on_robot))
+            info = self._shape_info[shape] = self.world.cached((_INFO_KEY, shape), _shape_info, self.world, shape)
         return info
 
     def _to_owner(self, shape: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
