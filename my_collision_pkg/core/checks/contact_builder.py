@@ -58,10 +58,19 @@ class ContactBuilder:
         (the very operations of ``transform_points`` with the inverse frame)."""
         local = self._local.get(shape)
         if local is None:
-            T_world_owner, owner_from_world = self._owner_frames(shape)
-            # C-ordered copies (the contact_points kernel's one signature); the same numbers
-            local = self._local[shape] = (T_world_owner, np.ascontiguousarray(owner_from_world[:3, :3].T),
-                                          np.ascontiguousarray(owner_from_world[:3, 3]))
+            entry = self.world.shapes[shape]
+            if entry.body_type == BodyType.ROBOT_LINK and self._link_from_world is None:
+                # a link's frame alone (not every link's inverse): R^T of the inverse is R itself, its
+                # translation -R^T t (the same sum as the inverse's)
+                T_world_owner = self.T_world_link[entry.link_index]
+                R = T_world_owner[:3, :3]
+                local = (T_world_owner, np.ascontiguousarray(R), -(T_world_owner[:3, 3] @ R))
+            else:
+                T_world_owner, owner_from_world = self._owner_frames(shape)
+                # C-ordered copies (the contact_points kernel's one signature); the same numbers
+                local = (T_world_owner, np.ascontiguousarray(owner_from_world[:3, :3].T),
+                         np.ascontiguousarray(owner_from_world[:3, 3]))
+            self._local[shape] = local
         return local
 
     def _owner_frames(self, shape: int) -> tuple[np.ndarray, np.ndarray]:
