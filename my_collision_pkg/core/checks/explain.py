@@ -32,6 +32,11 @@ from my_collision_pkg.core.errors import CollisionPkgError
 from my_collision_pkg.core.scene.planning_scene import CollisionWorld, PairSelection
 
 _HULL_KEY = "explain: hull parts"       # CollisionWorld.cached key, with the shape index
+_OWNERS_KEY = "explain: shape owners"   # CollisionWorld.cached key
+
+
+def _shape_owners(world: CollisionWorld) -> list[str]:
+    return [entry.owner for entry in world.shapes]
 
 
 class Explainer:
@@ -93,14 +98,14 @@ class Explainer:
             all_contacts, spent = all_contacts[:budget], True
         if not refusing:
             return Explanation(True, Status.VALID, "valid", (), tuple(all_contacts), names, q[0], spent)
-        pairs = selection.pairs
-        links: list[str] = []
-        for p, _ in refusing:
-            for s in pairs[p]:
-                if world.shapes[s].owner not in links:
-                    links.append(world.shapes[s].owner)
+        owners = world.cached(_OWNERS_KEY, _shape_owners, world)
+        links: dict[str, None] = {}         # the colliding bodies, in order of first appearance
+        body_pairs = set()
+        for a, b in selection.pairs[[k for k, _ in refusing]].tolist():
+            owner_a, owner_b = owners[a], owners[b]
+            links[owner_a] = links[owner_b] = None
+            body_pairs.add((owner_a, owner_b) if owner_a <= owner_b else (owner_b, owner_a))
         p, first = refusing[0]
-        body_pairs = {frozenset(world.shapes[s].owner for s in pairs[k]) for k, _ in refusing}
         message = collision_message(world, selection.index[p], first, selection.margins[p], request,
                                     len(body_pairs))
         return Explanation(False, Status.IN_COLLISION, message, tuple(links), tuple(all_contacts), names, q[0], spent)
