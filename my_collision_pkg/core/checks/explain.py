@@ -132,14 +132,13 @@ class Explainer:
         colliding, near = [], []
         refusing: list[tuple[int, Contact]] = []
         coal_poses: dict = {}           # the shapes' coal poses at this configuration, made on use
-        hulls = [hull_parts(world, s) for s in range(len(world.shapes))] if len(survivors) else ()
         for p, (a, b), call, margin, swapped in zip(order.tolist(), pairs[order].tolist(),
                                                     selection.calls[order].tolist(), margins[order].tolist(),
                                                     selection.swapped[order].tolist()):
             if stop is not None:
                 stop.check_stop()
             found = None
-            ha, hb = hulls[a], hulls[b]
+            ha, hb = hull_parts(world, a), hull_parts(world, b)
             if ha is not None and hb is not None and margin <= 0.0 and (ha[4] or hb[4]) and (ha[7] or hb[7]):
                 # nearly convex solids refused without padding (the common case): the predicate's verdict,
                 # then their hulls' MTD (pair_contacts' first rule, with less Python around the native calls)
