@@ -6,12 +6,15 @@ analytic, or those of coal's own tests (box_box_distance_3, capsule_box_1) and
 Tesseract's (box against cylinder); meshes are cross-checked by brute force with
 trimesh (its own closest-point and signed-distance code, not our kernels).
 """
+import dataclasses
+
 import numpy as np
 import pytest
 import trimesh
 from core_scenes import SLIDER_URDF, assert_contact_invariants, two_objects
 
 from my_collision_pkg.core.checks.checker import CollisionChecker
+from my_collision_pkg.core.checks.results import NO_CC_TIME, Contact
 from my_collision_pkg.core.kernels.depth import points_depth
 from my_collision_pkg.core.kernels.mesh_queries import FEATURE_EDGE, FEATURE_FACE, MeshTree, tree_closest_point
 from my_collision_pkg.core.geometry.shape_geometry import build_shape
@@ -378,6 +381,21 @@ def test_explain_uses_the_exact_contacts_and_flags_single_points():
     assert c.penetration_depth == pytest.approx(0.06, abs=TOL_M) and not c.single_contact_point
     assert_contact_invariants(c)
 
+
+
+def test_a_built_contact_is_the_dataclass_its_constructor_makes():
+    # ContactBuilder.make fills the frozen Contact's fields directly: every field set, the defaults
+    # where it sets none, and the same object as Contact(**fields) (equal reprs, replace works)
+    checker = _slider_with(Box((1.0, 1.0, 0.2)), pose((0.0, 0.5, 1.0)))
+    c = next(c for c in checker.explain(["slide_y"], [-0.04]).contacts if c.link_names == ("block", "thing"))
+    names = [f.name for f in dataclasses.fields(Contact)]
+    assert sorted(vars(c)) == sorted(names)
+    rebuilt = Contact(**{name: getattr(c, name) for name in names})
+    assert repr(rebuilt) == repr(c) and c.cc_time == (NO_CC_TIME, NO_CC_TIME) and c.cc_transforms is None
+    moved = dataclasses.replace(c, distance=-0.5)
+    assert moved.distance == -0.5 and moved.link_names == c.link_names
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        c.distance = 0.0
 
 def test_explain_on_a_mesh_reports_the_deepest_point_in_the_message():
     parts = [trimesh.creation.box(extents=(0.1, 0.1, 0.3), transform=pose((0.0, -0.4, 0.0))),

@@ -9,6 +9,8 @@ motion checks both build their contacts here.
 """
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
 from my_collision_pkg.core.checks.narrowphase import PairDistance
@@ -18,6 +20,17 @@ from my_collision_pkg.core.kernels.contact_points import contact_points
 from my_collision_pkg.core.kernels.mesh_queries import closest_point_on_triangles
 from my_collision_pkg.core.model.transforms import invert_transform, transform_points
 from my_collision_pkg.core.scene.planning_scene import CollisionWorld
+
+# make() fills a Contact's fields directly (a frozen dataclass's __init__ sets each field through
+# object.__setattr__: ~4 us of a contact's ~8); the fields with defaults start from them
+_new_object = object.__new__
+_CONTACT_DEFAULTS = {f.name: f.default for f in dataclasses.fields(Contact) if f.default is not dataclasses.MISSING}
+_INFO_KEY = "contact_builder: shape info"     # CollisionWorld.cached key, with the shape index
+
+
+def _shape_info(world: CollisionWorld, shape: int) -> tuple:
+    entry = world.shapes[shape]
+    return entry.owner, BodyType(entry.body_type), entry.shape_id, bool(entry.geometry.is_bvh), bool(entry.on_robot)
 
 
 class ContactBuilder:
@@ -43,9 +56,7 @@ class ContactBuilder:
         """(owner, body type, shape id, is a BVH, on the robot) of a shape."""
         info = self._shape_info.get(shape)
         if info is None:
-            entry = self.world.shapes[shape]
-            info = self._shape_info[shape] = (entry.owner, BodyType(entry.body_type), entry.shape_id,
-                                              bool(entry.geometry.is_bvh), bool(entry.on_robot))
+            info = self._shape_info[shape] = self.world.cached((_INFO_KEY, shape), _shape_info, self.world, shape)
         return info
 
     def _to_owner(self, shape: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -53,10 +64,19 @@ class ContactBuilder:
         (the very operations of ``transform_points`` with the inverse frame)."""
         local = self._local.get(shape)
         if local is None:
-            T_world_owner, owner_from_world = self._owner_frames(shape)
-            # C-ordered copies (the contact_points kernel's one signature); the same numbers
-            local = self._local[shape] = (T_world_owner, np.ascontiguousarray(owner_from_world[:3, :3].T),
-                                          np.ascontiguousarray(owner_from_world[:3, 3]))
+            entry = self.world.shapes[shape]
+            if entry.body_type == BodyType.ROBOT_LINK and self._link_from_world is None:
+                # a link's frame alone (not every link's inverse): R^T of the inverse is R itself, its
+                # translation -R^T t (the same sum as the inverse's)
+                T_world_owner = self.T_world_link[entry.link_index]
+                R = T_world_owner[:3, :3]
+                local = (T_world_owner, np.ascontiguousarray(R), -(T_world_owner[:3, 3] @ R))
+            else:
+                T_world_owner, owner_from_world = self._owner_frames(shape)
+                # C-ordered copies (the contact_points kernel's one signature); the same numbers
+                local = (T_world_owner, np.ascontiguousarray(owner_from_world[:3, :3].T),
+                         np.ascontiguousarray(owner_from_world[:3, 3]))
+            self._local[shape] = local
         return local
 
     def _owner_frames(self, shape: int) -> tuple[np.ndarray, np.ndarray]:
@@ -153,9 +173,15 @@ class ContactBuilder:
         normal = _vector(normal)
         points = np.empty((4, 3))       # p1, the midpoint, p0 and p1 in their owners' frames
         contact_points(p0, normal, distance, R_a, t_a, R_b, t_b, points)
-        return Contact(kind, (owner_a, owner_b), (type_a, type_b), (id_a, id_b), (sub0, sub1), points[1],
-                       (p0, points[0]), (points[2], points[3]), normal, distance, max(0.0, -distance), single,
-                       depth_is_fallback=fallback, transforms=(T_world_a.copy(), T_world_b.copy()), depth_rule=rule)
+        contact = _new_object(Contact)      # Contact(...) without its frozen fields' one setattr each
+        values = contact.__dict__
+        values.update(_CONTACT_DEFAULTS)
+        values.update(type=kind, link_names=(owner_a, owner_b), body_types=(type_a, type_b), shape_ids=(id_a, id_b),
+                      subshape_ids=(sub0, sub1), position=points[1], nearest_points=(p0, points[0]),
+                      nearest_points_local=(points[2], points[3]), normal=normal, distance=distance,
+                      penetration_depth=max(0.0, -distance), single_contact_point=single, depth_is_fallback=fallback,
+                      transforms=(T_world_a.copy(), T_world_b.copy()), depth_rule=rule)
+        return contact
 
 
 def _vector(v) -> np.ndarray:

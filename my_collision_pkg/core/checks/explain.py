@@ -19,13 +19,24 @@ from dataclasses import replace
 import numpy as np
 
 from my_collision_pkg.core.checks.contact_builder import ContactBuilder, single_contact_point
-from my_collision_pkg.core.checks.narrowphase import hull_mtd, pair_contacts
-from my_collision_pkg.core.checks.penetration import nearly_convex
+from my_collision_pkg.core.checks.narrowphase import (checked_convex, coal_distance, coal_transform, hull_mtd,
+                                                      pair_contacts)
+from my_collision_pkg.core.checks.penetration import (CHECK_ABS_M, CHECK_REL, LOCAL_CHECK_RAD, kernel_parts,
+                                                      nearly_convex)
+from my_collision_pkg.core.kernels.codes import KIND_CONVEX, KIND_SPHERE
+from my_collision_pkg.core.kernels.mtd import coal_answer_is_mtd
 from my_collision_pkg.core.checks.pair_tests import PairTestScratch, PosedPairs, first_collision, posed_candidates
 from my_collision_pkg.core.checks.request import CheckRequest, ConfigurationResolver
 from my_collision_pkg.core.checks.results import Contact, Explanation, Status
 from my_collision_pkg.core.errors import CollisionPkgError
 from my_collision_pkg.core.scene.planning_scene import CollisionWorld, PairSelection
+
+_HULL_KEY = "explain: hull parts"       # CollisionWorld.cached key, with the shape index
+_OWNERS_KEY = "explain: shape owners"   # CollisionWorld.cached key
+
+
+def _shape_owners(world: CollisionWorld) -> list[str]:
+    return [entry.owner for entry in world.shapes]
 
 
 class Explainer:
@@ -87,14 +98,14 @@ class Explainer:
             all_contacts, spent = all_contacts[:budget], True
         if not refusing:
             return Explanation(True, Status.VALID, "valid", (), tuple(all_contacts), names, q[0], spent)
-        pairs = selection.pairs
-        links: list[str] = []
-        for p, _ in refusing:
-            for s in pairs[p]:
-                if world.shapes[s].owner not in links:
-                    links.append(world.shapes[s].owner)
+        owners = world.cached(_OWNERS_KEY, _shape_owners, world)
+        links: dict[str, None] = {}         # the colliding bodies, in order of first appearance
+        body_pairs = set()
+        for a, b in selection.pairs[[k for k, _ in refusing]].tolist():
+            owner_a, owner_b = owners[a], owners[b]
+            links[owner_a] = links[owner_b] = None
+            body_pairs.add((owner_a, owner_b) if owner_a <= owner_b else (owner_b, owner_a))
         p, first = refusing[0]
-        body_pairs = {frozenset(world.shapes[s].owner for s in pairs[k]) for k, _ in refusing}
         message = collision_message(world, selection.index[p], first, selection.margins[p], request,
                                     len(body_pairs))
         return Explanation(False, Status.IN_COLLISION, message, tuple(links), tuple(all_contacts), names, q[0], spent)
@@ -126,8 +137,21 @@ class Explainer:
                                                     selection.swapped[order].tolist()):
             if stop is not None:
                 stop.check_stop()
+            found = None
+            ha, hb = hull_parts(world, a), hull_parts(world, b)
+            if ha is not None and hb is not None and margin <= 0.0 and (ha[4] or hb[4]) and (ha[7] or hb[7]):
+                # nearly convex solids refused without padding (the common case): the predicate's verdict,
+                # then their hulls' MTD (pair_contacts' first rule, with less Python around the native calls)
+                found = posed.collides(a, b, call, margin)
+                if not found and contact_distance <= 0.0:
+                    continue
+                contact = self._hull_contact(build, a, b, ha, hb, coal_poses) if found else None
+                if contact is not None:
+                    refusing.append((p, contact))
+                    colliding.append(contact)
+                    continue
             found, contacts = self.pair_contacts(build, posed, a, b, call, swapped, margin, contact_distance,
-                                                 coal_poses=coal_poses)
+                                                 coal_poses=coal_poses, found=found)
             if found:
                 refusing.append((p, contacts[0]))
                 colliding.extend(contacts)
@@ -137,18 +161,20 @@ class Explainer:
 
     def pair_contacts(self, build: ContactBuilder, posed: PosedPairs, a: int, b: int, call, swapped: bool,
                       margin: float, contact_distance: float, *,
-                      coal_poses: dict | None = None) -> tuple[bool, list[Contact]]:
+                      coal_poses: dict | None = None, found: bool | None = None) -> tuple[bool, list[Contact]]:
         """(in collision, contacts) for one shape pair, at most ``contacts_per_pair`` contacts.
 
         ``call`` (2,) and ``swapped``: the pair's fcl call order; ``margin``: its padding,
         metres; pairs closer than ``contact_distance`` (metres) are reported too.
-        ``coal_poses``: a dict kept for this configuration (``narrowphase.coal_pose``).
+        ``coal_poses``: a dict kept for this configuration (``narrowphase.coal_pose``); ``found``: the
+        predicate's verdict on the pair when the caller has it already (None: asked here).
         """
         world, T_c = build.world, build.T_world_shape
         ga, gb = world.shapes[a].geometry, world.shapes[b].geometry
         if ga.solid_kind < 0 or gb.solid_kind < 0:
             return posed.fcl_contacts(build, a, b, call, swapped, margin, contact_distance, self.contacts_per_pair)
-        found = posed.collides(a, b, call, margin)
+        if found is None:
+            found = posed.collides(a, b, call, margin)
         threshold = max(margin, contact_distance)
         if not found and threshold <= 0.0:
             return False, []
@@ -176,6 +202,48 @@ class Explainer:
             results = [r for r in results if r.distance_m < threshold]
         single = single_contact_point(ga, gb)
         return found, [build.from_distance(a, b, r, single) for r in results]
+
+    @staticmethod
+    def _hull_contact(build: ContactBuilder, a: int, b: int, ha: tuple, hb: tuple, coal_poses: dict) -> Contact | None:
+        """The contact of a penetrating pair of nearly convex solids from their hulls' MTD
+        (:func:`narrowphase.hull_mtd`, the same numbers), or None where the hulls come out apart.
+        ``ha``, ``hb``: :func:`hull_parts` of the two shapes."""
+        T_c = build.T_world_shape
+        T_a, T_b = T_c[a], T_c[b]
+        pose_a = coal_poses.get(a)
+        if pose_a is None:
+            pose_a = coal_poses[a] = coal_transform(T_a)
+        pose_b = coal_poses.get(b)
+        if pose_b is None:
+            pose_b = coal_poses[b] = coal_transform(T_b)
+        distance, p0, p1, hint = coal_distance(ha[0], hb[0], pose_a, pose_b)
+        if not distance < 0.0:
+            return None
+        normal_and_p1 = np.empty((2, 3))
+        if coal_answer_is_mtd(ha[1], ha[2], ha[3], T_a, hb[1], hb[2], hb[3], T_b, distance, p0, p1, hint,
+                              CHECK_ABS_M, CHECK_REL, LOCAL_CHECK_RAD, normal_and_p1):
+            return build.make(a, b, p0, normal_and_p1[0], distance, -1, -1, single=ha[5] and hb[5] and (ha[6] or hb[6]))
+        result = checked_convex(build.world, T_c, a, b, distance, p0, normal_and_p1[0].copy())
+        return build.make(a, b, result.p0_world, result.normal_world, result.distance_m, *result.subshapes,
+                          single=single_contact_point(build.world.shapes[a].geometry, build.world.shapes[b].geometry),
+                          rule=result.rule)
+
+
+def _hull_parts(world: CollisionWorld, shape: int) -> tuple | None:
+    g = world.shapes[shape].geometry
+    if g.solid_kind < 0 or not nearly_convex(world, shape):
+        return None
+    kind, params, vertices = kernel_parts(world, shape)
+    convex = g.solid_kind <= KIND_CONVEX
+    return (g.coal_hull, kind, params, vertices, bool(g.is_closed_bvh), convex, g.solid_kind == KIND_SPHERE,
+            bool(g.is_bvh))
+
+
+def hull_parts(world: CollisionWorld, shape: int) -> tuple | None:
+    """What explain's hull rule uses of a shape, kept per world snapshot: None unless the shape is a solid that
+    is nearly convex (penetration.nearly_convex); else (coal hull, kernel kind, params, vertices (kernels.mtd),
+    whether it is a closed mesh, a convex solid, a sphere, a mesh)."""
+    return world.cached((_HULL_KEY, shape), _hull_parts, world, shape)
 
 
 def collision_message(world: CollisionWorld, pair_index: int, contact: Contact, margin: float,

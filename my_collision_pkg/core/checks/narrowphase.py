@@ -103,6 +103,7 @@ def _request(tolerance_gjk: float = WITNESS_PRECISION_M, tolerance_epa: float = 
 
 _REQUEST = _request()
 _RETRY_REQUESTS = tuple(_request(t, t) for t in _RETRY_TOLERANCES_M)
+_REQUESTS = (_REQUEST,) + _RETRY_REQUESTS
 
 
 def coal_transform(T_world_shape: np.ndarray) -> coal.Transform3s:
@@ -113,7 +114,11 @@ def coal_transform(T_world_shape: np.ndarray) -> coal.Transform3s:
 
 def _sane(distance: float, p0: np.ndarray, p1: np.ndarray) -> bool:
     """Whether coal's answer is finite and of a sane size (not EPA's failure: -DBL_MAX, points at infinity)."""
-    return abs(distance) < _SANE_DISTANCE_M and all(abs(x) < _SANE_DISTANCE_M for x in p0.tolist() + p1.tolist())
+    a0, a1, a2 = p0.tolist()
+    b0, b1, b2 = p1.tolist()
+    s = _SANE_DISTANCE_M       # (a NaN fails every comparison)
+    return (abs(distance) < s and abs(a0) < s and abs(a1) < s and abs(a2) < s and abs(b0) < s and abs(b1) < s
+            and abs(b2) < s)
 
 
 def coal_pose(T_world_shape: np.ndarray, shape: int, poses: dict | None) -> coal.Transform3s:
@@ -134,7 +139,13 @@ def _coal_distance(geom_a, T_a: np.ndarray, geom_b, T_b: np.ndarray, pose_a=None
         pose_a = coal_transform(T_a)
     if pose_b is None:
         pose_b = coal_transform(T_b)
-    for request in (_REQUEST,) + _RETRY_REQUESTS:
+    return coal_distance(geom_a, geom_b, pose_a, pose_b)
+
+
+def coal_distance(geom_a, geom_b, pose_a: coal.Transform3s, pose_b: coal.Transform3s):
+    """(signed distance, witness point on a, on b, coal's normal) of two coal geometries at coal poses, retried
+    at looser tolerances where EPA fails (see _RETRY_TOLERANCES_M)."""
+    for request in _REQUESTS:
         result = coal.DistanceResult()
         distance = float(coal.distance(geom_a, pose_a, geom_b, pose_b, request, result))
         p0, p1 = result.getNearestPoint1(), result.getNearestPoint2()      # fresh float64 arrays (eigenpy copies)
