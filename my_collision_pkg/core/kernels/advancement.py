@@ -480,18 +480,14 @@ def _pair_speed(T_link, Ta, Tb, a, b, q, speed, corners):
     Joints that move both bodies (W zero) are left out; prismatic ones add |dq_j|.
     ``speed``: :class:`SpeedArrays` (``W_a[q]``, ``W_b[q]``: the joints that move one body
     of pair q but not the other); ``corners`` (8, 3): scratch."""
-    W_a, W_b, child_link, axis, prismatic = speed.W_a, speed.W_b, speed.child_link, speed.axis, speed.prismatic
-    centre_shape, radius, box_local, adq, D_below = (speed.centre_shape, speed.radius, speed.box_local, speed.adq,
-                                                     speed.D_below)
+    W_a, W_b, prismatic, adq, D_below = speed.W_a, speed.W_b, speed.prismatic, speed.adq, speed.D_below
     v0 = 0.0
     v1 = 0.0
     for side in range(2):
         s = a if side == 0 else b
         T = Ta if side == 0 else Tb
         W = W_a if side == 0 else W_b                # (P, M): row q is this pair's
-        cx = T[0, 0] * centre_shape[s, 0] + T[0, 1] * centre_shape[s, 1] + T[0, 2] * centre_shape[s, 2] + T[0, 3]
-        cy = T[1, 0] * centre_shape[s, 0] + T[1, 1] * centre_shape[s, 1] + T[1, 2] * centre_shape[s, 2] + T[1, 3]
-        cz = T[2, 0] * centre_shape[s, 0] + T[2, 1] * centre_shape[s, 1] + T[2, 2] * centre_shape[s, 2] + T[2, 3]
+        cx, cy, cz = posed_centre(T, speed.centre_shape, s)
         have_corners = False
         for j in range(adq.shape[0]):
             if W[q, j] == 0.0 or adq[j] == 0.0:
@@ -500,35 +496,58 @@ def _pair_speed(T_link, Ta, Tb, a, b, q, speed, corners):
                 v0 += adq[j]
                 continue
             if not have_corners:
-                for corner in range(8):
-                    lx = box_local[s, corner, 0]
-                    ly = box_local[s, corner, 1]
-                    lz = box_local[s, corner, 2]
-                    corners[corner, 0] = T[0, 0] * lx + T[0, 1] * ly + T[0, 2] * lz + T[0, 3]
-                    corners[corner, 1] = T[1, 0] * lx + T[1, 1] * ly + T[1, 2] * lz + T[1, 3]
-                    corners[corner, 2] = T[2, 0] * lx + T[2, 1] * ly + T[2, 2] * lz + T[2, 3]
+                posed_corners(T, speed.box_local, s, corners)
                 have_corners = True
-            J = child_link[j]
-            ux, uy, uz = axis[j, 0], axis[j, 1], axis[j, 2]
-            ox, oy, oz = T_link[J, 0, 3], T_link[J, 1, 3], T_link[J, 2, 3]
-            ax = T_link[J, 0, 0] * ux + T_link[J, 0, 1] * uy + T_link[J, 0, 2] * uz
-            ay = T_link[J, 1, 0] * ux + T_link[J, 1, 1] * uy + T_link[J, 1, 2] * uz
-            az = T_link[J, 2, 0] * ux + T_link[J, 2, 1] * uy + T_link[J, 2, 2] * uz
-            rx, ry, rz = cx - ox, cy - oy, cz - oz
-            along = rx * ax + ry * ay + rz * az
-            off = rx * rx + ry * ry + rz * rz - along * along
-            lever = (np.sqrt(off) if off > 0.0 else 0.0) + radius[s]
-            box = 0.0
-            for corner in range(8):
-                rx, ry, rz = corners[corner, 0] - ox, corners[corner, 1] - oy, corners[corner, 2] - oz
-                along = rx * ax + ry * ay + rz * az
-                off = rx * rx + ry * ry + rz * rz - along * along
-                if off > box:
-                    box = off
-            box = np.sqrt(box)
-            v0 += adq[j] * (box if box < lever else lever)
+            v0 += adq[j] * joint_lever(T_link, j, speed, s, cx, cy, cz, corners)
             v1 += adq[j] * D_below[s, j]
     return v0, v1
+
+
+@njit(cache=True, inline="always")
+def posed_centre(T, centre_shape, s):
+    """Shape s's bounding sphere centre (``centre_shape[s]``, shape frame) at pose T (4, 4)."""
+    cx = T[0, 0] * centre_shape[s, 0] + T[0, 1] * centre_shape[s, 1] + T[0, 2] * centre_shape[s, 2] + T[0, 3]
+    cy = T[1, 0] * centre_shape[s, 0] + T[1, 1] * centre_shape[s, 1] + T[1, 2] * centre_shape[s, 2] + T[1, 3]
+    cz = T[2, 0] * centre_shape[s, 0] + T[2, 1] * centre_shape[s, 1] + T[2, 2] * centre_shape[s, 2] + T[2, 3]
+    return cx, cy, cz
+
+
+@njit(cache=True, inline="always")
+def posed_corners(T, box_local, s, corners):
+    """corners (8, 3): shape s's bounding box corners (``box_local[s]``) at pose T (4, 4)."""
+    for corner in range(8):
+        lx = box_local[s, corner, 0]
+        ly = box_local[s, corner, 1]
+        lz = box_local[s, corner, 2]
+        corners[corner, 0] = T[0, 0] * lx + T[0, 1] * ly + T[0, 2] * lz + T[0, 3]
+        corners[corner, 1] = T[1, 0] * lx + T[1, 1] * ly + T[1, 2] * lz + T[1, 3]
+        corners[corner, 2] = T[2, 0] * lx + T[2, 1] * ly + T[2, 2] * lz + T[2, 3]
+
+
+@njit(cache=True, inline="always")
+def joint_lever(T_link, j, speed, s, cx, cy, cz, corners):
+    """Shape s's lever about revolute joint j: the smaller of its bounding sphere centre's
+    (cx, cy, cz) distance from the axis + radius and its posed box ``corners``' farthest
+    distance from it (link poses T_link (L, 4, 4))."""
+    J = speed.child_link[j]
+    ux, uy, uz = speed.axis[j, 0], speed.axis[j, 1], speed.axis[j, 2]
+    ox, oy, oz = T_link[J, 0, 3], T_link[J, 1, 3], T_link[J, 2, 3]
+    ax = T_link[J, 0, 0] * ux + T_link[J, 0, 1] * uy + T_link[J, 0, 2] * uz
+    ay = T_link[J, 1, 0] * ux + T_link[J, 1, 1] * uy + T_link[J, 1, 2] * uz
+    az = T_link[J, 2, 0] * ux + T_link[J, 2, 1] * uy + T_link[J, 2, 2] * uz
+    rx, ry, rz = cx - ox, cy - oy, cz - oz
+    along = rx * ax + ry * ay + rz * az
+    off = rx * rx + ry * ry + rz * rz - along * along
+    lever = (np.sqrt(off) if off > 0.0 else 0.0) + speed.radius[s]
+    box = 0.0
+    for corner in range(8):
+        rx, ry, rz = corners[corner, 0] - ox, corners[corner, 1] - oy, corners[corner, 2] - oz
+        along = rx * ax + ry * ay + rz * az
+        off = rx * rx + ry * ry + rz * rz - along * along
+        if off > box:
+            box = off
+    box = np.sqrt(box)
+    return box if box < lever else lever
 
 
 @njit(cache=True)

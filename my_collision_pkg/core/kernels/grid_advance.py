@@ -28,8 +28,9 @@ from numba import njit
 
 from my_collision_pkg.core.kernels.advancement import (DONE, NEED, AdvanceOutputs, CoverArrays, PairArrays,
                                                        RobotArrays, ShapeArrays, SpeedArrays, cover_scratch,
-                                                       raised_by_covers, record_interval, rigid_fk, shape_pose,
-                                                       sphere_bound, track_rows)
+                                                       joint_lever, posed_centre, posed_corners, raised_by_covers,
+                                                       record_interval, rigid_fk, shape_pose, sphere_bound,
+                                                       track_rows)
 
 GRID = 32                  # grid intervals over the motion's t in [0, 1] (a power of two)
 SNAP_KEEP = 0.5            # a step snaps to the grid when it keeps at least this share of its length
@@ -103,41 +104,14 @@ def shape_levers(T_link, T, s, speed, corners, out):
     :func:`advancement.pair_speed` takes it (the smaller of the bounding sphere's centre
     distance from the axis + radius and the farthest bounding box corner's distance); 0 for
     prismatic and still joints."""
-    child_link, axis, prismatic = speed.child_link, speed.axis, speed.prismatic
-    centre_shape, radius, box_local, adq = speed.centre_shape, speed.radius, speed.box_local, speed.adq
-    cx = T[0, 0] * centre_shape[s, 0] + T[0, 1] * centre_shape[s, 1] + T[0, 2] * centre_shape[s, 2] + T[0, 3]
-    cy = T[1, 0] * centre_shape[s, 0] + T[1, 1] * centre_shape[s, 1] + T[1, 2] * centre_shape[s, 2] + T[1, 3]
-    cz = T[2, 0] * centre_shape[s, 0] + T[2, 1] * centre_shape[s, 1] + T[2, 2] * centre_shape[s, 2] + T[2, 3]
-    for corner in range(8):
-        lx = box_local[s, corner, 0]
-        ly = box_local[s, corner, 1]
-        lz = box_local[s, corner, 2]
-        corners[corner, 0] = T[0, 0] * lx + T[0, 1] * ly + T[0, 2] * lz + T[0, 3]
-        corners[corner, 1] = T[1, 0] * lx + T[1, 1] * ly + T[1, 2] * lz + T[1, 3]
-        corners[corner, 2] = T[2, 0] * lx + T[2, 1] * ly + T[2, 2] * lz + T[2, 3]
+    prismatic, adq = speed.prismatic, speed.adq
+    cx, cy, cz = posed_centre(T, speed.centre_shape, s)
+    posed_corners(T, speed.box_local, s, corners)
     for j in range(adq.shape[0]):
         out[j] = 0.0
         if adq[j] == 0.0 or prismatic[j]:
             continue
-        J = child_link[j]
-        ux, uy, uz = axis[j, 0], axis[j, 1], axis[j, 2]
-        ox, oy, oz = T_link[J, 0, 3], T_link[J, 1, 3], T_link[J, 2, 3]
-        ax = T_link[J, 0, 0] * ux + T_link[J, 0, 1] * uy + T_link[J, 0, 2] * uz
-        ay = T_link[J, 1, 0] * ux + T_link[J, 1, 1] * uy + T_link[J, 1, 2] * uz
-        az = T_link[J, 2, 0] * ux + T_link[J, 2, 1] * uy + T_link[J, 2, 2] * uz
-        rx, ry, rz = cx - ox, cy - oy, cz - oz
-        along = rx * ax + ry * ay + rz * az
-        off = rx * rx + ry * ry + rz * rz - along * along
-        lever = (np.sqrt(off) if off > 0.0 else 0.0) + radius[s]
-        box = 0.0
-        for corner in range(8):
-            rx, ry, rz = corners[corner, 0] - ox, corners[corner, 1] - oy, corners[corner, 2] - oz
-            along = rx * ax + ry * ay + rz * az
-            off = rx * rx + ry * ry + rz * rz - along * along
-            if off > box:
-                box = off
-        box = np.sqrt(box)
-        out[j] = box if box < lever else lever
+        out[j] = joint_lever(T_link, j, speed, s, cx, cy, cz, corners)
 
 
 @njit(cache=True)
