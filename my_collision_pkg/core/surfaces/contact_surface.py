@@ -334,18 +334,28 @@ def overlap_extent_along(
 # Convex overlaps
 
 
+def _plane_origin(polytope, origin_world, rotation_world_plane, plane_into_overlap):
+    """Where the surface's plane goes: ``origin_world`` when the plane (z = 0 of the plane frame)
+    cuts the polytope; else, with ``plane_into_overlap``, moved along the plane's normal to the
+    middle of the polytope's heights; else None (no surface)."""
+    heights = polytope.points[:, 2]
+    low, high = float(heights.min()), float(heights.max())
+    if low <= 0.0 <= high:
+        return origin_world
+    if not plane_into_overlap:
+        return None
+    return origin_world + 0.5 * (low + high) * rotation_world_plane[:, 2]
+
+
 def _convex_surface(polytope, volume_m3, centroid_plane, origin_world, rotation_world_plane, stiffness,
                     plane_into_overlap):
     """The surface drawn on the convex polytope of the overlap (plane frame: the plane is z = 0),
     with the overlap's volume and centroid (those of the polytope, or less the pockets): the footprint,
     its thickness and outline in one compiled call (``kernels.footprint.convex_footprint``; the numpy
     reference is :func:`_convex_surface_reference`)."""
-    heights = polytope.points[:, 2]
-    low, high = float(heights.min()), float(heights.max())
-    if not low <= 0.0 <= high:
-        if not plane_into_overlap:
-            return None
-        origin_world = origin_world + 0.5 * (low + high) * rotation_world_plane[:, 2]
+    origin_world = _plane_origin(polytope, origin_world, rotation_world_plane, plane_into_overlap)
+    if origin_world is None:
+        return None
     ok, points_xy, triangles, thickness, outline, area_m2 = convex_footprint(
         np.require(polytope.points, np.float64, ["C", "W"]), np.require(polytope.simplices, np.int64, ["C", "W"]),
         np.require(polytope.equations, np.float64, ["C", "W"]), WALL_NORMAL_TOLERANCE, FLAT_NORMAL_TOLERANCE)
@@ -358,12 +368,9 @@ def _convex_surface(polytope, volume_m3, centroid_plane, origin_world, rotation_
 def _convex_surface_reference(polytope, volume_m3, centroid_plane, origin_world, rotation_world_plane, stiffness,
                               plane_into_overlap):
     """:func:`_convex_surface` in numpy (the reference of the compiled footprint)."""
-    heights = polytope.points[:, 2]
-    low, high = float(heights.min()), float(heights.max())
-    if not low <= 0.0 <= high:
-        if not plane_into_overlap:
-            return None
-        origin_world = origin_world + 0.5 * (low + high) * rotation_world_plane[:, 2]
+    origin_world = _plane_origin(polytope, origin_world, rotation_world_plane, plane_into_overlap)
+    if origin_world is None:
+        return None
     normals, offsets = polytope.equations[:, :3], polytope.equations[:, 3]
     up = normals[:, 2] > WALL_NORMAL_TOLERANCE
     down = normals[:, 2] < -WALL_NORMAL_TOLERANCE
@@ -393,7 +400,8 @@ def _convex_surface_reference(polytope, volume_m3, centroid_plane, origin_world,
     # Heights of the upper and lower faces over each vertex: z = -(offset + n_x x + n_y y) / n_z.
     top = _heights_over(points_xy, normals[up], offsets[up]).min(axis=1)
     bottom = _heights_over(points_xy, normals[down], offsets[down]).max(axis=1)
-    thickness = np.clip(top - bottom, 0.0, high - low)
+    heights = polytope.points[:, 2]
+    thickness = np.clip(top - bottom, 0.0, float(heights.max() - heights.min()))
     return patch_from_plane_frame(points_xy, triangles, stiffness * thickness, (outline,), area_m2,
                                   stiffness * volume_m3, centroid_plane[:2], origin_world, rotation_world_plane)
 

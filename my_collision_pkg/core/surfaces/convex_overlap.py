@@ -291,14 +291,21 @@ class ConvexPolytope:
     centroid: np.ndarray
 
 
-def convex_polytope(points: np.ndarray) -> ConvexPolytope | None:
-    """The convex hull of the points, or None when they span no volume (qhull's faces; the volume and
-    centroid compiled, ``kernels.footprint.polytope_volume_centroid``)."""
+def _hull(points: np.ndarray):
+    """qhull's convex hull of the points, or None when there are fewer than 4 or they span no volume."""
     if len(points) < 4:
         return None
     try:
-        hull = ConvexHull(points)
+        return ConvexHull(points)
     except QhullError:
+        return None
+
+
+def convex_polytope(points: np.ndarray) -> ConvexPolytope | None:
+    """The convex hull of the points, or None when they span no volume (qhull's faces; the volume and
+    centroid compiled, ``kernels.footprint.polytope_volume_centroid``)."""
+    hull = _hull(points)
+    if hull is None:
         return None
     points = np.require(points, np.float64, ["C", "W"])
     simplices = hull.simplices.astype(np.int64)
@@ -311,11 +318,8 @@ def convex_polytope(points: np.ndarray) -> ConvexPolytope | None:
 
 def convex_polytope_reference(points: np.ndarray) -> ConvexPolytope | None:
     """:func:`convex_polytope` with the volume and centroid in numpy (the compiled one's reference)."""
-    if len(points) < 4:
-        return None
-    try:
-        hull = ConvexHull(points)
-    except QhullError:
+    hull = _hull(points)
+    if hull is None:
         return None
     simplices = hull.simplices
     apex = points[hull.vertices].mean(axis=0)
