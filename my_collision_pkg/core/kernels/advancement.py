@@ -626,11 +626,7 @@ def advance(q0, dq, limit, t, live, p, pairs, robot, shapes, speed, covers, tol,
                 d = _raised_by_covers(a, b, Ta, Tb, d, enough, known[k], covers, shapes, speed.centre_shape, work)
             if d < enough and d < m + tol + accept:
                 status[j] = NEED
-                out.need[count] = j
-                out.V0[count] = v0
-                out.V1[count] = v1
-                out.T_pair[count, 0] = Ta
-                out.T_pair[count, 1] = Tb
+                hand_over(out, count, j, v0, v1, Ta, Tb)
                 if fk_upto < n_links:
                     _rigid_fk(positions, robot, n_links, values, T_link)
                     fk_upto = n_links
@@ -645,7 +641,7 @@ def advance(q0, dq, limit, t, live, p, pairs, robot, shapes, speed, covers, tol,
                 t[k] = np.inf
                 break
             reserve = d - m - 0.5 * tol
-            t[k] += 2.0 * reserve / (v0 + np.sqrt(v0 * v0 + 4.0 * v1 * reserve))
+            t[k] += step_length(reserve, v0, v1)
             known[k] = keeps_apart
             if tracking and t[k] > 1.0:
                 track.tail[k] = d - rest * (v0 + rest * v1)
@@ -714,6 +710,24 @@ def smallest_clearance(q1, p, pairs, robot, shapes, speed, covers, tol, track, t
         if tail < best:
             best_k, best, best_t = k, tail, tail_t[k]
     return best_k, best, best_t
+
+
+@njit(cache=True, inline="always")
+def step_length(reserve, v0, v1):
+    """The longest h with h (v0 + h v1) <= reserve: how far a pair whose distance leaves
+    ``reserve`` and changes at most at the rate v0 + h v1 may step (v0 + v1 > 0)."""
+    return 2.0 * reserve / (v0 + np.sqrt(v0 * v0 + 4.0 * v1 * reserve))
+
+
+@njit(cache=True, inline="always")
+def hand_over(out, slot, j, v0, v1, Ta, Tb):
+    """Item j to the narrow phase in NEED slot ``slot`` of ``out`` (:class:`AdvanceOutputs`):
+    its speed bounds and the pair's poses (the caller writes ``out.T_link[slot]``)."""
+    out.need[slot] = j
+    out.V0[slot] = v0
+    out.V1[slot] = v1
+    out.T_pair[slot, 0] = Ta
+    out.T_pair[slot, 1] = Tb
 
 
 @njit(cache=True)

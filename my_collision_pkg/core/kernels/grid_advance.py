@@ -28,9 +28,9 @@ from numba import njit
 
 from my_collision_pkg.core.kernels.advancement import (DONE, NEED, AdvanceOutputs, CoverArrays, PairArrays,
                                                        RobotArrays, ShapeArrays, SpeedArrays, cover_scratch,
-                                                       joint_lever, posed_centre, posed_corners, raised_by_covers,
-                                                       record_interval, rigid_fk, shape_pose, sphere_bound,
-                                                       track_rows)
+                                                       hand_over, joint_lever, posed_centre, posed_corners,
+                                                       raised_by_covers, record_interval, rigid_fk, shape_pose,
+                                                       sphere_bound, step_length, track_rows)
 
 GRID = 32                  # grid intervals over the motion's t in [0, 1] (a power of two)
 SNAP_KEEP = 0.5            # a step snaps to the grid when it keeps at least this share of its length
@@ -223,11 +223,7 @@ def advance_on_grid(q0, dq, limit, t, live, p, pairs, robot, shapes, speed, cove
                 d = raised_by_covers(a, b, Ta, Tb, d, enough, known[k], covers, shapes, speed.centre_shape, work)
             if d < enough and d < m + tol + accept:
                 status[j] = NEED
-                out.need[count] = j
-                out.V0[count] = v0
-                out.V1[count] = v1
-                out.T_pair[count, 0] = Ta
-                out.T_pair[count, 1] = Tb
+                hand_over(out, count, j, v0, v1, Ta, Tb)
                 out.T_link[count] = T_link
                 count += 1
                 break
@@ -239,7 +235,7 @@ def advance_on_grid(q0, dq, limit, t, live, p, pairs, robot, shapes, speed, cove
                 t[k] = np.inf
                 break
             reserve = d - m - 0.5 * tol
-            t[k] = snapped(tk, 2.0 * reserve / (v0 + np.sqrt(v0 * v0 + 4.0 * v1 * reserve)), reserve)
+            t[k] = snapped(tk, step_length(reserve, v0, v1), reserve)
             known[k] = keeps_apart
             if tracking and t[k] > 1.0:
                 track.tail[k] = d - rest * (v0 + rest * v1)
