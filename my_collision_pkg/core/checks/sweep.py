@@ -99,6 +99,7 @@ from my_collision_pkg.core.checks.narrowphase import pair_distance
 from my_collision_pkg.core.checks.request import CheckRequest
 from my_collision_pkg.core.kernels import advancement as mk
 from my_collision_pkg.core.kernels import grid_advance as gk
+from my_collision_pkg.core.kernels import gjk
 from my_collision_pkg.core.kernels.codes import JOINT_PRISMATIC
 from my_collision_pkg.core.model.shapes import is_primitive
 from my_collision_pkg.core.scene.planning_scene import CollisionWorld, PairSelection
@@ -278,6 +279,21 @@ def _build_cover_arrays(world: CollisionWorld) -> mk.CoverArrays:
         start, all_centres, all_radii, reach * (1.0 + 1e-9) + 1e-12,
         np.array(container, dtype=np.bool_),
         np.array(probe_start, dtype=np.int64), np.ascontiguousarray(np.concatenate(probes + [np.zeros((0, 3))])))
+
+
+def convex_solids(world: CollisionWorld) -> gjk.ConvexArrays:
+    """Per world, the shapes' convex solids for :func:`gjk.lower_bound` (cached): primitives by
+    their sizes, convex meshes by their vertices, other meshes by their hulls' vertices (a
+    mesh without a hull is not supported there)."""
+    def build():
+        kinds, params, vertices = [], [], []
+        for entry in world.shapes:
+            g = entry.geometry
+            kinds.append(g.solid_kind)
+            params.append(np.asarray(g.solid_params, dtype=float) if is_primitive(g.spec) else np.zeros(3))
+            vertices.append(g.hull_vertices_shape if g.coal_hull is not None else np.zeros((0, 3)))
+        return gjk.convex_arrays(kinds, params, vertices)
+    return world.cached(("sweep", "convex_solids"), build)
 
 
 def shape_arrays(world: CollisionWorld) -> mk.ShapeArrays:
@@ -560,6 +576,9 @@ class Sweep:
         self.progress = float
         self._T_all = None                                                # (S, 4, 4) scratch of narrow()
         self._grid_cache = None                                           # see grid_cache()
+        self._narrow_pack = None                                          # see narrow_pack()
+        self.gjk_calls = np.zeros(len(self.pairs), dtype=np.int64)        # per pair, for benchmarks
+        self.hull_gap = np.full(len(self.pairs), np.inf)                 # per pair, see narrow()
 
     # ----- poses --------------------------------------------------------
     def configurations(self, t: np.ndarray) -> np.ndarray:
@@ -592,8 +611,9 @@ class Sweep:
 
         Primitive and convex pairs get coal's exact distance; mesh pairs their convex hulls'
         distance (a hull contains its mesh) when the hulls are at least that far, else the
-        exact mesh distance (the surfaces' distance while the hulls are apart; with the
-        solid-body test of :func:`narrowphase.pair_distance` when they overlap).
+        exact mesh distance (the surfaces' distance while the hulls are apart, its excess over
+        the hulls' kept in ``hull_gap[p]``; with the solid-body test of
+        :func:`narrowphase.pair_distance` when they overlap).
         """
         pose_a, pose_b = self._poses
         pose_a.setRotation(T_a[:3, :3])
@@ -611,8 +631,10 @@ class Sweep:
             if hull >= min(enough, float(self.margins[p]) + HULL_ACCEPT_M):
                 return hull
             if hull > 0.0:       # hulls apart, so are the bodies: the surfaces' distance is exact
-                return coal.distance(self._geoms[a], pose_a, self._geoms[b], pose_b, self._coal_request,
+                mesh = coal.distance(self._geoms[a], pose_a, self._geoms[b], pose_b, self._coal_request,
                                      coal.DistanceResult())
+                self.hull_gap[p] = max(mesh - hull, 0.0)        # for the grid kernel's hull steps
+                return mesh
         T_all = self._T_all
         if T_all is None:                     # pair_distance reads the poses of shapes a and b only
             T_all = self._T_all = np.empty((len(self.world.shapes), 4, 4))
@@ -675,7 +697,7 @@ class Sweep:
         if GRID_STEPS:
             cache = self.grid_cache()
             if cache is not None:
-                advance, extra = gk.advance_on_grid, (cache,)
+                advance, extra = gk.advance_on_grid, (cache, self.narrow_pack())
         if live.size * weight > meter.limits.max_certified_steps - meter.steps:   # every pair takes a step at least
             raise meter.refuse_pairs(live.size, weight, self.what)
         while live.size:
@@ -723,6 +745,23 @@ class Sweep:
                 np.array(keep, dtype=np.int64)
         self._T_all = None
         return touch, speed
+
+    def narrow_pack(self):
+        """The :class:`grid_advance.NarrowArrays` of this sweep as the grid kernel takes it (a plain
+        tuple, made at the first call and kept for every search of the sweep, so each pair's
+        GJK direction carries over from one search to the next)."""
+        if self._narrow_pack is None:
+            convex = convex_solids(self.world)
+            both = convex.supported[self.a] & convex.supported[self.b]
+            route = np.asarray(self._route, dtype=np.int64)
+            kernel_route = np.full(len(route), gk.ROUTE_NONE, dtype=np.int64)
+            kernel_route[both & (route == int(NarrowRoute.CONVEX))] = gk.ROUTE_CONVEX
+            kernel_route[both & (route == int(NarrowRoute.HULLS_FIRST))] = gk.ROUTE_HULLS
+            self.gjk_calls = np.zeros(len(route), dtype=np.int64)
+            self._narrow_pack = tuple(gk.NarrowArrays(tuple(convex), kernel_route, np.zeros((len(route), 3)),
+                                                      float(self._coal_request.gjk_tolerance), HULL_ACCEPT_M,
+                                                      self.gjk_calls, self.hull_gap))
+        return self._narrow_pack
 
     def grid_cache(self):
         """The :class:`grid_advance.GridCache` of this motion as the kernel takes it (a plain

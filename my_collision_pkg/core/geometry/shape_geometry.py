@@ -64,6 +64,11 @@ class ShapeGeometry:
     # containing it (the shape itself when convex, else its mesh's convex hull)
     coal_geometry: object = field(default=None, compare=False, repr=False)
     coal_hull: object = field(default=None, compare=False, repr=False)
+    # the vertices of that convex solid when it is a mesh's (a convex mesh's own, a closed or open
+    # mesh's hull: (V, 3), shape frame, metres; empty for primitives and meshes without a hull),
+    # for the compiled distance bounds of kernels/gjk.py
+    hull_vertices_shape: np.ndarray = field(default_factory=lambda: np.zeros((0, 3)), compare=False,
+                                            repr=False)
     # radius of a sphere about obb_center_shape that contains the shape, metres
     bounding_radius_m: float = 0.0
     # the shape as a solid for the deepest-point contacts (kernels/depth.py): its kind
@@ -488,12 +493,14 @@ def _mesh_geometry(spec: ShapeSpec, mesh: trimesh.Trimesh, owner: str, uri: str)
     tree = MeshTree.of(vertices, faces, labels) if triangles is not None else None
     if convex:
         coal_geometry = coal_hull = coal_convex
+        hull_vertices = vertices
     else:
         coal_geometry = _coal_bvh(vertices, faces)
-        coal_hull = None                 # no hull (a flat mesh): no hull bound for it
+        coal_hull, hull_vertices = None, np.zeros((0, 3))   # no hull (a flat mesh): no hull bound for it
         if hull is not None:
             try:
                 coal_hull = _coal_convex(np.asarray(hull.vertices), np.asarray(hull.faces))
+                hull_vertices = np.asarray(hull.vertices, dtype=float)
             except Exception:  # coal refuses some hulls (e.g. "Too many neighbors" on a vertex)
                 coal_hull = None
     radius = float(np.max(np.linalg.norm(vertices - center, axis=1)))
@@ -510,7 +517,8 @@ def _mesh_geometry(spec: ShapeSpec, mesh: trimesh.Trimesh, owner: str, uri: str)
     return ShapeGeometry(spec, geom, np.ascontiguousarray(center), np.ascontiguousarray(axes),
                          np.ascontiguousarray(half), probes, is_bvh=not convex, is_closed_bvh=closed and not convex,
                          source_mesh=_lean(mesh), triangles_shape=triangles, coal_geometry=coal_geometry,
-                         coal_hull=coal_hull, bounding_radius_m=radius, solid_kind=kind, solid_planes=planes,
+                         coal_hull=coal_hull, hull_vertices_shape=np.ascontiguousarray(hull_vertices, dtype=float),
+                         bounding_radius_m=radius, solid_kind=kind, solid_planes=planes,
                          mesh_tree=tree, cover_centres_shape=cover_centres, cover_radii_m=cover_radii,
                          **_surface_samples(vertices, faces, mesh.edges_unique))
 

@@ -31,6 +31,7 @@ from my_collision_pkg.core.kernels.advancement import (DONE, NEED, AdvanceOutput
                                                        hand_over, joint_lever, posed_centre, posed_corners,
                                                        raised_by_covers, record_interval, rigid_fk, shape_pose,
                                                        sphere_bound, step_length, track_rows)
+from my_collision_pkg.core.kernels.gjk import ConvexArrays, lower_bound
 
 GRID = 32                  # grid intervals over the motion's t in [0, 1] (a power of two)
 SNAP_KEEP = 0.5            # a step snaps to the grid when it keeps at least this share of its length
@@ -41,6 +42,27 @@ COVER_GATE_M = 0.05
 # Only steps whose bound leaves at least this reserve (distance - padding - tolerance / 2,
 # metres) snap: near contact, where a certified clearance is decided, steps are as they were.
 SNAP_GAP_M = 0.05
+# How the kernel's own narrow phase (:func:`gjk.lower_bound`) may measure a pair
+# (:class:`NarrowArrays` ``route``): not at all (the pair goes to the caller's narrow phase),
+# as two convex solids, or as the convex hulls of meshes (accepted only at least
+# ``hull_accept`` beyond the padding, as the caller's hull route).
+ROUTE_NONE, ROUTE_CONVEX, ROUTE_HULLS = -1, 0, 1
+# GJK's relative precision (on top of its absolute ``eps``): far pairs stop a little short of
+# the distance, a slightly shorter step, never an unsound one
+GJK_RELATIVE = 1e-3
+
+
+class NarrowArrays(NamedTuple):
+    """The kernel's own narrow phase for the pairs of one sweep (P pairs): a pair whose bound
+    comes within the cover's accept distance gets :func:`gjk.lower_bound` (the distance of its
+    convex solids) here, and goes to the caller only when that bound cannot take the step."""
+    convex: tuple                # a gjk.ConvexArrays of the world's shapes, as a plain tuple
+    route: np.ndarray            # (P,) int64 ROUTE_*
+    warm: np.ndarray             # (P, 3) each pair's last GJK direction (read and written)
+    eps: float                   # GJK's absolute precision, metres
+    hull_accept: float           # the least hull distance beyond the padding that decides, metres
+    calls: np.ndarray            # (P,) int64 GJK calls per pair (added to)
+    hull_gap: np.ndarray         # (P,) the caller's last mesh distance less hull distance (inf: none), metres
 
 
 class GridCache(NamedTuple):
@@ -138,13 +160,23 @@ def speed_from_levers(q, a, b, lever_a, lever_b, speed):
 
 @njit(cache=True)
 def advance_on_grid(q0, dq, limit, t, live, p, pairs, robot, shapes, speed, covers, tol, accept, out, budget, track,
-                    tracking, cache):
+                    tracking, cache, narrow):
     """:func:`advancement.advance` (same arguments, returns, outputs and records) with steps
-    snapped to the grid (:func:`snapped`) and the poses and levers of grid times kept in
-    ``cache`` (a :class:`GridCache` as a plain tuple, kept across the calls of one search)."""
+    snapped to the grid (:func:`snapped`), the poses and levers of grid times kept in
+    ``cache`` (a :class:`GridCache` as a plain tuple, kept across the calls of one search),
+    and a narrow phase of its own (``narrow``, a :class:`NarrowArrays` as a plain tuple): a
+    pair that would go to the caller first gets its convex solids' distance bound, and steps
+    on it here when that bound shows it apart (above 0 and the padding + tolerance; for hulls
+    also at least ``hull_accept`` beyond the padding or enough to reach the limit, or leaving
+    at least the pair's last measured mesh-to-hull gap in reserve). Only
+    pairs that may touch, or whose hulls come too near, go to the caller. A GJK call counts
+    as one more bound evaluation in ``used`` (it costs about as much)."""
     pairs, robot, shapes = PairArrays(*pairs), RobotArrays(*robot), ShapeArrays(*shapes)
     speed, covers, out = SpeedArrays(*speed), CoverArrays(*covers), AdvanceOutputs(*out)
     cache = GridCache(*cache)
+    narrow = NarrowArrays(*narrow)
+    convex = ConvexArrays(*narrow.convex)
+    route, warm, gjk_calls = narrow.route, narrow.warm, narrow.calls
     track = track_rows(track)
     pair_a, pair_b, margins = pairs.pair_a, pairs.pair_b, pairs.margins
     known, status, steps = out.known, out.status, out.steps
@@ -222,11 +254,26 @@ def advance_on_grid(q0, dq, limit, t, live, p, pairs, robot, shapes, speed, cove
             if d < enough and keeps_apart and d < m + tol + accept + COVER_GATE_M:
                 d = raised_by_covers(a, b, Ta, Tb, d, enough, known[k], covers, shapes, speed.centre_shape, work)
             if d < enough and d < m + tol + accept:
-                status[j] = NEED
-                hand_over(out, count, j, v0, v1, Ta, Tb)
-                out.T_link[count] = T_link
-                count += 1
-                break
+                r = route[q]
+                apart = False
+                if r != ROUTE_NONE:
+                    used += 1
+                    gjk_calls[q] += 1
+                    bound = lower_bound(convex, a, Ta, b, Tb, warm[q], narrow.eps, GJK_RELATIVE)
+                    # hulls: far enough beyond the padding, or nearer but with meshes that were
+                    # lately no farther apart than the hulls leave in reserve (a step on the hull
+                    # at least half as long as on the mesh, for a fraction of its cost)
+                    apart = bound > 0.0 and bound >= m + tol and (
+                        r == ROUTE_CONVEX or bound >= min(enough, m + narrow.hull_accept)
+                        or bound - m - 0.5 * tol >= narrow.hull_gap[q])
+                    if apart:
+                        d = bound
+                if not apart:
+                    status[j] = NEED
+                    hand_over(out, count, j, v0, v1, Ta, Tb)
+                    out.T_link[count] = T_link
+                    count += 1
+                    break
             if tracking:
                 record_interval(track, k, tk, d, v0, v1)
             if v0 + v1 <= 0.0:
