@@ -90,6 +90,8 @@ from __future__ import annotations
 
 import enum
 import math
+import threading
+import weakref
 
 import coal
 import numpy as np
@@ -135,6 +137,14 @@ NEED_SLOTS = 128
 GRID_STEPS = True
 # ... when the grid's tables (:func:`grid_advance.grid_cache_size`) hold at most this many floats.
 GRID_CACHE_MAX_FLOATS = 1 << 21
+# Before the forward steps, certify each pair over as long a prefix of the motion as halving
+# the motion's time proves apart (grid_advance.certify_dyadic); the forward steps go on from
+# where that stopped.
+DYADIC_PREFIX = True
+# ... keeping at most this many evaluations per pair (where the prefix then stops), for the
+# certified clearance, which refines the lowest intervals by at most DYADIC_REFINEMENTS more
+DYADIC_POINTS = 24
+DYADIC_REFINEMENTS = 64
 
 
 # ----- kinematic tables for the speed bound ------------------------------------
@@ -577,6 +587,7 @@ class Sweep:
         self._T_all = None                                                # (S, 4, 4) scratch of narrow()
         self._grid_cache = None                                           # see grid_cache()
         self._narrow_pack = None                                          # see narrow_pack()
+        self._dyadic = None                                               # see first_touch()
         self.gjk_calls = np.zeros(len(self.pairs), dtype=np.int64)        # per pair, for benchmarks
         self.hull_gap = np.full(len(self.pairs), np.inf)                 # per pair, see narrow()
 
@@ -700,6 +711,16 @@ class Sweep:
                 advance, extra = gk.advance_on_grid, (cache, self.narrow_pack())
         if live.size * weight > meter.limits.max_certified_steps - meter.steps:   # every pair takes a step at least
             raise meter.refuse_pairs(live.size, weight, self.what)
+        self._dyadic = None
+        if extra and DYADIC_PREFIX and np.any(t == 0.0):   # far pairs certified by halving first
+            budget = meter.call_budget(weight)
+            if budget > 0:
+                seq, seq_n = np.empty((4, len(p), DYADIC_POINTS)), np.zeros(len(p), dtype=np.int64)
+                used = gk.certify_dyadic(self.q0, self.dq, t, p, *packs, budget, track_pack, track_clearance, *extra,
+                                         seq, seq_n)
+                meter.spend(math.ceil(used * weight))
+                live = np.flatnonzero(t <= 1.0)
+                self._dyadic = (seq, seq_n)
         while live.size:
             meter.check_stop()
             budget = meter.call_budget(weight)
@@ -773,7 +794,7 @@ class Sweep:
             if gk.grid_cache_size(n_links, int(np.count_nonzero(link >= 0)), n_mov) > GRID_CACHE_MAX_FLOATS:
                 self._grid_cache = False
             else:
-                self._grid_cache = tuple(gk.new_grid_cache(n_links, link, n_mov))
+                self._grid_cache = _pooled_grid_cache(self, n_links, link, n_mov)
         return self._grid_cache or None
 
     def certified_clearance(self, p: np.ndarray) -> tuple[float, float, int]:
@@ -820,6 +841,15 @@ class Sweep:
                 best = float(per[k])
                 from_tail = track.tail[k] < track.low[k]
                 time = float(tail_t[k] if from_tail else track.low_t[k])
+            if self._dyadic is not None and len(self._dyadic[1]) == len(p):
+                seq, seq_n = self._dyadic
+                k2, value, t_value, used = gk.dyadic_clearance(self.q0, self.dq, p, pairs, robot, shapes, speed,
+                                                               covers, self.tol, COVER_ACCEPT_M, self.grid_cache(),
+                                                               self.narrow_pack(), seq, seq_n, float(best),
+                                                               DYADIC_REFINEMENTS)
+                self.meter.spend(math.ceil(used * self.step_weight))
+                if k2 >= 0 and value < best:
+                    k, best, time = k2, value, t_value
             best, time = float(best), float(time)
             where = int(self.kept[p[k]]) if k >= 0 else -1
             self._T_all = None
@@ -889,6 +919,26 @@ class Sweep:
             else:
                 lo = m1
         return best
+
+
+_GRID_POOL = threading.local()
+
+
+def _pooled_grid_cache(sweep: Sweep, n_links: int, shape_link: np.ndarray, n_mov: int) -> tuple:
+    """A :class:`grid_advance.GridCache` (plain tuple) for ``sweep``: this thread's last one of
+    the same sizes, its flags cleared, when the sweep that had it is gone (its pages are then
+    warm, where fresh ones cost page faults on every motion); else a new one."""
+    key = (n_links, len(shape_link), int(np.count_nonzero(shape_link >= 0)), n_mov)
+    entry = getattr(_GRID_POOL, "entry", None)
+    if entry is not None and entry[0] == key and entry[1]() is None:
+        posed, T_link, measured, lever, _ = entry[2]
+        posed[:] = False
+        measured[:] = False
+        cache = gk.GridCache(posed, T_link, measured, lever, gk.cache_slots(shape_link))
+    else:
+        cache = gk.new_grid_cache(n_links, shape_link, n_mov)
+    _GRID_POOL.entry = (key, weakref.ref(sweep), cache)
+    return tuple(cache)
 
 
 def plain_step(t: float, h: float, reserve: float) -> float:

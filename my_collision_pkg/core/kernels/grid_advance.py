@@ -28,12 +28,19 @@ from numba import njit
 
 from my_collision_pkg.core.kernels.advancement import (DONE, NEED, AdvanceOutputs, CoverArrays, PairArrays,
                                                        RobotArrays, ShapeArrays, SpeedArrays, cover_scratch,
-                                                       hand_over, joint_lever, posed_centre, posed_corners,
+                                                       hand_over, interval_bound, joint_lever, posed_centre, posed_corners,
                                                        raised_by_covers, record_interval, rigid_fk, shape_pose,
                                                        sphere_bound, step_length, track_rows)
 from my_collision_pkg.core.kernels.gjk import ConvexArrays, lower_bound
 
 GRID = 32                  # grid intervals over the motion's t in [0, 1] (a power of two)
+# The cache keeps poses and levers at the times g / CACHE_GRID (a multiple of GRID, so every
+# grid time is a cache time): the forward steps snap to GRID, the halving of
+# :func:`certify_dyadic` goes down to intervals of 1 / CACHE_GRID
+CACHE_LEVELS = 7
+CACHE_GRID = 1 << CACHE_LEVELS
+# the shortest interval dyadic_clearance halves (a span of t)
+REFINE_SHORTEST = 2.0 ** -24
 SNAP_KEEP = 0.5            # a step snaps to the grid when it keeps at least this share of its length
 # The sphere covers are measured only when the bounding spheres leave less than this beyond
 # the narrow phase's threshold (padding + tolerance + accept): farther pairs step on their
@@ -42,6 +49,7 @@ COVER_GATE_M = 0.05
 # Only steps whose bound leaves at least this reserve (distance - padding - tolerance / 2,
 # metres) snap: near contact, where a certified clearance is decided, steps are as they were.
 SNAP_GAP_M = 0.05
+GJK_GATE_M = 0.0
 # How the kernel's own narrow phase (:func:`gjk.lower_bound`) may measure a pair
 # (:class:`NarrowArrays` ``route``): not at all (the pair goes to the caller's narrow phase),
 # as two convex solids, or as the convex hulls of meshes (accepted only at least
@@ -66,35 +74,43 @@ class NarrowArrays(NamedTuple):
 
 
 class GridCache(NamedTuple):
-    """What the pairs of one motion share per grid time ``g / GRID`` (g = 0 .. GRID), filled lazily.
+    """What the pairs of one motion share per cache time ``g / CACHE_GRID`` (g = 0 .. CACHE_GRID),
+    filled lazily.
 
     ``posed[g]``: ``T_link[g]`` (L, 4, 4) holds the link poses there; ``measured[g, r]``:
     ``lever[g, r]`` (M,) holds the levers of the robot shape in slot r (``slot[s]``: shape s's
     slot, -1 for a world object, which nothing moves) about the revolute joints the motion
     moves (0 for the others), metres.
     """
-    posed: np.ndarray            # (GRID + 1,) bool
-    T_link: np.ndarray           # (GRID + 1, L, 4, 4)
-    measured: np.ndarray         # (GRID + 1, R) bool
-    lever: np.ndarray            # (GRID + 1, R, M)
+    posed: np.ndarray            # (CACHE_GRID + 1,) bool
+    T_link: np.ndarray           # (CACHE_GRID + 1, L, 4, 4)
+    measured: np.ndarray         # (CACHE_GRID + 1, R) bool
+    lever: np.ndarray            # (CACHE_GRID + 1, R, M)
     slot: np.ndarray             # (S,) int64
 
 
 def grid_cache_size(n_links: int, n_robot_shapes: int, n_movable: int) -> int:
     """Floats a :class:`GridCache` holds for a robot of this size."""
-    return (GRID + 1) * (16 * n_links + n_robot_shapes * max(n_movable, 1))
+    return (CACHE_GRID + 1) * (16 * n_links + n_robot_shapes * max(n_movable, 1))
+
+
+def cache_slots(shape_link: np.ndarray) -> np.ndarray:
+    """Per shape (links ``shape_link`` (S,), -1 for a world object) its slot in a
+    :class:`GridCache`'s lever table: the robot shapes in order, -1 for world objects."""
+    on_robot = np.asarray(shape_link) >= 0
+    slot = np.full(len(on_robot), -1, dtype=np.int64)
+    slot[on_robot] = np.arange(int(on_robot.sum()))
+    return slot
 
 
 def new_grid_cache(n_links: int, shape_link: np.ndarray, n_movable: int) -> GridCache:
     """An empty :class:`GridCache` for a robot of ``n_links`` links and ``n_movable`` movable
     joints, with shapes on links ``shape_link`` (S,) (-1: a world object)."""
-    on_robot = np.asarray(shape_link) >= 0
-    slot = np.full(len(on_robot), -1, dtype=np.int64)
-    slot[on_robot] = np.arange(int(on_robot.sum()))
-    n_robot = int(on_robot.sum())
-    return GridCache(np.zeros(GRID + 1, dtype=np.bool_), np.empty((GRID + 1, n_links, 4, 4)),
-                     np.zeros((GRID + 1, max(n_robot, 1)), dtype=np.bool_),
-                     np.empty((GRID + 1, max(n_robot, 1), max(n_movable, 1))), slot)
+    slot = cache_slots(shape_link)
+    n_robot = int(np.count_nonzero(slot >= 0))
+    return GridCache(np.zeros(CACHE_GRID + 1, dtype=np.bool_), np.empty((CACHE_GRID + 1, n_links, 4, 4)),
+                     np.zeros((CACHE_GRID + 1, max(n_robot, 1)), dtype=np.bool_),
+                     np.empty((CACHE_GRID + 1, max(n_robot, 1), max(n_movable, 1))), slot)
 
 
 @njit(cache=True)
@@ -118,6 +134,15 @@ def grid_index(t):
         return -1
     g = int(np.floor(t * GRID))
     return g if g / GRID == t else -1
+
+
+@njit(cache=True)
+def cache_index(t):
+    """g when t is the cache time g / CACHE_GRID in [0, 1], else -1."""
+    if t < 0.0 or t > 1.0:
+        return -1
+    g = int(np.floor(t * CACHE_GRID))
+    return g if g / CACHE_GRID == t else -1
 
 
 @njit(cache=True)
@@ -158,42 +183,134 @@ def speed_from_levers(q, a, b, lever_a, lever_b, speed):
     return v0, v1
 
 
+class Scratch(NamedTuple):
+    """The work buffers of one grid kernel call (:func:`new_scratch`)."""
+    positions: np.ndarray        # (A,) active positions at a time
+    values: np.ndarray           # (M,) movable joint values
+    T_free: np.ndarray           # (L, 4, 4) link poses off the cache's grid
+    free_t: np.ndarray           # (1,) the time T_free holds (NaN: none)
+    lever_a: np.ndarray          # (M,) levers of the pair's shapes off the grid
+    lever_b: np.ndarray
+    Ta: np.ndarray               # (4, 4) the pair's shape poses
+    Tb: np.ndarray
+    corners: np.ndarray          # (8, 3)
+    work: np.ndarray             # cover scratch (advancement.cover_scratch)
+
+
+@njit(cache=True)
+def new_scratch(q0, robot, n_mov, covers):
+    """A :class:`Scratch` for a robot (:class:`advancement.RobotArrays`) with ``n_mov`` movable joints."""
+    n_links = robot.link_parent.shape[0]
+    return Scratch(np.empty(q0.shape[0]), np.empty(robot.mimic_matrix.shape[0]), np.empty((n_links, 4, 4)),
+                   np.full(1, np.nan), np.empty(max(n_mov, 1)), np.empty(max(n_mov, 1)), np.empty((4, 4)),
+                   np.empty((4, 4)), np.empty((8, 3)), cover_scratch(covers.cover_start))
+
+
+@njit(cache=True, inline="always")
+def evaluate(q, tk, known_k, horizon, q0, dq, pairs, robot, shapes, speed, covers, tol, accept, cache, narrow,
+             convex, x):
+    """Pair q at time tk: ``(d, v0, v1, T_link, gjk, need)``.
+
+    d is a lower bound of its signed distance (bounding spheres; the sphere covers when
+    those come within ``COVER_GATE_M`` of the narrow phase's threshold, taken as the
+    bodies' distance only if ``known_k`` (apart at the pair's last certified time) or when
+    neither body can hold the other; then :func:`gjk.lower_bound` when within ``accept``),
+    v0, v1 its speed bounds there (:func:`advancement.pair_speed`), T_link the link poses
+    there (the cache's, or ``x.T_free``), gjk 1 when GJK ran, and need True when only the
+    caller's narrow phase can decide (the pair may touch, or its hulls are too near). The
+    covers and GJK are skipped when the spheres alone leave the distance the pair can
+    close over ``horizon`` (a span of t). The pair's shape poses are left in ``x.Ta``,
+    ``x.Tb``."""
+    a = pairs.pair_a[q]
+    b = pairs.pair_b[q]
+    m = pairs.margins[q]
+    n_links = x.T_free.shape[0]
+    n_mov = speed.adq.shape[0]
+    g = cache_index(tk)
+    if g >= 0:
+        if not cache.posed[g]:
+            for i in range(q0.shape[0]):
+                x.positions[i] = q0[i] + tk * dq[i]
+            rigid_fk(x.positions, robot, n_links, x.values, cache.T_link[g])
+            cache.posed[g] = True
+        T_link = cache.T_link[g]
+    else:
+        if tk != x.free_t[0]:
+            for i in range(q0.shape[0]):
+                x.positions[i] = q0[i] + tk * dq[i]
+            rigid_fk(x.positions, robot, n_links, x.values, x.T_free)
+            x.free_t[0] = tk
+        T_link = x.T_free
+    Ta, Tb = x.Ta, x.Tb
+    shape_pose(T_link, shapes.shape_link, shapes.T_frame_shape, a, Ta)
+    shape_pose(T_link, shapes.shape_link, shapes.T_frame_shape, b, Tb)
+    v0, v1 = 0.0, 0.0
+    if n_mov:
+        ra, rb = cache.slot[a], cache.slot[b]
+        if g >= 0:
+            if ra >= 0 and not cache.measured[g, ra]:
+                shape_levers(T_link, Ta, a, speed, x.corners, cache.lever[g, ra])
+                cache.measured[g, ra] = True
+            if rb >= 0 and not cache.measured[g, rb]:
+                shape_levers(T_link, Tb, b, speed, x.corners, cache.lever[g, rb])
+                cache.measured[g, rb] = True
+            v0, v1 = speed_from_levers(q, a, b, cache.lever[g, max(ra, 0)], cache.lever[g, max(rb, 0)], speed)
+        else:
+            if ra >= 0:
+                shape_levers(T_link, Ta, a, speed, x.corners, x.lever_a)
+            if rb >= 0:
+                shape_levers(T_link, Tb, b, speed, x.corners, x.lever_b)
+            v0, v1 = speed_from_levers(q, a, b, x.lever_a, x.lever_b, speed)
+    enough = m + tol + horizon * (v0 + horizon * v1)
+    d = sphere_bound(Ta, Tb, a, b, speed.centre_shape, speed.radius)
+    r = narrow.route[q]
+    measure = r != ROUTE_NONE and d < enough and d < m + tol + accept + GJK_GATE_M
+    if not measure and d < enough and m + 0.5 * tol > 0.0 and d < m + tol + accept + COVER_GATE_M:
+        d = raised_by_covers(a, b, Ta, Tb, d, enough, known_k, covers, shapes, speed.centre_shape, x.work)
+    gjk = 0
+    need = False
+    if measure or (d < enough and d < m + tol + accept):
+        apart = False
+        if r != ROUTE_NONE:
+            gjk = 1
+            narrow.calls[q] += 1
+            bound = lower_bound(convex, a, Ta, b, Tb, narrow.warm[q], narrow.eps, GJK_RELATIVE)
+            # hulls: far enough beyond the padding, or nearer but with meshes that were
+            # lately no farther apart than the hulls leave in reserve (a step on the hull
+            # at least half as long as on the mesh, for a fraction of its cost)
+            apart = bound > 0.0 and bound >= m + tol and (
+                r == ROUTE_CONVEX or bound >= min(enough, m + narrow.hull_accept)
+                or bound - m - 0.5 * tol >= narrow.hull_gap[q])
+            if apart:
+                d = max(d, bound)
+        need = not apart and d < m + tol + accept    # else the spheres alone leave enough for a step
+    return d, v0, v1, T_link, gjk, need
+
+
 @njit(cache=True)
 def advance_on_grid(q0, dq, limit, t, live, p, pairs, robot, shapes, speed, covers, tol, accept, out, budget, track,
                     tracking, cache, narrow):
     """:func:`advancement.advance` (same arguments, returns, outputs and records) with steps
-    snapped to the grid (:func:`snapped`), the poses and levers of grid times kept in
+    snapped to the grid (:func:`snapped`), the poses and levers of cache times kept in
     ``cache`` (a :class:`GridCache` as a plain tuple, kept across the calls of one search),
     and a narrow phase of its own (``narrow``, a :class:`NarrowArrays` as a plain tuple): a
     pair that would go to the caller first gets its convex solids' distance bound, and steps
     on it here when that bound shows it apart (above 0 and the padding + tolerance; for hulls
     also at least ``hull_accept`` beyond the padding or enough to reach the limit, or leaving
-    at least the pair's last measured mesh-to-hull gap in reserve). Only
-    pairs that may touch, or whose hulls come too near, go to the caller. A GJK call counts
-    as one more bound evaluation in ``used`` (it costs about as much)."""
+    at least the pair's last measured mesh-to-hull gap in reserve). Only pairs that may
+    touch, or whose hulls come too near, go to the caller (see :func:`evaluate`). A GJK call
+    counts as one more bound evaluation in ``used`` (it costs about as much)."""
     pairs, robot, shapes = PairArrays(*pairs), RobotArrays(*robot), ShapeArrays(*shapes)
     speed, covers, out = SpeedArrays(*speed), CoverArrays(*covers), AdvanceOutputs(*out)
     cache = GridCache(*cache)
     narrow = NarrowArrays(*narrow)
     convex = ConvexArrays(*narrow.convex)
-    route, warm, gjk_calls = narrow.route, narrow.warm, narrow.calls
     track = track_rows(track)
-    pair_a, pair_b, margins = pairs.pair_a, pairs.pair_b, pairs.margins
+    margins = pairs.margins
     known, status, steps = out.known, out.status, out.steps
     n = live.shape[0]
     count = 0
-    positions = np.empty(q0.shape[0])
-    values = np.empty(robot.mimic_matrix.shape[0])
-    n_links = out.T_link.shape[1]
-    n_mov = speed.adq.shape[0]
-    T_free = np.empty((n_links, 4, 4))             # link poses off the grid
-    lever_a = np.empty(max(n_mov, 1))
-    lever_b = np.empty(max(n_mov, 1))
-    Ta = np.empty((4, 4))
-    Tb = np.empty((4, 4))
-    corners = np.empty((8, 3))
-    work = cover_scratch(covers.cover_start)
-    free_t = np.nan                                # T_free holds the poses at free_t
+    x = new_scratch(q0, robot, speed.adq.shape[0], covers)
     capacity = out.V0.shape[0]
     used = 0
     for j in range(n):
@@ -201,8 +318,6 @@ def advance_on_grid(q0, dq, limit, t, live, p, pairs, robot, shapes, speed, cove
             return count, j, used
         k = live[j]
         q = p[k]
-        a = pair_a[q]
-        b = pair_b[q]
         m = margins[q]
         status[j] = DONE
         keeps_apart = m + 0.5 * tol > 0.0
@@ -212,68 +327,16 @@ def advance_on_grid(q0, dq, limit, t, live, p, pairs, robot, shapes, speed, cove
             used += 1
             steps[q] += 1
             tk = t[k]
-            g = grid_index(tk)
-            if g >= 0:
-                if not cache.posed[g]:
-                    for i in range(q0.shape[0]):
-                        positions[i] = q0[i] + tk * dq[i]
-                    rigid_fk(positions, robot, n_links, values, cache.T_link[g])
-                    cache.posed[g] = True
-                T_link = cache.T_link[g]
-            else:
-                if tk != free_t:
-                    for i in range(q0.shape[0]):
-                        positions[i] = q0[i] + tk * dq[i]
-                    rigid_fk(positions, robot, n_links, values, T_free)
-                    free_t = tk
-                T_link = T_free
-            shape_pose(T_link, shapes.shape_link, shapes.T_frame_shape, a, Ta)
-            shape_pose(T_link, shapes.shape_link, shapes.T_frame_shape, b, Tb)
-            if n_mov:
-                ra, rb = cache.slot[a], cache.slot[b]
-                if g >= 0:
-                    if ra >= 0 and not cache.measured[g, ra]:
-                        shape_levers(T_link, Ta, a, speed, corners, cache.lever[g, ra])
-                        cache.measured[g, ra] = True
-                    if rb >= 0 and not cache.measured[g, rb]:
-                        shape_levers(T_link, Tb, b, speed, corners, cache.lever[g, rb])
-                        cache.measured[g, rb] = True
-                    v0, v1 = speed_from_levers(q, a, b, cache.lever[g, max(ra, 0)], cache.lever[g, max(rb, 0)],
-                                                speed)
-                else:
-                    if ra >= 0:
-                        shape_levers(T_link, Ta, a, speed, corners, lever_a)
-                    if rb >= 0:
-                        shape_levers(T_link, Tb, b, speed, corners, lever_b)
-                    v0, v1 = speed_from_levers(q, a, b, lever_a, lever_b, speed)
-            else:
-                v0, v1 = 0.0, 0.0
             rest = 1.0 - tk
-            enough = m + tol + rest * (v0 + rest * v1)
-            d = sphere_bound(Ta, Tb, a, b, speed.centre_shape, speed.radius)
-            if d < enough and keeps_apart and d < m + tol + accept + COVER_GATE_M:
-                d = raised_by_covers(a, b, Ta, Tb, d, enough, known[k], covers, shapes, speed.centre_shape, work)
-            if d < enough and d < m + tol + accept:
-                r = route[q]
-                apart = False
-                if r != ROUTE_NONE:
-                    used += 1
-                    gjk_calls[q] += 1
-                    bound = lower_bound(convex, a, Ta, b, Tb, warm[q], narrow.eps, GJK_RELATIVE)
-                    # hulls: far enough beyond the padding, or nearer but with meshes that were
-                    # lately no farther apart than the hulls leave in reserve (a step on the hull
-                    # at least half as long as on the mesh, for a fraction of its cost)
-                    apart = bound > 0.0 and bound >= m + tol and (
-                        r == ROUTE_CONVEX or bound >= min(enough, m + narrow.hull_accept)
-                        or bound - m - 0.5 * tol >= narrow.hull_gap[q])
-                    if apart:
-                        d = bound
-                if not apart:
-                    status[j] = NEED
-                    hand_over(out, count, j, v0, v1, Ta, Tb)
-                    out.T_link[count] = T_link
-                    count += 1
-                    break
+            d, v0, v1, T_link, gjk, need = evaluate(q, tk, known[k], rest, q0, dq, pairs, robot, shapes, speed,
+                                                    covers, tol, accept, cache, narrow, convex, x)
+            used += gjk
+            if need:
+                status[j] = NEED
+                hand_over(out, count, j, v0, v1, x.Ta, x.Tb)
+                out.T_link[count] = T_link
+                count += 1
+                break
             if tracking:
                 record_interval(track, k, tk, d, v0, v1)
             if v0 + v1 <= 0.0:
@@ -287,3 +350,168 @@ def advance_on_grid(q0, dq, limit, t, live, p, pairs, robot, shapes, speed, cove
             if tracking and t[k] > 1.0:
                 track.tail[k] = d - rest * (v0 + rest * v1)
     return count, n, used
+
+
+@njit(cache=True)
+def certify_dyadic(q0, dq, t, p, pairs, robot, shapes, speed, covers, tol, accept, out, budget, track, tracking,
+                   cache, narrow, seq, seq_n):
+    """Certify each pair p[k] whose time t[k] is 0 over a prefix of the motion by halving:
+    returns the bound evaluations made (a GJK call counts as one more), at most about
+    ``budget``.
+
+    A pair is evaluated (:func:`evaluate`) at t = 0 and t = 1; an interval ``[ta, tb]``
+    whose two ends' bounds hold the distance above the padding + tolerance / 2 all through
+    it (:func:`advancement.interval_bound`, the bound from both ends) is certified, and the
+    next one starts at tb; one that is not is halved (its midpoint evaluated), down to
+    intervals of ``1 / CACHE_GRID``. So every evaluation lands on the cache's grid and is
+    shared by all pairs there, and a far pair is evaluated about half as often as by
+    forward steps, which use the bound from one end only. A pair whose midpoint needs the
+    caller's narrow phase, comes within the tolerance, or whose shortest interval does not
+    certify, stops at the end ``ta`` of its certified prefix: ``t[k] = ta`` (``known[k]``
+    set when ta > 0), for :func:`advance_on_grid` to go on from there. A pair certified up
+    to t = 1 gets ``t[k] = inf``. The certified prefix's evaluations (time, distance bound,
+    speed bounds) are kept in ``seq[:, k, :seq_n[k]]`` ((4, K, C): at most C, where the
+    prefix stops), for :func:`dyadic_clearance`; with ``tracking`` the track's last
+    evaluation is the prefix's end (the forward steps close their intervals from there; the
+    tail of a finished pair is its bound at t = 1). A pair with a non-positive padding +
+    tolerance / 2 is left to the forward steps (the covers' bound needs a pair known to be
+    apart). Packs as :func:`advance_on_grid` takes them."""
+    pairs, robot, shapes = PairArrays(*pairs), RobotArrays(*robot), ShapeArrays(*shapes)
+    speed, covers, out = SpeedArrays(*speed), CoverArrays(*covers), AdvanceOutputs(*out)
+    cache = GridCache(*cache)
+    narrow = NarrowArrays(*narrow)
+    convex = ConvexArrays(*narrow.convex)
+    track = track_rows(track)
+    known, steps = out.known, out.steps
+    x = new_scratch(q0, robot, speed.adq.shape[0], covers)
+    depth = CACHE_LEVELS + 2
+    st_t, st_d, st_v0, st_v1 = np.empty(depth), np.empty(depth), np.empty(depth), np.empty(depth)
+    capacity = seq.shape[2]
+    shortest = 1.0 / CACHE_GRID
+    used = 0
+    for k in range(p.shape[0]):
+        if used >= budget:
+            break
+        if t[k] != 0.0:
+            continue
+        q = p[k]
+        m = pairs.margins[q]
+        if not m + 0.5 * tol > 0.0:
+            continue
+        da, va0, va1, _, gjk, need = evaluate(q, 0.0, known[k], 1.0, q0, dq, pairs, robot, shapes, speed, covers,
+                                              tol, accept, cache, narrow, convex, x)
+        used += 1 + gjk
+        steps[q] += 1
+        if need or da < m + tol:
+            continue
+        db, vb0, vb1, _, gjk, need = evaluate(q, 1.0, True, 1.0, q0, dq, pairs, robot, shapes, speed, covers,
+                                              tol, accept, cache, narrow, convex, x)
+        used += 1 + gjk
+        steps[q] += 1
+        if need:
+            continue
+        ta = 0.0
+        seq[0, k, 0], seq[1, k, 0], seq[2, k, 0], seq[3, k, 0] = ta, da, va0, va1
+        kept = 1
+        st_t[0], st_d[0], st_v0[0], st_v1[0] = 1.0, db, vb0, vb1
+        top = 1
+        while top > 0 and kept < capacity:
+            tb, db, vb0, vb1 = st_t[top - 1], st_d[top - 1], st_v0[top - 1], st_v1[top - 1]
+            bound, _ = interval_bound(ta, da, va0, va1, tb, db, vb0, vb1)
+            if bound >= m + 0.5 * tol and db >= m + tol:
+                seq[0, k, kept], seq[1, k, kept], seq[2, k, kept], seq[3, k, kept] = tb, db, vb0, vb1
+                kept += 1
+                top -= 1
+                ta, da, va0, va1 = tb, db, vb0, vb1
+                continue
+            h = tb - ta
+            if h <= shortest or top >= depth or used >= budget:
+                break
+            tm = ta + 0.5 * h
+            dm, vm0, vm1, _, gjk, need = evaluate(q, tm, True, 0.5 * h, q0, dq, pairs, robot, shapes, speed,
+                                                  covers, tol, accept, cache, narrow, convex, x)
+            used += 1 + gjk
+            steps[q] += 1
+            if need or dm < m + tol:
+                break
+            st_t[top], st_d[top], st_v0[top], st_v1[top] = tm, dm, vm0, vm1
+            top += 1
+        seq_n[k] = kept
+        if tracking:                                   # the forward steps go on from the prefix's end
+            track.last_t[k], track.last_d[k], track.last_v0[k], track.last_v1[k] = ta, da, va0, va1
+        if ta == 1.0:                                  # certified up to t = 1
+            t[k] = np.inf
+            if tracking:
+                track.tail[k] = da
+        else:
+            t[k] = ta
+            if ta > 0.0:
+                known[k] = True
+    return used
+
+
+@njit(cache=True)
+def _seq_low(seq, k, n, m):
+    """(bound - m, its time, the interval's index i: [seq t_i, t_i+1]) of pair k's lowest interval."""
+    best, best_t, best_i = np.inf, np.nan, -1
+    for i in range(n - 1):
+        bound, tb = interval_bound(seq[0, k, i], seq[1, k, i], seq[2, k, i], seq[3, k, i],
+                                   seq[0, k, i + 1], seq[1, k, i + 1], seq[2, k, i + 1], seq[3, k, i + 1])
+        if bound - m < best:
+            best, best_t, best_i = bound - m, tb, i
+    return best, best_t, best_i
+
+
+@njit(cache=True)
+def dyadic_clearance(q0, dq, p, pairs, robot, shapes, speed, covers, tol, accept, cache, narrow, seq, seq_n, floor,
+                     evaluations):
+    """The smallest clearance (bound of distance - padding) over the prefixes :func:`certify_dyadic`
+    certified, ``(k, value, time, used)``: the pair k (-1 when none), the value, where it is
+    reached and the evaluations made.
+
+    An interval certified by halving only had to keep the pair above the padding +
+    tolerance / 2, so its bound can be far below the pair's real clearance. While the lowest
+    prefix interval is below ``floor`` (the clearance the forward steps certified), it is
+    halved once more (its midpoint evaluated, which raises the bound of both halves towards
+    the distance; off the cache's grid below ``1 / CACHE_GRID``), down to intervals of
+    ``REFINE_SHORTEST`` and at most ``evaluations`` times; so the answer is as good as the forward steps' wherever it can be the smallest."""
+    pairs, robot, shapes = PairArrays(*pairs), RobotArrays(*robot), ShapeArrays(*shapes)
+    speed, covers = SpeedArrays(*speed), CoverArrays(*covers)
+    cache = GridCache(*cache)
+    narrow = NarrowArrays(*narrow)
+    convex = ConvexArrays(*narrow.convex)
+    x = new_scratch(q0, robot, speed.adq.shape[0], covers)
+    n = p.shape[0]
+    capacity = seq.shape[2]
+    low, low_t = np.full(n, np.inf), np.full(n, np.nan)
+    low_i = np.full(n, -1)
+    for k in range(n):
+        if seq_n[k] >= 2:
+            low[k], low_t[k], low_i[k] = _seq_low(seq, k, seq_n[k], pairs.margins[p[k]])
+    shortest = REFINE_SHORTEST
+    used = 0
+    while True:
+        k = int(np.argmin(low)) if n else -1
+        if k < 0 or low[k] >= floor or used >= evaluations:
+            break
+        i = low_i[k]
+        ta, tb = seq[0, k, i], seq[0, k, i + 1]
+        if tb - ta <= shortest or seq_n[k] >= capacity:
+            break
+        q = p[k]
+        tm = ta + 0.5 * (tb - ta)
+        d, v0, v1, _, gjk, need = evaluate(q, tm, True, 0.5 * (tb - ta), q0, dq, pairs, robot, shapes, speed,
+                                           covers, tol, accept, cache, narrow, convex, x)
+        used += 1 + gjk
+        if need:                 # only the narrow phase could say more: the interval stays as it is
+            break
+        for j in range(seq_n[k], i + 1, -1):
+            for r in range(4):
+                seq[r, k, j] = seq[r, k, j - 1]
+        seq[0, k, i + 1], seq[1, k, i + 1], seq[2, k, i + 1], seq[3, k, i + 1] = tm, d, v0, v1
+        seq_n[k] += 1
+        low[k], low_t[k], low_i[k] = _seq_low(seq, k, seq_n[k], pairs.margins[p[k]])
+    if n == 0:
+        return -1, np.inf, np.nan, used
+    k = int(np.argmin(low))
+    return k, low[k], low_t[k], used

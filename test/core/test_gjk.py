@@ -1,0 +1,112 @@
+"""kernels/gjk.py: the compiled lower bound of convex solids' distance, against coal and exact cases."""
+import coal
+import numpy as np
+import pytest
+import trimesh
+
+from my_collision_pkg.core.geometry.shape_geometry import _coal_convex
+from my_collision_pkg.core.kernels import gjk
+from my_collision_pkg.core.kernels.codes import KIND_BOX, KIND_CAPSULE, KIND_CYLINDER, KIND_MESH, KIND_SPHERE
+
+EPS_M = 1e-7
+
+
+def _rotation(rng):
+    q = rng.normal(size=4)
+    w, x, y, z = q / np.linalg.norm(q)
+    return np.array([[1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
+                     [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
+                     [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)]])
+
+
+def _pose(rng, spread=0.3):
+    T = np.eye(4)
+    T[:3, :3] = _rotation(rng)
+    T[:3, 3] = rng.uniform(-spread, spread, 3)
+    return T
+
+
+@pytest.fixture(scope="module")
+def solids():
+    """Five solids as gjk.ConvexArrays and as coal geometries: box, sphere, cylinder, capsule, a hull."""
+    rng = np.random.default_rng(3)
+    hull = trimesh.convex.convex_hull(rng.normal(size=(150, 3)) * [0.05, 0.08, 0.12])
+    kinds = [KIND_BOX, KIND_SPHERE, KIND_CYLINDER, KIND_CAPSULE, KIND_MESH]
+    params = [[0.1, 0.05, 0.2], [0.07, 0, 0], [0.05, 0.15, 0], [0.04, 0.1, 0], [0, 0, 0]]
+    convex = gjk.convex_arrays(kinds, params, [np.zeros((0, 3))] * 4 + [np.asarray(hull.vertices)])
+    geoms = [coal.Box(0.2, 0.1, 0.4), coal.Sphere(0.07), coal.Cylinder(0.05, 0.3), coal.Capsule(0.04, 0.2),
+             _coal_convex(np.asarray(hull.vertices), np.asarray(hull.faces))]
+    return convex, geoms
+
+
+def _coal_distance(geoms, a, Ta, b, Tb):
+    request = coal.DistanceRequest()
+    request.enable_signed_distance = True
+    request.gjk_tolerance = 1e-10
+    return coal.distance(geoms[a], coal.Transform3s(Ta[:3, :3], Ta[:3, 3]), geoms[b],
+                         coal.Transform3s(Tb[:3, :3], Tb[:3, 3]), request, coal.DistanceResult())
+
+
+def test_the_bound_never_exceeds_coal_and_is_within_its_precision(solids):
+    convex, geoms = solids
+    rng = np.random.default_rng(11)
+    apart = overlapping = 0
+    for _ in range(3000):
+        a, b = (int(i) for i in rng.integers(0, 5, 2))
+        Ta, Tb = _pose(rng), _pose(rng)
+        exact = _coal_distance(geoms, a, Ta, b, Tb)
+        bound = gjk.lower_bound(convex, a, Ta, b, Tb, np.zeros(3), EPS_M, 0.0)
+        if exact > 1e-9:
+            apart += 1
+            assert bound <= exact + 1e-9
+            assert bound >= exact - 2 * EPS_M
+        elif exact < -1e-6:
+            overlapping += 1
+            assert bound <= 1e-9           # overlapping solids: never a positive bound
+    assert apart > 500 and overlapping > 200
+
+
+def test_a_warm_start_gives_the_same_bound(solids):
+    convex, geoms = solids
+    rng = np.random.default_rng(5)
+    Ta, Tb = np.eye(4), _pose(rng)
+    Tb[:3, 3] = [0.45, 0.1, -0.05]
+    warm = np.zeros(3)
+    cold = gjk.lower_bound(convex, 4, Ta, 0, Tb, warm, EPS_M, 0.0)
+    assert np.linalg.norm(warm) > 0.0               # the direction is kept for the next call
+    again = gjk.lower_bound(convex, 4, Ta, 0, Tb, warm, EPS_M, 0.0)
+    assert again == pytest.approx(cold, abs=2 * EPS_M)
+    assert again <= _coal_distance(geoms, 4, Ta, 0, Tb) + 1e-9
+
+
+@pytest.mark.parametrize("gap_m", [0.001, 0.02, 0.3])
+def test_box_against_box_face_to_face_is_the_gap(solids, gap_m):
+    convex, _ = solids
+    Ta, Tb = np.eye(4), np.eye(4)
+    Tb[0, 3] = 0.2 + gap_m                    # half extents 0.1 along x on both
+    assert gjk.lower_bound(convex, 0, Ta, 0, Tb, np.zeros(3), EPS_M, 0.0) == pytest.approx(gap_m, abs=2 * EPS_M)
+
+
+def test_sphere_against_capsule_end_is_exact(solids):
+    convex, _ = solids
+    Ta, Tb = np.eye(4), np.eye(4)
+    Tb[2, 3] = 0.1 + 0.04 + 0.07 + 0.05       # capsule half length 0.1, radius 0.04; sphere 0.07; gap 0.05
+    bound = gjk.lower_bound(convex, 3, Ta, 1, Tb, np.zeros(3), EPS_M, 0.0)
+    assert bound == pytest.approx(0.05, abs=2 * EPS_M)
+
+
+def test_the_nearest_point_of_a_triangle_is_found_inside_it():
+    P = np.zeros((4, 3))
+    P[:3] = [[1.0, -1.0, 0.5], [1.0, 1.0, 0.5], [1.0, 0.0, -1.0]]
+    out = np.empty(3)
+    kept = gjk.nearest_on_simplex(P, 3, out)
+    assert kept == 3
+    np.testing.assert_allclose(out, [1.0, 0.0, 0.0], atol=1e-12)
+    P[:2] = [[2.0, 0.0, 0.0], [0.5, 0.0, 0.0]]        # a segment whose nearest point is its end
+    assert gjk.nearest_on_simplex(P, 2, out) == 1
+    np.testing.assert_allclose(out, [0.5, 0.0, 0.0])
+
+
+def test_shapes_without_a_solid_are_not_supported():
+    convex = gjk.convex_arrays([KIND_BOX, KIND_MESH], [[0.1, 0.1, 0.1], [0, 0, 0]], [np.zeros((0, 3))] * 2)
+    assert convex.supported.tolist() == [True, False]
