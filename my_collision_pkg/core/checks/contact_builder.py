@@ -30,7 +30,8 @@ _INFO_KEY = "contact_builder: shape info"     # CollisionWorld.cached key, with 
 
 def _shape_info(world: CollisionWorld, shape: int) -> tuple:
     entry = world.shapes[shape]
-    return entry.owner, BodyType(entry.body_type), entry.shape_id, bool(entry.geometry.is_bvh), bool(entry.on_robot)
+    return (entry.owner, BodyType(entry.body_type), entry.shape_id, bool(entry.geometry.is_bvh), bool(entry.on_robot),
+            int(entry.link_index))
 
 
 class ContactBuilder:
@@ -53,7 +54,7 @@ class ContactBuilder:
         self._shape_info: dict[int, tuple] = {}  # shape -> what a contact records of it
 
     def _info(self, shape: int) -> tuple:
-        """(owner, body type, shape id, is a BVH, on the robot) of a shape."""
+        """(owner, body type, shape id, is a BVH, on the robot, link index) of a shape."""
         info = self._shape_info.get(shape)
         if info is None:
             info = self._shape_info[shape] = self.world.cached((_INFO_KEY, shape), _shape_info, self.world, shape)
@@ -161,8 +162,8 @@ class ContactBuilder:
         The point on body 1 is ``p0 + distance * normal``, so the documented
         invariant holds exactly.
         """
-        owner_a, type_a, id_a, bvh_a, robot_a = self._info(a)
-        owner_b, type_b, id_b, bvh_b, robot_b = self._info(b)
+        owner_a, type_a, id_a, bvh_a, robot_a, _ = self._info(a)
+        owner_b, type_b, id_b, bvh_b, robot_b, _ = self._info(b)
         distance = float(distance)
         kind = ContactType.SELF if (robot_a and robot_b) else ContactType.ENVIRONMENT
         sub0 = int(b1) if bvh_a and b1 is not None and b1 >= 0 else NO_SUBSHAPE
@@ -181,6 +182,25 @@ class ContactBuilder:
                       nearest_points_local=(points[2], points[3]), normal=normal, distance=distance,
                       penetration_depth=max(0.0, -distance), single_contact_point=single, depth_is_fallback=fallback,
                       transforms=(T_world_a.copy(), T_world_b.copy()), depth_rule=rule)
+        return contact
+
+    def make_from_rows(self, a, b, p0: np.ndarray, rows: np.ndarray, distance: float, single: bool) -> Contact:
+        """:meth:`make` of a penetrating pair of two robot links' shapes with no sub-shapes (rule "mtd"), its
+        numbers already computed (``kernels.explain_batch.hull_contact_rows``): ``p0`` (3,) the point on body 0,
+        ``rows`` (6, 3) the unit normal, (unused), p1, the midpoint, p0 and p1 in their links' frames, all as
+        :meth:`make` computes them; ``distance`` metres, negative."""
+        owner_a, type_a, id_a, _, robot_a, link_a = self._info(a)
+        owner_b, type_b, id_b, _, robot_b, link_b = self._info(b)
+        distance = float(distance)
+        contact = _new_object(Contact)
+        values = contact.__dict__
+        values.update(_CONTACT_DEFAULTS)
+        values.update(type=ContactType.SELF if (robot_a and robot_b) else ContactType.ENVIRONMENT,
+                      link_names=(owner_a, owner_b), body_types=(type_a, type_b), shape_ids=(id_a, id_b),
+                      subshape_ids=(NO_SUBSHAPE, NO_SUBSHAPE), position=rows[3], nearest_points=(p0, rows[2]),
+                      nearest_points_local=(rows[4], rows[5]), normal=rows[0], distance=distance,
+                      penetration_depth=max(0.0, -distance), single_contact_point=single,
+                      transforms=(self.T_world_link[link_a].copy(), self.T_world_link[link_b].copy()))
         return contact
 
 

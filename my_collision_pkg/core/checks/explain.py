@@ -14,7 +14,9 @@ resolver of named joint values, the batch predicate's first collision, and expla
 """
 from __future__ import annotations
 
+import threading
 from dataclasses import replace
+from typing import NamedTuple
 
 import numpy as np
 
@@ -24,15 +26,16 @@ from my_collision_pkg.core.checks.narrowphase import (checked_convex, coal_dista
 from my_collision_pkg.core.checks.penetration import (CHECK_ABS_M, CHECK_REL, LOCAL_CHECK_RAD, kernel_parts,
                                                       nearly_convex)
 from my_collision_pkg.core.kernels.codes import KIND_CONVEX, KIND_SPHERE
-from my_collision_pkg.core.kernels.mtd import coal_answer_is_mtd
+from my_collision_pkg.core.kernels.explain_batch import ROWS, hull_contact_rows, pairs_inside
 from my_collision_pkg.core.checks.pair_tests import PairTestScratch, PosedPairs, first_collision, posed_candidates
 from my_collision_pkg.core.checks.request import CheckRequest, ConfigurationResolver
-from my_collision_pkg.core.checks.results import Contact, Explanation, Status
+from my_collision_pkg.core.checks.results import BodyType, Contact, Explanation, Status
 from my_collision_pkg.core.errors import CollisionPkgError
 from my_collision_pkg.core.scene.planning_scene import CollisionWorld, PairSelection
 
 _HULL_KEY = "explain: hull parts"       # CollisionWorld.cached key, with the shape index
 _OWNERS_KEY = "explain: shape owners"   # CollisionWorld.cached key
+_TABLES_KEY = "explain: batch tables"   # CollisionWorld.cached key
 
 
 def _shape_owners(world: CollisionWorld) -> list[str]:
@@ -124,32 +127,41 @@ class Explainer:
         index, pairs, margins = selection.index, selection.pairs, selection.margins
         cull = np.maximum(margins, contact_distance)
         T_world_links, T_world_shape, candidates = posed_candidates(world, q, pairs, cull)
-        posed = self.scratch.posed(world, T_world_shape[0])
-        build = ContactBuilder(world, T_world_links[0], T_world_shape[0])
+        T_c = T_world_shape[0]
+        posed = self.scratch.posed(world, T_c)
+        build = ContactBuilder(world, T_world_links[0], T_c)
         survivors = np.flatnonzero(candidates[0])
         is_self = world.pair_is_self[index[survivors]]
         order = np.concatenate([survivors[is_self], survivors[~is_self]])
+        coal_poses: dict = {}           # the shapes' coal poses at this configuration, made on use
+        # the hull rule's pairs (nearly convex solids, one a closed mesh, one a mesh, refused without padding):
+        # their tests and contacts a phase at a time over all of them (_hull_rule_contacts)
+        tables = world.cached(_TABLES_KEY, _BatchTables, world)
+        state = tables.state
+        shape_a, shape_b = pairs[order, 0], pairs[order, 1]
+        if not (state.known[shape_a].all() and state.known[shape_b].all()):
+            state = tables.extend(np.union1d(shape_a, shape_b))
+        fast = state.hull[shape_a] & state.hull[shape_b] & (state.closed[shape_a] | state.closed[shape_b]) \
+            & (state.bvh[shape_a] | state.bvh[shape_b]) & (margins[order] <= 0.0)
+        hull_results = self._hull_rule_contacts(state, posed, build, order[fast], shape_a[fast], shape_b[fast],
+                                                selection, coal_poses, stop) if fast.any() else {}
         colliding, near = [], []
         refusing: list[tuple[int, Contact]] = []
-        coal_poses: dict = {}           # the shapes' coal poses at this configuration, made on use
-        for p, (a, b), call, margin, swapped in zip(order.tolist(), pairs[order].tolist(),
-                                                    selection.calls[order].tolist(), margins[order].tolist(),
-                                                    selection.swapped[order].tolist()):
-            if stop is not None:
-                stop.check_stop()
+        for p, (a, b), call, margin, swapped, hull_rule in zip(order.tolist(), pairs[order].tolist(),
+                                                               selection.calls[order].tolist(),
+                                                               margins[order].tolist(),
+                                                               selection.swapped[order].tolist(), fast.tolist()):
             found = None
-            ha, hb = hull_parts(world, a), hull_parts(world, b)
-            if ha is not None and hb is not None and margin <= 0.0 and (ha[4] or hb[4]) and (ha[7] or hb[7]):
-                # nearly convex solids refused without padding (the common case): the predicate's verdict,
-                # then their hulls' MTD (pair_contacts' first rule, with less Python around the native calls)
-                found = posed.collides(a, b, call, margin)
-                if not found and contact_distance <= 0.0:
-                    continue
-                contact = self._hull_contact(build, a, b, ha, hb, coal_poses) if found else None
+            if hull_rule:
+                found, contact = hull_results[p]
                 if contact is not None:
                     refusing.append((p, contact))
                     colliding.append(contact)
                     continue
+                if not found and contact_distance <= 0.0:
+                    continue
+            if stop is not None:
+                stop.check_stop()
             found, contacts = self.pair_contacts(build, posed, a, b, call, swapped, margin, contact_distance,
                                                  coal_poses=coal_poses, found=found)
             if found:
@@ -158,6 +170,74 @@ class Explainer:
             else:
                 near.extend(contacts)
         return refusing, colliding + near
+
+    @staticmethod
+    def _hull_rule_contacts(state: "_TableState", posed: PosedPairs, build: ContactBuilder, pair_rows: np.ndarray,
+                            a: np.ndarray, b: np.ndarray, selection: PairSelection, coal_poses: dict,
+                            stop) -> dict[int, tuple[bool, Contact | None]]:
+        """The predicate's verdict and the contact of pairs under the hull rule (selection rows ``pair_rows``,
+        shapes ``a``, ``b``), by row: (in collision, contact from the hulls' MTD, or None where the pair is apart
+        or its hulls come out apart: the full rules then).
+
+        The verdict is the predicate's (``PosedPairs.collides`` without padding: fcl finds the surfaces
+        crossing, or one body lies inside a closed mesh of the other), the two tests asked the other way round:
+        the solid-body test of every pair in one compiled call, then fcl only for the pairs it left. The
+        contacts are ``narrowphase.hull_mtd``'s numbers: coal on the hulls per pair, then the check of coal's
+        answers and the contacts' points in one compiled call (``kernels.explain_batch``).
+        """
+        T_c = build.T_world_shape
+        inside = np.empty(len(a), dtype=np.int64)
+        pairs_inside(T_c, a, b, state.closed, state.probe_start, state.probe_stop, state.probes, state.obb_center,
+                     state.obb_axes, state.obb_half, state.triangle_start, state.triangle_stop, state.triangles,
+                     inside)
+        rows = pair_rows.tolist()
+        results: dict[int, tuple[bool, Contact | None]] = {}
+        hulls, distances, witnesses, hit_rows, hit_a, hit_b = state.coal_hull, [], [], [], [], []
+        calls = selection.calls
+        for p, sa, sb, outer in zip(rows, a.tolist(), b.tolist(), inside.tolist()):
+            if stop is not None:
+                stop.check_stop()
+            if outer < 0 and not posed.surfaces_cross(calls[p]):
+                results[p] = (False, None)
+                continue
+            pose_a = coal_poses.get(sa)
+            if pose_a is None:
+                pose_a = coal_poses[sa] = coal_transform(T_c[sa])
+            pose_b = coal_poses.get(sb)
+            if pose_b is None:
+                pose_b = coal_poses[sb] = coal_transform(T_c[sb])
+            distance, p0, p1, hint = coal_distance(hulls[sa], hulls[sb], pose_a, pose_b)
+            if not distance < 0.0:
+                results[p] = (True, None)
+                continue
+            distances.append(distance)
+            witnesses.append((p0, p1, hint))
+            hit_rows.append(p)
+            hit_a.append(sa)
+            hit_b.append(sb)
+        if not hit_rows:
+            return results
+        n = len(hit_rows)
+        out = np.empty((n, ROWS, 3))
+        is_mtd = np.empty(n, dtype=np.bool_)
+        hull_contact_rows(T_c, state.kind, state.params, state.vertex_start, state.vertex_stop, state.vertices,
+                          build.T_world_link, state.owner_link, np.array(hit_a, dtype=np.int64),
+                          np.array(hit_b, dtype=np.int64), np.array(distances), np.array(witnesses), CHECK_ABS_M,
+                          CHECK_REL, LOCAL_CHECK_RAD, out, is_mtd)
+        owner_link, single_of = state.owner_link, state.single_with
+        for k, (p, sa, sb, distance, ok) in enumerate(zip(hit_rows, hit_a, hit_b, distances, is_mtd.tolist())):
+            p0 = witnesses[k][0]
+            single = bool(single_of[sa] and single_of[sb] and (state.sphere[sa] or state.sphere[sb]))
+            if ok and owner_link[sa] >= 0 and owner_link[sb] >= 0:
+                contact = build.make_from_rows(sa, sb, p0, out[k], distance, single)
+            elif ok:
+                contact = build.make(sa, sb, p0, out[k, 0], distance, -1, -1, single=single)
+            else:
+                result = checked_convex(build.world, T_c, sa, sb, distance, p0, out[k, 0].copy())
+                contact = build.make(sa, sb, result.p0_world, result.normal_world, result.distance_m,
+                                     *result.subshapes, single=single, rule=result.rule)
+            results[p] = (True, contact)
+        return results
 
     def pair_contacts(self, build: ContactBuilder, posed: PosedPairs, a: int, b: int, call, swapped: bool,
                       margin: float, contact_distance: float, *,
@@ -203,30 +283,99 @@ class Explainer:
         single = single_contact_point(ga, gb)
         return found, [build.from_distance(a, b, r, single) for r in results]
 
-    @staticmethod
-    def _hull_contact(build: ContactBuilder, a: int, b: int, ha: tuple, hb: tuple, coal_poses: dict) -> Contact | None:
-        """The contact of a penetrating pair of nearly convex solids from their hulls' MTD
-        (:func:`narrowphase.hull_mtd`, the same numbers), or None where the hulls come out apart.
-        ``ha``, ``hb``: :func:`hull_parts` of the two shapes."""
-        T_c = build.T_world_shape
-        T_a, T_b = T_c[a], T_c[b]
-        pose_a = coal_poses.get(a)
-        if pose_a is None:
-            pose_a = coal_poses[a] = coal_transform(T_a)
-        pose_b = coal_poses.get(b)
-        if pose_b is None:
-            pose_b = coal_poses[b] = coal_transform(T_b)
-        distance, p0, p1, hint = coal_distance(ha[0], hb[0], pose_a, pose_b)
-        if not distance < 0.0:
-            return None
-        normal_and_p1 = np.empty((2, 3))
-        if coal_answer_is_mtd(ha[1], ha[2], ha[3], T_a, hb[1], hb[2], hb[3], T_b, distance, p0, p1, hint,
-                              CHECK_ABS_M, CHECK_REL, LOCAL_CHECK_RAD, normal_and_p1):
-            return build.make(a, b, p0, normal_and_p1[0], distance, -1, -1, single=ha[5] and hb[5] and (ha[6] or hb[6]))
-        result = checked_convex(build.world, T_c, a, b, distance, p0, normal_and_p1[0].copy())
-        return build.make(a, b, result.p0_world, result.normal_world, result.distance_m, *result.subshapes,
-                          single=single_contact_point(build.world.shapes[a].geometry, build.world.shapes[b].geometry),
-                          rule=result.rule)
+
+class _TableState(NamedTuple):
+    """The per-shape tables of :class:`_BatchTables` at one time (never changed once made). Only the rows of
+    ``known`` shapes are filled; a shape's stacked rows (vertices, probe points, triangles) are
+    ``start[s]:stop[s]``."""
+    known: np.ndarray           # (S,) bool: the shape's rows are filled
+    hull: np.ndarray            # (S,) bool: hull_parts is not None (a nearly convex solid)
+    closed: np.ndarray          # (S,) bool: a closed mesh
+    bvh: np.ndarray             # (S,) bool: a mesh
+    single_with: np.ndarray     # (S,) bool: a convex solid (single_contact_point's rule, with a sphere)
+    sphere: np.ndarray          # (S,) bool
+    owner_link: np.ndarray      # (S,) int64: the owner's link index, -1 for an object's shape
+    coal_hull: list             # (S,) the shape's coal hull (hull shapes), else None
+    kind: np.ndarray            # (S,) int64: kernels.mtd's kind (hull shapes)
+    params: np.ndarray          # (S, 3) kernels.mtd's params (hull shapes)
+    vertex_start: np.ndarray    # (S,) int64
+    vertex_stop: np.ndarray     # (S,) int64
+    vertices: np.ndarray        # (V, 3) kernels.mtd's vertices, stacked (a primitive: one placeholder row)
+    probe_start: np.ndarray     # (S,) int64
+    probe_stop: np.ndarray      # (S,) int64
+    probes: np.ndarray          # (P, 3) probe points (ShapeGeometry.probe_points_shape) of hull shapes, stacked
+    triangle_start: np.ndarray  # (S,) int64
+    triangle_stop: np.ndarray   # (S,) int64
+    triangles: np.ndarray       # (T, 3, 3) triangles of closed hull shapes, stacked
+    obb_center: np.ndarray      # CollisionWorld.obb_center, .obb_axes, .obb_half
+    obb_axes: np.ndarray
+    obb_half: np.ndarray
+
+
+class _BatchTables:
+    """Per-shape tables of one world snapshot for ``kernels.explain_batch``, filled as shapes first come up
+    in a configuration's candidate pairs (a shape's hull is made on its first contact, as before).
+
+    :attr:`state` is replaced, never changed, so a thread reads one consistent state while another extends it.
+    """
+
+    def __init__(self, world: CollisionWorld) -> None:
+        self.world = world
+        self._lock = threading.Lock()
+        n = len(world.shapes)
+        never = np.zeros(n, dtype=bool)
+        none = np.zeros(n, dtype=np.int64)
+        self.state = _TableState(never, never, never, never, never, never, np.full(n, -1, dtype=np.int64),
+                                 [None] * n, none, np.zeros((n, 3)), none, none, np.zeros((0, 3)), none, none,
+                                 np.zeros((0, 3)), none, none, np.zeros((0, 3, 3)), world.obb_center,
+                                 world.obb_axes, world.obb_half)
+
+    def extend(self, shapes: np.ndarray) -> _TableState:
+        """The state with the rows of ``shapes`` (indices into ``world.shapes``) filled."""
+        with self._lock:
+            old = self.state
+            new = [int(s) for s in shapes if not old.known[s]]
+            if not new:
+                return old
+            world = self.world
+            columns = {name: getattr(old, name).copy() for name in
+                       ("known", "hull", "closed", "bvh", "single_with", "sphere", "owner_link", "kind", "params",
+                        "vertex_start", "vertex_stop", "probe_start", "probe_stop", "triangle_start",
+                        "triangle_stop")}
+            coal_hulls = list(old.coal_hull)
+            stacks = {"vertices": [old.vertices], "probes": [old.probes], "triangles": [old.triangles]}
+            sizes = {name: len(getattr(old, name)) for name in stacks}
+            for s in new:
+                entry = world.shapes[s]
+                g = entry.geometry
+                columns["known"][s] = True
+                columns["closed"][s] = bool(g.is_closed_bvh)
+                columns["bvh"][s] = bool(g.is_bvh)
+                columns["owner_link"][s] = entry.link_index if entry.body_type == BodyType.ROBOT_LINK else -1
+                parts = hull_parts(world, s)
+                if parts is None:
+                    continue
+                columns["hull"][s] = True
+                columns["single_with"][s] = parts[5]
+                columns["sphere"][s] = parts[6]
+                coal_hulls[s] = parts[0]
+                columns["kind"][s] = parts[1]
+                columns["params"][s] = parts[2]
+                blocks = {"vertices": np.asarray(parts[3], dtype=np.float64).reshape(-1, 3),
+                          "probes": np.asarray(g.probe_points_shape, dtype=np.float64).reshape(-1, 3)}
+                if g.is_closed_bvh:
+                    blocks["triangles"] = np.asarray(g.triangles_shape, dtype=np.float64).reshape(-1, 3, 3)
+                for name, block in blocks.items():
+                    prefix = name[:-1] if name != "vertices" else "vertex"
+                    columns[f"{prefix}_start"][s] = sizes[name]
+                    sizes[name] += len(block)
+                    columns[f"{prefix}_stop"][s] = sizes[name]
+                    stacks[name].append(block)
+            stacked = {name: np.ascontiguousarray(np.concatenate(parts)) if len(parts) > 1 else parts[0]
+                       for name, parts in stacks.items()}
+            self.state = _TableState(**columns, coal_hull=coal_hulls, **stacked, obb_center=old.obb_center,
+                                     obb_axes=old.obb_axes, obb_half=old.obb_half)
+            return self.state
 
 
 def _hull_parts(world: CollisionWorld, shape: int) -> tuple | None:

@@ -1,0 +1,86 @@
+"""Explain's per-configuration work on many shape pairs in one compiled call each (numba).
+
+Explain's common pair (two nearly convex solids, one of them a closed mesh, no padding) needs
+the solid-body test, fcl's predicate, coal's distance of the two hulls, the check of coal's
+answer and the contact's points. fcl and coal are called from Python; the rest runs here, for
+every pair of a configuration at once, instead of one compiled call per pair and test:
+
+- :func:`pairs_inside`: per pair, whether one shape lies wholly inside a closed mesh of the
+  other (``narrowphase.inside_closed_mesh``: the same :func:`mesh_queries.contains_probe` calls
+  in the same order);
+- :func:`hull_contact_rows`: per pair, coal's penetrating answer on the hulls made into a unit
+  normal and checked (:func:`mtd.coal_answer_is_mtd`), and where both owners are robot links
+  the contact's points (:func:`contact_points.contact_points`, the owner frames as
+  ``ContactBuilder`` makes them).
+
+Shapes are indices into per-shape tables of one world snapshot (``checks.explain``'s
+``_BatchTables``): variable-length rows (vertices, probe points, triangles) are stacked, shape
+``s`` owning rows ``start[s]:stop[s]``. Poses are (4, 4) in the planning frame; metres.
+The kernels take no Python objects and release the GIL.
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from my_collision_pkg.core.kernels.contact_points import contact_points
+from my_collision_pkg.core.kernels.mesh_queries import contains_probe
+from my_collision_pkg.core.kernels.mtd import coal_answer_is_mtd
+
+ROWS = 6        # per pair of hull_contact_rows: normal, coal's p1, then contact_points' four rows
+
+
+@njit(cache=True, nogil=True)
+def pairs_inside(T_world_shape, a, b, closed, probe_start, probe_stop, probes, obb_center, obb_axes, obb_half,
+                 triangle_start, triangle_stop, triangles, out):
+    """``out[k]``: the outer shape when shape ``b[k]`` lies inside closed mesh ``a[k]`` (tried first) or
+    ``a[k]`` inside ``b[k]``, else -1.
+
+    ``closed`` (S,) whether a shape is a closed mesh; probe points (the inner shape's frame), the
+    oriented boxes (``CollisionWorld.obb_*``) and triangles (T, 3, 3) in each shape's own frame.
+    """
+    for k in range(a.shape[0]):
+        out[k] = -1
+        for side in range(2):
+            outer = a[k] if side == 0 else b[k]
+            inner = b[k] if side == 0 else a[k]
+            if not closed[outer]:
+                continue
+            if contains_probe(T_world_shape[outer], T_world_shape[inner],
+                              probes[probe_start[inner]:probe_stop[inner]], obb_center[outer], obb_axes[outer],
+                              obb_half[outer], triangles[triangle_start[outer]:triangle_stop[outer]]):
+                out[k] = outer
+                break
+
+
+@njit(cache=True, nogil=True)
+def hull_contact_rows(T_world_shape, kind, params, vertex_start, vertex_stop, vertices, T_world_link, owner_link, a, b,
+                      distance, witness, tol_abs, tol_rel, local_rad, rows, is_mtd):
+    """Per pair k (shapes ``a[k]``, ``b[k]``): coal's answer on the hulls made into a contact's numbers.
+
+    ``distance[k]`` < 0 and ``witness[k]`` (3, 3): coal's point on a, point on b and normal. ``kind``,
+    ``params`` and the stacked ``vertices`` describe each shape's convex solid as ``kernels.mtd`` takes it.
+    ``is_mtd[k]``: :func:`mtd.coal_answer_is_mtd` (the normal in ``rows[k, 0]``, coal's point on b moved onto
+    the normal in ``rows[k, 1]``). Where it holds and both shapes' owners are robot links
+    (``owner_link`` (S,) the link index, -1 for an object), ``rows[k, 2:6]`` are :func:`contact_points`
+    (p1, midpoint, p0 and p1 in the owners' frames), each owner frame's inverse taken as
+    ``ContactBuilder`` takes a link's: ``p @ R + t``, ``R`` the link's rotation, ``t = -(translation @ R)``.
+    """
+    t_a = np.empty(3)
+    t_b = np.empty(3)
+    for k in range(a.shape[0]):
+        sa, sb = a[k], b[k]
+        ok = coal_answer_is_mtd(kind[sa], params[sa], vertices[vertex_start[sa]:vertex_stop[sa]],
+                                T_world_shape[sa], kind[sb], params[sb],
+                                vertices[vertex_start[sb]:vertex_stop[sb]], T_world_shape[sb], distance[k],
+                                witness[k, 0], witness[k, 1], witness[k, 2], tol_abs, tol_rel, local_rad,
+                                rows[k, 0:2])
+        is_mtd[k] = ok
+        la, lb = owner_link[sa], owner_link[sb]
+        if not ok or la < 0 or lb < 0:
+            continue
+        T_a, T_b = T_world_link[la], T_world_link[lb]
+        for j in range(3):
+            t_a[j] = -(T_a[0, 3] * T_a[0, j] + T_a[1, 3] * T_a[1, j] + T_a[2, 3] * T_a[2, j])
+            t_b[j] = -(T_b[0, 3] * T_b[0, j] + T_b[1, 3] * T_b[1, j] + T_b[2, 3] * T_b[2, j])
+        contact_points(witness[k, 0], rows[k, 0], distance[k], T_a[:3, :3], t_a, T_b[:3, :3], t_b, rows[k, 2:6])
