@@ -18,6 +18,7 @@ import threading
 from dataclasses import replace
 from typing import NamedTuple
 
+import coal
 import numpy as np
 
 from my_collision_pkg.core.checks.contact_builder import ContactBuilder, single_contact_point
@@ -26,7 +27,9 @@ from my_collision_pkg.core.checks.narrowphase import (checked_convex, coal_dista
 from my_collision_pkg.core.checks.penetration import (CHECK_ABS_M, CHECK_REL, LOCAL_CHECK_RAD, kernel_parts,
                                                       nearly_convex)
 from my_collision_pkg.core.kernels.codes import KIND_CONVEX, KIND_SPHERE
-from my_collision_pkg.core.kernels.explain_batch import ROWS, hull_contact_rows, pairs_inside
+from my_collision_pkg.core.kernels.culling import single_configuration_candidates
+from my_collision_pkg.core.kernels.explain_batch import (CODE_BVH, CODE_CLOSED, CODE_HULL, CODE_KNOWN, ROWS,
+                                                         hull_contact_rows, plan_pairs)
 from my_collision_pkg.core.checks.pair_tests import PairTestScratch, PosedPairs, first_collision, posed_candidates
 from my_collision_pkg.core.checks.request import CheckRequest, ConfigurationResolver
 from my_collision_pkg.core.checks.results import BodyType, Contact, Explanation, Status
@@ -82,25 +85,34 @@ class Explainer:
         resolver = self.resolver
         scene = resolver.scene
         robot = scene.robot
-        try:
-            world = request.world_of(scene)
-            q = resolver.single_configuration(joint_names, positions)
-            request.check_contact_distance()
-            selection = request.selection(world)
-        except CollisionPkgError as exc:
-            return Explanation(False, Status.INVALID_REQUEST, str(exc), joint_names=robot.active_joint_names,
-                               positions=scene.current_positions.copy())
         names = robot.active_joint_names
-        limits = resolver.limits_message(q[0])
-        if limits is not None:
-            return Explanation(False, Status.OUT_OF_BOUNDS, limits, joint_names=names, positions=q[0])
+        posed = self._posed_single(joint_names, positions, request)
+        if posed is not None:
+            world, selection, buffers, n = posed
+            q = buffers.q[0].copy()
+            refusing, all_contacts = self._pair_contacts_posed(world, selection, request.contact_distance,
+                                                               buffers.T_world_link[0], buffers.T_world_shape[0],
+                                                               buffers.survivors[:n], stop)
+        else:
+            try:
+                world = request.world_of(scene)
+                q = resolver.single_configuration(joint_names, positions)
+                request.check_contact_distance()
+                selection = request.selection(world)
+            except CollisionPkgError as exc:
+                return Explanation(False, Status.INVALID_REQUEST, str(exc), joint_names=names,
+                                   positions=scene.current_positions.copy())
+            limits = resolver.limits_message(q[0])
+            if limits is not None:
+                return Explanation(False, Status.OUT_OF_BOUNDS, limits, joint_names=names, positions=q[0])
+            refusing, all_contacts = self._pair_contacts_at(world, q, selection, request.contact_distance, stop)
+            q = q[0]
         budget = self.budget(request.max_contacts)
-        refusing, all_contacts = self._pair_contacts_at(world, q, selection, request.contact_distance, stop)
         spent = False
         if len(all_contacts) > budget:
             all_contacts, spent = all_contacts[:budget], True
         if not refusing:
-            return Explanation(True, Status.VALID, "valid", (), tuple(all_contacts), names, q[0], spent)
+            return Explanation(True, Status.VALID, "valid", (), tuple(all_contacts), names, q, spent)
         owners = world.cached(_OWNERS_KEY, _shape_owners, world)
         links: dict[str, None] = {}         # the colliding bodies, in order of first appearance
         body_pairs = set()
@@ -111,7 +123,39 @@ class Explainer:
         p, first = refusing[0]
         message = collision_message(world, selection.index[p], first, selection.margins[p], request,
                                     len(body_pairs))
-        return Explanation(False, Status.IN_COLLISION, message, tuple(links), tuple(all_contacts), names, q[0], spent)
+        return Explanation(False, Status.IN_COLLISION, message, tuple(links), tuple(all_contacts), names, q, spent)
+
+    def _posed_single(self, joint_names, positions, request: CheckRequest):
+        """The common request's fast start, as the predicate's (``CollisionChecker.check``): completion, the
+        finite-value and limits checks, kinematics, shape poses and culling in one compiled call on this
+        thread's buffers (``PairTestScratch.single_buffers``). (world, selection, buffers, number of
+        survivors), or None where explain's own steps decide (a malformed request, a configuration out of
+        bounds or not finite, ``contact_distance`` > 0, which culls differently): those then name the fault
+        exactly as before. (The kernel culls with the selection's margins, explain's own steps with their
+        maximum with ``contact_distance``: the same at 0, as the scene takes no negative padding.)"""
+        if request.contact_distance != 0.0:
+            return None
+        resolver = self.resolver
+        try:
+            values = np.asarray(positions, dtype=float)
+            indices = resolver.indices_by_names.get(tuple(joint_names))
+        except Exception:       # (explain's own steps raise or report it)
+            return None
+        if indices is None or values.ndim != 1 or values.shape[0] != indices.shape[0]:
+            return None
+        world = request.world_of(resolver.scene)
+        try:
+            selection = request.selection(world)
+        except CollisionPkgError:
+            return None
+        if not (values.flags.c_contiguous and values.flags.writeable):
+            values = np.array(values)                         # one compiled signature for every caller
+        buffers, arguments = self.scratch.single_buffers(world, selection)
+        n = single_configuration_candidates(values, indices, resolver.scene.current_positions,
+                                            bool(resolver.check_joint_limits), *arguments)
+        if n < 0:
+            return None
+        return world, selection, buffers, n
 
     def contacts_over(self, world: CollisionWorld, q: np.ndarray, selection: PairSelection,
                       contact_distance: float, stop=None) -> tuple[list[tuple[int, Contact]], list[Contact]]:
@@ -124,35 +168,46 @@ class Explainer:
                           contact_distance: float, stop=None) -> tuple[list[tuple[int, Contact]], list[Contact]]:
         """At configuration ``q`` (1, A): the refusing pairs (index into the selection, first
         contact) and every contact (colliding pairs' first, then near misses), self pairs first."""
-        index, pairs, margins = selection.index, selection.pairs, selection.margins
-        cull = np.maximum(margins, contact_distance)
-        T_world_links, T_world_shape, candidates = posed_candidates(world, q, pairs, cull)
-        T_c = T_world_shape[0]
-        posed = self.scratch.posed(world, T_c)
-        build = ContactBuilder(world, T_world_links[0], T_c)
-        survivors = np.flatnonzero(candidates[0])
-        is_self = world.pair_is_self[index[survivors]]
-        order = np.concatenate([survivors[is_self], survivors[~is_self]])
+        cull = np.maximum(selection.margins, contact_distance)
+        T_world_links, T_world_shape, candidates = posed_candidates(world, q, selection.pairs, cull)
+        return self._pair_contacts_posed(world, selection, contact_distance, T_world_links[0], T_world_shape[0],
+                                         np.flatnonzero(candidates[0]), stop)
+
+    def _pair_contacts_posed(self, world: CollisionWorld, selection: PairSelection, contact_distance: float,
+                             T_world_link: np.ndarray, T_world_shape: np.ndarray, survivors: np.ndarray,
+                             stop=None) -> tuple[list[tuple[int, Contact]], list[Contact]]:
+        """:meth:`_pair_contacts_at` at link and shape poses ``T_world_link`` (L, 4, 4) and ``T_world_shape``
+        (S, 4, 4), over the selection's rows ``survivors`` (those that survive culling, in row order)."""
+        pairs, margins = selection.pairs, selection.margins
+        posed = self.scratch.posed(world, T_world_shape)
+        build = ContactBuilder(world, T_world_link, T_world_shape)
         coal_poses: dict = {}           # the shapes' coal poses at this configuration, made on use
-        # the hull rule's pairs (nearly convex solids, one a closed mesh, one a mesh, refused without padding):
-        # their tests and contacts a phase at a time over all of them (_hull_rule_contacts)
+        # explain's order (self pairs first), which pairs the hull rule takes (nearly convex solids, one a
+        # closed mesh, one a mesh, refused without padding) and their solid-body tests: one compiled call
         tables = world.cached(_TABLES_KEY, _BatchTables, world)
+        n = len(survivors)
+        order = np.empty(n, dtype=np.int64)
+        hull_rule = np.empty(n, dtype=np.bool_)
+        inside = np.empty(n, dtype=np.int64)
+        survivors = np.ascontiguousarray(survivors, dtype=np.int64)
         state = tables.state
-        shape_a, shape_b = pairs[order, 0], pairs[order, 1]
-        if not (state.known[shape_a].all() and state.known[shape_b].all()):
-            state = tables.extend(np.union1d(shape_a, shape_b))
-        fast = state.hull[shape_a] & state.hull[shape_b] & (state.closed[shape_a] | state.closed[shape_b]) \
-            & (state.bvh[shape_a] | state.bvh[shape_b]) & (margins[order] <= 0.0)
-        hull_results = self._hull_rule_contacts(state, posed, build, order[fast], shape_a[fast], shape_b[fast],
-                                                selection, coal_poses, stop) if fast.any() else {}
+        count = -1
+        while count < 0:        # (-1: a shape met for the first time; at most once)
+            count = plan_pairs(survivors, selection.index, world.pair_is_self, pairs, margins, state.code,
+                               T_world_shape, state.probe_start, state.probe_stop, state.probes, state.obb_center,
+                               state.obb_axes, state.obb_half, state.triangle_start, state.triangle_stop,
+                               state.triangles, order, hull_rule, inside)
+            if count < 0:
+                state = tables.extend(np.unique(pairs[survivors]))
+        order_rows, rule_rows = order.tolist(), hull_rule.tolist()
+        hull_results = self._hull_rule_contacts(state, posed, build, order_rows, rule_rows, inside.tolist(),
+                                                selection, coal_poses, stop) if count > 0 else {}
         colliding, near = [], []
         refusing: list[tuple[int, Contact]] = []
-        for p, (a, b), call, margin, swapped, hull_rule in zip(order.tolist(), pairs[order].tolist(),
-                                                               selection.calls[order].tolist(),
-                                                               margins[order].tolist(),
-                                                               selection.swapped[order].tolist(), fast.tolist()):
+        calls, swapped = selection.calls, selection.swapped
+        for p, rule in zip(order_rows, rule_rows):
             found = None
-            if hull_rule:
+            if rule:
                 found, contact = hull_results[p]
                 if contact is not None:
                     refusing.append((p, contact))
@@ -162,8 +217,9 @@ class Explainer:
                     continue
             if stop is not None:
                 stop.check_stop()
-            found, contacts = self.pair_contacts(build, posed, a, b, call, swapped, margin, contact_distance,
-                                                 coal_poses=coal_poses, found=found)
+            a, b = pairs[p].tolist()
+            found, contacts = self.pair_contacts(build, posed, a, b, calls[p], bool(swapped[p]), float(margins[p]),
+                                                 contact_distance, coal_poses=coal_poses, found=found)
             if found:
                 refusing.append((p, contacts[0]))
                 colliding.extend(contacts)
@@ -172,41 +228,41 @@ class Explainer:
         return refusing, colliding + near
 
     @staticmethod
-    def _hull_rule_contacts(state: "_TableState", posed: PosedPairs, build: ContactBuilder, pair_rows: np.ndarray,
-                            a: np.ndarray, b: np.ndarray, selection: PairSelection, coal_poses: dict,
+    def _hull_rule_contacts(state: "_TableState", posed: PosedPairs, build: ContactBuilder, order: list[int],
+                            hull_rule: list[bool], inside: list[int], selection: PairSelection, coal_poses: dict,
                             stop) -> dict[int, tuple[bool, Contact | None]]:
-        """The predicate's verdict and the contact of pairs under the hull rule (selection rows ``pair_rows``,
-        shapes ``a``, ``b``), by row: (in collision, contact from the hulls' MTD, or None where the pair is apart
-        or its hulls come out apart: the full rules then).
+        """The predicate's verdict and the contact of the pairs under the hull rule (selection rows ``order``
+        where ``hull_rule``; ``inside``: ``kernels.explain_batch.plan_pairs``' solid-body tests), by row:
+        (in collision, contact from the hulls' MTD, or None where the pair is apart or its hulls come out
+        apart: the full rules then).
 
         The verdict is the predicate's (``PosedPairs.collides`` without padding: fcl finds the surfaces
         crossing, or one body lies inside a closed mesh of the other), the two tests asked the other way round:
-        the solid-body test of every pair in one compiled call, then fcl only for the pairs it left. The
+        the solid-body test first (compiled, every pair at once), then fcl only for the pairs it left. The
         contacts are ``narrowphase.hull_mtd``'s numbers: coal on the hulls per pair, then the check of coal's
-        answers and the contacts' points in one compiled call (``kernels.explain_batch``).
+        answers and the contacts' points in one compiled call (``kernels.explain_batch.hull_contact_rows``).
         """
         T_c = build.T_world_shape
-        inside = np.empty(len(a), dtype=np.int64)
-        pairs_inside(T_c, a, b, state.closed, state.probe_start, state.probe_stop, state.probes, state.obb_center,
-                     state.obb_axes, state.obb_half, state.triangle_start, state.triangle_stop, state.triangles,
-                     inside)
-        rows = pair_rows.tolist()
+        pairs, calls = selection.pairs, selection.calls
         results: dict[int, tuple[bool, Contact | None]] = {}
         hulls, distances, witnesses, hit_rows, hit_a, hit_b = state.coal_hull, [], [], [], [], []
-        calls = selection.calls
-        for p, sa, sb, outer in zip(rows, a.tolist(), b.tolist(), inside.tolist()):
+        answer = coal.DistanceResult()      # cleared before each call (the same answers as a fresh one)
+        for p, rule, outer in zip(order, hull_rule, inside):
+            if not rule:
+                continue
             if stop is not None:
                 stop.check_stop()
             if outer < 0 and not posed.surfaces_cross(calls[p]):
                 results[p] = (False, None)
                 continue
+            sa, sb = pairs[p].tolist()
             pose_a = coal_poses.get(sa)
             if pose_a is None:
                 pose_a = coal_poses[sa] = coal_transform(T_c[sa])
             pose_b = coal_poses.get(sb)
             if pose_b is None:
                 pose_b = coal_poses[sb] = coal_transform(T_c[sb])
-            distance, p0, p1, hint = coal_distance(hulls[sa], hulls[sb], pose_a, pose_b)
+            distance, p0, p1, hint = coal_distance(hulls[sa], hulls[sb], pose_a, pose_b, answer)
             if not distance < 0.0:
                 results[p] = (True, None)
                 continue
@@ -224,10 +280,10 @@ class Explainer:
                           build.T_world_link, state.owner_link, np.array(hit_a, dtype=np.int64),
                           np.array(hit_b, dtype=np.int64), np.array(distances), np.array(witnesses), CHECK_ABS_M,
                           CHECK_REL, LOCAL_CHECK_RAD, out, is_mtd)
-        owner_link, single_of = state.owner_link, state.single_with
+        owner_link, single_with, sphere = state.owner_link, state.single_with, state.sphere
         for k, (p, sa, sb, distance, ok) in enumerate(zip(hit_rows, hit_a, hit_b, distances, is_mtd.tolist())):
             p0 = witnesses[k][0]
-            single = bool(single_of[sa] and single_of[sb] and (state.sphere[sa] or state.sphere[sb]))
+            single = bool(single_with[sa] and single_with[sb] and (sphere[sa] or sphere[sb]))
             if ok and owner_link[sa] >= 0 and owner_link[sb] >= 0:
                 contact = build.make_from_rows(sa, sb, p0, out[k], distance, single)
             elif ok:
@@ -286,12 +342,9 @@ class Explainer:
 
 class _TableState(NamedTuple):
     """The per-shape tables of :class:`_BatchTables` at one time (never changed once made). Only the rows of
-    ``known`` shapes are filled; a shape's stacked rows (vertices, probe points, triangles) are
-    ``start[s]:stop[s]``."""
-    known: np.ndarray           # (S,) bool: the shape's rows are filled
-    hull: np.ndarray            # (S,) bool: hull_parts is not None (a nearly convex solid)
-    closed: np.ndarray          # (S,) bool: a closed mesh
-    bvh: np.ndarray             # (S,) bool: a mesh
+    shapes whose code has CODE_KNOWN are filled; a shape's stacked rows (vertices, probe points, triangles)
+    are ``start[s]:stop[s]``."""
+    code: np.ndarray            # (S,) uint8: kernels.explain_batch's CODE_* bits
     single_with: np.ndarray     # (S,) bool: a convex solid (single_contact_point's rule, with a sphere)
     sphere: np.ndarray          # (S,) bool
     owner_link: np.ndarray      # (S,) int64: the owner's link index, -1 for an object's shape
@@ -312,6 +365,10 @@ class _TableState(NamedTuple):
     obb_half: np.ndarray
 
 
+_COLUMNS = ("code", "single_with", "sphere", "owner_link", "kind", "params", "vertex_start", "vertex_stop",
+            "probe_start", "probe_stop", "triangle_start", "triangle_stop")
+
+
 class _BatchTables:
     """Per-shape tables of one world snapshot for ``kernels.explain_batch``, filled as shapes first come up
     in a configuration's candidate pairs (a shape's hull is made on its first contact, as before).
@@ -325,7 +382,7 @@ class _BatchTables:
         n = len(world.shapes)
         never = np.zeros(n, dtype=bool)
         none = np.zeros(n, dtype=np.int64)
-        self.state = _TableState(never, never, never, never, never, never, np.full(n, -1, dtype=np.int64),
+        self.state = _TableState(np.zeros(n, dtype=np.uint8), never, never, np.full(n, -1, dtype=np.int64),
                                  [None] * n, none, np.zeros((n, 3)), none, none, np.zeros((0, 3)), none, none,
                                  np.zeros((0, 3)), none, none, np.zeros((0, 3, 3)), world.obb_center,
                                  world.obb_axes, world.obb_half)
@@ -334,43 +391,38 @@ class _BatchTables:
         """The state with the rows of ``shapes`` (indices into ``world.shapes``) filled."""
         with self._lock:
             old = self.state
-            new = [int(s) for s in shapes if not old.known[s]]
+            new = [int(s) for s in shapes if not old.code[s] & CODE_KNOWN]
             if not new:
                 return old
             world = self.world
-            columns = {name: getattr(old, name).copy() for name in
-                       ("known", "hull", "closed", "bvh", "single_with", "sphere", "owner_link", "kind", "params",
-                        "vertex_start", "vertex_stop", "probe_start", "probe_stop", "triangle_start",
-                        "triangle_stop")}
+            columns = {name: getattr(old, name).copy() for name in _COLUMNS}
             coal_hulls = list(old.coal_hull)
             stacks = {"vertices": [old.vertices], "probes": [old.probes], "triangles": [old.triangles]}
             sizes = {name: len(getattr(old, name)) for name in stacks}
             for s in new:
                 entry = world.shapes[s]
                 g = entry.geometry
-                columns["known"][s] = True
-                columns["closed"][s] = bool(g.is_closed_bvh)
-                columns["bvh"][s] = bool(g.is_bvh)
+                code = CODE_KNOWN | (CODE_CLOSED if g.is_closed_bvh else 0) | (CODE_BVH if g.is_bvh else 0)
                 columns["owner_link"][s] = entry.link_index if entry.body_type == BodyType.ROBOT_LINK else -1
                 parts = hull_parts(world, s)
-                if parts is None:
-                    continue
-                columns["hull"][s] = True
-                columns["single_with"][s] = parts[5]
-                columns["sphere"][s] = parts[6]
-                coal_hulls[s] = parts[0]
-                columns["kind"][s] = parts[1]
-                columns["params"][s] = parts[2]
-                blocks = {"vertices": np.asarray(parts[3], dtype=np.float64).reshape(-1, 3),
-                          "probes": np.asarray(g.probe_points_shape, dtype=np.float64).reshape(-1, 3)}
-                if g.is_closed_bvh:
-                    blocks["triangles"] = np.asarray(g.triangles_shape, dtype=np.float64).reshape(-1, 3, 3)
-                for name, block in blocks.items():
-                    prefix = name[:-1] if name != "vertices" else "vertex"
-                    columns[f"{prefix}_start"][s] = sizes[name]
-                    sizes[name] += len(block)
-                    columns[f"{prefix}_stop"][s] = sizes[name]
-                    stacks[name].append(block)
+                if parts is not None:
+                    code |= CODE_HULL
+                    columns["single_with"][s] = parts[5]
+                    columns["sphere"][s] = parts[6]
+                    coal_hulls[s] = parts[0]
+                    columns["kind"][s] = parts[1]
+                    columns["params"][s] = parts[2]
+                    blocks = {"vertex": ("vertices", np.asarray(parts[3], dtype=np.float64).reshape(-1, 3)),
+                              "probe": ("probes", np.asarray(g.probe_points_shape, dtype=np.float64).reshape(-1, 3))}
+                    if g.is_closed_bvh:
+                        blocks["triangle"] = ("triangles",
+                                              np.asarray(g.triangles_shape, dtype=np.float64).reshape(-1, 3, 3))
+                    for prefix, (name, block) in blocks.items():
+                        columns[f"{prefix}_start"][s] = sizes[name]
+                        sizes[name] += len(block)
+                        columns[f"{prefix}_stop"][s] = sizes[name]
+                        stacks[name].append(block)
+                columns["code"][s] = code
             stacked = {name: np.ascontiguousarray(np.concatenate(parts)) if len(parts) > 1 else parts[0]
                        for name, parts in stacks.items()}
             self.state = _TableState(**columns, coal_hull=coal_hulls, **stacked, obb_center=old.obb_center,

@@ -5,9 +5,10 @@ the solid-body test, fcl's predicate, coal's distance of the two hulls, the chec
 answer and the contact's points. fcl and coal are called from Python; the rest runs here, for
 every pair of a configuration at once, instead of one compiled call per pair and test:
 
-- :func:`pairs_inside`: per pair, whether one shape lies wholly inside a closed mesh of the
-  other (``narrowphase.inside_closed_mesh``: the same :func:`mesh_queries.contains_probe` calls
-  in the same order);
+- :func:`plan_pairs`: a configuration's candidate pairs in explain's order (self pairs first), which
+  of them the hull rule takes, and for those whether one shape lies wholly inside a closed mesh of
+  the other (:func:`pairs_inside`, as ``narrowphase.inside_closed_mesh``: the same
+  :func:`mesh_queries.contains_probe` calls in the same order);
 - :func:`hull_contact_rows`: per pair, coal's penetrating answer on the hulls made into a unit
   normal and checked (:func:`mtd.coal_answer_is_mtd`), and where both owners are robot links
   the contact's points (:func:`contact_points.contact_points`, the owner frames as
@@ -28,29 +29,81 @@ from my_collision_pkg.core.kernels.mesh_queries import contains_probe
 from my_collision_pkg.core.kernels.mtd import coal_answer_is_mtd
 
 ROWS = 6        # per pair of hull_contact_rows: normal, coal's p1, then contact_points' four rows
+# the bits of a shape's code (explain's per-shape table)
+CODE_HULL = 1       # a nearly convex solid (explain.hull_parts is not None)
+CODE_CLOSED = 2     # a closed mesh
+CODE_BVH = 4        # a mesh
+CODE_KNOWN = 8      # the shape's rows of the tables are filled
+
+
+@njit(inline="always")
+def _outer_of(T_world_shape, sa, sb, code, probe_start, probe_stop, probes, obb_center, obb_axes, obb_half,
+              triangle_start, triangle_stop, triangles):
+    """The outer shape when ``sb`` lies inside closed mesh ``sa`` (tried first) or ``sa`` inside ``sb``, else -1."""
+    for side in range(2):
+        outer = sa if side == 0 else sb
+        inner = sb if side == 0 else sa
+        if code[outer] & CODE_CLOSED == 0:
+            continue
+        if contains_probe(T_world_shape[outer], T_world_shape[inner], probes[probe_start[inner]:probe_stop[inner]],
+                          obb_center[outer], obb_axes[outer], obb_half[outer],
+                          triangles[triangle_start[outer]:triangle_stop[outer]]):
+            return outer
+    return -1
 
 
 @njit(cache=True, nogil=True)
-def pairs_inside(T_world_shape, a, b, closed, probe_start, probe_stop, probes, obb_center, obb_axes, obb_half,
+def pairs_inside(T_world_shape, a, b, code, probe_start, probe_stop, probes, obb_center, obb_axes, obb_half,
                  triangle_start, triangle_stop, triangles, out):
     """``out[k]``: the outer shape when shape ``b[k]`` lies inside closed mesh ``a[k]`` (tried first) or
-    ``a[k]`` inside ``b[k]``, else -1.
+    ``a[k]`` inside ``b[k]``, else -1 (``narrowphase.inside_closed_mesh``).
 
-    ``closed`` (S,) whether a shape is a closed mesh; probe points (the inner shape's frame), the
-    oriented boxes (``CollisionWorld.obb_*``) and triangles (T, 3, 3) in each shape's own frame.
+    ``code`` (S,) the shapes' CODE_* bits; probe points (the inner shape's frame), the oriented boxes
+    (``CollisionWorld.obb_*``) and triangles (T, 3, 3) in each shape's own frame.
     """
     for k in range(a.shape[0]):
-        out[k] = -1
-        for side in range(2):
-            outer = a[k] if side == 0 else b[k]
-            inner = b[k] if side == 0 else a[k]
-            if not closed[outer]:
-                continue
-            if contains_probe(T_world_shape[outer], T_world_shape[inner],
-                              probes[probe_start[inner]:probe_stop[inner]], obb_center[outer], obb_axes[outer],
-                              obb_half[outer], triangles[triangle_start[outer]:triangle_stop[outer]]):
-                out[k] = outer
-                break
+        out[k] = _outer_of(T_world_shape, a[k], b[k], code, probe_start, probe_stop, probes, obb_center, obb_axes,
+                           obb_half, triangle_start, triangle_stop, triangles)
+
+
+@njit(cache=True, nogil=True)
+def plan_pairs(survivors, pair_index, pair_is_self, pairs, margins, code, T_world_shape, probe_start, probe_stop,
+               probes, obb_center, obb_axes, obb_half, triangle_start, triangle_stop, triangles, order, hull_rule,
+               inside):
+    """Explain's plan for the candidate pairs ``survivors`` (rows of a selection: ``pair_index`` into the
+    world's pairs, whose ``pair_is_self`` is looked up; ``pairs`` (P, 2) shapes, ``margins`` (P,) metres).
+
+    Writes ``order``: the survivors, self pairs first, each kind in the survivors' order; ``hull_rule[i]``:
+    whether pair ``order[i]`` is under the hull rule (both shapes nearly convex solids, one a closed mesh,
+    one a mesh, no padding); ``inside[i]``: for those, :func:`pairs_inside`'s outer shape or -1 (-1 for the
+    others). Returns the number of hull-rule pairs, or -1 (nothing else written) when a shape of the
+    survivors is not yet CODE_KNOWN.
+    """
+    n = survivors.shape[0]
+    for i in range(n):
+        p = survivors[i]
+        if code[pairs[p, 0]] & CODE_KNOWN == 0 or code[pairs[p, 1]] & CODE_KNOWN == 0:
+            return -1
+    m = 0
+    for first in range(2):
+        for i in range(n):
+            p = survivors[i]
+            if pair_is_self[pair_index[p]] == (first == 0):
+                order[m] = p
+                m += 1
+    count = 0
+    for i in range(n):
+        p = order[i]
+        sa, sb = pairs[p, 0], pairs[p, 1]
+        both, either = code[sa] & code[sb], code[sa] | code[sb]
+        rule = both & CODE_HULL != 0 and either & CODE_CLOSED != 0 and either & CODE_BVH != 0 and margins[p] <= 0.0
+        hull_rule[i] = rule
+        inside[i] = -1
+        if rule:
+            count += 1
+            inside[i] = _outer_of(T_world_shape, sa, sb, code, probe_start, probe_stop, probes, obb_center,
+                                  obb_axes, obb_half, triangle_start, triangle_stop, triangles)
+    return count
 
 
 @njit(cache=True, nogil=True)
