@@ -14,6 +14,7 @@ resolver of named joint values, the batch predicate's first collision, and expla
 """
 from __future__ import annotations
 
+import functools
 import threading
 from dataclasses import replace
 from typing import NamedTuple
@@ -27,6 +28,7 @@ from my_collision_pkg.core.checks.narrowphase import (checked_convex, coal_dista
 from my_collision_pkg.core.checks.penetration import (CHECK_ABS_M, CHECK_REL, LOCAL_CHECK_RAD, kernel_parts,
                                                       nearly_convex)
 from my_collision_pkg.core.kernels.codes import KIND_CONVEX, KIND_SPHERE
+from my_collision_pkg.core.kernels import explain_batch
 from my_collision_pkg.core.kernels.culling import single_configuration_candidates
 from my_collision_pkg.core.kernels.explain_batch import (CODE_BVH, CODE_CLOSED, CODE_HULL, CODE_KNOWN, ROWS,
                                                          hull_contact_rows, plan_pairs)
@@ -369,6 +371,13 @@ _COLUMNS = ("code", "single_with", "sphere", "owner_link", "kind", "params", "ve
             "probe_start", "probe_stop", "triangle_start", "triangle_stop")
 
 
+@functools.cache
+def _warm_up_kernels() -> None:
+    """``kernels.explain_batch``'s kernels compiled (or loaded) once per process, on the first explain (kernels'
+    own warm-up, run when a checker is built, does not call them)."""
+    explain_batch.warm_up()
+
+
 class _BatchTables:
     """Per-shape tables of one world snapshot for ``kernels.explain_batch``, filled as shapes first come up
     in a configuration's candidate pairs (a shape's hull is made on its first contact, as before).
@@ -377,6 +386,7 @@ class _BatchTables:
     """
 
     def __init__(self, world: CollisionWorld) -> None:
+        _warm_up_kernels()
         self.world = world
         self._lock = threading.Lock()
         n = len(world.shapes)

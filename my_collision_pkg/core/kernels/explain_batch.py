@@ -7,8 +7,8 @@ every pair of a configuration at once, instead of one compiled call per pair and
 
 - :func:`plan_pairs`: a configuration's candidate pairs in explain's order (self pairs first), which
   of them the hull rule takes, and for those whether one shape lies wholly inside a closed mesh of
-  the other (:func:`pairs_inside`, as ``narrowphase.inside_closed_mesh``: the same
-  :func:`mesh_queries.contains_probe` calls in the same order);
+  the other (as ``narrowphase.inside_closed_mesh``: the same :func:`mesh_queries.contains_probe`
+  calls in the same order);
 - :func:`hull_contact_rows`: per pair, coal's penetrating answer on the hulls made into a unit
   normal and checked (:func:`mtd.coal_answer_is_mtd`), and where both owners are robot links
   the contact's points (:func:`contact_points.contact_points`, the owner frames as
@@ -53,20 +53,6 @@ def _outer_of(T_world_shape, sa, sb, code, probe_start, probe_stop, probes, obb_
 
 
 @njit(cache=True, nogil=True)
-def pairs_inside(T_world_shape, a, b, code, probe_start, probe_stop, probes, obb_center, obb_axes, obb_half,
-                 triangle_start, triangle_stop, triangles, out):
-    """``out[k]``: the outer shape when shape ``b[k]`` lies inside closed mesh ``a[k]`` (tried first) or
-    ``a[k]`` inside ``b[k]``, else -1 (``narrowphase.inside_closed_mesh``).
-
-    ``code`` (S,) the shapes' CODE_* bits; probe points (the inner shape's frame), the oriented boxes
-    (``CollisionWorld.obb_*``) and triangles (T, 3, 3) in each shape's own frame.
-    """
-    for k in range(a.shape[0]):
-        out[k] = _outer_of(T_world_shape, a[k], b[k], code, probe_start, probe_stop, probes, obb_center, obb_axes,
-                           obb_half, triangle_start, triangle_stop, triangles)
-
-
-@njit(cache=True, nogil=True)
 def plan_pairs(survivors, pair_index, pair_is_self, pairs, margins, code, T_world_shape, probe_start, probe_stop,
                probes, obb_center, obb_axes, obb_half, triangle_start, triangle_stop, triangles, order, hull_rule,
                inside):
@@ -76,7 +62,9 @@ def plan_pairs(survivors, pair_index, pair_is_self, pairs, margins, code, T_worl
     Writes ``order``: the survivors, self pairs first, each kind in the survivors' order; ``hull_rule[i]``:
     whether pair ``order[i]`` is under the hull rule (both shapes nearly convex solids, one a closed mesh,
     one a mesh, no padding); ``inside[i]``: for those, :func:`pairs_inside`'s outer shape or -1 (-1 for the
-    others). Returns the number of hull-rule pairs, or -1 (nothing else written) when a shape of the
+    others; the outer shape when the second lies inside the first, a closed mesh (tried first), or the first
+    inside the second). Probe points are in the inner shape's frame, the oriented boxes
+    (``CollisionWorld.obb_*``) and triangles (T, 3, 3) in the outer shape's. Returns the number of hull-rule pairs, or -1 (nothing else written) when a shape of the
     survivors is not yet CODE_KNOWN.
     """
     n = survivors.shape[0]
@@ -137,3 +125,24 @@ def hull_contact_rows(T_world_shape, kind, params, vertex_start, vertex_stop, ve
             t_a[j] = -(T_a[0, 3] * T_a[0, j] + T_a[1, 3] * T_a[1, j] + T_a[2, 3] * T_a[2, j])
             t_b[j] = -(T_b[0, 3] * T_b[0, j] + T_b[1, 3] * T_b[1, j] + T_b[2, 3] * T_b[2, j])
         contact_points(witness[k, 0], rows[k, 0], distance[k], T_a[:3, :3], t_a, T_b[:3, :3], t_b, rows[k, 2:6])
+
+
+def warm_up() -> None:
+    """Compile (or load from numba's cache) both kernels with the argument types explain passes (a box inside a
+    closed one-triangle 'mesh' is never found inside; a box against a box for the contact rows)."""
+    n_shapes = 2
+    T = np.stack([np.eye(4), np.eye(4)])
+    code = np.array([CODE_KNOWN | CODE_HULL | CODE_CLOSED | CODE_BVH, CODE_KNOWN | CODE_HULL], dtype=np.uint8)
+    starts = np.zeros(n_shapes, dtype=np.int64)
+    stops = np.ones(n_shapes, dtype=np.int64)
+    triangles = np.array([[[0.0, 0.0, 0.0], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0]]])
+    one = np.zeros(1, dtype=np.int64)
+    plan_pairs(one, one, np.zeros(1, dtype=np.bool_), np.array([[0, 1]], dtype=np.int64), np.zeros(1), code, T,
+               starts, stops, np.zeros((1, 3)), np.zeros((n_shapes, 3)), np.stack([np.eye(3), np.eye(3)]),
+               np.ones((n_shapes, 3)), starts, stops, triangles, np.empty(1, dtype=np.int64),
+               np.empty(1, dtype=np.bool_), np.empty(1, dtype=np.int64))
+    witness = np.array([[[0.0, 0.0, 0.5], [0.0, 0.0, -0.5], [0.0, 0.0, 1.0]]])
+    hull_contact_rows(T, np.zeros(n_shapes, dtype=np.int64), np.full((n_shapes, 3), 0.5), starts, stops,
+                      np.zeros((1, 3)), T.copy(), np.zeros(n_shapes, dtype=np.int64), np.zeros(1, dtype=np.int64),
+                      np.ones(1, dtype=np.int64), np.array([-1.0]), witness, 1e-6, 1e-6, 1e-3,
+                      np.empty((1, ROWS, 3)), np.empty(1, dtype=np.bool_))
