@@ -26,6 +26,8 @@ from my_collision_pkg.core.scene.planning_scene import CollisionWorld
 _new_object = object.__new__
 _CONTACT_DEFAULTS = {f.name: f.default for f in dataclasses.fields(Contact) if f.default is not dataclasses.MISSING}
 _INFO_KEY = "contact_builder: shape info"     # CollisionWorld.cached key, with the shape index
+_PAIR_INFO_KEY = "contact_builder: pair info"  # CollisionWorld.cached key: a dict by (shape a, shape b)
+_NO_SUBSHAPES = (NO_SUBSHAPE, NO_SUBSHAPE)
 
 
 def _shape_info(world: CollisionWorld, shape: int) -> tuple:
@@ -184,24 +186,49 @@ class ContactBuilder:
                       transforms=(T_world_a.copy(), T_world_b.copy()), depth_rule=rule)
         return contact
 
-    def make_from_rows(self, a, b, p0: np.ndarray, rows: np.ndarray, distance: float, single: bool) -> Contact:
-        """:meth:`make` of a penetrating pair of two robot links' shapes with no sub-shapes (rule "mtd"), its
-        numbers already computed (``kernels.explain_batch.hull_contact_rows``): ``p0`` (3,) the point on body 0,
-        ``rows`` (6, 3) the unit normal, (unused), p1, the midpoint, p0 and p1 in their links' frames, all as
-        :meth:`make` computes them; ``distance`` metres, negative."""
-        owner_a, type_a, id_a, _, robot_a, link_a = self._info(a)
-        owner_b, type_b, id_b, _, robot_b, link_b = self._info(b)
-        distance = float(distance)
-        contact = _new_object(Contact)
-        values = contact.__dict__
-        values.update(_CONTACT_DEFAULTS)
-        values.update(type=ContactType.SELF if (robot_a and robot_b) else ContactType.ENVIRONMENT,
-                      link_names=(owner_a, owner_b), body_types=(type_a, type_b), shape_ids=(id_a, id_b),
-                      subshape_ids=(NO_SUBSHAPE, NO_SUBSHAPE), position=rows[3], nearest_points=(p0, rows[2]),
-                      nearest_points_local=(rows[4], rows[5]), normal=rows[0], distance=distance,
-                      penetration_depth=max(0.0, -distance), single_contact_point=single,
-                      transforms=(self.T_world_link[link_a].copy(), self.T_world_link[link_b].copy()))
-        return contact
+    def hull_contacts(self, a: list[int], b: list[int], p0: list[np.ndarray], rows: np.ndarray, distance: list[float],
+                      single: list[bool]) -> list[Contact]:
+        """:meth:`make` of penetrating pairs of two robot links' shapes with no sub-shapes (rule "mtd"), their
+        numbers already computed (``kernels.explain_batch.hull_contact_rows``): per pair k, shapes ``a[k]``,
+        ``b[k]``, ``p0[k]`` (3,) the point on body 0, ``rows[k]`` (6, 3) the unit normal, (unused), p1, the
+        midpoint, p0 and p1 in their links' frames, all as :meth:`make` computes them, ``distance[k]`` metres
+        (negative) and ``single[k]``. Each contact's arrays are its own (views of arrays made for these
+        contacts, none shared by two contacts)."""
+        world = self.world
+        pair_info = world.cached(_PAIR_INFO_KEY, dict)
+        infos = []
+        for sa, sb in zip(a, b):
+            info = pair_info.get((sa, sb))
+            if info is None:
+                info = pair_info[(sa, sb)] = _pair_info(self._info(sa), self._info(sb))
+            infos.append(info)
+        links = [link for info in infos for link in info[4]]
+        frames = list(self.T_world_link[links])       # one copy of the links' frames, a (4, 4) view per body
+        vectors = list(rows.reshape(-1, 3))            # one view per row
+        contacts = []
+        for k, (info, p0_k, d, one) in enumerate(zip(infos, p0, distance, single)):
+            kind, link_names, body_types, shape_ids, _ = info
+            r = 6 * k
+            contact = _new_object(Contact)
+            values = contact.__dict__
+            values.update(_CONTACT_DEFAULTS)
+            d = float(d)
+            values.update(type=kind, link_names=link_names, body_types=body_types, shape_ids=shape_ids,
+                          subshape_ids=_NO_SUBSHAPES, position=vectors[r + 3], nearest_points=(p0_k, vectors[r + 2]),
+                          nearest_points_local=(vectors[r + 4], vectors[r + 5]), normal=vectors[r],
+                          distance=d, penetration_depth=max(0.0, -d), single_contact_point=one,
+                          transforms=(frames[2 * k], frames[2 * k + 1]))
+            contacts.append(contact)
+        return contacts
+
+
+def _pair_info(info_a: tuple, info_b: tuple) -> tuple:
+    """What a hull contact records of its two shapes (:meth:`ContactBuilder._info` of each): (contact type, link
+    names, body types, shape ids, the owners' link indices)."""
+    owner_a, type_a, id_a, _, robot_a, link_a = info_a
+    owner_b, type_b, id_b, _, robot_b, link_b = info_b
+    return (ContactType.SELF if (robot_a and robot_b) else ContactType.ENVIRONMENT, (owner_a, owner_b),
+            (type_a, type_b), (id_a, id_b), (link_a, link_b))
 
 
 def _vector(v) -> np.ndarray:

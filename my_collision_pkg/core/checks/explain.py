@@ -283,18 +283,29 @@ class Explainer:
                           np.array(hit_b, dtype=np.int64), np.array(distances), np.array(witnesses), CHECK_ABS_M,
                           CHECK_REL, LOCAL_CHECK_RAD, out, is_mtd)
         owner_link, single_with, sphere = state.owner_link, state.single_with, state.sphere
-        for k, (p, sa, sb, distance, ok) in enumerate(zip(hit_rows, hit_a, hit_b, distances, is_mtd.tolist())):
+        singles = [bool(single_with[sa] and single_with[sb] and (sphere[sa] or sphere[sb]))
+                   for sa, sb in zip(hit_a, hit_b)]
+        links_only = [], [], [], [], [], []      # the common case: both owners robot links, coal's answer the MTD
+        for k, (p, sa, sb, distance, ok, single) in enumerate(zip(hit_rows, hit_a, hit_b, distances, is_mtd.tolist(),
+                                                                   singles)):
             p0 = witnesses[k][0]
-            single = bool(single_with[sa] and single_with[sb] and (sphere[sa] or sphere[sb]))
             if ok and owner_link[sa] >= 0 and owner_link[sb] >= 0:
-                contact = build.make_from_rows(sa, sb, p0, out[k], distance, single)
-            elif ok:
+                for column, value in zip(links_only, (k, sa, sb, p0, distance, single)):
+                    column.append(value)
+                continue
+            if ok:
                 contact = build.make(sa, sb, p0, out[k, 0], distance, -1, -1, single=single)
             else:
                 result = checked_convex(build.world, T_c, sa, sb, distance, p0, out[k, 0].copy())
                 contact = build.make(sa, sb, result.p0_world, result.normal_world, result.distance_m,
                                      *result.subshapes, single=single, rule=result.rule)
             results[p] = (True, contact)
+        picked, a_rows, b_rows, p0_rows, distance_rows, single_rows = links_only
+        if picked:
+            rows = out if len(picked) == n else out[picked]
+            for k, contact in zip(picked, build.hull_contacts(a_rows, b_rows, p0_rows, rows, distance_rows,
+                                                              single_rows)):
+                results[hit_rows[k]] = (True, contact)
         return results
 
     def pair_contacts(self, build: ContactBuilder, posed: PosedPairs, a: int, b: int, call, swapped: bool,
