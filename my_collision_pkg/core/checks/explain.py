@@ -9,6 +9,13 @@ open mesh (no inside) keeps fcl's triangle contacts. Self contacts come before
 environment ones; near misses (``contact_distance > 0``) after the contacts that refuse
 the configuration.
 
+The common pair, two nearly convex solids one of which is a closed mesh, refused without
+padding (the hull rule: their hulls' MTD, ``narrowphase.hull_mtd``), is worked a phase at a
+time over all such pairs of the configuration (:meth:`Explainer._hull_rule_contacts`,
+``kernels/explain_batch.py``): the same tests and numbers with one compiled call for each
+phase instead of several calls per pair. At ``contact_distance`` 0 explain starts as the
+predicate does (one compiled call from named values to the pairs that survive culling).
+
 :class:`Explainer` is also what the motion checks use of the configuration checks: the
 resolver of named joint values, the batch predicate's first collision, and explain itself.
 """
