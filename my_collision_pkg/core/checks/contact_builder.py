@@ -26,11 +26,14 @@ from my_collision_pkg.core.scene.planning_scene import CollisionWorld
 _new_object = object.__new__
 _CONTACT_DEFAULTS = {f.name: f.default for f in dataclasses.fields(Contact) if f.default is not dataclasses.MISSING}
 _INFO_KEY = "contact_builder: shape info"     # CollisionWorld.cached key, with the shape index
+_PAIR_INFO_KEY = "contact_builder: pair info"  # CollisionWorld.cached key: a dict by (shape a, shape b)
+_NO_SUBSHAPES = (NO_SUBSHAPE, NO_SUBSHAPE)
 
 
 def _shape_info(world: CollisionWorld, shape: int) -> tuple:
     entry = world.shapes[shape]
-    return entry.owner, BodyType(entry.body_type), entry.shape_id, bool(entry.geometry.is_bvh), bool(entry.on_robot)
+    return (entry.owner, BodyType(entry.body_type), entry.shape_id, bool(entry.geometry.is_bvh), bool(entry.on_robot),
+            int(entry.link_index))
 
 
 class ContactBuilder:
@@ -53,7 +56,7 @@ class ContactBuilder:
         self._shape_info: dict[int, tuple] = {}  # shape -> what a contact records of it
 
     def _info(self, shape: int) -> tuple:
-        """(owner, body type, shape id, is a BVH, on the robot) of a shape."""
+        """(owner, body type, shape id, is a BVH, on the robot, link index) of a shape."""
         info = self._shape_info.get(shape)
         if info is None:
             info = self._shape_info[shape] = self.world.cached((_INFO_KEY, shape), _shape_info, self.world, shape)
@@ -161,8 +164,8 @@ class ContactBuilder:
         The point on body 1 is ``p0 + distance * normal``, so the documented
         invariant holds exactly.
         """
-        owner_a, type_a, id_a, bvh_a, robot_a = self._info(a)
-        owner_b, type_b, id_b, bvh_b, robot_b = self._info(b)
+        owner_a, type_a, id_a, bvh_a, robot_a, _ = self._info(a)
+        owner_b, type_b, id_b, bvh_b, robot_b, _ = self._info(b)
         distance = float(distance)
         kind = ContactType.SELF if (robot_a and robot_b) else ContactType.ENVIRONMENT
         sub0 = int(b1) if bvh_a and b1 is not None and b1 >= 0 else NO_SUBSHAPE
@@ -182,6 +185,50 @@ class ContactBuilder:
                       penetration_depth=max(0.0, -distance), single_contact_point=single, depth_is_fallback=fallback,
                       transforms=(T_world_a.copy(), T_world_b.copy()), depth_rule=rule)
         return contact
+
+    def hull_contacts(self, a: list[int], b: list[int], p0: list[np.ndarray], rows: np.ndarray, distance: list[float],
+                      single: list[bool]) -> list[Contact]:
+        """:meth:`make` of penetrating pairs of two robot links' shapes with no sub-shapes (rule "mtd"), their
+        numbers already computed (``kernels.explain_batch.hull_contact_rows``): per pair k, shapes ``a[k]``,
+        ``b[k]``, ``p0[k]`` (3,) the point on body 0, ``rows[k]`` (6, 3) the unit normal, (unused), p1, the
+        midpoint, p0 and p1 in their links' frames, all as :meth:`make` computes them, ``distance[k]`` metres
+        (negative) and ``single[k]``. Each contact's arrays are its own (views of arrays made for these
+        contacts, none shared by two contacts)."""
+        world = self.world
+        pair_info = world.cached(_PAIR_INFO_KEY, dict)
+        infos = []
+        for sa, sb in zip(a, b):
+            info = pair_info.get((sa, sb))
+            if info is None:
+                info = pair_info[(sa, sb)] = _pair_info(self._info(sa), self._info(sb))
+            infos.append(info)
+        links = [link for info in infos for link in info[4]]
+        frames = list(self.T_world_link[links])       # one copy of the links' frames, a (4, 4) view per body
+        vectors = list(rows.reshape(-1, 3))            # one view per row
+        contacts = []
+        for k, (info, p0_k, d, one) in enumerate(zip(infos, p0, distance, single)):
+            kind, link_names, body_types, shape_ids, _ = info
+            r = 6 * k
+            contact = _new_object(Contact)
+            values = contact.__dict__
+            values.update(_CONTACT_DEFAULTS)
+            d = float(d)
+            values.update(type=kind, link_names=link_names, body_types=body_types, shape_ids=shape_ids,
+                          subshape_ids=_NO_SUBSHAPES, position=vectors[r + 3], nearest_points=(p0_k, vectors[r + 2]),
+                          nearest_points_local=(vectors[r + 4], vectors[r + 5]), normal=vectors[r],
+                          distance=d, penetration_depth=max(0.0, -d), single_contact_point=one,
+                          transforms=(frames[2 * k], frames[2 * k + 1]))
+            contacts.append(contact)
+        return contacts
+
+
+def _pair_info(info_a: tuple, info_b: tuple) -> tuple:
+    """What a hull contact records of its two shapes (:meth:`ContactBuilder._info` of each): (contact type, link
+    names, body types, shape ids, the owners' link indices)."""
+    owner_a, type_a, id_a, _, robot_a, link_a = info_a
+    owner_b, type_b, id_b, _, robot_b, link_b = info_b
+    return (ContactType.SELF if (robot_a and robot_b) else ContactType.ENVIRONMENT, (owner_a, owner_b),
+            (type_a, type_b), (id_a, id_b), (link_a, link_b))
 
 
 def _vector(v) -> np.ndarray:
