@@ -42,6 +42,23 @@ measured only for pairs whose bounding spheres come within ``grid_advance.COVER_
 the narrow phase's threshold. Near contact (a smaller reserve) steps end where the bound lets
 them, as before.
 
+Halving first (``DYADIC_PREFIX``, :func:`grid_advance.certify_dyadic`). Before the forward
+steps every pair is evaluated at t = 0 and t = 1 and the motion's time is halved where the
+bounds from both ends of an interval (:func:`advancement.interval_bound`) do not yet hold
+the pair above ``m + tolerance_m / 2``: an interval certified from both ends may be about
+twice as long as a forward step from its start, and every evaluation lands on the cache's
+grid of ``1 / grid_advance.CACHE_GRID``, shared by all pairs. A pair that comes near (the
+narrow phase would be needed, or the shortest interval does not certify) goes on with the
+forward steps from the end of its certified prefix. The certified clearance of a valid
+motion halves the prefix intervals that could be its smallest once more
+(:func:`grid_advance.dyadic_clearance`), so it is not looser than the forward steps'.
+
+The narrow phase in the kernel (:mod:`kernels.gjk`). A pair within ``COVER_ACCEPT_M`` of
+``m + tolerance_m`` first gets GJK's certified lower bound of its convex solids' distance
+(primitives, convex meshes, meshes' hulls) in the compiled loop; only a pair that may
+touch, or whose hulls come nearer than the rules of :meth:`Sweep.narrow` accept, is
+handed to coal in Python.
+
 Distance lower bounds, cheapest first, in one compiled call per round
 (:func:`advancement.advance`, each pair stepping on its own clock): the two bounding
 spheres; then the sphere covers (:func:`geometry.mesh_sphere_cover` holds a mesh's
