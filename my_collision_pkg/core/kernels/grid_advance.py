@@ -291,26 +291,38 @@ def evaluate(q, tk, known_k, horizon, q0, dq, pairs, robot, shapes, speed, cover
 def advance_on_grid(q0, dq, limit, t, live, p, pairs, robot, shapes, speed, covers, tol, accept, out, budget, track,
                     tracking, cache, narrow):
     """:func:`advancement.advance` (same arguments, returns, outputs and records) with steps
-    snapped to the grid (:func:`snapped`), the poses and levers of cache times kept in
+    snapped to the grid (:func:`snapped`), the poses and levers of grid times kept in
     ``cache`` (a :class:`GridCache` as a plain tuple, kept across the calls of one search),
     and a narrow phase of its own (``narrow``, a :class:`NarrowArrays` as a plain tuple): a
     pair that would go to the caller first gets its convex solids' distance bound, and steps
     on it here when that bound shows it apart (above 0 and the padding + tolerance; for hulls
     also at least ``hull_accept`` beyond the padding or enough to reach the limit, or leaving
-    at least the pair's last measured mesh-to-hull gap in reserve). Only pairs that may
-    touch, or whose hulls come too near, go to the caller (see :func:`evaluate`). A GJK call
-    counts as one more bound evaluation in ``used`` (it costs about as much)."""
+    at least the pair's last measured mesh-to-hull gap in reserve). Only
+    pairs that may touch, or whose hulls come too near, go to the caller. A GJK call counts
+    as one more bound evaluation in ``used`` (it costs about as much)."""
     pairs, robot, shapes = PairArrays(*pairs), RobotArrays(*robot), ShapeArrays(*shapes)
     speed, covers, out = SpeedArrays(*speed), CoverArrays(*covers), AdvanceOutputs(*out)
     cache = GridCache(*cache)
     narrow = NarrowArrays(*narrow)
     convex = ConvexArrays(*narrow.convex)
+    route, warm, gjk_calls = narrow.route, narrow.warm, narrow.calls
     track = track_rows(track)
-    margins = pairs.margins
+    pair_a, pair_b, margins = pairs.pair_a, pairs.pair_b, pairs.margins
     known, status, steps = out.known, out.status, out.steps
     n = live.shape[0]
     count = 0
-    x = new_scratch(q0, robot, speed.adq.shape[0], covers)
+    positions = np.empty(q0.shape[0])
+    values = np.empty(robot.mimic_matrix.shape[0])
+    n_links = out.T_link.shape[1]
+    n_mov = speed.adq.shape[0]
+    T_free = np.empty((n_links, 4, 4))             # link poses off the grid
+    lever_a = np.empty(max(n_mov, 1))
+    lever_b = np.empty(max(n_mov, 1))
+    Ta = np.empty((4, 4))
+    Tb = np.empty((4, 4))
+    corners = np.empty((8, 3))
+    work = cover_scratch(covers.cover_start)
+    free_t = np.nan                                # T_free holds the poses at free_t
     capacity = out.V0.shape[0]
     used = 0
     for j in range(n):
@@ -318,6 +330,8 @@ def advance_on_grid(q0, dq, limit, t, live, p, pairs, robot, shapes, speed, cove
             return count, j, used
         k = live[j]
         q = p[k]
+        a = pair_a[q]
+        b = pair_b[q]
         m = margins[q]
         status[j] = DONE
         keeps_apart = m + 0.5 * tol > 0.0
@@ -327,16 +341,68 @@ def advance_on_grid(q0, dq, limit, t, live, p, pairs, robot, shapes, speed, cove
             used += 1
             steps[q] += 1
             tk = t[k]
+            g = cache_index(tk)
+            if g >= 0:
+                if not cache.posed[g]:
+                    for i in range(q0.shape[0]):
+                        positions[i] = q0[i] + tk * dq[i]
+                    rigid_fk(positions, robot, n_links, values, cache.T_link[g])
+                    cache.posed[g] = True
+                T_link = cache.T_link[g]
+            else:
+                if tk != free_t:
+                    for i in range(q0.shape[0]):
+                        positions[i] = q0[i] + tk * dq[i]
+                    rigid_fk(positions, robot, n_links, values, T_free)
+                    free_t = tk
+                T_link = T_free
+            shape_pose(T_link, shapes.shape_link, shapes.T_frame_shape, a, Ta)
+            shape_pose(T_link, shapes.shape_link, shapes.T_frame_shape, b, Tb)
+            if n_mov:
+                ra, rb = cache.slot[a], cache.slot[b]
+                if g >= 0:
+                    if ra >= 0 and not cache.measured[g, ra]:
+                        shape_levers(T_link, Ta, a, speed, corners, cache.lever[g, ra])
+                        cache.measured[g, ra] = True
+                    if rb >= 0 and not cache.measured[g, rb]:
+                        shape_levers(T_link, Tb, b, speed, corners, cache.lever[g, rb])
+                        cache.measured[g, rb] = True
+                    v0, v1 = speed_from_levers(q, a, b, cache.lever[g, max(ra, 0)], cache.lever[g, max(rb, 0)],
+                                                speed)
+                else:
+                    if ra >= 0:
+                        shape_levers(T_link, Ta, a, speed, corners, lever_a)
+                    if rb >= 0:
+                        shape_levers(T_link, Tb, b, speed, corners, lever_b)
+                    v0, v1 = speed_from_levers(q, a, b, lever_a, lever_b, speed)
+            else:
+                v0, v1 = 0.0, 0.0
             rest = 1.0 - tk
-            d, v0, v1, T_link, gjk, need = evaluate(q, tk, known[k], rest, q0, dq, pairs, robot, shapes, speed,
-                                                    covers, tol, accept, cache, narrow, convex, x)
-            used += gjk
-            if need:
-                status[j] = NEED
-                hand_over(out, count, j, v0, v1, x.Ta, x.Tb)
-                out.T_link[count] = T_link
-                count += 1
-                break
+            enough = m + tol + rest * (v0 + rest * v1)
+            d = sphere_bound(Ta, Tb, a, b, speed.centre_shape, speed.radius)
+            if d < enough and keeps_apart and d < m + tol + accept + COVER_GATE_M:
+                d = raised_by_covers(a, b, Ta, Tb, d, enough, known[k], covers, shapes, speed.centre_shape, work)
+            if d < enough and d < m + tol + accept:
+                r = route[q]
+                apart = False
+                if r != ROUTE_NONE:
+                    used += 1
+                    gjk_calls[q] += 1
+                    bound = lower_bound(convex, a, Ta, b, Tb, warm[q], narrow.eps, GJK_RELATIVE)
+                    # hulls: far enough beyond the padding, or nearer but with meshes that were
+                    # lately no farther apart than the hulls leave in reserve (a step on the hull
+                    # at least half as long as on the mesh, for a fraction of its cost)
+                    apart = bound > 0.0 and bound >= m + tol and (
+                        r == ROUTE_CONVEX or bound >= min(enough, m + narrow.hull_accept)
+                        or bound - m - 0.5 * tol >= narrow.hull_gap[q])
+                    if apart:
+                        d = bound
+                if not apart:
+                    status[j] = NEED
+                    hand_over(out, count, j, v0, v1, Ta, Tb)
+                    out.T_link[count] = T_link
+                    count += 1
+                    break
             if tracking:
                 record_interval(track, k, tk, d, v0, v1)
             if v0 + v1 <= 0.0:
@@ -375,15 +441,29 @@ def certify_dyadic(q0, dq, t, p, pairs, robot, shapes, speed, covers, tol, accep
     evaluation is the prefix's end (the forward steps close their intervals from there; the
     tail of a finished pair is its bound at t = 1). A pair with a non-positive padding +
     tolerance / 2 is left to the forward steps (the covers' bound needs a pair known to be
-    apart). Packs as :func:`advance_on_grid` takes them."""
+    apart). Packs as :func:`advance_on_grid` takes them. Every
+    evaluation is :func:`evaluate`'s, written out at one place of the loop (a call of it per
+    evaluation cost as much again as the evaluation: its arguments' reference counts)."""
     pairs, robot, shapes = PairArrays(*pairs), RobotArrays(*robot), ShapeArrays(*shapes)
     speed, covers, out = SpeedArrays(*speed), CoverArrays(*covers), AdvanceOutputs(*out)
     cache = GridCache(*cache)
     narrow = NarrowArrays(*narrow)
     convex = ConvexArrays(*narrow.convex)
+    route, warm, gjk_calls = narrow.route, narrow.warm, narrow.calls
     track = track_rows(track)
     known, steps = out.known, out.steps
-    x = new_scratch(q0, robot, speed.adq.shape[0], covers)
+    n_links = robot.link_parent.shape[0]
+    n_mov = speed.adq.shape[0]
+    positions = np.empty(q0.shape[0])
+    values = np.empty(robot.mimic_matrix.shape[0])
+    T_free = np.empty((n_links, 4, 4))             # link poses off the cache's grid
+    lever_a = np.empty(max(n_mov, 1))
+    lever_b = np.empty(max(n_mov, 1))
+    Ta = np.empty((4, 4))
+    Tb = np.empty((4, 4))
+    corners = np.empty((8, 3))
+    work = cover_scratch(covers.cover_start)
+    free_t = np.nan
     depth = CACHE_LEVELS + 2
     st_t, st_d, st_v0, st_v1 = np.empty(depth), np.empty(depth), np.empty(depth), np.empty(depth)
     capacity = seq.shape[2]
@@ -395,47 +475,103 @@ def certify_dyadic(q0, dq, t, p, pairs, robot, shapes, speed, covers, tol, accep
         if t[k] != 0.0:
             continue
         q = p[k]
+        a = pairs.pair_a[q]
+        b = pairs.pair_b[q]
         m = pairs.margins[q]
         if not m + 0.5 * tol > 0.0:
             continue
-        da, va0, va1, _, gjk, need = evaluate(q, 0.0, known[k], 1.0, q0, dq, pairs, robot, shapes, speed, covers,
-                                              tol, accept, cache, narrow, convex, x)
-        used += 1 + gjk
-        steps[q] += 1
-        if need or da < m + tol:
-            continue
-        db, vb0, vb1, _, gjk, need = evaluate(q, 1.0, True, 1.0, q0, dq, pairs, robot, shapes, speed, covers,
-                                              tol, accept, cache, narrow, convex, x)
-        used += 1 + gjk
-        steps[q] += 1
-        if need:
-            continue
-        ta = 0.0
-        seq[0, k, 0], seq[1, k, 0], seq[2, k, 0], seq[3, k, 0] = ta, da, va0, va1
-        kept = 1
-        st_t[0], st_d[0], st_v0[0], st_v1[0] = 1.0, db, vb0, vb1
-        top = 1
-        while top > 0 and kept < capacity:
-            tb, db, vb0, vb1 = st_t[top - 1], st_d[top - 1], st_v0[top - 1], st_v1[top - 1]
-            bound, _ = interval_bound(ta, da, va0, va1, tb, db, vb0, vb1)
-            if bound >= m + 0.5 * tol and db >= m + tol:
+        phase = 0                  # evaluating t = 0, then t = 1, then midpoints
+        tk, horizon, known_k = 0.0, 1.0, known[k]
+        ta, da, va0, va1 = 0.0, 0.0, 0.0, 0.0
+        top = 0
+        kept = 0
+        while True:
+            # ----- the evaluation of pair q at tk (evaluate()'s) -----
+            used += 1
+            steps[q] += 1
+            g = cache_index(tk)
+            if g >= 0:
+                if not cache.posed[g]:
+                    for i in range(q0.shape[0]):
+                        positions[i] = q0[i] + tk * dq[i]
+                    rigid_fk(positions, robot, n_links, values, cache.T_link[g])
+                    cache.posed[g] = True
+                T_link = cache.T_link[g]
+            else:
+                if tk != free_t:
+                    for i in range(q0.shape[0]):
+                        positions[i] = q0[i] + tk * dq[i]
+                    rigid_fk(positions, robot, n_links, values, T_free)
+                    free_t = tk
+                T_link = T_free
+            shape_pose(T_link, shapes.shape_link, shapes.T_frame_shape, a, Ta)
+            shape_pose(T_link, shapes.shape_link, shapes.T_frame_shape, b, Tb)
+            v0, v1 = 0.0, 0.0
+            if n_mov:
+                ra, rb = cache.slot[a], cache.slot[b]
+                if g >= 0:
+                    if ra >= 0 and not cache.measured[g, ra]:
+                        shape_levers(T_link, Ta, a, speed, corners, cache.lever[g, ra])
+                        cache.measured[g, ra] = True
+                    if rb >= 0 and not cache.measured[g, rb]:
+                        shape_levers(T_link, Tb, b, speed, corners, cache.lever[g, rb])
+                        cache.measured[g, rb] = True
+                    v0, v1 = speed_from_levers(q, a, b, cache.lever[g, max(ra, 0)], cache.lever[g, max(rb, 0)],
+                                                speed)
+                else:
+                    if ra >= 0:
+                        shape_levers(T_link, Ta, a, speed, corners, lever_a)
+                    if rb >= 0:
+                        shape_levers(T_link, Tb, b, speed, corners, lever_b)
+                    v0, v1 = speed_from_levers(q, a, b, lever_a, lever_b, speed)
+            enough = m + tol + horizon * (v0 + horizon * v1)
+            d = sphere_bound(Ta, Tb, a, b, speed.centre_shape, speed.radius)
+            r = route[q]
+            measure = r != ROUTE_NONE and d < enough and d < m + tol + accept + GJK_GATE_M
+            if not measure and d < enough and d < m + tol + accept + COVER_GATE_M:
+                d = raised_by_covers(a, b, Ta, Tb, d, enough, known_k, covers, shapes, speed.centre_shape, work)
+            need = False
+            if measure or (d < enough and d < m + tol + accept):
+                apart = False
+                if r != ROUTE_NONE:
+                    used += 1
+                    gjk_calls[q] += 1
+                    bound = lower_bound(convex, a, Ta, b, Tb, warm[q], narrow.eps, GJK_RELATIVE)
+                    apart = bound > 0.0 and bound >= m + tol and (
+                        r == ROUTE_CONVEX or bound >= min(enough, m + narrow.hull_accept)
+                        or bound - m - 0.5 * tol >= narrow.hull_gap[q])
+                    if apart:
+                        d = max(d, bound)
+                need = not apart and d < m + tol + accept
+            # ----- what the evaluation decides -----
+            if need or (phase != 1 and d < m + tol):
+                break
+            if phase == 0:
+                da, va0, va1 = d, v0, v1
+                seq[0, k, 0], seq[1, k, 0], seq[2, k, 0], seq[3, k, 0] = 0.0, d, v0, v1
+                kept = 1
+                phase, tk, horizon, known_k = 1, 1.0, 1.0, True
+                continue
+            phase = 2
+            st_t[top], st_d[top], st_v0[top], st_v1[top] = tk, d, v0, v1
+            top += 1
+            while top > 0 and kept < capacity:        # certify what the ends now hold
+                tb, db, vb0, vb1 = st_t[top - 1], st_d[top - 1], st_v0[top - 1], st_v1[top - 1]
+                low, _ = interval_bound(ta, da, va0, va1, tb, db, vb0, vb1)
+                if not (low >= m + 0.5 * tol and db >= m + tol):
+                    break
                 seq[0, k, kept], seq[1, k, kept], seq[2, k, kept], seq[3, k, kept] = tb, db, vb0, vb1
                 kept += 1
                 top -= 1
                 ta, da, va0, va1 = tb, db, vb0, vb1
-                continue
-            h = tb - ta
+            if top == 0 or kept >= capacity:
+                break
+            h = st_t[top - 1] - ta
             if h <= shortest or top >= depth or used >= budget:
                 break
-            tm = ta + 0.5 * h
-            dm, vm0, vm1, _, gjk, need = evaluate(q, tm, True, 0.5 * h, q0, dq, pairs, robot, shapes, speed,
-                                                  covers, tol, accept, cache, narrow, convex, x)
-            used += 1 + gjk
-            steps[q] += 1
-            if need or dm < m + tol:
-                break
-            st_t[top], st_d[top], st_v0[top], st_v1[top] = tm, dm, vm0, vm1
-            top += 1
+            tk, horizon = ta + 0.5 * h, 0.5 * h
+        if kept == 0:
+            continue
         seq_n[k] = kept
         if tracking:                                   # the forward steps go on from the prefix's end
             track.last_t[k], track.last_d[k], track.last_v0[k], track.last_v1[k] = ta, da, va0, va1
