@@ -1,4 +1,5 @@
-"""Certified motions on the time grid (kernels/grid_advance.py) against every pair on its own clock.
+"""Certified motions on the time grid (kernels/grid_advance.py) against every pair on its own clock,
+and with the halving prefix against forward steps only.
 
 The grid changes where steps end (never beyond the step the bound allows) and shares
 poses and levers between pairs; it must not change a verdict, must never report a
@@ -38,10 +39,10 @@ SLIDER_URDF = f"""
 
 @pytest.fixture
 def grid_on_and_off():
-    """Restores sweep.GRID_STEPS after a test that switches it."""
-    saved = sweep.GRID_STEPS
+    """Restores sweep.GRID_STEPS and sweep.DYADIC_PREFIX after a test that switches them."""
+    saved = sweep.GRID_STEPS, sweep.DYADIC_PREFIX
     yield
-    sweep.GRID_STEPS = saved
+    sweep.GRID_STEPS, sweep.DYADIC_PREFIX = saved
 
 
 @pytest.mark.parametrize("t, h, reserve", [(0.0, 0.3, 1.0), (0.1, 0.07, 0.2), (0.40625, 0.02, 0.5),
@@ -60,6 +61,12 @@ def test_grid_index_only_on_grid_times():
     assert gk.grid_index(0.0) == 0 and gk.grid_index(1.0) == gk.GRID
     assert gk.grid_index(3 / gk.GRID) == 3
     assert gk.grid_index(0.5 / gk.GRID) == -1 and gk.grid_index(1.5) == -1
+
+
+def test_the_cache_grid_holds_every_step_grid_time():
+    assert gk.CACHE_GRID % gk.GRID == 0
+    assert gk.cache_index(3 / gk.GRID) == 3 * (gk.CACHE_GRID // gk.GRID)
+    assert gk.cache_index(1.0) == gk.CACHE_GRID and gk.cache_index(0.5 / gk.CACHE_GRID) == -1
 
 
 @pytest.mark.parametrize("plate_x_m", [0.1234, 0.5118, 0.8777])
@@ -94,14 +101,18 @@ def panda():
     return checker, list(zip(good[0::2][:14], good[1::2][:14]))
 
 
-def test_panda_grid_verdicts_equal_own_clocks_and_never_late(panda, grid_on_and_off):
+# GRID_STEPS: the time grid against every pair on its own clock; DYADIC_PREFIX: the halving
+# prefix (grid_advance.certify_dyadic, intervals certified from both ends) against forward
+# steps only
+@pytest.mark.parametrize("switch", ["GRID_STEPS", "DYADIC_PREFIX"])
+def test_panda_grid_verdicts_equal_own_clocks_and_never_late(panda, grid_on_and_off, switch):
     checker, edges = panda
     names = checker.scene.robot.active_joint_names
     invalid = 0
     for q0, q1 in edges:
-        sweep.GRID_STEPS = True
+        setattr(sweep, switch, True)
         grid = checker.check_motion(names, q0, q1)
-        sweep.GRID_STEPS = False
+        setattr(sweep, switch, False)
         plain = checker.check_motion(names, q0, q1)
         assert grid.valid == plain.valid
         if grid.valid:
@@ -164,3 +175,21 @@ def test_the_speed_bound_holds_against_true_point_speeds(panda):
             points = np.einsum("kij,pj->kpi", T_path[:, a, :3, :3], box) + T_path[:, a, None, :3, 3]
             speed = np.linalg.norm(np.diff(points, axis=0), axis=2).max() / (times[1] - times[0])
             assert speed <= (V0 + h * V1) * (1 + 1e-6)
+
+
+def test_panda_halving_clearance_is_below_the_sampled_distances(panda):
+    # a certified clearance (the halving prefix's included) is a lower bound: never above the
+    # checker's own clearance at any sample of the motion (every pair, exact narrow phase)
+    checker, edges = panda
+    names = checker.scene.robot.active_joint_names
+    assert sweep.DYADIC_PREFIX
+    checked = 0
+    for q0, q1 in edges[:8]:
+        result = checker.check_motion(names, q0, q1)
+        if not result.valid:
+            continue
+        checked += 1
+        sampled = min(float(np.min(checker.clearance(names, q0 + s * (q1 - q0), 1.0).distance, initial=np.inf))
+                      for s in np.linspace(0.0, 1.0, 201))
+        assert result.min_clearance_m <= sampled + 1e-9
+    assert checked >= 3
