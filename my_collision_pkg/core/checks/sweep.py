@@ -795,7 +795,6 @@ class Sweep:
             kernel_route = np.full(len(route), gk.ROUTE_NONE, dtype=np.int64)
             kernel_route[both & (route == int(NarrowRoute.CONVEX))] = gk.ROUTE_CONVEX
             kernel_route[both & (route == int(NarrowRoute.HULLS_FIRST))] = gk.ROUTE_HULLS
-            self.gjk_calls = np.zeros(len(route), dtype=np.int64)
             self._narrow_pack = tuple(gk.NarrowArrays(tuple(convex), kernel_route, np.zeros((len(route), 3)),
                                                       float(self._coal_request.gjk_tolerance), HULL_ACCEPT_M,
                                                       self.gjk_calls, self.hull_gap))
