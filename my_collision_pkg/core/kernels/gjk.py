@@ -111,7 +111,7 @@ def nearest_on_simplex(P, n, out):
     best = np.inf
     best_mask = 1
     bx, by, bz = P[0, 0], P[0, 1], P[0, 2]
-    E = np.empty((3, 3))
+    E = np.zeros((3, 3))                   # rows past a face's size are read times 0: never garbage
     for mask in range(1, 1 << n):
         idx0 = -1
         m = 0
