@@ -32,7 +32,11 @@ configuration:
 wall time per configuration, the CPU time per configuration (this process and its
 workers: what the split costs beyond one core), the ratio to the first count, that the
 verdicts are equal, what forking a pool for a new snapshot costs, and the load average
-(the ratio needs idle cores: on a loaded machine it is worse than on a quiet one).
+(the ratio needs idle cores: on a loaded machine it is worse than on a quiet one). Then
+one process pinned to each CPU in turn, alone and with a busy loop on the others, and what
+that many processes could reach at those speeds: the CPUs of a virtual machine need not be
+equally fast (on the 2-CPU machine of docs/performance.md one is about 1.5x slower than
+the other), so the ratio to one worker depends on the CPU the one worker ran on.
 
 Options ``--pin CPU`` (run on that CPU only) and ``--busy-cpu CPU`` (a busy loop on that
 CPU for the whole run) show whether the ratios hold on one core and under load, e.g.
@@ -286,6 +290,7 @@ def run_workers(args, counts: list[int]) -> None:
             assert checker.batch_worker_pids == pids, "the pool was replaced during the run"
             if not np.array_equal(valid, verdicts[w]):
                 verdicts[w] = valid
+    per_cpu = _one_process_per_cpu(checkers.get(1), names, Q, args.rounds)
     reference = counts[0]
     equal = all(np.array_equal(verdicts[w], verdicts[reference]) for w in counts)
     # what a new snapshot costs: the batch right after an allowed collision is switched (the pool
@@ -326,8 +331,45 @@ def run_workers(args, counts: list[int]) -> None:
             print(f"target: 2 workers <= {TARGET_WORKERS_RATIO}x one: {ratio:.2f} "
                   f"{'met' if ratio <= TARGET_WORKERS_RATIO else 'MISSED'} (load average "
                   f"{os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs)")
+    if per_cpu:
+        alone = {cpu: statistics.median(t) / n * US_PER_S for cpu, (t, _) in per_cpu.items()}
+        shared = {cpu: statistics.median(t) / n * US_PER_S for cpu, (_, t) in per_cpu.items()}
+        print("one process pinned to each CPU, us/config (median of the rounds), alone / with a busy loop on "
+              "the other CPUs: " + "; ".join(f"CPU {c} {alone[c]:.2f} / {shared[c]:.2f}" for c in alone))
+        ideal = 1.0 / sum(1.0 / v for v in shared.values())
+        print(f"what {len(shared)} processes could reach at those busy-machine speeds: {ideal:.2f} us/config, "
+              f"{ideal / base * n / US_PER_S:.2f}x the one-worker median above, "
+              f"{ideal / min(alone.values()):.2f}x the fastest CPU alone")
     for checker in checkers.values():
         checker.close()
+
+
+def _one_process_per_cpu(checker, names, Q, rounds: int) -> dict:
+    """Per CPU of this process's mask: check_batch's wall times (s) with one process pinned
+    there, alone and with a busy loop on every other CPU (the CPUs of a virtual machine need
+    not be equally fast, nor keep their speed when their neighbours work). {} without a
+    one-worker checker or with one CPU."""
+    allowed = sorted(os.sched_getaffinity(0))
+    if checker is None or len(allowed) < 2:
+        return {}
+    times = {cpu: ([], []) for cpu in allowed}
+    try:
+        for _ in range(rounds):
+            for cpu in allowed:
+                os.sched_setaffinity(0, {cpu})
+                for loaded in (False, True):
+                    loops = [start_busy_loop(c) for c in allowed if c != cpu] if loaded else []
+                    try:
+                        start = time.perf_counter()
+                        checker.check_batch(names, Q, max_batch=len(Q))
+                        times[cpu][int(loaded)].append(time.perf_counter() - start)
+                    finally:
+                        for loop in loops:
+                            loop.kill()
+                            loop.wait()
+    finally:
+        os.sched_setaffinity(0, set(allowed))
+    return times
 
 
 def run(args) -> None:

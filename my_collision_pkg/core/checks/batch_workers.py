@@ -9,8 +9,11 @@ per configuration, the index of the first colliding pair or -1: exactly what the
 path computes (:func:`pair_tests.first_collision`), so the verdicts are identical.
 
 How a batch runs (:meth:`BatchPool.run`): the batch is cut into chunks of about
-``TARGET_CHUNK_S`` of work, smaller towards the end (guided scheduling); each worker keeps ``PREFETCH`` chunks queued and the calling
-process takes the next chunk whenever it is free, so a worker slowed by other load gets less.
+``TARGET_CHUNK_S`` of work, smaller towards the end (guided scheduling, on the time left at
+the speeds measured in this batch: the caller times its own chunks, each worker reports the
+seconds its chunk took); before each chunk of its own the calling process sends every
+worker enough to stay busy until it collects again (``BACKLOG_FACTOR``), so a worker never
+waits for the caller, and a slower process (another load, a slower CPU) gets less.
 For the batch, the calling thread is kept on its CPU and each worker on another one
 (``PIN_CPUS``; the thread's mask is restored afterwards): left alone, the scheduler often
 puts two of them on one CPU while another process keeps the other busy. Between its
@@ -65,15 +68,26 @@ MIN_FORK_CONFIGURATIONS = 5000
 # Most worker processes of one pool (more cores than this are not used).
 MAX_BATCH_WORKERS = 64
 # A chunk is sized for about this much work (fewer round trips), and at most 1 /
-# GUIDED_SHARES of what is left per process (guided scheduling: the last chunks are small,
-# so the processes finish together); between MIN_CHUNK and MAX_CHUNK configurations.
+# GUIDED_SHARES of the time the processes need for what is left at their measured speeds
+# (guided scheduling: the last chunks are small, so the processes finish together); between
+# MIN_CHUNK and MAX_CHUNK configurations. The first chunks (no speed measured) are FIRST_CHUNK.
 TARGET_CHUNK_S = 0.012
-GUIDED_SHARES = 2
+GUIDED_SHARES = 3
 MIN_CHUNK = 16
 MAX_CHUNK = 4096
 FIRST_CHUNK = 256
-# Chunks queued per worker beyond the one it works on (it never waits for the caller).
+# Chunks queued per worker before its speed is known.
 PREFETCH = 2
+# A chunk of the caller's is a stretch in which it feeds nobody, so before each one every
+# worker is sent more until what it holds unanswered takes it at least BACKLOG_FACTOR x that
+# chunk's time + BACKLOG_EXTRA_S at its own measured speed (the CPUs of one machine need not
+# be equally fast: on this project's 2-CPU machine one runs the same work 1.55x slower), in
+# at most MAX_QUEUED_CHUNKS chunks. Until every worker's speed is known, chunks are cut for
+# at most FIRST_SLICE_S of work.
+BACKLOG_FACTOR = 1.2
+BACKLOG_EXTRA_S = 0.001
+MAX_QUEUED_CHUNKS = 4
+FIRST_SLICE_S = 0.004
 # A worker that sends nothing for this long (or REPLY_TIMEOUT_FACTOR times the caller's
 # slowest chunk, if longer) is taken for hung: the pool is killed and the batch fails.
 REPLY_TIMEOUT_FLOOR_S = 20.0
@@ -138,7 +152,7 @@ def _work(world, scratch, job: tuple, q: np.ndarray):
 
 
 def _serve(conn: Connection, world) -> None:
-    """A worker's loop: (batch, seq, job, q) in, ("ok", batch, seq, answer) out."""
+    """A worker's loop: (batch, seq, job, q) in, ("ok", batch, seq, answer, seconds of work) out."""
     from my_collision_pkg.core.checks.pair_tests import PairTestScratch
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
@@ -154,12 +168,13 @@ def _serve(conn: Connection, world) -> None:
         if message is None:
             return
         batch, seq, job, q = message
+        start = time.perf_counter()
         try:
-            reply = ("ok", batch, seq, _work(world, scratch, job, q))
+            reply = ("ok", batch, seq, _work(world, scratch, job, q), time.perf_counter() - start)
         except Exception as exc:  # noqa: BLE001 - every failure goes back to the caller
             where = traceback.extract_tb(exc.__traceback__)
             place = f" at {os.path.basename(where[-1].filename)}:{where[-1].lineno}" if where else ""
-            reply = ("error", batch, seq, f"{type(exc).__name__}: {exc}{place}")
+            reply = ("error", batch, seq, f"{type(exc).__name__}: {exc}{place}", 0.0)
         try:
             conn.send(reply)
         except (BrokenPipeError, OSError):
@@ -167,14 +182,26 @@ def _serve(conn: Connection, world) -> None:
 
 
 class _Worker:
-    __slots__ = ("pid", "conn", "queue", "heard", "cpu")
+    __slots__ = ("pid", "conn", "queue", "queued", "rate", "heard", "cpu")
 
     def __init__(self, pid: int, conn: Connection) -> None:
         self.pid = pid
         self.conn = conn
-        self.queue: deque = deque()     # (token, seq) of the chunks sent and not answered, in order
+        self.queue: deque = deque()     # (token, seq, size) of the chunks sent and not answered, in order
+        self.queued = 0                 # configurations sent and not answered
+        self.rate = 0.0                 # configurations per second of its work in this batch (0: not yet known)
         self.heard = time.monotonic()   # last answer, or when the queue was last empty
         self.cpu = -1                   # the CPU it is pinned to (-1: any)
+
+    def backlog_s(self, rate: float) -> float:
+        """Seconds of work it holds at ``rate`` configurations per second: what is left of the
+        chunk it works on (begun when it last answered, or was sent work while idle) and the
+        chunks queued behind it."""
+        if not self.queue:
+            return 0.0
+        first = self.queue[0][2]
+        left = max(0.0, first / rate - (time.monotonic() - self.heard))
+        return left + (self.queued - first) / rate
 
 
 _POOLS: "weakref.WeakSet[BatchPool]" = weakref.WeakSet()
@@ -305,13 +332,32 @@ class BatchPool:
         self._batch += 1
         batch = self._batch
         workers = self._workers
-        processes = len(workers) + 1
-        state = {"seq": 0, "size": FIRST_CHUNK, "done": False, "slowest": 0.0, "taken": 0}
+        for worker in workers:
+            worker.rate = 0.0
+        # rates in configurations per second of work (0: not measured yet in this batch)
+        state = {"seq": 0, "done": False, "slowest": 0.0, "taken": 0, "rate": 0.0}
 
-        def take():
-            size = state["size"]
-            if total:
-                size = min(size, (total - state["taken"]) // (GUIDED_SHARES * processes))
+        def slice_s() -> float:
+            """The seconds of work a chunk is cut for now (0 before the caller's first chunk)."""
+            own = state["rate"]
+            if own <= 0.0:
+                return 0.0
+            if not total:
+                return TARGET_CHUNK_S
+            combined = own + sum(w.rate or own for w in workers)
+            unanswered = total - state["taken"] + sum(w.queued for w in workers)
+            share = min(TARGET_CHUNK_S, unanswered / combined / GUIDED_SHARES)
+            if not all(w.rate for w in workers):        # a worker's speed is not known yet
+                share = min(share, FIRST_SLICE_S)
+            return share
+
+        def chunk(rate: float) -> int:
+            share = slice_s()
+            if share <= 0.0 or rate <= 0.0:
+                return FIRST_CHUNK
+            return int(min(MAX_CHUNK, max(MIN_CHUNK, rate * share)))
+
+        def take(size: int):
             task = next_task(max(MIN_CHUNK, size))
             if task is None:
                 state["done"] = True
@@ -319,33 +365,47 @@ class BatchPool:
                 state["taken"] += len(task[1])
             return task
 
-        def send(worker: _Worker) -> None:
-            if state["done"]:
-                return
-            task = take()
+        def send(worker: _Worker) -> bool:
+            task = None if state["done"] else take(chunk(worker.rate or state["rate"]))
             if task is None:
-                return
+                return False
             token, q = task
             state["seq"] += 1
             if not worker.queue:
                 worker.heard = time.monotonic()
-            worker.queue.append((token, state["seq"]))
+            worker.queue.append((token, state["seq"], len(q)))
+            worker.queued += len(q)
             try:
                 worker.conn.send((batch, state["seq"], job, q))
             except (BrokenPipeError, OSError) as exc:
                 raise self._lost(worker, f"could not be sent its work ({exc})") from exc
+            return True
+
+        def feed(worker: _Worker) -> None:
+            """Send until the worker holds work for longer than the caller's next chunk takes
+            (or PREFETCH chunks, before its speed is known), at most MAX_QUEUED_CHUNKS."""
+            while len(worker.queue) < MAX_QUEUED_CHUNKS and not state["done"]:
+                rate = worker.rate or state["rate"]
+                if rate > 0.0 and slice_s() > 0.0:
+                    if worker.backlog_s(rate) >= BACKLOG_FACTOR * slice_s() + BACKLOG_EXTRA_S:
+                        return
+                elif len(worker.queue) >= PREFETCH:
+                    return
+                if not send(worker):
+                    return
 
         try:
-            for _ in range(PREFETCH):
-                for worker in workers:
-                    send(worker)
+            for worker in workers:
+                feed(worker)
             while not state["done"]:
                 if stop is not None:
                     stop.check_stop()
-                self._collect(batch, deliver, send, 0.0, state["slowest"])
+                self._collect(batch, deliver, feed, 0.0, state["slowest"])
+                for worker in workers:
+                    feed(worker)
                 if state["done"]:
                     break
-                task = take()
+                task = take(chunk(state["rate"]))
                 if task is None:
                     break
                 token, q = task
@@ -353,12 +413,11 @@ class BatchPool:
                 deliver(token, local(q))
                 elapsed = time.perf_counter() - start
                 state["slowest"] = max(state["slowest"], elapsed)
-                per_configuration = elapsed / max(1, len(q))
-                state["size"] = int(min(MAX_CHUNK, max(MIN_CHUNK, TARGET_CHUNK_S / max(per_configuration, 1e-9))))
+                state["rate"] = len(q) / max(elapsed, 1e-9)
             while any(w.queue for w in workers):
                 if stop is not None:
                     stop.check_stop()
-                self._collect(batch, deliver, send, STOP_POLL_S, state["slowest"])
+                self._collect(batch, deliver, feed, STOP_POLL_S, state["slowest"])
         except RequestStopped:
             self._drain(batch, state["slowest"])
             raise
@@ -369,9 +428,9 @@ class BatchPool:
     def _timeout_s(self, slowest_s: float) -> float:
         return max(REPLY_TIMEOUT_FLOOR_S, REPLY_TIMEOUT_FACTOR * slowest_s)
 
-    def _collect(self, batch: int, deliver, send, timeout_s: float, slowest_s: float) -> None:
+    def _collect(self, batch: int, deliver, feed, timeout_s: float, slowest_s: float) -> None:
         """Take every answer that is ready (waiting up to ``timeout_s`` for one), deliver it
-        and send that worker its next chunk; raise on a failed, dead or silent worker."""
+        and ``feed`` that worker more; raise on a failed, dead or silent worker."""
         busy = {w.conn: w for w in self._workers if w.queue}
         if not busy:
             return
@@ -381,7 +440,7 @@ class BatchPool:
             worker = busy[conn]
             while worker.queue and conn.poll():
                 deliver(*self._receive(worker, batch))
-                send(worker)
+                feed(worker)
         now = time.monotonic()
         limit = self._timeout_s(slowest_s)
         for worker in self._workers:
@@ -391,10 +450,13 @@ class BatchPool:
     def _receive(self, worker: _Worker, batch: int) -> tuple[object, object]:
         """The next answer of ``worker``: its chunk's token and answer."""
         try:
-            kind, answer_batch, seq, payload = worker.conn.recv()
+            kind, answer_batch, seq, payload, elapsed = worker.conn.recv()
         except (EOFError, OSError) as exc:
             raise self._lost(worker, "ended unexpectedly") from exc
-        token, expected = worker.queue.popleft()
+        token, expected, size = worker.queue.popleft()
+        worker.queued -= size
+        if kind == "ok" and elapsed > 0.0:
+            worker.rate = size / elapsed
         worker.heard = time.monotonic()
         if kind == "error":
             raise self._lost(worker, f"failed: {payload}")
