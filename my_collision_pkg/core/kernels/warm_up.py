@@ -18,6 +18,7 @@ from my_collision_pkg.core.kernels.codes import KIND_MESH
 from my_collision_pkg.core.kernels.contact_points import contact_points
 from my_collision_pkg.core.kernels.culling import obb_candidates, single_configuration_candidates
 from my_collision_pkg.core.kernels.footprint import convex_footprint, polytope_volume_centroid
+from my_collision_pkg.core.kernels import explain_batch
 from my_collision_pkg.core.kernels.depth import (SolidArrays, SurfaceSamples, adjacency, label_components, merge_regions,
                                                 pair_regions, points_depth, refine_to_support, summarize_regions,
                                                 support_point, surface_points_inside)
@@ -32,6 +33,7 @@ def warm_up() -> None:
     """Compile (or load from numba's cache) every kernel of this package but the motion ones."""
     warm_up_kinematics_and_culling()
     warm_up_contacts()
+    explain_batch.warm_up()
 
 
 def warm_up_kinematics_and_culling() -> None:
