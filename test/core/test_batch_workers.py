@@ -15,7 +15,7 @@ import time
 import numpy as np
 import pytest
 
-from my_collision_pkg.core.checks import batch_workers, pair_tests
+from my_collision_pkg.core.checks import batch_workers, explain, pair_tests
 from my_collision_pkg.core.checks.batch_workers import BatchWorkerError, available_cores
 from my_collision_pkg.core.checks.checker import CollisionChecker
 from my_collision_pkg.core.checks.results import Status
@@ -240,6 +240,36 @@ def test_a_worker_that_raises_dies_or_hangs_is_a_clear_error(checkers, panda_sce
         two.check_batch(names, Q)
     assert time.monotonic() - start < 10.0
     assert two.batch_worker_pids == ()
+
+
+def test_a_slower_worker_is_given_less(checkers, panda_scene, monkeypatch):
+    """Chunks follow the speeds measured in the batch: a worker made about 8x slower than the
+    caller (a sleep per configuration in the worker only) is fed by its own speed, so the
+    caller checks most of the batch, and the verdicts stay those of one process."""
+    one, two = checkers
+    names = panda_scene.robot.active_joint_names
+    Q = configurations(panda_scene.robot, n=4 * N)     # long enough for the speeds measured to count
+    expected, _ = one.check_batch(names, Q)
+    parent = os.getpid()
+    real = pair_tests.first_collision
+    here = []
+
+    def slow_in_workers(scratch, world, q, *args, **kwargs):
+        if os.getpid() != parent:
+            time.sleep(5e-5 * len(q))
+        else:
+            here.append(len(q))
+        return real(scratch, world, q, *args, **kwargs)
+
+    two.close()
+    monkeypatch.setattr(pair_tests, "first_collision", slow_in_workers)     # the workers forked next inherit it
+    monkeypatch.setattr(explain, "first_collision", slow_in_workers)        # the caller's own chunks
+    valid, _ = two.check_batch(names, Q)
+    np.testing.assert_array_equal(valid, expected)
+    inside = int(np.count_nonzero(np.all((Q >= panda_scene.robot.lower_limits)
+                                         & (Q <= panda_scene.robot.upper_limits), axis=1)))
+    assert 0 < sum(here) < inside                               # both processes checked a share
+    assert sum(here) > 0.6 * inside, f"the caller checked {sum(here)} of {inside}"
 
 
 def test_batches_from_two_threads_and_a_fork_from_a_thread(checkers, panda_scene):

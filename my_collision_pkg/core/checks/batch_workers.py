@@ -81,8 +81,8 @@ PREFETCH = 2
 # A chunk of the caller's is a stretch in which it feeds nobody, so before each one every
 # worker is sent more until what it holds unanswered takes it at least BACKLOG_FACTOR x that
 # chunk's time + BACKLOG_EXTRA_S at its own measured speed (the CPUs of one machine need not
-# be equally fast: on this project's 2-CPU machine one runs the same work 1.55x slower), in
-# at most MAX_QUEUED_CHUNKS chunks. Until every worker's speed is known, chunks are cut for
+# be equally fast, nor keep their speed: docs/performance.md), in at most MAX_QUEUED_CHUNKS
+# chunks. Until every worker's speed is known, chunks are cut for
 # at most FIRST_SLICE_S of work.
 BACKLOG_FACTOR = 1.2
 BACKLOG_EXTRA_S = 0.001
@@ -385,9 +385,9 @@ class BatchPool:
             """Send until the worker holds work for longer than the caller's next chunk takes
             (or PREFETCH chunks, before its speed is known), at most MAX_QUEUED_CHUNKS."""
             while len(worker.queue) < MAX_QUEUED_CHUNKS and not state["done"]:
-                rate = worker.rate or state["rate"]
-                if rate > 0.0 and slice_s() > 0.0:
-                    if worker.backlog_s(rate) >= BACKLOG_FACTOR * slice_s() + BACKLOG_EXTRA_S:
+                rate, share = worker.rate or state["rate"], slice_s()
+                if rate > 0.0 and share > 0.0:
+                    if worker.backlog_s(rate) >= BACKLOG_FACTOR * share + BACKLOG_EXTRA_S:
                         return
                 elif len(worker.queue) >= PREFETCH:
                     return

@@ -13,12 +13,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from my_collision_pkg.core.kernels import explain_batch
 from my_collision_pkg.core.kernels.cells import cells_in_boxes
 from my_collision_pkg.core.kernels.codes import KIND_MESH
 from my_collision_pkg.core.kernels.contact_points import contact_points
 from my_collision_pkg.core.kernels.culling import obb_candidates, single_configuration_candidates
 from my_collision_pkg.core.kernels.footprint import convex_footprint, polytope_volume_centroid
-from my_collision_pkg.core.kernels import explain_batch
 from my_collision_pkg.core.kernels.depth import (SolidArrays, SurfaceSamples, adjacency, label_components, merge_regions,
                                                 pair_regions, points_depth, refine_to_support, summarize_regions,
                                                 support_point, surface_points_inside)
