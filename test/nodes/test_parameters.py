@@ -166,14 +166,21 @@ def _reports_after(executor, reports, publisher, message, wait_s):
     return reports[count:]
 
 
+def _stamp_s(report) -> float:
+    return report.header.stamp.sec + 1e-9 * report.header.stamp.nanosec
+
+
 def _first_reports(executor, reports, publisher, message, max_wait_s):
-    """Publish ``message`` until a report follows it (a loaded machine may take seconds to connect)."""
+    """Publish ``message`` until a report stamped after the first publication comes (a loaded
+    machine may take seconds to connect). Reports stamped before it are not answers: the
+    topic is latched, so a new subscriber first gets the last report of an earlier request."""
     count = len(reports)
+    since_s = time.time()
     deadline = time.monotonic() + max_wait_s
-    while time.monotonic() < deadline and len(reports) == count:
+    while time.monotonic() < deadline and not any(_stamp_s(r) >= since_s for r in reports[count:]):
         publisher.publish(message)
         executor.spin_once(timeout_sec=0.05)
-    return reports[count:]
+    return [r for r in reports[count:] if _stamp_s(r) >= since_s]
 
 
 def _settle(executor, reports, quiet_s, max_s):
