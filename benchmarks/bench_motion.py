@@ -22,10 +22,15 @@ sampling the first invalid sample is later by construction: not counted), and ed
 certified check refuses, with the distance (exact, narrow phase) of its touching pair at
 ``cc_time`` and the reference's smallest distance of that pair over its samples within
 0.01 of ``cc_time``.
+
+``--export-edges FILE`` also writes the edges, the reference's verdicts, the link pairs the
+request checks and the world's primitives to FILE (JSON), for ``benchmarks/by_hand/drake_edges.py``
+(Drake's ``CheckEdgeCollisionFree`` on the same edges, in a Python 3.12 venv of its own).
 """
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import time
 
@@ -37,6 +42,7 @@ from my_collision_pkg.core.checks.checker import CollisionChecker
 from my_collision_pkg.core.scene.loading import load_scene, panda_paths
 from my_collision_pkg.core.checks.results import DEFAULT_TOUCH_TOLERANCE_M, MotionMode
 from my_collision_pkg.core.checks.narrowphase import pair_distance
+from my_collision_pkg.core.kernels.codes import KIND_BOX, KIND_CYLINDER, KIND_SPHERE
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PANDA_WORLD = os.path.join(REPO, "config", "panda_world.yaml")
@@ -62,6 +68,8 @@ def main() -> None:
     parser.add_argument("--edges", type=int, default=300)
     parser.add_argument("--reference-step", type=float, default=1e-4)
     parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--export-edges", default=None, metavar="FILE",
+                        help="write the edges and the reference's verdicts to FILE (JSON) for by_hand/drake_edges.py")
     args = parser.parse_args()
     urdf, srdf = panda_paths()
     scene = load_scene(urdf_path=urdf, srdf_path=srdf, world_path=PANDA_WORLD)
@@ -91,6 +99,8 @@ def main() -> None:
     sweep.GRID_STEPS = True
     reference = [checker.check_motion(names, q0, q1, mode=MotionMode.DISCRETE, max_step=args.reference_step)
                  for q0, q1 in edges]
+    if args.export_edges:
+        export_edges(args.export_edges, checker, urdf, edges, reference)
     print(f"Panda + panda_world.yaml, {len(edges)} edges between valid configurations; "
           f"reference: discrete at {args.reference_step:g} rad ({sum(not r.valid for r in reference)} invalid)")
     print(f"{'method':<21} {'median ms':>10} {'p90 ms':>8} {'invalid':>8} {'missed':>7} {'later':>6}")
@@ -128,6 +138,30 @@ def main() -> None:
         clearance = _reference_clearance(checker, q0, q1, contact, r.cc_time, args.reference_step)
         print(f"  edge {k}: {r.message}; reference's smallest distance of that pair near cc_time "
               f"{clearance * 1e3:.4f} mm (tolerance {DEFAULT_TOUCH_TOLERANCE_M * 1e3:g} mm)")
+
+
+def export_edges(path: str, checker, urdf: str, edges, reference) -> None:
+    """The edges as every movable joint's values by name (mimic joints included), the reference's
+    verdicts, the link (or world object) pairs the default request checks, and the world's
+    primitives with their poses in the planning frame (panda_link0, the robot's root)."""
+    scene = checker.scene
+    robot, world = scene.robot, scene.world
+    kinds = {KIND_BOX: "box", KIND_SPHERE: "sphere", KIND_CYLINDER: "cylinder"}
+    covers = sweep.cover_arrays(world)
+    objects = []
+    for s in np.flatnonzero(world.shape_link < 0):
+        kind = int(covers.kind[s])
+        if kind not in kinds:
+            raise ValueError(f"world shape of '{world.shapes[s].owner}' is not a box, sphere or cylinder")
+        objects.append({"owner": world.shapes[s].owner, "kind": kinds[kind], "params": covers.params[s].tolist(),
+                        "pose": world.T_frame_shape[s].tolist()})
+    pairs = sorted({tuple(sorted((world.shapes[a].owner, world.shapes[b].owner))) for a, b in world.pairs})
+    values = [[robot.movable_values(q).tolist() for q in edge] for edge in edges]
+    with open(path, "w") as out:
+        json.dump({"urdf": urdf, "root_link": robot.root_link, "joints": list(robot.movable_joint_names),
+                   "edges": values, "reference_valid": [bool(r.valid) for r in reference], "pairs": pairs,
+                   "objects": objects}, out)
+    print(f"wrote {len(edges)} edges, {len(pairs)} body pairs and {len(objects)} world objects to {path}")
 
 
 if __name__ == "__main__":
