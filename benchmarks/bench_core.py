@@ -35,8 +35,10 @@ verdicts are equal, what forking a pool for a new snapshot costs, and the load a
 (the ratio needs idle cores: on a loaded machine it is worse than on a quiet one). Then
 one process pinned to each CPU in turn, alone and with a busy loop on the others, and what
 that many processes could reach at those speeds: the CPUs of a virtual machine need not be
-equally fast (on the 2-CPU machine of docs/performance.md one is about 1.5x slower than
-the other), so the ratio to one worker depends on the CPU the one worker ran on.
+equally fast, nor keep their speed when their neighbours work (on the 2-CPU machine of
+docs/performance.md each ran 1.1-1.8x slower beside a busy neighbour, and which one was
+faster changed between runs), so the ratio to one worker depends on the CPU the one worker
+ran on.
 
 Options ``--pin CPU`` (run on that CPU only) and ``--busy-cpu CPU`` (a busy loop on that
 CPU for the whole run) show whether the ratios hold on one core and under load, e.g.

@@ -76,7 +76,7 @@ GUIDED_SHARES = 3
 MIN_CHUNK = 16
 MAX_CHUNK = 4096
 FIRST_CHUNK = 256
-# Chunks queued per worker before its speed is known.
+# Chunks queued per worker before any speed is measured (neither the caller's nor its own).
 PREFETCH = 2
 # A chunk of the caller's is a stretch in which it feeds nobody, so before each one every
 # worker is sent more until what it holds unanswered takes it at least BACKLOG_FACTOR x that
