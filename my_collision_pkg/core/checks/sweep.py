@@ -313,14 +313,35 @@ def convex_solids(world: CollisionWorld) -> gjk.ConvexArrays:
     their sizes, convex meshes by their vertices, other meshes by their hulls' vertices (a
     mesh without a hull is not supported there)."""
     def build():
-        kinds, params, vertices = [], [], []
+        kinds, params, vertices, edges = [], [], [], []
         for entry in world.shapes:
             g = entry.geometry
             kinds.append(g.solid_kind)
             params.append(np.asarray(g.solid_params, dtype=float) if is_primitive(g.spec) else np.zeros(3))
             vertices.append(g.hull_vertices_shape if g.coal_hull is not None else np.zeros((0, 3)))
-        return gjk.convex_arrays(kinds, params, vertices)
+            edges.append(g.hull_edges if g.coal_hull is not None else np.zeros((0, 2), dtype=np.int64))
+        return gjk.convex_arrays(kinds, params, vertices, edges)
     return world.cached(("sweep", "convex_solids"), build)
+
+
+def kernel_routes(world: CollisionWorld, selection: PairSelection) -> tuple[tuple, np.ndarray]:
+    """The world's :func:`convex_solids` as a plain tuple and, per pair of the selection, how the
+    grid kernel's own narrow phase measures it (``grid_advance.ROUTE_*``: convex solids, hulls,
+    or not at all); cached per world and selection (the fields of :class:`grid_advance.NarrowArrays`
+    that do not change from one motion to the next)."""
+    return world.cached(("sweep", "kernel_routes", selection_key(world, selection)), _build_kernel_routes, world,
+                        selection)
+
+
+def _build_kernel_routes(world: CollisionWorld, selection: PairSelection) -> tuple[tuple, np.ndarray]:
+    convex = convex_solids(world)
+    a, b = selection.pairs[:, 0], selection.pairs[:, 1]
+    both = convex.supported[a] & convex.supported[b]
+    route, _, _ = pair_routes(world, selection)
+    kernel_route = np.full(len(route), gk.ROUTE_NONE, dtype=np.int64)
+    kernel_route[both & (route == int(NarrowRoute.CONVEX))] = gk.ROUTE_CONVEX
+    kernel_route[both & (route == int(NarrowRoute.HULLS_FIRST))] = gk.ROUTE_HULLS
+    return tuple(convex), kernel_route
 
 
 def shape_arrays(world: CollisionWorld) -> mk.ShapeArrays:
@@ -789,15 +810,12 @@ class Sweep:
         tuple, made at the first call and kept for every search of the sweep, so each pair's
         GJK direction carries over from one search to the next)."""
         if self._narrow_pack is None:
-            convex = convex_solids(self.world)
-            both = convex.supported[self.a] & convex.supported[self.b]
-            route = np.asarray(self._route, dtype=np.int64)
-            kernel_route = np.full(len(route), gk.ROUTE_NONE, dtype=np.int64)
-            kernel_route[both & (route == int(NarrowRoute.CONVEX))] = gk.ROUTE_CONVEX
-            kernel_route[both & (route == int(NarrowRoute.HULLS_FIRST))] = gk.ROUTE_HULLS
-            self._narrow_pack = tuple(gk.NarrowArrays(tuple(convex), kernel_route, np.zeros((len(route), 3)),
-                                                      float(self._coal_request.gjk_tolerance), HULL_ACCEPT_M,
-                                                      self.gjk_calls, self.hull_gap))
+            convex, kernel_route = kernel_routes(self.world, self.full_selection)
+            if self.kept is not None and len(self.kept) != len(kernel_route):
+                kernel_route = np.ascontiguousarray(kernel_route[self.kept])
+            self._narrow_pack = (convex, kernel_route, np.zeros((len(kernel_route), 3)),
+                                 float(self._coal_request.gjk_tolerance), HULL_ACCEPT_M, self.gjk_calls,
+                                 self.hull_gap)
         return self._narrow_pack
 
     def grid_cache(self):
@@ -944,17 +962,18 @@ def _pooled_grid_cache(sweep: Sweep, n_links: int, shape_link: np.ndarray, n_mov
     """A :class:`grid_advance.GridCache` (plain tuple) for ``sweep``: this thread's last one of
     the same sizes, its flags cleared, when the sweep that had it is gone (its pages are then
     warm, where fresh ones cost page faults on every motion); else a new one."""
-    key = (n_links, len(shape_link), int(np.count_nonzero(shape_link >= 0)), n_mov)
+    slot = sweep.world.cached(("sweep", "cache_slots"), gk.cache_slots, shape_link)
+    key = (n_links, len(shape_link), int(np.count_nonzero(slot >= 0)), n_mov)
     entry = getattr(_GRID_POOL, "entry", None)
     if entry is not None and entry[0] == key and entry[1]() is None:
         posed, T_link, measured, lever, _ = entry[2]
-        posed[:] = False
-        measured[:] = False
-        cache = gk.GridCache(posed, T_link, measured, lever, gk.cache_slots(shape_link))
+        posed.fill(False)
+        measured.fill(False)
+        cache = (posed, T_link, measured, lever, slot)
     else:
-        cache = gk.new_grid_cache(n_links, shape_link, n_mov)
+        cache = tuple(gk.new_grid_cache(n_links, shape_link, n_mov))
     _GRID_POOL.entry = (key, weakref.ref(sweep), cache)
-    return tuple(cache)
+    return cache
 
 
 def plain_step(t: float, h: float, reserve: float) -> float:
