@@ -33,8 +33,7 @@ def solids():
     hull = trimesh.convex.convex_hull(rng.normal(size=(150, 3)) * [0.05, 0.08, 0.12])
     kinds = [KIND_BOX, KIND_SPHERE, KIND_CYLINDER, KIND_CAPSULE, KIND_MESH]
     params = [[0.1, 0.05, 0.2], [0.07, 0, 0], [0.05, 0.15, 0], [0.04, 0.1, 0], [0, 0, 0]]
-    convex = gjk.convex_arrays(kinds, params, [np.zeros((0, 3))] * 4 + [np.asarray(hull.vertices)],
-                               [np.zeros((0, 2))] * 4 + [np.asarray(hull.edges_unique)])
+    convex = gjk.convex_arrays(kinds, params, [np.zeros((0, 3))] * 4 + [np.asarray(hull.vertices)])
     geoms = [coal.Box(0.2, 0.1, 0.4), coal.Sphere(0.07), coal.Cylinder(0.05, 0.3), coal.Capsule(0.04, 0.2),
              _coal_convex(np.asarray(hull.vertices), np.asarray(hull.faces))]
     return convex, geoms
@@ -111,54 +110,3 @@ def test_the_nearest_point_of_a_triangle_is_found_inside_it():
 def test_shapes_without_a_solid_are_not_supported():
     convex = gjk.convex_arrays([KIND_BOX, KIND_MESH], [[0.1, 0.1, 0.1], [0, 0, 0]], [np.zeros((0, 3))] * 2)
     assert convex.supported.tolist() == [True, False]
-
-
-def test_the_hull_walk_finds_the_farthest_vertex_as_a_scan_does(solids):
-    convex = solids[0]
-    lo, hi = int(convex.vertex_start[4]), int(convex.vertex_start[5])
-    assert hi - lo >= gjk.WALK_MIN_VERTICES
-    assert convex.neighbour_start[hi] > convex.neighbour_start[lo]          # the hull carries its edges
-    rng = np.random.default_rng(11)
-    vertices = convex.vertices[lo:hi]
-    start = lo
-    for d in rng.normal(size=(2000, 3)):
-        i = gjk.walk_support(convex.vertices, convex.neighbour_start, convex.neighbours, start, *d)
-        assert lo <= i < hi
-        # the walk's vertex is as far along d as the farthest one (ties: any of them)
-        assert convex.vertices[i] @ d == pytest.approx(float(np.max(vertices @ d)), abs=1e-15)
-        start = i if rng.random() < 0.5 else lo + int(rng.integers(hi - lo))
-
-
-def test_a_walked_hull_gives_the_bound_of_a_scanned_one(solids):
-    convex, geoms = solids
-    scanned = convex._replace(neighbour_start=np.zeros_like(convex.neighbour_start))
-    rng = np.random.default_rng(12)
-    for _ in range(300):
-        Ta, Tb = _pose(rng), _pose(rng)
-        for b in range(4):
-            walked = gjk.lower_bound(convex, 4, Ta, b, Tb, np.zeros(3), EPS_M, 0.0)
-            scan = gjk.lower_bound(scanned, 4, Ta, b, Tb, np.zeros(3), EPS_M, 0.0)
-            assert walked == pytest.approx(scan, abs=1e-12)
-            assert walked <= _coal_distance(geoms, 4, Ta, b, Tb) + 1e-9
-
-
-def test_a_vertex_set_with_points_inside_its_hull_is_scanned():
-    rng = np.random.default_rng(13)
-    on_sphere = rng.normal(size=(60, 3))
-    hull = trimesh.convex.convex_hull(on_sphere / np.linalg.norm(on_sphere, axis=1, keepdims=True))
-    assert len(hull.vertices) >= gjk.WALK_MIN_VERTICES
-    points = np.vstack([hull.vertices, np.zeros((1, 3))])        # the origin: inside, on no edge
-    convex = gjk.convex_arrays([KIND_MESH], [[0, 0, 0]], [points], [hull.edges_unique])
-    assert convex.neighbour_start[-1] == 0 and len(convex.neighbours) == 0
-    walked = gjk.convex_arrays([KIND_MESH], [[0, 0, 0]], [hull.vertices], [hull.edges_unique])
-    assert len(walked.neighbours) == 2 * len(hull.edges_unique)
-
-
-def test_the_panda_hulls_are_walked():
-    from my_collision_pkg.core.checks.sweep import convex_solids
-    from my_collision_pkg.core.scene.loading import load_scene, panda_paths
-    urdf, srdf = panda_paths()
-    convex = convex_solids(load_scene(urdf_path=urdf, srdf_path=srdf).world)
-    walked = [s for s in range(len(convex.kind)) if convex.vertex_start[s + 1] > convex.vertex_start[s]
-              and convex.neighbour_start[convex.vertex_start[s + 1]] > convex.neighbour_start[convex.vertex_start[s]]]
-    assert len(walked) == 9                          # the nine link meshes' hulls

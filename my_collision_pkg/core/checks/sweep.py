@@ -313,14 +313,13 @@ def convex_solids(world: CollisionWorld) -> gjk.ConvexArrays:
     their sizes, convex meshes by their vertices, other meshes by their hulls' vertices (a
     mesh without a hull is not supported there)."""
     def build():
-        kinds, params, vertices, edges = [], [], [], []
+        kinds, params, vertices = [], [], []
         for entry in world.shapes:
             g = entry.geometry
             kinds.append(g.solid_kind)
             params.append(np.asarray(g.solid_params, dtype=float) if is_primitive(g.spec) else np.zeros(3))
             vertices.append(g.hull_vertices_shape if g.coal_hull is not None else np.zeros((0, 3)))
-            edges.append(g.hull_edges if g.coal_hull is not None else np.zeros((0, 2), dtype=np.int64))
-        return gjk.convex_arrays(kinds, params, vertices, edges)
+        return gjk.convex_arrays(kinds, params, vertices)
     return world.cached(("sweep", "convex_solids"), build)
 
 

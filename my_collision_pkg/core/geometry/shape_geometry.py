@@ -69,11 +69,6 @@ class ShapeGeometry:
     # for the compiled distance bounds of kernels/gjk.py
     hull_vertices_shape: np.ndarray = field(default_factory=lambda: np.zeros((0, 3)), compare=False,
                                             repr=False)
-    # the edges of a closed or open mesh's hull ((E, 2) indices into hull_vertices_shape; empty
-    # otherwise, and for a convex mesh, whose vertices kernels/gjk.py scans): its support points
-    # are found by walking them
-    hull_edges: np.ndarray = field(default_factory=lambda: np.zeros((0, 2), dtype=np.int64), compare=False,
-                                   repr=False)
     # radius of a sphere about obb_center_shape that contains the shape, metres
     bounding_radius_m: float = 0.0
     # the shape as a solid for the deepest-point contacts (kernels/depth.py): its kind
@@ -496,7 +491,6 @@ def _mesh_geometry(spec: ShapeSpec, mesh: trimesh.Trimesh, owner: str, uri: str)
     probes = np.ascontiguousarray(vertices[faces[first_face, 0]])
     triangles = np.ascontiguousarray(vertices[faces]) if closed and not convex else None
     tree = MeshTree.of(vertices, faces, labels) if triangles is not None else None
-    hull_edges = np.zeros((0, 2), dtype=np.int64)
     if convex:
         coal_geometry = coal_hull = coal_convex
         hull_vertices = vertices
@@ -507,7 +501,6 @@ def _mesh_geometry(spec: ShapeSpec, mesh: trimesh.Trimesh, owner: str, uri: str)
             try:
                 coal_hull = _coal_convex(np.asarray(hull.vertices), np.asarray(hull.faces))
                 hull_vertices = np.asarray(hull.vertices, dtype=float)
-                hull_edges = np.asarray(hull.edges_unique, dtype=np.int64).reshape(-1, 2)
             except Exception:  # coal refuses some hulls (e.g. "Too many neighbors" on a vertex)
                 coal_hull = None
     radius = float(np.max(np.linalg.norm(vertices - center, axis=1)))
@@ -525,7 +518,6 @@ def _mesh_geometry(spec: ShapeSpec, mesh: trimesh.Trimesh, owner: str, uri: str)
                          np.ascontiguousarray(half), probes, is_bvh=not convex, is_closed_bvh=closed and not convex,
                          source_mesh=_lean(mesh), triangles_shape=triangles, coal_geometry=coal_geometry,
                          coal_hull=coal_hull, hull_vertices_shape=np.ascontiguousarray(hull_vertices, dtype=float),
-                         hull_edges=hull_edges if coal_hull is not None else np.zeros((0, 2), dtype=np.int64),
                          bounding_radius_m=radius, solid_kind=kind, solid_planes=planes,
                          mesh_tree=tree, cover_centres_shape=cover_centres, cover_radii_m=cover_radii,
                          **_surface_samples(vertices, faces, mesh.edges_unique))

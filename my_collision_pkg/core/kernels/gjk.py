@@ -29,8 +29,6 @@ from my_collision_pkg.core.kernels.codes import (KIND_BOX, KIND_CAPSULE, KIND_CO
                                                  KIND_MESH, KIND_OPEN_MESH, KIND_SPHERE)
 
 MAX_ITERATIONS = 64
-# vertex sets this large get their hull's edge graph and are walked, smaller ones scanned
-WALK_MIN_VERTICES = 24
 # floating-point slack taken off every bound: the support points are computed through a pose
 # (a rotation and a translation of coordinates up to a few metres), metres
 ROUNDING_M = 1e-12
@@ -43,23 +41,12 @@ class ConvexArrays(NamedTuple):
     sizes); a convex mesh and a mesh with a hull are their vertices
     ``vertices[vertex_start[s]:vertex_start[s + 1]]`` (shape frame). ``supported[s]``: the
     shape has a convex solid here (a primitive, or a mesh with vertices).
-
-    A vertex set of at least ``WALK_MIN_VERTICES`` given with its hull's edges
-    (:func:`convex_arrays`) has its support point found by walking from vertex to better neighbour (:func:`walk_support`) instead of a
-    scan of every vertex. On a convex polytope a vertex no neighbour improves on is the
-    farthest along the direction (a linear function has no other local maximum on the
-    polytope's edge graph), so both give the same value; the walk starts where the last one
-    over the same shape ended (``hint``), which for the nearby directions of one motion is a
-    step or two away.
     """
     kind: np.ndarray             # (S,) int64, kernels.codes KIND_*
     params: np.ndarray           # (S, 3) metres
     vertex_start: np.ndarray     # (S + 1,) int64
     vertices: np.ndarray         # (V, 3) shape frame, metres
     supported: np.ndarray        # (S,) bool
-    neighbour_start: np.ndarray  # (V + 1,) int64: vertex i's hull neighbours are neighbours[neighbour_start[i]:...[i + 1]]
-    neighbours: np.ndarray       # (E,) int64 indices into vertices (none for a shape whose vertices are scanned)
-    hint: np.ndarray             # (S,) int64: where the last walk over shape s ended (read and written; any vertex is right)
 
 
 @njit(cache=True)
@@ -99,37 +86,14 @@ def support(kind, params, vertices, start, stop, dx, dy, dz):
     return bx, by, bz
 
 
-@njit(cache=True)
-def walk_support(vertices, neighbour_start, neighbours, i, dx, dy, dz):
-    """The index of a vertex farthest along (dx, dy, dz): from vertex i, move to the best
-    neighbour while one is strictly farther (see :class:`ConvexArrays`)."""
-    best = vertices[i, 0] * dx + vertices[i, 1] * dy + vertices[i, 2] * dz
-    while True:
-        nxt = -1
-        for e in range(neighbour_start[i], neighbour_start[i + 1]):
-            j = neighbours[e]
-            value = vertices[j, 0] * dx + vertices[j, 1] * dy + vertices[j, 2] * dz
-            if value > best:
-                best = value
-                nxt = j
-        if nxt < 0:
-            return i
-        i = nxt
-
-
 @njit(cache=True, inline="always")
 def _world_support(convex, s, T, dx, dy, dz):
     """Shape s (pose T (4, 4)): its point farthest along the world direction (dx, dy, dz), world frame."""
     lx = T[0, 0] * dx + T[1, 0] * dy + T[2, 0] * dz
     ly = T[0, 1] * dx + T[1, 1] * dy + T[2, 1] * dz
     lz = T[0, 2] * dx + T[1, 2] * dy + T[2, 2] * dz
-    start, stop = convex.vertex_start[s], convex.vertex_start[s + 1]
-    if stop > start and convex.neighbour_start[start] < convex.neighbour_start[stop]:
-        i = walk_support(convex.vertices, convex.neighbour_start, convex.neighbours, convex.hint[s], lx, ly, lz)
-        convex.hint[s] = i
-        px, py, pz = convex.vertices[i, 0], convex.vertices[i, 1], convex.vertices[i, 2]
-    else:
-        px, py, pz = support(convex.kind[s], convex.params[s], convex.vertices, start, stop, lx, ly, lz)
+    px, py, pz = support(convex.kind[s], convex.params[s], convex.vertices, convex.vertex_start[s],
+                         convex.vertex_start[s + 1], lx, ly, lz)
     return (T[0, 0] * px + T[0, 1] * py + T[0, 2] * pz + T[0, 3],
             T[1, 0] * px + T[1, 1] * py + T[1, 2] * pz + T[1, 3],
             T[2, 0] * px + T[2, 1] * py + T[2, 2] * pz + T[2, 3])
@@ -262,13 +226,9 @@ def lower_bound(convex, a, Ta, b, Tb, warm, eps_m, rel):
     return lower - ROUNDING_M * (1.0 + abs(lower))
 
 
-def convex_arrays(kinds, params, vertex_sets, edge_sets=None) -> ConvexArrays:
-    """A :class:`ConvexArrays` from per-shape kinds (S,), sizes (S, 3), vertex sets (S arrays
-    (V_s, 3), empty where the shape has no convex solid of vertices) and, optionally, edge sets
-    (S arrays (E_s, 2) of indices into the shape's vertices): the edges of its vertices' convex
-    hull, every vertex being one of the hull's (a mesh hull's edges, as trimesh gives them),
-    walked for its support points when the set has at least ``WALK_MIN_VERTICES`` vertices;
-    empty (or None for all): the vertices are scanned."""
+def convex_arrays(kinds, params, vertex_sets) -> ConvexArrays:
+    """A :class:`ConvexArrays` from per-shape kinds (S,), sizes (S, 3) and vertex sets (S arrays
+    (V_s, 3), empty where the shape has no convex solid of vertices)."""
     kinds = np.asarray(kinds, dtype=np.int64)
     counts = [len(v) for v in vertex_sets]
     start = np.zeros(len(counts) + 1, dtype=np.int64)
@@ -278,35 +238,5 @@ def convex_arrays(kinds, params, vertex_sets, edge_sets=None) -> ConvexArrays:
     primitive = (kinds >= KIND_BOX) & (kinds <= KIND_CONE)
     meshy = (kinds == KIND_CONVEX) | (kinds == KIND_MESH) | (kinds == KIND_OPEN_MESH)
     supported = primitive | (meshy & (np.asarray(counts) > 0))
-    neighbour_start, neighbours = edge_graph(start, edge_sets)
-    hint = np.ascontiguousarray(start[:-1]).copy()
     return ConvexArrays(kinds, np.ascontiguousarray(np.asarray(params, dtype=float).reshape(-1, 3)), start, vertices,
-                        supported, neighbour_start, neighbours, hint)
-
-
-def edge_graph(start: np.ndarray, edge_sets) -> tuple[np.ndarray, np.ndarray]:
-    """``(neighbour_start, neighbours)`` of :class:`ConvexArrays`: per vertex (``start`` (S + 1,)
-    the shapes' first vertices) its neighbours along the edges of its shape's ``edge_sets[s]``,
-    for sets of at least ``WALK_MIN_VERTICES`` vertices whose edges touch every vertex."""
-    n = int(start[-1])
-    rows, cols = [], []
-    for s in range(len(start) - 1):
-        lo, count = int(start[s]), int(start[s + 1] - start[s])
-        edges = None if edge_sets is None else np.asarray(edge_sets[s], dtype=np.int64).reshape(-1, 2)
-        if edges is None or count < WALK_MIN_VERTICES or not len(edges):
-            continue
-        if edges.min() < 0 or edges.max() >= count or len(np.unique(edges)) != count:
-            continue                      # not a hull's edge graph over these vertices: scanned
-        rows += [edges[:, 0] + lo, edges[:, 1] + lo]
-        cols += [edges[:, 1] + lo, edges[:, 0] + lo]
-    if not rows:
-        return np.zeros(n + 1, dtype=np.int64), np.zeros(0, dtype=np.int64)
-    r, c = np.concatenate(rows), np.concatenate(cols)
-    order = np.lexsort((c, r))
-    r, c = r[order], c[order]
-    keep = np.ones(len(r), dtype=bool)
-    keep[1:] = (r[1:] != r[:-1]) | (c[1:] != c[:-1])        # each edge once per direction
-    r, c = r[keep], c[keep]
-    neighbour_start = np.zeros(n + 1, dtype=np.int64)
-    neighbour_start[1:] = np.cumsum(np.bincount(r, minlength=n))
-    return neighbour_start, np.ascontiguousarray(c)
+                        supported)
