@@ -810,11 +810,11 @@ class Sweep:
         GJK direction carries over from one search to the next)."""
         if self._narrow_pack is None:
             convex, kernel_route = kernel_routes(self.world, self.full_selection)
-            if self.kept is not None and len(self.kept) != len(kernel_route):
+            if len(self.kept) != len(kernel_route):                  # the sweep culled pairs
                 kernel_route = np.ascontiguousarray(kernel_route[self.kept])
-            self._narrow_pack = (convex, kernel_route, np.zeros((len(kernel_route), 3)),
-                                 float(self._coal_request.gjk_tolerance), HULL_ACCEPT_M, self.gjk_calls,
-                                 self.hull_gap)
+            self._narrow_pack = tuple(gk.NarrowArrays(convex, kernel_route, np.zeros((len(kernel_route), 3)),
+                                                      float(self._coal_request.gjk_tolerance), HULL_ACCEPT_M,
+                                                      self.gjk_calls, self.hull_gap))
         return self._narrow_pack
 
     def grid_cache(self):

@@ -644,7 +644,7 @@ def dyadic_clearance(q0, dq, p, pairs, robot, shapes, speed, covers, tol, accept
             break
         q = p[k]
         tm = min(max(low_t[k], ta + REFINE_CLAMP * (tb - ta)), tb - REFINE_CLAMP * (tb - ta))
-        d, v0, v1, _, gjk, need = evaluate(q, tm, True, 0.5 * (tb - ta), q0, dq, pairs, robot, shapes, speed,
+        d, v0, v1, _, gjk, need = evaluate(q, tm, True, max(tm - ta, tb - tm), q0, dq, pairs, robot, shapes, speed,
                                            covers, tol, accept, cache, narrow, convex, x)
         used += 1 + gjk
         if need:                 # only the narrow phase could say more: the interval stays as it is
