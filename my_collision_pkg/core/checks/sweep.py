@@ -827,7 +827,7 @@ class Sweep:
             if gk.grid_cache_size(n_links, int(np.count_nonzero(link >= 0)), n_mov) > GRID_CACHE_MAX_FLOATS:
                 self._grid_cache = False
             else:
-                self._grid_cache = _pooled_grid_cache(self, n_links, link, n_mov)
+                self._grid_cache = _pooled_grid_cache(self, n_links, n_mov)
         return self._grid_cache or None
 
     def certified_clearance(self, p: np.ndarray) -> tuple[float, float, int]:
@@ -957,10 +957,11 @@ class Sweep:
 _GRID_POOL = threading.local()
 
 
-def _pooled_grid_cache(sweep: Sweep, n_links: int, shape_link: np.ndarray, n_mov: int) -> tuple:
+def _pooled_grid_cache(sweep: Sweep, n_links: int, n_mov: int) -> tuple:
     """A :class:`grid_advance.GridCache` (plain tuple) for ``sweep``: this thread's last one of
     the same sizes, its flags cleared, when the sweep that had it is gone (its pages are then
     warm, where fresh ones cost page faults on every motion); else a new one."""
+    shape_link = sweep.world.shape_link                  # the slots are cached per world: its own links
     slot = sweep.world.cached(("sweep", "cache_slots"), gk.cache_slots, shape_link)
     key = (n_links, len(shape_link), int(np.count_nonzero(slot >= 0)), n_mov)
     entry = getattr(_GRID_POOL, "entry", None)
