@@ -8,6 +8,7 @@ other meshes become BVH models, whose contacts carry the triangle index.
 """
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import NamedTuple
@@ -139,6 +140,9 @@ class PrimitiveParts(NamedTuple):
         A triangle mesh of it, centred on its frame like the fcl shape.
     solid_params : spec -> (3,) array
         The sizes the depth kernels read (``kernels.depth.SolidArrays.params``).
+    bounding_radius_m : spec -> float
+        Radius of the smallest sphere about its frame's origin that holds it (a sphere's
+        radius, not its bounding box's half diagonal): the sweep's bounds start from it.
     """
     sizes: Callable
     half_extents_m: Callable
@@ -146,6 +150,7 @@ class PrimitiveParts(NamedTuple):
     coal_shape: Callable
     tessellation: Callable
     solid_params: Callable
+    bounding_radius_m: Callable
 
 
 # Every primitive kind (core.model.shapes: each spec's ``kind``) and its parts: the one dispatch over primitives.
@@ -156,14 +161,16 @@ PRIMITIVE_PARTS: dict[int, PrimitiveParts] = {
         fcl_shape=lambda s: fcl.Box(*s.size_m),
         coal_shape=lambda s: coal.Box(*(float(v) for v in s.size_m)),
         tessellation=lambda s: trimesh.creation.box(extents=s.size_m),
-        solid_params=lambda s: np.asarray(s.size_m, dtype=float) / 2.0),
+        solid_params=lambda s: np.asarray(s.size_m, dtype=float) / 2.0,
+        bounding_radius_m=lambda s: float(np.linalg.norm(s.size_m)) / 2.0),
     KIND_SPHERE: PrimitiveParts(
         sizes=lambda s: ("sphere radius", [s.radius_m]),
         half_extents_m=lambda s: np.full(3, s.radius_m),
         fcl_shape=lambda s: fcl.Sphere(s.radius_m),
         coal_shape=lambda s: coal.Sphere(float(s.radius_m)),
         tessellation=lambda s: trimesh.creation.icosphere(subdivisions=SPHERE_SUBDIVISIONS, radius=s.radius_m),
-        solid_params=lambda s: np.array([s.radius_m, 0.0, 0.0])),
+        solid_params=lambda s: np.array([s.radius_m, 0.0, 0.0]),
+        bounding_radius_m=lambda s: float(s.radius_m)),
     KIND_CYLINDER: PrimitiveParts(
         sizes=lambda s: ("cylinder radius and length", [s.radius_m, s.length_m]),
         half_extents_m=lambda s: np.array([s.radius_m, s.radius_m, s.length_m / 2.0]),
@@ -171,7 +178,8 @@ PRIMITIVE_PARTS: dict[int, PrimitiveParts] = {
         coal_shape=lambda s: coal.Cylinder(float(s.radius_m), float(s.length_m)),
         tessellation=lambda s: trimesh.creation.cylinder(radius=s.radius_m, height=s.length_m,
                                                          sections=ROUND_SECTIONS),
-        solid_params=lambda s: np.array([s.radius_m, s.length_m / 2.0, 0.0])),
+        solid_params=lambda s: np.array([s.radius_m, s.length_m / 2.0, 0.0]),
+        bounding_radius_m=lambda s: float(math.hypot(s.radius_m, s.length_m / 2.0))),
     KIND_CAPSULE: PrimitiveParts(
         sizes=lambda s: ("capsule radius and length", [s.radius_m, s.length_m]),
         half_extents_m=lambda s: np.array([s.radius_m, s.radius_m, s.length_m / 2.0 + s.radius_m]),
@@ -179,14 +187,16 @@ PRIMITIVE_PARTS: dict[int, PrimitiveParts] = {
         coal_shape=lambda s: coal.Capsule(float(s.radius_m), float(s.length_m)),
         tessellation=lambda s: trimesh.creation.capsule(height=s.length_m, radius=s.radius_m,
                                                         count=[ROUND_SECTIONS, ROUND_SECTIONS]),
-        solid_params=lambda s: np.array([s.radius_m, s.length_m / 2.0, 0.0])),
+        solid_params=lambda s: np.array([s.radius_m, s.length_m / 2.0, 0.0]),
+        bounding_radius_m=lambda s: float(s.radius_m + s.length_m / 2.0)),
     KIND_CONE: PrimitiveParts(
         sizes=lambda s: ("cone radius and length", [s.radius_m, s.length_m]),
         half_extents_m=lambda s: np.array([s.radius_m, s.radius_m, s.length_m / 2.0]),
         fcl_shape=lambda s: fcl.Cone(s.radius_m, s.length_m),
         coal_shape=lambda s: coal.Cone(float(s.radius_m), float(s.length_m)),
         tessellation=_cone_mesh,
-        solid_params=lambda s: np.array([s.radius_m, s.length_m / 2.0, 0.0])),
+        solid_params=lambda s: np.array([s.radius_m, s.length_m / 2.0, 0.0]),
+        bounding_radius_m=lambda s: float(math.hypot(s.radius_m, s.length_m / 2.0))),
 }
 
 
@@ -346,7 +356,7 @@ def _primitive(spec: ShapeSpec, owner: str) -> ShapeGeometry:
     cover_centres, cover_radii = box_sphere_cover(half)
     return ShapeGeometry(spec, geom, np.zeros(3), np.eye(3), half, np.zeros((1, 3)),
                          fcl_geometry_against_mesh=against_mesh, coal_geometry=coal_geometry,
-                         coal_hull=coal_geometry, bounding_radius_m=float(np.linalg.norm(half)),
+                         coal_hull=coal_geometry, bounding_radius_m=parts.bounding_radius_m(spec),
                          solid_kind=kind, solid_params=params, _tessellation={"mesh": tessellation},
                          cover_centres_shape=cover_centres, cover_radii_m=cover_radii,
                          **_surface_samples(tessellation.vertices, tessellation.faces, tessellation.edges_unique))

@@ -744,6 +744,39 @@ def _sphere_bound(Ta, Tb, a, b, centre_shape, radius):
     return np.sqrt(gap) - radius[a] - radius[b]
 
 
+@njit(cache=True, inline="always")
+def _solid_side_bound(Ts, Tp, s, p, centre_shape, radius, kind, params):
+    """Lower bound of the distance of shape s (pose Ts) from primitive p (pose Tp): the distance
+    of s's bounding sphere's centre from p's solid less its radius; -inf when that centre lies
+    in the solid (the bound then says nothing)."""
+    cx, cy, cz = centre_shape[s, 0], centre_shape[s, 1], centre_shape[s, 2]
+    wx = Ts[0, 0] * cx + Ts[0, 1] * cy + Ts[0, 2] * cz + Ts[0, 3] - Tp[0, 3]
+    wy = Ts[1, 0] * cx + Ts[1, 1] * cy + Ts[1, 2] * cz + Ts[1, 3] - Tp[1, 3]
+    wz = Ts[2, 0] * cx + Ts[2, 1] * cy + Ts[2, 2] * cz + Ts[2, 3] - Tp[2, 3]
+    x = Tp[0, 0] * wx + Tp[1, 0] * wy + Tp[2, 0] * wz
+    y = Tp[0, 1] * wx + Tp[1, 1] * wy + Tp[2, 1] * wz
+    z = Tp[0, 2] * wx + Tp[1, 2] * wy + Tp[2, 2] * wz
+    outside = _solid_distance(kind[p], params[p], x, y, z)
+    if outside > 0.0:
+        return outside - radius[s]
+    return -np.inf
+
+
+@njit(cache=True, inline="always")
+def _primitive_bound(Ta, Tb, a, b, centre_shape, radius, kind, params):
+    """Lower bound of the distance of shapes a and b: their bounding spheres' (see
+    :func:`_sphere_bound`), raised where one of them is a primitive to the other's bounding
+    sphere against its solid (a convex solid and a sphere whose centre is outside it are
+    that far apart; a table's box is far tighter than its bounding sphere). A lower bound of
+    the signed distance too: a body inside its sphere is never deeper in than the sphere."""
+    d = _sphere_bound(Ta, Tb, a, b, centre_shape, radius)
+    if not _by_spheres(kind[b]):
+        d = max(d, _solid_side_bound(Ta, Tb, a, b, centre_shape, radius, kind, params))
+    elif not _by_spheres(kind[a]):
+        d = max(d, _solid_side_bound(Tb, Ta, b, a, centre_shape, radius, kind, params))
+    return d
+
+
 @njit(cache=True)
 def _raised_by_covers(a, b, Ta, Tb, d, enough, known_apart, covers, shapes, centre_shape, work):
     """The bound ``d`` of shapes a and b raised to their cover bound (cut off at ``d`` and
@@ -768,6 +801,7 @@ def _raised_by_covers(a, b, Ta, Tb, d, enough, known_apart, covers, shapes, cent
 rigid_fk = _rigid_fk
 shape_pose = _shape_pose
 sphere_bound = _sphere_bound
+primitive_bound = _primitive_bound
 raised_by_covers = _raised_by_covers
 record_interval = _record
 cover_scratch = _cover_scratch

@@ -29,8 +29,8 @@ from numba import njit
 from my_collision_pkg.core.kernels.advancement import (DONE, NEED, AdvanceOutputs, CoverArrays, PairArrays,
                                                        RobotArrays, ShapeArrays, SpeedArrays, cover_scratch,
                                                        hand_over, interval_bound, joint_lever, posed_centre, posed_corners,
-                                                       raised_by_covers, record_interval, rigid_fk, shape_pose,
-                                                       sphere_bound, step_length, track_rows)
+                                                       primitive_bound, raised_by_covers, record_interval, rigid_fk,
+                                                       shape_pose, step_length, track_rows)
 from my_collision_pkg.core.kernels.gjk import ConvexArrays, lower_bound
 
 GRID = 32                  # grid intervals over the motion's t in [0, 1] (a power of two)
@@ -265,7 +265,7 @@ def evaluate(q, tk, known_k, horizon, q0, dq, pairs, robot, shapes, speed, cover
                 shape_levers(T_link, Tb, b, speed, x.corners, x.lever_b)
             v0, v1 = speed_from_levers(q, a, b, x.lever_a, x.lever_b, speed)
     enough = m + tol + horizon * (v0 + horizon * v1)
-    d = sphere_bound(Ta, Tb, a, b, speed.centre_shape, speed.radius)
+    d = primitive_bound(Ta, Tb, a, b, speed.centre_shape, speed.radius, covers.kind, covers.params)
     r = narrow.route[q]
     measure = r != ROUTE_NONE and d < enough and d < m + tol + accept + GJK_GATE_M
     if not measure and d < enough and m + 0.5 * tol > 0.0 and d < m + tol + accept + COVER_GATE_M:
@@ -382,7 +382,7 @@ def advance_on_grid(q0, dq, limit, t, live, p, pairs, robot, shapes, speed, cove
                 v0, v1 = 0.0, 0.0
             rest = 1.0 - tk
             enough = m + tol + rest * (v0 + rest * v1)
-            d = sphere_bound(Ta, Tb, a, b, speed.centre_shape, speed.radius)
+            d = primitive_bound(Ta, Tb, a, b, speed.centre_shape, speed.radius, covers.kind, covers.params)
             if d < enough and keeps_apart and d < m + tol + accept + COVER_GATE_M:
                 d = raised_by_covers(a, b, Ta, Tb, d, enough, known[k], covers, shapes, speed.centre_shape, work)
             if d < enough and d < m + tol + accept:
@@ -528,7 +528,7 @@ def certify_dyadic(q0, dq, t, p, pairs, robot, shapes, speed, covers, tol, accep
                         shape_levers(T_link, Tb, b, speed, corners, lever_b)
                     v0, v1 = speed_from_levers(q, a, b, lever_a, lever_b, speed)
             enough = m + tol + horizon * (v0 + horizon * v1)
-            d = sphere_bound(Ta, Tb, a, b, speed.centre_shape, speed.radius)
+            d = primitive_bound(Ta, Tb, a, b, speed.centre_shape, speed.radius, covers.kind, covers.params)
             r = route[q]
             measure = r != ROUTE_NONE and d < enough and d < m + tol + accept + GJK_GATE_M
             if not measure and d < enough and d < m + tol + accept + COVER_GATE_M:
