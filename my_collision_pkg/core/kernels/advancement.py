@@ -621,7 +621,7 @@ def advance(q0, dq, limit, t, live, p, pairs, robot, shapes, speed, covers, tol,
             v0, v1 = _pair_speed(T_link, Ta, Tb, a, b, q, speed, corners)
             rest = 1.0 - t[k]
             enough = m + tol + rest * (v0 + rest * v1)
-            d = _sphere_bound(Ta, Tb, a, b, speed.centre_shape, speed.radius)
+            d = _primitive_bound(Ta, Tb, a, b, speed.centre_shape, speed.radius, covers.kind, covers.params)
             if d < enough and keeps_apart:
                 d = _raised_by_covers(a, b, Ta, Tb, d, enough, known[k], covers, shapes, speed.centre_shape, work)
             if d < enough and d < m + tol + accept:
@@ -658,7 +658,7 @@ def smallest_clearance(q1, p, pairs, robot, shapes, speed, covers, tol, track, t
     A pair's bound is the smallest of its interval bounds and of its last step's bound over
     ``[last_t, 1]``; a last step below every pair's interval bounds is first bounded from both
     ends: at t = 1 (configuration ``q1`` (A,)) the pair's distance lower bound (bounding
-    spheres raised to the sphere covers, not cut off) and speed bounds close
+    spheres raised by a primitive's solid and by the sphere covers, not cut off) and speed bounds close
     :func:`interval_bound` over ``[last_t, 1]``, which raises ``track.tail`` (``tail_t`` (K,):
     its time, 1 before). ``end`` (K, 3): per closed pair, its distance bound and speed bounds
     at t = 1 (written; NaN for the others). A cover is used at t = 1 only where the padding
@@ -694,7 +694,7 @@ def smallest_clearance(q1, p, pairs, robot, shapes, speed, covers, tol, track, t
             _shape_pose(T_link, shapes.shape_link, shapes.T_frame_shape, a, Ta)
             _shape_pose(T_link, shapes.shape_link, shapes.T_frame_shape, b, Tb)
             v0, v1 = _pair_speed(T_link, Ta, Tb, a, b, q, speed, corners)
-            d = _sphere_bound(Ta, Tb, a, b, speed.centre_shape, speed.radius)
+            d = _primitive_bound(Ta, Tb, a, b, speed.centre_shape, speed.radius, covers.kind, covers.params)
             if m + 0.5 * tol > 0.0:
                 d = _raised_by_covers(a, b, Ta, Tb, d, np.inf, True, covers, shapes, speed.centre_shape, work)
             end[k, 0], end[k, 1], end[k, 2] = d, v0, v1
