@@ -561,22 +561,13 @@ class Sweep:
         self.centre_shape, self.radius = static["centre"], static["radius"]
         self.box_local = static["box_local"]
         A = static["A"]
-        dqm = kin.mimic_matrix @ self.dq
-        self.adq = np.abs(dqm)
-        v0 = kin.mimic_matrix @ q0 + kin.mimic_offset
-        v1 = kin.mimic_matrix @ q1 + kin.mimic_offset
-        travel = np.where(kin.prismatic, np.maximum(np.abs(v0), np.abs(v1)), 0.0)
-        prism_path = static["chain"] @ travel                             # (L,)
-        # static lever of robot shape s about joint k: fixed offsets + travel below k + centre + radius
-        # (world objects do not move: their rows stay zero)
-        robot_shapes, A_r = static["robot_shapes"], static["robot_A"]
-        R_static = static["robot_lever"] + (prism_path[static["robot_link"]][:, None]
-                                            - prism_path[kin.child_link][None, :])      # (R, M)
-        w = A_r * self.adq[None, :] * np.where(kin.prismatic[None, :], 1.0, R_static)
-        self.D_below = np.zeros(A.shape)                                  # (S, M)
-        self.D_below[robot_shapes] = w @ static["below_T"]
-        self.moved = np.zeros(len(A), dtype=bool)                         # (S,)
-        self.moved[robot_shapes] = np.any(A_r & (self.adq[None, :] > 0), axis=1)
+        # per motion: |joint deltas|, the robot shapes' static levers (fixed offsets + prismatic
+        # travel below each joint + centre + radius) and how fast each shape moves relative to
+        # each joint's frame (world objects do not move: their rows stay zero)
+        self.adq, R_static, self.D_below, self.moved = mk.motion_speed_tables(
+            kin.mimic_matrix, kin.mimic_offset, kin.prismatic, static["chain"], kin.child_link,
+            static["robot_shapes"], static["robot_link"], static["robot_A"], static["robot_lever"],
+            static["below_T"], len(A), q0, q1)
         cull = CULL_FAR_OBJECTS if cull is None else cull
         route, geoms, hulls = pair_routes(world, selection)
         kept = None

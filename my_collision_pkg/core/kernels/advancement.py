@@ -503,6 +503,61 @@ def _pair_speed(T_link, Ta, Tb, a, b, q, speed, corners):
     return v0, v1
 
 
+@njit(cache=True)
+def motion_speed_tables(mimic_matrix, mimic_offset, prismatic, chain, child_link, robot_shapes, robot_link, robot_A,
+                        robot_lever, below_T, n_shapes, q0, q1):
+    """The tables of :func:`pair_speed` that depend on the motion from q0 to q1 (A,): returns
+    ``(adq, R_static, D_below, moved)``.
+
+    ``adq`` (M,): each movable joint's |delta| (``mimic_matrix`` (M, A) and ``mimic_offset``
+    (M,) map active positions to movable joint values); ``R_static`` (R, M): robot shape r's
+    (``robot_shapes`` (R,), on links ``robot_link`` (R,)) lever about joint k without the
+    motion, ``robot_lever`` (R, M), plus the largest prismatic travel on the chain from k's
+    child link (``child_link`` (M,)) down to the shape's link (``chain`` (L, M): the movable
+    joints above each link, as floats); ``D_below`` (S, M) (``n_shapes`` = S): per robot
+    shape and joint j, the sum over the joints k below j (``below_T[k, j]``) that move it
+    (``robot_A`` (R, M)) of ``adq[k]`` times its lever about k (1 for a prismatic k), world
+    objects' rows zero; ``moved`` (S,): the shape moves in this motion."""
+    n_mov = mimic_matrix.shape[0]
+    adq = np.empty(n_mov)
+    travel = np.zeros(n_mov)
+    for j in range(n_mov):
+        delta = 0.0
+        v0 = mimic_offset[j]
+        v1 = mimic_offset[j]
+        for i in range(q0.shape[0]):
+            delta += mimic_matrix[j, i] * (q1[i] - q0[i])
+            v0 += mimic_matrix[j, i] * q0[i]
+            v1 += mimic_matrix[j, i] * q1[i]
+        adq[j] = abs(delta)
+        if prismatic[j]:
+            travel[j] = max(abs(v0), abs(v1))
+    path = np.zeros(chain.shape[0])
+    for link in range(chain.shape[0]):
+        for j in range(n_mov):
+            path[link] += chain[link, j] * travel[j]
+    n_robot = robot_shapes.shape[0]
+    R_static = np.empty((n_robot, n_mov))
+    D_below = np.zeros((n_shapes, n_mov))
+    moved = np.zeros(n_shapes, dtype=np.bool_)
+    w = np.empty(n_mov)
+    for r in range(n_robot):
+        s = robot_shapes[r]
+        for k in range(n_mov):
+            R_static[r, k] = robot_lever[r, k] + (path[robot_link[r]] - path[child_link[k]])
+            w[k] = 0.0
+            if robot_A[r, k]:
+                w[k] = adq[k] * (1.0 if prismatic[k] else R_static[r, k])
+                if adq[k] > 0.0:
+                    moved[s] = True
+        for j in range(n_mov):
+            total = 0.0
+            for k in range(n_mov):
+                total += w[k] * below_T[k, j]
+            D_below[s, j] = total
+    return adq, R_static, D_below, moved
+
+
 @njit(cache=True, inline="always")
 def posed_centre(T, centre_shape, s):
     """Shape s's bounding sphere centre (``centre_shape[s]``, shape frame) at pose T (4, 4)."""
