@@ -580,6 +580,21 @@ def posed_corners(T, box_local, s, corners):
 
 
 @njit(cache=True, inline="always")
+def sphere_lever(T_link, j, speed, cx, cy, cz, radius):
+    """The lever about revolute joint j (link poses T_link (L, 4, 4)) of every point of the
+    sphere of centre (cx, cy, cz) and ``radius``: the centre's distance from the axis + radius."""
+    J = speed.child_link[j]
+    ux, uy, uz = speed.axis[j, 0], speed.axis[j, 1], speed.axis[j, 2]
+    ax = T_link[J, 0, 0] * ux + T_link[J, 0, 1] * uy + T_link[J, 0, 2] * uz
+    ay = T_link[J, 1, 0] * ux + T_link[J, 1, 1] * uy + T_link[J, 1, 2] * uz
+    az = T_link[J, 2, 0] * ux + T_link[J, 2, 1] * uy + T_link[J, 2, 2] * uz
+    rx, ry, rz = cx - T_link[J, 0, 3], cy - T_link[J, 1, 3], cz - T_link[J, 2, 3]
+    along = rx * ax + ry * ay + rz * az
+    off = rx * rx + ry * ry + rz * rz - along * along
+    return (np.sqrt(off) if off > 0.0 else 0.0) + radius
+
+
+@njit(cache=True, inline="always")
 def joint_lever(T_link, j, speed, s, cx, cy, cz, corners):
     """Shape s's lever about revolute joint j: the smaller of its bounding sphere centre's
     (cx, cy, cz) distance from the axis + radius and its posed box ``corners``' farthest
