@@ -91,7 +91,8 @@ offsets from joint ``k`` down to ``L`` + the largest prismatic travel on that ch
 during the motion + the distance of the sphere centre from ``L``'s frame + ``rho``.
 Hence ``V0 = sum_rev |dq_j| lever_j + sum_prism |dq_j|``, with ``lever_j`` the smaller of
 ``dist(c, axis_j) + rho`` and the largest distance of the shape's bounding box corners from
-axis ``j`` (the distance from a line is convex: a box's farthest point is a corner), and
+axis ``j`` (the distance from a line is convex: a box's farthest point is a corner; the
+grid kernels' cached levers take the sphere's alone, :func:`grid_advance.shape_levers`), and
 ``V1 = sum_rev |dq_j| D_j``. Attached objects ride their link; world objects do not
 move. For a pair of robot bodies the joints above both bodies move them rigidly
 together and cannot change their distance, so they are left out. The pair's bounds are
