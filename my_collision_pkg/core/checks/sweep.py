@@ -815,8 +815,7 @@ class Sweep:
         its tables would hold more than ``GRID_CACHE_MAX_FLOATS`` floats."""
         if self._grid_cache is None:
             n_links, n_mov = len(self.robot.link_names), len(self.kin.prismatic)
-            link = self.world.shape_link
-            if gk.grid_cache_size(n_links, int(np.count_nonzero(link >= 0)), n_mov) > GRID_CACHE_MAX_FLOATS:
+            if gk.grid_cache_size(n_links, _robot_shape_count(self.world), n_mov) > GRID_CACHE_MAX_FLOATS:
                 self._grid_cache = False
             else:
                 self._grid_cache = _pooled_grid_cache(self, n_links, n_mov)
@@ -955,7 +954,7 @@ def _pooled_grid_cache(sweep: Sweep, n_links: int, n_mov: int) -> tuple:
     warm, where fresh ones cost page faults on every motion); else a new one."""
     shape_link = sweep.world.shape_link                  # the slots are cached per world: its own links
     slot = sweep.world.cached(("sweep", "cache_slots"), gk.cache_slots, shape_link)
-    key = (n_links, len(shape_link), int(np.count_nonzero(slot >= 0)), n_mov)
+    key = (n_links, len(shape_link), _robot_shape_count(sweep.world), n_mov)
     entry = getattr(_GRID_POOL, "entry", None)
     if entry is not None and entry[0] == key and entry[1]() is None:
         posed, T_link, measured, lever, _ = entry[2]
@@ -966,6 +965,11 @@ def _pooled_grid_cache(sweep: Sweep, n_links: int, n_mov: int) -> tuple:
         cache = tuple(gk.new_grid_cache(n_links, shape_link, n_mov))
     _GRID_POOL.entry = (key, weakref.ref(sweep), cache)
     return cache
+
+
+def _robot_shape_count(world: CollisionWorld) -> int:
+    """How many of the world's shapes ride the robot (cached per world)."""
+    return world.cached(("sweep", "robot_shape_count"), lambda: int(np.count_nonzero(world.shape_link >= 0)))
 
 
 def plain_step(t: float, h: float, reserve: float) -> float:
@@ -1008,11 +1012,12 @@ def new_track(n: int, table: np.ndarray | None = None) -> mk.ClearanceTrack:
     """An empty :class:`advancement.ClearanceTrack` for n pairs: views of the rows of ``table``
     (7, n), written here (default: a new one)."""
     table = np.empty((len(mk.ClearanceTrack._fields), n)) if table is None else table
-    track = mk.ClearanceTrack(*table)
-    track.last_t[:] = np.nan
-    track.last_d[:] = track.last_v0[:] = track.last_v1[:] = track.low_t[:] = 0.0
-    track.low[:] = track.tail[:] = np.inf
-    return track
+    table[...] = _EMPTY_TRACK                      # one broadcast, not a fill per row
+    return mk.ClearanceTrack(*table)
+
+
+# a ClearanceTrack column before any evaluation: last_t NaN, low and tail inf, the rest 0
+_EMPTY_TRACK = np.array([[math.nan], [0.0], [0.0], [0.0], [math.inf], [0.0], [math.inf]])
 
 
 def _safe_step(gap: np.ndarray, V0: np.ndarray, V1: np.ndarray) -> np.ndarray:
