@@ -49,9 +49,9 @@ SNAP_KEEP = 0.5            # a step snaps to the grid when it keeps at least thi
 # the narrow phase's threshold (padding + tolerance + accept): farther pairs step on their
 # spheres, a step that is shorter but costs a fraction of the covers' (metres). At 0, where
 # the narrow phase would otherwise be needed: on the Panda's bench edges 0.05 gave the
-# halving 0.3 fewer evaluations per edge of 686 and the certified edge took 1.38x the
-# discrete 0.05 rad one (3 runs) against 1.29-1.32x at 0 (2 runs).
-COVER_GATE_M = 0.05
+# halving 0.3 fewer evaluations per edge of 686 and the certified edge took 1.31-1.41x the
+# discrete 0.05 rad one (7 runs, mean 1.37) against 1.24-1.33x at 0 (5 runs, mean 1.30).
+COVER_GATE_M = 0.0
 # Only steps whose bound leaves at least this reserve (distance - padding - tolerance / 2,
 # metres) snap: near contact, where a certified clearance is decided, steps are as they were.
 SNAP_GAP_M = 0.05
