@@ -580,17 +580,32 @@ def posed_corners(T, box_local, s, corners):
 
 
 @njit(cache=True, inline="always")
+def _joint_axis(T_link, j, speed):
+    """Revolute joint j's axis in the world (link poses T_link (L, 4, 4)): a point on it (its
+    child link's origin) and its unit direction, ``(ox, oy, oz, ax, ay, az)``."""
+    J = speed.child_link[j]
+    ux, uy, uz = speed.axis[j, 0], speed.axis[j, 1], speed.axis[j, 2]
+    return (T_link[J, 0, 3], T_link[J, 1, 3], T_link[J, 2, 3],
+            T_link[J, 0, 0] * ux + T_link[J, 0, 1] * uy + T_link[J, 0, 2] * uz,
+            T_link[J, 1, 0] * ux + T_link[J, 1, 1] * uy + T_link[J, 1, 2] * uz,
+            T_link[J, 2, 0] * ux + T_link[J, 2, 1] * uy + T_link[J, 2, 2] * uz)
+
+
+@njit(cache=True, inline="always")
+def _off_axis_sq(ox, oy, oz, ax, ay, az, x, y, z):
+    """The squared distance of point (x, y, z) from the axis through (ox, oy, oz) along the
+    unit (ax, ay, az) (may round below 0 on the axis)."""
+    rx, ry, rz = x - ox, y - oy, z - oz
+    along = rx * ax + ry * ay + rz * az
+    return rx * rx + ry * ry + rz * rz - along * along
+
+
+@njit(cache=True, inline="always")
 def sphere_lever(T_link, j, speed, cx, cy, cz, radius):
     """The lever about revolute joint j (link poses T_link (L, 4, 4)) of every point of the
     sphere of centre (cx, cy, cz) and ``radius``: the centre's distance from the axis + radius."""
-    J = speed.child_link[j]
-    ux, uy, uz = speed.axis[j, 0], speed.axis[j, 1], speed.axis[j, 2]
-    ax = T_link[J, 0, 0] * ux + T_link[J, 0, 1] * uy + T_link[J, 0, 2] * uz
-    ay = T_link[J, 1, 0] * ux + T_link[J, 1, 1] * uy + T_link[J, 1, 2] * uz
-    az = T_link[J, 2, 0] * ux + T_link[J, 2, 1] * uy + T_link[J, 2, 2] * uz
-    rx, ry, rz = cx - T_link[J, 0, 3], cy - T_link[J, 1, 3], cz - T_link[J, 2, 3]
-    along = rx * ax + ry * ay + rz * az
-    off = rx * rx + ry * ry + rz * rz - along * along
+    ox, oy, oz, ax, ay, az = _joint_axis(T_link, j, speed)
+    off = _off_axis_sq(ox, oy, oz, ax, ay, az, cx, cy, cz)
     return (np.sqrt(off) if off > 0.0 else 0.0) + radius
 
 
@@ -599,21 +614,12 @@ def joint_lever(T_link, j, speed, s, cx, cy, cz, corners):
     """Shape s's lever about revolute joint j: the smaller of its bounding sphere centre's
     (cx, cy, cz) distance from the axis + radius and its posed box ``corners``' farthest
     distance from it (link poses T_link (L, 4, 4))."""
-    J = speed.child_link[j]
-    ux, uy, uz = speed.axis[j, 0], speed.axis[j, 1], speed.axis[j, 2]
-    ox, oy, oz = T_link[J, 0, 3], T_link[J, 1, 3], T_link[J, 2, 3]
-    ax = T_link[J, 0, 0] * ux + T_link[J, 0, 1] * uy + T_link[J, 0, 2] * uz
-    ay = T_link[J, 1, 0] * ux + T_link[J, 1, 1] * uy + T_link[J, 1, 2] * uz
-    az = T_link[J, 2, 0] * ux + T_link[J, 2, 1] * uy + T_link[J, 2, 2] * uz
-    rx, ry, rz = cx - ox, cy - oy, cz - oz
-    along = rx * ax + ry * ay + rz * az
-    off = rx * rx + ry * ry + rz * rz - along * along
+    ox, oy, oz, ax, ay, az = _joint_axis(T_link, j, speed)
+    off = _off_axis_sq(ox, oy, oz, ax, ay, az, cx, cy, cz)
     lever = (np.sqrt(off) if off > 0.0 else 0.0) + speed.radius[s]
     box = 0.0
     for corner in range(8):
-        rx, ry, rz = corners[corner, 0] - ox, corners[corner, 1] - oy, corners[corner, 2] - oz
-        along = rx * ax + ry * ay + rz * az
-        off = rx * rx + ry * ry + rz * rz - along * along
+        off = _off_axis_sq(ox, oy, oz, ax, ay, az, corners[corner, 0], corners[corner, 1], corners[corner, 2])
         if off > box:
             box = off
     box = np.sqrt(box)
