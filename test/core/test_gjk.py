@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 import trimesh
 
+from my_collision_pkg.core.geometry.hulls import hull_edges
 from my_collision_pkg.core.geometry.shape_geometry import _coal_convex
 from my_collision_pkg.core.kernels import gjk
 from my_collision_pkg.core.kernels.codes import KIND_BOX, KIND_CAPSULE, KIND_CYLINDER, KIND_MESH, KIND_SPHERE
@@ -26,14 +27,18 @@ def _pose(rng, spread=0.3):
     return T
 
 
-@pytest.fixture(scope="module")
-def solids():
-    """Five solids as gjk.ConvexArrays and as coal geometries: box, sphere, cylinder, capsule, a hull."""
+@pytest.fixture(scope="module", params=["scanned", "climbed"])
+def solids(request):
+    """Five solids as gjk.ConvexArrays and as coal geometries: box, sphere, cylinder, capsule, a
+    hull (its vertices scanned whole, or climbed along its edges)."""
     rng = np.random.default_rng(3)
     hull = trimesh.convex.convex_hull(rng.normal(size=(150, 3)) * [0.05, 0.08, 0.12])
     kinds = [KIND_BOX, KIND_SPHERE, KIND_CYLINDER, KIND_CAPSULE, KIND_MESH]
     params = [[0.1, 0.05, 0.2], [0.07, 0, 0], [0.05, 0.15, 0], [0.04, 0.1, 0], [0, 0, 0]]
-    convex = gjk.convex_arrays(kinds, params, [np.zeros((0, 3))] * 4 + [np.asarray(hull.vertices)])
+    vertex_sets = [np.zeros((0, 3))] * 4 + [np.asarray(hull.vertices)]
+    edges = [[]] * 4 + [hull_edges(vertex_sets[4])] if request.param == "climbed" else None
+    convex = gjk.convex_arrays(kinds, params, vertex_sets, edges)
+    assert (len(convex.neighbours) > 0) == (request.param == "climbed")
     geoms = [coal.Box(0.2, 0.1, 0.4), coal.Sphere(0.07), coal.Cylinder(0.05, 0.3), coal.Capsule(0.04, 0.2),
              _coal_convex(np.asarray(hull.vertices), np.asarray(hull.faces))]
     return convex, geoms
@@ -110,3 +115,40 @@ def test_the_nearest_point_of_a_triangle_is_found_inside_it():
 def test_shapes_without_a_solid_are_not_supported():
     convex = gjk.convex_arrays([KIND_BOX, KIND_MESH], [[0.1, 0.1, 0.1], [0, 0, 0]], [np.zeros((0, 3))] * 2)
     assert convex.supported.tolist() == [True, False]
+
+
+@pytest.mark.parametrize("points", [
+    np.random.default_rng(8).normal(size=(300, 3)) * [0.05, 0.2, 0.1],
+    # a box's surface sampled on a grid: flat faces of many coplanar points, hull vertices only at corners
+    np.array([[x, y, z] for x in np.linspace(-1, 1, 7) for y in np.linspace(-1, 1, 5) for z in np.linspace(-1, 1, 4)
+              if max(abs(x), abs(y), abs(z)) == 1.0]) * [0.1, 0.05, 0.02],
+    np.asarray(trimesh.creation.icosphere(subdivisions=3, radius=0.08).vertices),
+], ids=["random", "box_grid", "icosphere"])
+def test_climbing_the_hull_finds_the_vertex_a_full_scan_finds(points):
+    # from every probe start and from random vertices, along random directions: the climb ends
+    # on a vertex exactly as far along the direction as the farthest of all
+    convex = gjk.convex_arrays([KIND_MESH], [[0, 0, 0]], [points], [hull_edges(points)])
+    assert len(convex.neighbours) > 0
+    rng = np.random.default_rng(21)
+    V = convex.vertices
+    starts = [int(i) for i in convex.probes[0] if i >= 0]
+    hull_vertices = np.flatnonzero(np.diff(convex.neighbour_start) > 0)
+    for _ in range(400):
+        d = rng.normal(size=3)
+        along = V[:, 0] * d[0] + V[:, 1] * d[1] + V[:, 2] * d[2]      # the kernel's arithmetic
+        farthest = np.max(along)
+        first = gjk.first_vertex(convex, 0, *d)
+        assert first in starts
+        for start in [first, int(rng.choice(hull_vertices))]:
+            at = gjk.climb(V, convex.neighbour_start, convex.neighbours, 0, len(V), start, *d)
+            assert along[at] == farthest
+
+
+def test_a_flat_vertex_set_has_no_edges_and_is_scanned_whole():
+    flat = np.random.default_rng(2).normal(size=(40, 3)) * [0.1, 0.1, 0.0]
+    assert all(len(n) == 0 for n in hull_edges(flat))
+    convex = gjk.convex_arrays([KIND_MESH], [[0, 0, 0]], [flat], [hull_edges(flat)])
+    d = np.array([0.3, -0.8, 0.1])
+    at = gjk.climb(convex.vertices, convex.neighbour_start, convex.neighbours, 0, len(flat), 0, *d)
+    along = flat[:, 0] * d[0] + flat[:, 1] * d[1] + flat[:, 2] * d[2]
+    assert along[at] == np.max(along)

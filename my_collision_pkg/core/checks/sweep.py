@@ -117,6 +117,7 @@ import numpy as np
 from my_collision_pkg.core.checks.limits import EXACT_CALL_STEPS, NARROW_CALL_STEPS, WorkMeter, step_weight
 from my_collision_pkg.core.checks.narrowphase import pair_distance
 from my_collision_pkg.core.checks.request import CheckRequest
+from my_collision_pkg.core.geometry.hulls import hull_edges
 from my_collision_pkg.core.kernels import advancement as mk
 from my_collision_pkg.core.kernels import grid_advance as gk
 from my_collision_pkg.core.kernels import gjk
@@ -312,7 +313,7 @@ def _build_cover_arrays(world: CollisionWorld) -> mk.CoverArrays:
 def convex_solids(world: CollisionWorld) -> gjk.ConvexArrays:
     """Per world, the shapes' convex solids for :func:`gjk.lower_bound` (cached): primitives by
     their sizes, convex meshes by their vertices, other meshes by their hulls' vertices (a
-    mesh without a hull is not supported there)."""
+    mesh without a hull is not supported there), with their hulls' edges."""
     def build():
         kinds, params, vertices = [], [], []
         for entry in world.shapes:
@@ -320,7 +321,7 @@ def convex_solids(world: CollisionWorld) -> gjk.ConvexArrays:
             kinds.append(g.solid_kind)
             params.append(np.asarray(g.solid_params, dtype=float) if is_primitive(g.spec) else np.zeros(3))
             vertices.append(g.hull_vertices_shape if g.coal_hull is not None else np.zeros((0, 3)))
-        return gjk.convex_arrays(kinds, params, vertices)
+        return gjk.convex_arrays(kinds, params, vertices, [hull_edges(v) if len(v) else [] for v in vertices])
     return world.cached(("sweep", "convex_solids"), build)
 
 
@@ -957,10 +958,10 @@ def _pooled_grid_cache(sweep: Sweep, n_links: int, n_mov: int) -> tuple:
     key = (n_links, len(shape_link), _robot_shape_count(sweep.world), n_mov)
     entry = getattr(_GRID_POOL, "entry", None)
     if entry is not None and entry[0] == key and entry[1]() is None:
-        posed, T_link, measured, lever, _ = entry[2]
+        posed, T_link, measured, lever, _, T_shape, centre = entry[2]
         posed.fill(False)
         measured.fill(False)
-        cache = (posed, T_link, measured, lever, slot)
+        cache = (posed, T_link, measured, lever, slot, T_shape, centre)
     else:
         cache = tuple(gk.new_grid_cache(n_links, shape_link, n_mov))
     _GRID_POOL.entry = (key, weakref.ref(sweep), cache)

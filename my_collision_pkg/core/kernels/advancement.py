@@ -881,3 +881,5 @@ primitive_bound = _primitive_bound
 raised_by_covers = _raised_by_covers
 record_interval = _record
 cover_scratch = _cover_scratch
+by_spheres = _by_spheres
+solid_distance = _solid_distance

@@ -28,9 +28,10 @@ from numba import njit
 
 from my_collision_pkg.core.kernels.advancement import (DONE, NEED, AdvanceOutputs, CoverArrays, PairArrays,
                                                        RobotArrays, ShapeArrays, SpeedArrays, cover_scratch,
-                                                       hand_over, interval_bound, posed_centre, primitive_bound,
-                                                       raised_by_covers, record_interval, rigid_fk, shape_pose,
-                                                       sphere_lever, step_length, track_rows)
+                                                       by_spheres, hand_over, interval_bound, posed_centre,
+                                                       primitive_bound, raised_by_covers, record_interval, rigid_fk,
+                                                       shape_pose, solid_distance, sphere_lever, step_length,
+                                                       track_rows)
 from my_collision_pkg.core.kernels.gjk import ConvexArrays, lower_bound
 
 GRID = 32                  # grid intervals over the motion's t in [0, 1] (a power of two)
@@ -83,21 +84,24 @@ class GridCache(NamedTuple):
     """What the pairs of one motion share per cache time ``g / CACHE_GRID`` (g = 0 .. CACHE_GRID),
     filled lazily.
 
-    ``posed[g]``: ``T_link[g]`` (L, 4, 4) holds the link poses there; ``measured[g, r]``:
-    ``lever[g, r]`` (M,) holds the levers of the robot shape in slot r (``slot[s]``: shape s's
-    slot, -1 for a world object, which nothing moves) about the revolute joints the motion
-    moves (0 for the others), metres.
+    ``posed[g]``: ``T_link[g]`` (L, 4, 4) holds the link poses there; ``measured[g, r]``: the
+    robot shape in slot r (``slot[s]``: shape s's slot, -1 for a world object, which nothing
+    moves) is measured there (:func:`measure_shape`): ``T_shape[g, r]`` (4, 4) holds its pose,
+    ``centre[g, r]`` (3,) its bounding sphere's centre in the world and ``lever[g, r]`` (M,)
+    its levers about the revolute joints the motion moves (0 for the others), metres.
     """
     posed: np.ndarray            # (CACHE_GRID + 1,) bool
     T_link: np.ndarray           # (CACHE_GRID + 1, L, 4, 4)
     measured: np.ndarray         # (CACHE_GRID + 1, R) bool
     lever: np.ndarray            # (CACHE_GRID + 1, R, M)
     slot: np.ndarray             # (S,) int64
+    T_shape: np.ndarray          # (CACHE_GRID + 1, R, 4, 4)
+    centre: np.ndarray           # (CACHE_GRID + 1, R, 3)
 
 
 def grid_cache_size(n_links: int, n_robot_shapes: int, n_movable: int) -> int:
     """Floats a :class:`GridCache` holds for a robot of this size."""
-    return (CACHE_GRID + 1) * (16 * n_links + n_robot_shapes * max(n_movable, 1))
+    return (CACHE_GRID + 1) * (16 * n_links + n_robot_shapes * (max(n_movable, 1) + 19))
 
 
 def cache_slots(shape_link: np.ndarray) -> np.ndarray:
@@ -113,10 +117,97 @@ def new_grid_cache(n_links: int, shape_link: np.ndarray, n_movable: int) -> Grid
     """An empty :class:`GridCache` for a robot of ``n_links`` links and ``n_movable`` movable
     joints, with shapes on links ``shape_link`` (S,) (-1: a world object)."""
     slot = cache_slots(shape_link)
-    n_robot = int(np.count_nonzero(slot >= 0))
-    return GridCache(np.zeros(CACHE_GRID + 1, dtype=np.bool_), np.empty((CACHE_GRID + 1, n_links, 4, 4)),
-                     np.zeros((CACHE_GRID + 1, max(n_robot, 1)), dtype=np.bool_),
-                     np.empty((CACHE_GRID + 1, max(n_robot, 1), max(n_movable, 1))), slot)
+    n_robot = max(int(np.count_nonzero(slot >= 0)), 1)
+    G = CACHE_GRID + 1
+    return GridCache(np.zeros(G, dtype=np.bool_), np.empty((G, n_links, 4, 4)), np.zeros((G, n_robot), dtype=np.bool_),
+                     np.empty((G, n_robot, max(n_movable, 1))), slot, np.empty((G, n_robot, 4, 4)),
+                     np.empty((G, n_robot, 3)))
+
+
+class PairSpeeds(NamedTuple):
+    """Per pair of one motion (P pairs, M movable joints), :func:`speed_from_levers` with what
+    does not change along the motion summed once (:func:`pair_speeds`): V0 is ``v0_fixed[q]``
+    + ``w_a[q] . lever_a`` + ``w_b[q] . lever_b`` and V1 is ``v1[q]``."""
+    w_a: np.ndarray              # (P, max(M, 1)) |dq_j| where revolute joint j moves body 0 and not body 1, else 0
+    w_b: np.ndarray              # (P, max(M, 1)) the same for body 1
+    v0_fixed: np.ndarray         # (P,) the prismatic joints' share of V0
+    v1: np.ndarray               # (P,) V1
+
+
+@njit(cache=True)
+def pair_speeds(pair_a, pair_b, speed):
+    """The :class:`PairSpeeds` of the pairs (``pair_a``, ``pair_b``) of a motion (``speed``: a
+    :class:`advancement.SpeedArrays`); V1 summed in :func:`speed_from_levers`'s order."""
+    W_a, W_b, prismatic, adq, D_below = speed.W_a, speed.W_b, speed.prismatic, speed.adq, speed.D_below
+    n, n_mov = pair_a.shape[0], adq.shape[0]
+    w_a, w_b = np.zeros((n, max(n_mov, 1))), np.zeros((n, max(n_mov, 1)))
+    v0_fixed, v1 = np.zeros(n), np.zeros(n)
+    for q in range(n):
+        for side in range(2):
+            s = pair_a[q] if side == 0 else pair_b[q]
+            W = W_a if side == 0 else W_b
+            w = w_a if side == 0 else w_b
+            for j in range(n_mov):
+                if W[q, j] == 0.0 or adq[j] == 0.0:
+                    continue
+                if prismatic[j]:
+                    v0_fixed[q] += adq[j]
+                    continue
+                w[q, j] = adq[j]
+                v1[q] += adq[j] * D_below[s, j]
+    return PairSpeeds(w_a, w_b, v0_fixed, v1)
+
+
+@njit(cache=True)
+def fixed_centres(shape_link, T_frame_shape, centre_shape):
+    """(S, 3): each world object's bounding sphere centre in the world (robot shapes' rows: 0)."""
+    out = np.zeros((shape_link.shape[0], 3))
+    for s in range(shape_link.shape[0]):
+        if shape_link[s] < 0:
+            out[s, 0], out[s, 1], out[s, 2] = posed_centre(T_frame_shape[s], centre_shape, s)
+    return out
+
+
+@njit(cache=True, inline="always")
+def measure_shape(T_link, s, shape_link, T_frame_shape, speed, T_out, centre_out, lever_out):
+    """Robot shape s at link poses T_link (L, 4, 4): its pose into ``T_out`` (4, 4), its bounding
+    sphere's centre into ``centre_out`` (3,) and its levers (:func:`shape_levers`) into ``lever_out``."""
+    shape_pose(T_link, shape_link, T_frame_shape, s, T_out)
+    cx, cy, cz = posed_centre(T_out, speed.centre_shape, s)
+    centre_out[0], centre_out[1], centre_out[2] = cx, cy, cz
+    prismatic, adq = speed.prismatic, speed.adq
+    for j in range(adq.shape[0]):
+        lever_out[j] = 0.0
+        if adq[j] == 0.0 or prismatic[j]:
+            continue
+        lever_out[j] = sphere_lever(T_link, j, speed, cx, cy, cz, speed.radius[s])
+
+
+@njit(cache=True, inline="always")
+def _side_bound(c, Tp, s, p, radius, kind, params):
+    """:func:`advancement.primitive_bound`'s side bound from shape s's posed bounding sphere
+    centre ``c`` (3,) to primitive p (pose Tp): -inf when the centre lies in p's solid."""
+    wx, wy, wz = c[0] - Tp[0, 3], c[1] - Tp[1, 3], c[2] - Tp[2, 3]
+    x = Tp[0, 0] * wx + Tp[1, 0] * wy + Tp[2, 0] * wz
+    y = Tp[0, 1] * wx + Tp[1, 1] * wy + Tp[2, 1] * wz
+    z = Tp[0, 2] * wx + Tp[1, 2] * wy + Tp[2, 2] * wz
+    outside = solid_distance(kind[p], params[p], x, y, z)
+    if outside > 0.0:
+        return outside - radius[s]
+    return -np.inf
+
+
+@njit(cache=True, inline="always")
+def centre_bound(ca, cb, Ta, Tb, a, b, radius, kind, params):
+    """:func:`advancement.primitive_bound` of shapes a and b from their posed bounding sphere
+    centres ``ca``, ``cb`` (3,) and poses Ta, Tb."""
+    dx, dy, dz = ca[0] - cb[0], ca[1] - cb[1], ca[2] - cb[2]
+    d = np.sqrt(dx * dx + dy * dy + dz * dz) - radius[a] - radius[b]
+    if not by_spheres(kind[b]):
+        d = max(d, _side_bound(ca, Tb, a, b, radius, kind, params))
+    elif not by_spheres(kind[a]):
+        d = max(d, _side_bound(cb, Ta, b, a, radius, kind, params))
+    return d
 
 
 @njit(cache=True)
@@ -197,8 +288,10 @@ class Scratch(NamedTuple):
     free_t: np.ndarray           # (1,) the time T_free holds (NaN: none)
     lever_a: np.ndarray          # (M,) levers of the pair's shapes off the grid
     lever_b: np.ndarray
-    Ta: np.ndarray               # (4, 4) the pair's shape poses
+    Ta: np.ndarray               # (4, 4) the pair's shape poses off the grid
     Tb: np.ndarray
+    c_a: np.ndarray              # (3,) their bounding sphere centres
+    c_b: np.ndarray
     work: np.ndarray             # cover scratch (advancement.cover_scratch)
 
 
@@ -208,12 +301,12 @@ def new_scratch(q0, robot, n_mov, covers):
     n_links = robot.link_parent.shape[0]
     return Scratch(np.empty(q0.shape[0]), np.empty(robot.mimic_matrix.shape[0]), np.empty((n_links, 4, 4)),
                    np.full(1, np.nan), np.empty(max(n_mov, 1)), np.empty(max(n_mov, 1)), np.empty((4, 4)),
-                   np.empty((4, 4)), cover_scratch(covers.cover_start))
+                   np.empty((4, 4)), np.empty(3), np.empty(3), cover_scratch(covers.cover_start))
 
 
 @njit(cache=True, inline="always")
 def evaluate(q, tk, known_k, horizon, q0, dq, pairs, robot, shapes, speed, covers, tol, accept, cache, narrow,
-             convex, x):
+             convex, x, ps, fixed_c):
     """Pair q at time tk: ``(d, v0, v1, T_link, gjk, need)``.
 
     d is a lower bound of its signed distance (bounding spheres; the sphere covers when
@@ -221,17 +314,19 @@ def evaluate(q, tk, known_k, horizon, q0, dq, pairs, robot, shapes, speed, cover
     bodies' distance only if ``known_k`` (apart at the pair's last certified time) or when
     neither body can hold the other; then :func:`gjk.lower_bound` when within ``accept``),
     v0, v1 its speed bounds there (:func:`advancement.pair_speed`), T_link the link poses
-    there (the cache's, or ``x.T_free``), gjk 1 when GJK ran, and need True when only the
+    there (the cache's, or ``x.T_free``; ``ps``: the motion's :class:`PairSpeeds`, ``fixed_c``
+    the world objects' :func:`fixed_centres`), gjk 1 when GJK ran, and need True when only the
     caller's narrow phase can decide (the pair may touch, or its hulls are too near). The
     covers and GJK are skipped when the spheres alone leave the distance the pair can
-    close over ``horizon`` (a span of t). The pair's shape poses are left in ``x.Ta``,
-    ``x.Tb``."""
+    close over ``horizon`` (a span of t)."""
     a = pairs.pair_a[q]
     b = pairs.pair_b[q]
     m = pairs.margins[q]
     n_links = x.T_free.shape[0]
     n_mov = speed.adq.shape[0]
+    shape_link, T_frame_shape = shapes.shape_link, shapes.T_frame_shape
     g = cache_index(tk)
+    ra, rb = cache.slot[a], cache.slot[b]
     if g >= 0:
         if not cache.posed[g]:
             for i in range(q0.shape[0]):
@@ -239,6 +334,22 @@ def evaluate(q, tk, known_k, horizon, q0, dq, pairs, robot, shapes, speed, cover
             rigid_fk(x.positions, robot, n_links, x.values, cache.T_link[g])
             cache.posed[g] = True
         T_link = cache.T_link[g]
+        if ra >= 0 and not cache.measured[g, ra]:
+            measure_shape(T_link, a, shape_link, T_frame_shape, speed, cache.T_shape[g, ra], cache.centre[g, ra],
+                          cache.lever[g, ra])
+            cache.measured[g, ra] = True
+        if rb >= 0 and not cache.measured[g, rb]:
+            measure_shape(T_link, b, shape_link, T_frame_shape, speed, cache.T_shape[g, rb], cache.centre[g, rb],
+                          cache.lever[g, rb])
+            cache.measured[g, rb] = True
+        if ra >= 0:
+            Ta, ca, la = cache.T_shape[g, ra], cache.centre[g, ra], cache.lever[g, ra]
+        else:
+            Ta, ca, la = T_frame_shape[a], fixed_c[a], x.lever_a
+        if rb >= 0:
+            Tb, cb, lb = cache.T_shape[g, rb], cache.centre[g, rb], cache.lever[g, rb]
+        else:
+            Tb, cb, lb = T_frame_shape[b], fixed_c[b], x.lever_b
     else:
         if tk != x.free_t[0]:
             for i in range(q0.shape[0]):
@@ -246,28 +357,25 @@ def evaluate(q, tk, known_k, horizon, q0, dq, pairs, robot, shapes, speed, cover
             rigid_fk(x.positions, robot, n_links, x.values, x.T_free)
             x.free_t[0] = tk
         T_link = x.T_free
-    Ta, Tb = x.Ta, x.Tb
-    shape_pose(T_link, shapes.shape_link, shapes.T_frame_shape, a, Ta)
-    shape_pose(T_link, shapes.shape_link, shapes.T_frame_shape, b, Tb)
-    v0, v1 = 0.0, 0.0
-    if n_mov:
-        ra, rb = cache.slot[a], cache.slot[b]
-        if g >= 0:
-            if ra >= 0 and not cache.measured[g, ra]:
-                shape_levers(T_link, Ta, a, speed, cache.lever[g, ra])
-                cache.measured[g, ra] = True
-            if rb >= 0 and not cache.measured[g, rb]:
-                shape_levers(T_link, Tb, b, speed, cache.lever[g, rb])
-                cache.measured[g, rb] = True
-            v0, v1 = speed_from_levers(q, a, b, cache.lever[g, max(ra, 0)], cache.lever[g, max(rb, 0)], speed)
+        if ra >= 0:
+            measure_shape(T_link, a, shape_link, T_frame_shape, speed, x.Ta, x.c_a, x.lever_a)
+            Ta, ca, la = x.Ta, x.c_a, x.lever_a
         else:
-            if ra >= 0:
-                shape_levers(T_link, Ta, a, speed, x.lever_a)
-            if rb >= 0:
-                shape_levers(T_link, Tb, b, speed, x.lever_b)
-            v0, v1 = speed_from_levers(q, a, b, x.lever_a, x.lever_b, speed)
+            Ta, ca, la = T_frame_shape[a], fixed_c[a], x.lever_a
+        if rb >= 0:
+            measure_shape(T_link, b, shape_link, T_frame_shape, speed, x.Tb, x.c_b, x.lever_b)
+            Tb, cb, lb = x.Tb, x.c_b, x.lever_b
+        else:
+            Tb, cb, lb = T_frame_shape[b], fixed_c[b], x.lever_b
+    v0, v1 = ps.v0_fixed[q], ps.v1[q]
+    if ra >= 0:
+        for e in range(n_mov):
+            v0 += ps.w_a[q, e] * la[e]
+    if rb >= 0:
+        for e in range(n_mov):
+            v0 += ps.w_b[q, e] * lb[e]
     enough = m + tol + horizon * (v0 + horizon * v1)
-    d = primitive_bound(Ta, Tb, a, b, speed.centre_shape, speed.radius, covers.kind, covers.params)
+    d = centre_bound(ca, cb, Ta, Tb, a, b, speed.radius, covers.kind, covers.params)
     r = narrow.route[q]
     measure = r != ROUTE_NONE and d < enough and d < m + tol + accept + GJK_GATE_M
     if not measure and d < enough and m + 0.5 * tol > 0.0 and d < m + tol + accept + COVER_GATE_M:
@@ -323,10 +431,16 @@ def advance_on_grid(q0, dq, limit, t, live, p, pairs, robot, shapes, speed, cove
     T_free = np.empty((n_links, 4, 4))             # link poses off the grid
     lever_a = np.empty(max(n_mov, 1))
     lever_b = np.empty(max(n_mov, 1))
-    Ta = np.empty((4, 4))
-    Tb = np.empty((4, 4))
+    T_a = np.empty((4, 4))                          # the pair's shapes off the grid
+    T_b = np.empty((4, 4))
+    c_a = np.empty(3)
+    c_b = np.empty(3)
     work = cover_scratch(covers.cover_start)
     free_t = np.nan                                # T_free holds the poses at free_t
+    ps = pair_speeds(pair_a, pair_b, speed)
+    w_a, w_b, v0_fixed, v1_pair = ps.w_a, ps.w_b, ps.v0_fixed, ps.v1
+    fixed_c = fixed_centres(shapes.shape_link, shapes.T_frame_shape, speed.centre_shape)
+    shape_link, T_frame_shape, slot = shapes.shape_link, shapes.T_frame_shape, cache.slot
     capacity = out.V0.shape[0]
     used = 0
     for j in range(n):
@@ -346,6 +460,7 @@ def advance_on_grid(q0, dq, limit, t, live, p, pairs, robot, shapes, speed, cove
             steps[q] += 1
             tk = t[k]
             g = cache_index(tk)
+            ra, rb = slot[a], slot[b]
             if g >= 0:
                 if not cache.posed[g]:
                     for i in range(q0.shape[0]):
@@ -353,6 +468,22 @@ def advance_on_grid(q0, dq, limit, t, live, p, pairs, robot, shapes, speed, cove
                     rigid_fk(positions, robot, n_links, values, cache.T_link[g])
                     cache.posed[g] = True
                 T_link = cache.T_link[g]
+                if ra >= 0 and not cache.measured[g, ra]:
+                    measure_shape(T_link, a, shape_link, T_frame_shape, speed, cache.T_shape[g, ra],
+                                  cache.centre[g, ra], cache.lever[g, ra])
+                    cache.measured[g, ra] = True
+                if rb >= 0 and not cache.measured[g, rb]:
+                    measure_shape(T_link, b, shape_link, T_frame_shape, speed, cache.T_shape[g, rb],
+                                  cache.centre[g, rb], cache.lever[g, rb])
+                    cache.measured[g, rb] = True
+                if ra >= 0:
+                    Ta, ca, la = cache.T_shape[g, ra], cache.centre[g, ra], cache.lever[g, ra]
+                else:
+                    Ta, ca, la = T_frame_shape[a], fixed_c[a], lever_a
+                if rb >= 0:
+                    Tb, cb, lb = cache.T_shape[g, rb], cache.centre[g, rb], cache.lever[g, rb]
+                else:
+                    Tb, cb, lb = T_frame_shape[b], fixed_c[b], lever_b
             else:
                 if tk != free_t:
                     for i in range(q0.shape[0]):
@@ -360,30 +491,26 @@ def advance_on_grid(q0, dq, limit, t, live, p, pairs, robot, shapes, speed, cove
                     rigid_fk(positions, robot, n_links, values, T_free)
                     free_t = tk
                 T_link = T_free
-            shape_pose(T_link, shapes.shape_link, shapes.T_frame_shape, a, Ta)
-            shape_pose(T_link, shapes.shape_link, shapes.T_frame_shape, b, Tb)
-            if n_mov:
-                ra, rb = cache.slot[a], cache.slot[b]
-                if g >= 0:
-                    if ra >= 0 and not cache.measured[g, ra]:
-                        shape_levers(T_link, Ta, a, speed, cache.lever[g, ra])
-                        cache.measured[g, ra] = True
-                    if rb >= 0 and not cache.measured[g, rb]:
-                        shape_levers(T_link, Tb, b, speed, cache.lever[g, rb])
-                        cache.measured[g, rb] = True
-                    v0, v1 = speed_from_levers(q, a, b, cache.lever[g, max(ra, 0)], cache.lever[g, max(rb, 0)],
-                                                speed)
+                if ra >= 0:
+                    measure_shape(T_link, a, shape_link, T_frame_shape, speed, T_a, c_a, lever_a)
+                    Ta, ca, la = T_a, c_a, lever_a
                 else:
-                    if ra >= 0:
-                        shape_levers(T_link, Ta, a, speed, lever_a)
-                    if rb >= 0:
-                        shape_levers(T_link, Tb, b, speed, lever_b)
-                    v0, v1 = speed_from_levers(q, a, b, lever_a, lever_b, speed)
-            else:
-                v0, v1 = 0.0, 0.0
+                    Ta, ca, la = T_frame_shape[a], fixed_c[a], lever_a
+                if rb >= 0:
+                    measure_shape(T_link, b, shape_link, T_frame_shape, speed, T_b, c_b, lever_b)
+                    Tb, cb, lb = T_b, c_b, lever_b
+                else:
+                    Tb, cb, lb = T_frame_shape[b], fixed_c[b], lever_b
+            v0, v1 = v0_fixed[q], v1_pair[q]
+            if ra >= 0:
+                for e in range(n_mov):
+                    v0 += w_a[q, e] * la[e]
+            if rb >= 0:
+                for e in range(n_mov):
+                    v0 += w_b[q, e] * lb[e]
             rest = 1.0 - tk
             enough = m + tol + rest * (v0 + rest * v1)
-            d = primitive_bound(Ta, Tb, a, b, speed.centre_shape, speed.radius, covers.kind, covers.params)
+            d = centre_bound(ca, cb, Ta, Tb, a, b, speed.radius, covers.kind, covers.params)
             if d < enough and keeps_apart and d < m + tol + accept + COVER_GATE_M:
                 d = raised_by_covers(a, b, Ta, Tb, d, enough, known[k], covers, shapes, speed.centre_shape, work)
             if d < enough and d < m + tol + accept:
@@ -463,10 +590,16 @@ def certify_dyadic(q0, dq, t, p, pairs, robot, shapes, speed, covers, tol, accep
     T_free = np.empty((n_links, 4, 4))             # link poses off the cache's grid
     lever_a = np.empty(max(n_mov, 1))
     lever_b = np.empty(max(n_mov, 1))
-    Ta = np.empty((4, 4))
-    Tb = np.empty((4, 4))
+    T_a = np.empty((4, 4))                          # the pair's shapes off the grid
+    T_b = np.empty((4, 4))
+    c_a = np.empty(3)
+    c_b = np.empty(3)
     work = cover_scratch(covers.cover_start)
     free_t = np.nan
+    ps = pair_speeds(pairs.pair_a, pairs.pair_b, speed)
+    w_a, w_b, v0_fixed, v1_pair = ps.w_a, ps.w_b, ps.v0_fixed, ps.v1
+    fixed_c = fixed_centres(shapes.shape_link, shapes.T_frame_shape, speed.centre_shape)
+    shape_link, T_frame_shape, slot = shapes.shape_link, shapes.T_frame_shape, cache.slot
     depth = CACHE_LEVELS + 2
     st_t, st_d, st_v0, st_v1 = np.empty(depth), np.empty(depth), np.empty(depth), np.empty(depth)
     capacity = seq.shape[2]
@@ -493,6 +626,7 @@ def certify_dyadic(q0, dq, t, p, pairs, robot, shapes, speed, covers, tol, accep
             used += 1
             steps[q] += 1
             g = cache_index(tk)
+            ra, rb = slot[a], slot[b]
             if g >= 0:
                 if not cache.posed[g]:
                     for i in range(q0.shape[0]):
@@ -500,6 +634,22 @@ def certify_dyadic(q0, dq, t, p, pairs, robot, shapes, speed, covers, tol, accep
                     rigid_fk(positions, robot, n_links, values, cache.T_link[g])
                     cache.posed[g] = True
                 T_link = cache.T_link[g]
+                if ra >= 0 and not cache.measured[g, ra]:
+                    measure_shape(T_link, a, shape_link, T_frame_shape, speed, cache.T_shape[g, ra],
+                                  cache.centre[g, ra], cache.lever[g, ra])
+                    cache.measured[g, ra] = True
+                if rb >= 0 and not cache.measured[g, rb]:
+                    measure_shape(T_link, b, shape_link, T_frame_shape, speed, cache.T_shape[g, rb],
+                                  cache.centre[g, rb], cache.lever[g, rb])
+                    cache.measured[g, rb] = True
+                if ra >= 0:
+                    Ta, ca, la = cache.T_shape[g, ra], cache.centre[g, ra], cache.lever[g, ra]
+                else:
+                    Ta, ca, la = T_frame_shape[a], fixed_c[a], lever_a
+                if rb >= 0:
+                    Tb, cb, lb = cache.T_shape[g, rb], cache.centre[g, rb], cache.lever[g, rb]
+                else:
+                    Tb, cb, lb = T_frame_shape[b], fixed_c[b], lever_b
             else:
                 if tk != free_t:
                     for i in range(q0.shape[0]):
@@ -507,28 +657,25 @@ def certify_dyadic(q0, dq, t, p, pairs, robot, shapes, speed, covers, tol, accep
                     rigid_fk(positions, robot, n_links, values, T_free)
                     free_t = tk
                 T_link = T_free
-            shape_pose(T_link, shapes.shape_link, shapes.T_frame_shape, a, Ta)
-            shape_pose(T_link, shapes.shape_link, shapes.T_frame_shape, b, Tb)
-            v0, v1 = 0.0, 0.0
-            if n_mov:
-                ra, rb = cache.slot[a], cache.slot[b]
-                if g >= 0:
-                    if ra >= 0 and not cache.measured[g, ra]:
-                        shape_levers(T_link, Ta, a, speed, cache.lever[g, ra])
-                        cache.measured[g, ra] = True
-                    if rb >= 0 and not cache.measured[g, rb]:
-                        shape_levers(T_link, Tb, b, speed, cache.lever[g, rb])
-                        cache.measured[g, rb] = True
-                    v0, v1 = speed_from_levers(q, a, b, cache.lever[g, max(ra, 0)], cache.lever[g, max(rb, 0)],
-                                                speed)
+                if ra >= 0:
+                    measure_shape(T_link, a, shape_link, T_frame_shape, speed, T_a, c_a, lever_a)
+                    Ta, ca, la = T_a, c_a, lever_a
                 else:
-                    if ra >= 0:
-                        shape_levers(T_link, Ta, a, speed, lever_a)
-                    if rb >= 0:
-                        shape_levers(T_link, Tb, b, speed, lever_b)
-                    v0, v1 = speed_from_levers(q, a, b, lever_a, lever_b, speed)
+                    Ta, ca, la = T_frame_shape[a], fixed_c[a], lever_a
+                if rb >= 0:
+                    measure_shape(T_link, b, shape_link, T_frame_shape, speed, T_b, c_b, lever_b)
+                    Tb, cb, lb = T_b, c_b, lever_b
+                else:
+                    Tb, cb, lb = T_frame_shape[b], fixed_c[b], lever_b
+            v0, v1 = v0_fixed[q], v1_pair[q]
+            if ra >= 0:
+                for e in range(n_mov):
+                    v0 += w_a[q, e] * la[e]
+            if rb >= 0:
+                for e in range(n_mov):
+                    v0 += w_b[q, e] * lb[e]
             enough = m + tol + horizon * (v0 + horizon * v1)
-            d = primitive_bound(Ta, Tb, a, b, speed.centre_shape, speed.radius, covers.kind, covers.params)
+            d = centre_bound(ca, cb, Ta, Tb, a, b, speed.radius, covers.kind, covers.params)
             r = route[q]
             measure = r != ROUTE_NONE and d < enough and d < m + tol + accept + GJK_GATE_M
             if not measure and d < enough and d < m + tol + accept + COVER_GATE_M:
@@ -625,6 +772,8 @@ def dyadic_clearance(q0, dq, p, pairs, robot, shapes, speed, covers, tol, accept
     narrow = NarrowArrays(*narrow)
     convex = ConvexArrays(*narrow.convex)
     x = new_scratch(q0, robot, speed.adq.shape[0], covers)
+    ps = pair_speeds(pairs.pair_a, pairs.pair_b, speed)
+    fixed_c = fixed_centres(shapes.shape_link, shapes.T_frame_shape, speed.centre_shape)
     n = p.shape[0]
     capacity = seq.shape[2]
     low, low_t = np.full(n, np.inf), np.full(n, np.nan)
@@ -645,7 +794,7 @@ def dyadic_clearance(q0, dq, p, pairs, robot, shapes, speed, covers, tol, accept
         q = p[k]
         tm = min(max(low_t[k], ta + REFINE_CLAMP * (tb - ta)), tb - REFINE_CLAMP * (tb - ta))
         d, v0, v1, _, gjk, need = evaluate(q, tm, True, max(tm - ta, tb - tm), q0, dq, pairs, robot, shapes, speed,
-                                           covers, tol, accept, cache, narrow, convex, x)
+                                           covers, tol, accept, cache, narrow, convex, x, ps, fixed_c)
         used += 1 + gjk
         if need:                 # only the narrow phase could say more: the interval stays as it is
             break
