@@ -583,8 +583,13 @@ def posed_corners(T, box_local, s, corners):
 def _joint_axis(T_link, j, speed):
     """Revolute joint j's axis in the world (link poses T_link (L, 4, 4)): a point on it (its
     child link's origin) and its unit direction, ``(ox, oy, oz, ax, ay, az)``."""
-    J = speed.child_link[j]
-    ux, uy, uz = speed.axis[j, 0], speed.axis[j, 1], speed.axis[j, 2]
+    return axis_in_world(T_link, speed.child_link[j], speed.axis[j, 0], speed.axis[j, 1], speed.axis[j, 2])
+
+
+@njit(cache=True, inline="always")
+def axis_in_world(T_link, J, ux, uy, uz):
+    """The axis (ux, uy, uz) (link J's frame) through link J's origin, in the world (link poses
+    T_link (L, 4, 4)): ``(ox, oy, oz, ax, ay, az)``."""
     return (T_link[J, 0, 3], T_link[J, 1, 3], T_link[J, 2, 3],
             T_link[J, 0, 0] * ux + T_link[J, 0, 1] * uy + T_link[J, 0, 2] * uz,
             T_link[J, 1, 0] * ux + T_link[J, 1, 1] * uy + T_link[J, 1, 2] * uz,
@@ -883,3 +888,4 @@ record_interval = _record
 cover_scratch = _cover_scratch
 by_spheres = _by_spheres
 solid_distance = _solid_distance
+off_axis_sq = _off_axis_sq

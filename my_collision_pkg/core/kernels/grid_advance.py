@@ -27,8 +27,9 @@ import numpy as np
 from numba import njit
 
 from my_collision_pkg.core.kernels.advancement import (DONE, NEED, AdvanceOutputs, CoverArrays, PairArrays,
-                                                       RobotArrays, ShapeArrays, SpeedArrays, cover_scratch,
-                                                       by_spheres, hand_over, interval_bound, posed_centre,
+                                                       RobotArrays, ShapeArrays, SpeedArrays, axis_in_world,
+                                                       cover_scratch, by_spheres, hand_over, interval_bound,
+                                                       off_axis_sq, posed_centre,
                                                        primitive_bound, raised_by_covers, record_interval, rigid_fk,
                                                        shape_pose, solid_distance, sphere_lever, step_length,
                                                        track_rows)
@@ -169,18 +170,38 @@ def fixed_centres(shape_link, T_frame_shape, centre_shape):
 
 
 @njit(cache=True, inline="always")
-def measure_shape(T_link, s, shape_link, T_frame_shape, speed, T_out, centre_out, lever_out):
+def measure_shape(T_link, s, shape_link, T_frame_shape, centre_shape, radius, prismatic, adq, child_link, axis, T_out,
+                  centre_out, lever_out):
     """Robot shape s at link poses T_link (L, 4, 4): its pose into ``T_out`` (4, 4), its bounding
-    sphere's centre into ``centre_out`` (3,) and its levers (:func:`shape_levers`) into ``lever_out``."""
+    sphere's centre into ``centre_out`` (3,) and its levers (:func:`shape_levers`) into
+    ``lever_out``; the :class:`advancement.SpeedArrays` fields it reads passed one by one
+    (a tuple passed whole costs reference counts on every one of its arrays)."""
     shape_pose(T_link, shape_link, T_frame_shape, s, T_out)
-    cx, cy, cz = posed_centre(T_out, speed.centre_shape, s)
+    cx, cy, cz = posed_centre(T_out, centre_shape, s)
     centre_out[0], centre_out[1], centre_out[2] = cx, cy, cz
-    prismatic, adq = speed.prismatic, speed.adq
+    r = radius[s]
     for j in range(adq.shape[0]):
         lever_out[j] = 0.0
         if adq[j] == 0.0 or prismatic[j]:
             continue
-        lever_out[j] = sphere_lever(T_link, j, speed, cx, cy, cz, speed.radius[s])
+        ox, oy, oz, ax, ay, az = axis_in_world(T_link, child_link[j], axis[j, 0], axis[j, 1], axis[j, 2])
+        off = off_axis_sq(ox, oy, oz, ax, ay, az, cx, cy, cz)
+        lever_out[j] = (np.sqrt(off) if off > 0.0 else 0.0) + r
+
+
+@njit(cache=True, inline="always")
+def pose_into(out, s, r, g, T_frame_shape, T_shape_g, T_free):
+    """out (4, 4) = shape s's pose: a world object's (r < 0: ``T_frame_shape``), its cached one
+    at cache time g (slot r: ``T_shape_g``) or, off the grid (g < 0), ``T_free``'s (which may
+    be out itself)."""
+    for i in range(4):
+        for c in range(4):
+            if r < 0:
+                out[i, c] = T_frame_shape[s, i, c]
+            elif g >= 0:
+                out[i, c] = T_shape_g[g, r, i, c]
+            else:
+                out[i, c] = T_free[i, c]
 
 
 @njit(cache=True, inline="always")
@@ -280,126 +301,6 @@ def speed_from_levers(q, a, b, lever_a, lever_b, speed):
     return v0, v1
 
 
-class Scratch(NamedTuple):
-    """The work buffers of one grid kernel call (:func:`new_scratch`)."""
-    positions: np.ndarray        # (A,) active positions at a time
-    values: np.ndarray           # (M,) movable joint values
-    T_free: np.ndarray           # (L, 4, 4) link poses off the cache's grid
-    free_t: np.ndarray           # (1,) the time T_free holds (NaN: none)
-    lever_a: np.ndarray          # (M,) levers of the pair's shapes off the grid
-    lever_b: np.ndarray
-    Ta: np.ndarray               # (4, 4) the pair's shape poses off the grid
-    Tb: np.ndarray
-    c_a: np.ndarray              # (3,) their bounding sphere centres
-    c_b: np.ndarray
-    work: np.ndarray             # cover scratch (advancement.cover_scratch)
-
-
-@njit(cache=True)
-def new_scratch(q0, robot, n_mov, covers):
-    """A :class:`Scratch` for a robot (:class:`advancement.RobotArrays`) with ``n_mov`` movable joints."""
-    n_links = robot.link_parent.shape[0]
-    return Scratch(np.empty(q0.shape[0]), np.empty(robot.mimic_matrix.shape[0]), np.empty((n_links, 4, 4)),
-                   np.full(1, np.nan), np.empty(max(n_mov, 1)), np.empty(max(n_mov, 1)), np.empty((4, 4)),
-                   np.empty((4, 4)), np.empty(3), np.empty(3), cover_scratch(covers.cover_start))
-
-
-@njit(cache=True, inline="always")
-def evaluate(q, tk, known_k, horizon, q0, dq, pairs, robot, shapes, speed, covers, tol, accept, cache, narrow,
-             convex, x, ps, fixed_c):
-    """Pair q at time tk: ``(d, v0, v1, T_link, gjk, need)``.
-
-    d is a lower bound of its signed distance (bounding spheres; the sphere covers when
-    those come within ``COVER_GATE_M`` of the narrow phase's threshold, taken as the
-    bodies' distance only if ``known_k`` (apart at the pair's last certified time) or when
-    neither body can hold the other; then :func:`gjk.lower_bound` when within ``accept``),
-    v0, v1 its speed bounds there (:func:`advancement.pair_speed`), T_link the link poses
-    there (the cache's, or ``x.T_free``; ``ps``: the motion's :class:`PairSpeeds`, ``fixed_c``
-    the world objects' :func:`fixed_centres`), gjk 1 when GJK ran, and need True when only the
-    caller's narrow phase can decide (the pair may touch, or its hulls are too near). The
-    covers and GJK are skipped when the spheres alone leave the distance the pair can
-    close over ``horizon`` (a span of t)."""
-    a = pairs.pair_a[q]
-    b = pairs.pair_b[q]
-    m = pairs.margins[q]
-    n_links = x.T_free.shape[0]
-    n_mov = speed.adq.shape[0]
-    shape_link, T_frame_shape = shapes.shape_link, shapes.T_frame_shape
-    g = cache_index(tk)
-    ra, rb = cache.slot[a], cache.slot[b]
-    if g >= 0:
-        if not cache.posed[g]:
-            for i in range(q0.shape[0]):
-                x.positions[i] = q0[i] + tk * dq[i]
-            rigid_fk(x.positions, robot, n_links, x.values, cache.T_link[g])
-            cache.posed[g] = True
-        T_link = cache.T_link[g]
-        if ra >= 0 and not cache.measured[g, ra]:
-            measure_shape(T_link, a, shape_link, T_frame_shape, speed, cache.T_shape[g, ra], cache.centre[g, ra],
-                          cache.lever[g, ra])
-            cache.measured[g, ra] = True
-        if rb >= 0 and not cache.measured[g, rb]:
-            measure_shape(T_link, b, shape_link, T_frame_shape, speed, cache.T_shape[g, rb], cache.centre[g, rb],
-                          cache.lever[g, rb])
-            cache.measured[g, rb] = True
-        if ra >= 0:
-            Ta, ca, la = cache.T_shape[g, ra], cache.centre[g, ra], cache.lever[g, ra]
-        else:
-            Ta, ca, la = T_frame_shape[a], fixed_c[a], x.lever_a
-        if rb >= 0:
-            Tb, cb, lb = cache.T_shape[g, rb], cache.centre[g, rb], cache.lever[g, rb]
-        else:
-            Tb, cb, lb = T_frame_shape[b], fixed_c[b], x.lever_b
-    else:
-        if tk != x.free_t[0]:
-            for i in range(q0.shape[0]):
-                x.positions[i] = q0[i] + tk * dq[i]
-            rigid_fk(x.positions, robot, n_links, x.values, x.T_free)
-            x.free_t[0] = tk
-        T_link = x.T_free
-        if ra >= 0:
-            measure_shape(T_link, a, shape_link, T_frame_shape, speed, x.Ta, x.c_a, x.lever_a)
-            Ta, ca, la = x.Ta, x.c_a, x.lever_a
-        else:
-            Ta, ca, la = T_frame_shape[a], fixed_c[a], x.lever_a
-        if rb >= 0:
-            measure_shape(T_link, b, shape_link, T_frame_shape, speed, x.Tb, x.c_b, x.lever_b)
-            Tb, cb, lb = x.Tb, x.c_b, x.lever_b
-        else:
-            Tb, cb, lb = T_frame_shape[b], fixed_c[b], x.lever_b
-    v0, v1 = ps.v0_fixed[q], ps.v1[q]
-    if ra >= 0:
-        for e in range(n_mov):
-            v0 += ps.w_a[q, e] * la[e]
-    if rb >= 0:
-        for e in range(n_mov):
-            v0 += ps.w_b[q, e] * lb[e]
-    enough = m + tol + horizon * (v0 + horizon * v1)
-    d = centre_bound(ca, cb, Ta, Tb, a, b, speed.radius, covers.kind, covers.params)
-    r = narrow.route[q]
-    measure = r != ROUTE_NONE and d < enough and d < m + tol + accept + GJK_GATE_M
-    if not measure and d < enough and m + 0.5 * tol > 0.0 and d < m + tol + accept + COVER_GATE_M:
-        d = raised_by_covers(a, b, Ta, Tb, d, enough, known_k, covers, shapes, speed.centre_shape, x.work)
-    gjk = 0
-    need = False
-    if measure or (d < enough and d < m + tol + accept):
-        apart = False
-        if r != ROUTE_NONE:
-            gjk = 1
-            narrow.calls[q] += 1
-            bound = lower_bound(convex, a, Ta, b, Tb, narrow.warm[q], narrow.eps, GJK_RELATIVE)
-            # hulls: far enough beyond the padding, or nearer but with meshes that were
-            # lately no farther apart than the hulls leave in reserve (a step on the hull
-            # at least half as long as on the mesh, for a fraction of its cost)
-            apart = bound > 0.0 and bound >= m + tol and (
-                r == ROUTE_CONVEX or bound >= min(enough, m + narrow.hull_accept)
-                or bound - m - 0.5 * tol >= narrow.hull_gap[q])
-            if apart:
-                d = max(d, bound)
-        need = not apart and d < m + tol + accept    # else the spheres alone leave enough for a step
-    return d, v0, v1, T_link, gjk, need
-
-
 @njit(cache=True)
 def advance_on_grid(q0, dq, limit, t, live, p, pairs, robot, shapes, speed, covers, tol, accept, out, budget, track,
                     tracking, cache, narrow):
@@ -441,6 +342,13 @@ def advance_on_grid(q0, dq, limit, t, live, p, pairs, robot, shapes, speed, cove
     w_a, w_b, v0_fixed, v1_pair = ps.w_a, ps.w_b, ps.v0_fixed, ps.v1
     fixed_c = fixed_centres(shapes.shape_link, shapes.T_frame_shape, speed.centre_shape)
     shape_link, T_frame_shape, slot = shapes.shape_link, shapes.T_frame_shape, cache.slot
+    centre_shape, radius, prismatic, adq, child_link, axis = (speed.centre_shape, speed.radius, speed.prismatic,
+                                                               speed.adq, speed.child_link, speed.axis)
+    # plain local arrays in the loop, as in certify_dyadic
+    posed, T_link_g, measured, lever_g, T_shape_g, centre_g = (cache.posed, cache.T_link, cache.measured,
+                                                               cache.lever, cache.T_shape, cache.centre)
+    kind, params = covers.kind, covers.params
+    Tp = np.empty((4, 4))                           # the primitive's pose for the side bound
     capacity = out.V0.shape[0]
     used = 0
     for j in range(n):
@@ -453,6 +361,8 @@ def advance_on_grid(q0, dq, limit, t, live, p, pairs, robot, shapes, speed, cove
         m = margins[q]
         status[j] = DONE
         keeps_apart = m + 0.5 * tol > 0.0
+        ra, rb = slot[a], slot[b]
+        side = 1 if not by_spheres(kind[b]) else (0 if not by_spheres(kind[a]) else -1)   # the primitive's side
         while t[k] <= limit:
             if used >= budget:
                 return count, j, used          # item j is still live, at the time reached
@@ -460,57 +370,76 @@ def advance_on_grid(q0, dq, limit, t, live, p, pairs, robot, shapes, speed, cove
             steps[q] += 1
             tk = t[k]
             g = cache_index(tk)
-            ra, rb = slot[a], slot[b]
             if g >= 0:
-                if not cache.posed[g]:
-                    for i in range(q0.shape[0]):
-                        positions[i] = q0[i] + tk * dq[i]
-                    rigid_fk(positions, robot, n_links, values, cache.T_link[g])
-                    cache.posed[g] = True
-                T_link = cache.T_link[g]
-                if ra >= 0 and not cache.measured[g, ra]:
-                    measure_shape(T_link, a, shape_link, T_frame_shape, speed, cache.T_shape[g, ra],
-                                  cache.centre[g, ra], cache.lever[g, ra])
-                    cache.measured[g, ra] = True
-                if rb >= 0 and not cache.measured[g, rb]:
-                    measure_shape(T_link, b, shape_link, T_frame_shape, speed, cache.T_shape[g, rb],
-                                  cache.centre[g, rb], cache.lever[g, rb])
-                    cache.measured[g, rb] = True
-                if ra >= 0:
-                    Ta, ca, la = cache.T_shape[g, ra], cache.centre[g, ra], cache.lever[g, ra]
-                else:
-                    Ta, ca, la = T_frame_shape[a], fixed_c[a], lever_a
-                if rb >= 0:
-                    Tb, cb, lb = cache.T_shape[g, rb], cache.centre[g, rb], cache.lever[g, rb]
-                else:
-                    Tb, cb, lb = T_frame_shape[b], fixed_c[b], lever_b
+                if not posed[g]:
+                    for joint in range(q0.shape[0]):
+                        positions[joint] = q0[joint] + tk * dq[joint]
+                    rigid_fk(positions, robot, n_links, values, T_link_g[g])
+                    posed[g] = True
+                if ra >= 0 and not measured[g, ra]:
+                    measure_shape(T_link_g[g], a, shape_link, T_frame_shape, centre_shape, radius, prismatic, adq,
+                                  child_link, axis, T_shape_g[g, ra], centre_g[g, ra], lever_g[g, ra])
+                    measured[g, ra] = True
+                if rb >= 0 and not measured[g, rb]:
+                    measure_shape(T_link_g[g], b, shape_link, T_frame_shape, centre_shape, radius, prismatic, adq,
+                                  child_link, axis, T_shape_g[g, rb], centre_g[g, rb], lever_g[g, rb])
+                    measured[g, rb] = True
             else:
                 if tk != free_t:
-                    for i in range(q0.shape[0]):
-                        positions[i] = q0[i] + tk * dq[i]
+                    for joint in range(q0.shape[0]):
+                        positions[joint] = q0[joint] + tk * dq[joint]
                     rigid_fk(positions, robot, n_links, values, T_free)
                     free_t = tk
-                T_link = T_free
                 if ra >= 0:
-                    measure_shape(T_link, a, shape_link, T_frame_shape, speed, T_a, c_a, lever_a)
-                    Ta, ca, la = T_a, c_a, lever_a
-                else:
-                    Ta, ca, la = T_frame_shape[a], fixed_c[a], lever_a
+                    measure_shape(T_free, a, shape_link, T_frame_shape, centre_shape, radius, prismatic, adq,
+                                  child_link, axis, T_a, c_a, lever_a)
                 if rb >= 0:
-                    measure_shape(T_link, b, shape_link, T_frame_shape, speed, T_b, c_b, lever_b)
-                    Tb, cb, lb = T_b, c_b, lever_b
-                else:
-                    Tb, cb, lb = T_frame_shape[b], fixed_c[b], lever_b
+                    measure_shape(T_free, b, shape_link, T_frame_shape, centre_shape, radius, prismatic, adq,
+                                  child_link, axis, T_b, c_b, lever_b)
             v0, v1 = v0_fixed[q], v1_pair[q]
             if ra >= 0:
-                for e in range(n_mov):
-                    v0 += w_a[q, e] * la[e]
+                if g >= 0:
+                    cax, cay, caz = centre_g[g, ra, 0], centre_g[g, ra, 1], centre_g[g, ra, 2]
+                    for e in range(n_mov):
+                        v0 += w_a[q, e] * lever_g[g, ra, e]
+                else:
+                    cax, cay, caz = c_a[0], c_a[1], c_a[2]
+                    for e in range(n_mov):
+                        v0 += w_a[q, e] * lever_a[e]
+            else:
+                cax, cay, caz = fixed_c[a, 0], fixed_c[a, 1], fixed_c[a, 2]
             if rb >= 0:
-                for e in range(n_mov):
-                    v0 += w_b[q, e] * lb[e]
+                if g >= 0:
+                    cbx, cby, cbz = centre_g[g, rb, 0], centre_g[g, rb, 1], centre_g[g, rb, 2]
+                    for e in range(n_mov):
+                        v0 += w_b[q, e] * lever_g[g, rb, e]
+                else:
+                    cbx, cby, cbz = c_b[0], c_b[1], c_b[2]
+                    for e in range(n_mov):
+                        v0 += w_b[q, e] * lever_b[e]
+            else:
+                cbx, cby, cbz = fixed_c[b, 0], fixed_c[b, 1], fixed_c[b, 2]
             rest = 1.0 - tk
             enough = m + tol + rest * (v0 + rest * v1)
-            d = centre_bound(ca, cb, Ta, Tb, a, b, speed.radius, covers.kind, covers.params)
+            dx, dy, dz = cax - cbx, cay - cby, caz - cbz
+            d = np.sqrt(dx * dx + dy * dy + dz * dz) - radius[a] - radius[b]
+            if side >= 0:                  # a primitive: the other's bounding sphere against its solid
+                s_p = b if side == 1 else a
+                r_p = rb if side == 1 else ra
+                s_o = a if side == 1 else b
+                ox, oy, oz = (cax, cay, caz) if side == 1 else (cbx, cby, cbz)
+                pose_into(Tp, s_p, r_p, g, T_frame_shape, T_shape_g, T_a if side == 0 else T_b)
+                wx, wy, wz = ox - Tp[0, 3], oy - Tp[1, 3], oz - Tp[2, 3]
+                outside = solid_distance(kind[s_p], params[s_p], Tp[0, 0] * wx + Tp[1, 0] * wy + Tp[2, 0] * wz,
+                                         Tp[0, 1] * wx + Tp[1, 1] * wy + Tp[2, 1] * wz,
+                                         Tp[0, 2] * wx + Tp[1, 2] * wy + Tp[2, 2] * wz)
+                if outside > 0.0:
+                    d = max(d, outside - radius[s_o])
+            near = d < enough and d < m + tol + accept + max(COVER_GATE_M, 0.0)
+            if near:                       # the poses of the pair for the covers, GJK and the hand-over
+                pose_into(T_a, a, ra, g, T_frame_shape, T_shape_g, T_a)
+                pose_into(T_b, b, rb, g, T_frame_shape, T_shape_g, T_b)
+            Ta, Tb = T_a, T_b
             if d < enough and keeps_apart and d < m + tol + accept + COVER_GATE_M:
                 d = raised_by_covers(a, b, Ta, Tb, d, enough, known[k], covers, shapes, speed.centre_shape, work)
             if d < enough and d < m + tol + accept:
@@ -531,7 +460,7 @@ def advance_on_grid(q0, dq, limit, t, live, p, pairs, robot, shapes, speed, cove
                 if not apart:
                     status[j] = NEED
                     hand_over(out, count, j, v0, v1, Ta, Tb)
-                    out.T_link[count] = T_link
+                    out.T_link[count] = T_link_g[g] if g >= 0 else T_free
                     count += 1
                     break
             if tracking:
@@ -556,7 +485,7 @@ def certify_dyadic(q0, dq, t, p, pairs, robot, shapes, speed, covers, tol, accep
     returns the bound evaluations made (a GJK call counts as one more), at most about
     ``budget``.
 
-    A pair is evaluated (:func:`evaluate`) at t = 0 and t = 1; an interval ``[ta, tb]``
+    A pair is evaluated at t = 0 and t = 1; an interval ``[ta, tb]``
     whose two ends' bounds hold the distance above the padding + tolerance / 2 all through
     it (:func:`advancement.interval_bound`, the bound from both ends) is certified, and the
     next one starts at tb; one that is not is halved (its midpoint evaluated), down to
@@ -572,9 +501,22 @@ def certify_dyadic(q0, dq, t, p, pairs, robot, shapes, speed, covers, tol, accep
     evaluation is the prefix's end (the forward steps close their intervals from there; the
     tail of a finished pair is its bound at t = 1). A pair with a non-positive padding +
     tolerance / 2 is left to the forward steps (the covers' bound needs a pair known to be
-    apart). Packs as :func:`advance_on_grid` takes them. Every
-    evaluation is :func:`evaluate`'s, written out at one place of the loop (a call of it per
-    evaluation cost as much again as the evaluation: its arguments' reference counts)."""
+    apart). Packs as :func:`advance_on_grid` takes them.
+
+    An evaluation of pair q at time tk gives d, a lower bound of its signed distance (the
+    bounding spheres, and a primitive's solid against the other's sphere; the sphere covers
+    when those come within ``COVER_GATE_M`` of the narrow phase's threshold, taken as the
+    bodies' distance only if the pair was apart at its last certified time or neither body
+    can hold the other; then :func:`gjk.lower_bound` when within ``accept``), and v0, v1, its
+    speed bounds there (:class:`PairSpeeds` and the shapes' cached levers); it needs the
+    caller's narrow phase when the pair may touch or its hulls come too near. The covers and
+    GJK are skipped when the spheres alone leave the distance the pair can close over the
+    interval the evaluation bounds. :func:`advance_on_grid` and :func:`dyadic_clearance`
+    evaluate in the same lines, written out in each loop and reading plain local arrays
+    only: a helper call, or a tuple's field or an array view taken per evaluation, costs
+    reference counts on its arrays, and those cost more than the evaluation (a compiled
+    helper taking the loop's arrays made :func:`certify_dyadic` 2.4x slower; the written-out
+    loop reading plain arrays took it from 223 to 177 us per bench edge)."""
     pairs, robot, shapes = PairArrays(*pairs), RobotArrays(*robot), ShapeArrays(*shapes)
     speed, covers, out = SpeedArrays(*speed), CoverArrays(*covers), AdvanceOutputs(*out)
     cache = GridCache(*cache)
@@ -600,6 +542,15 @@ def certify_dyadic(q0, dq, t, p, pairs, robot, shapes, speed, covers, tol, accep
     w_a, w_b, v0_fixed, v1_pair = ps.w_a, ps.w_b, ps.v0_fixed, ps.v1
     fixed_c = fixed_centres(shapes.shape_link, shapes.T_frame_shape, speed.centre_shape)
     shape_link, T_frame_shape, slot = shapes.shape_link, shapes.T_frame_shape, cache.slot
+    centre_shape, radius, prismatic, adq, child_link, axis = (speed.centre_shape, speed.radius, speed.prismatic,
+                                                               speed.adq, speed.child_link, speed.axis)
+    # the loop reads plain local arrays only: a tuple's field or an array view made per
+    # evaluation costs reference counts that cost more than the evaluation's arithmetic
+    posed, T_link_g, measured, lever_g, T_shape_g, centre_g = (cache.posed, cache.T_link, cache.measured,
+                                                               cache.lever, cache.T_shape, cache.centre)
+    pair_a, pair_b, margins = pairs.pair_a, pairs.pair_b, pairs.margins
+    kind, params = covers.kind, covers.params
+    Tp = np.empty((4, 4))                           # the primitive's pose for the side bound
     depth = CACHE_LEVELS + 2
     st_t, st_d, st_v0, st_v1 = np.empty(depth), np.empty(depth), np.empty(depth), np.empty(depth)
     capacity = seq.shape[2]
@@ -611,73 +562,94 @@ def certify_dyadic(q0, dq, t, p, pairs, robot, shapes, speed, covers, tol, accep
         if t[k] != 0.0:
             continue
         q = p[k]
-        a = pairs.pair_a[q]
-        b = pairs.pair_b[q]
-        m = pairs.margins[q]
+        a = pair_a[q]
+        b = pair_b[q]
+        m = margins[q]
         if not m + 0.5 * tol > 0.0:
             continue
+        ra, rb = slot[a], slot[b]
+        side = 1 if not by_spheres(kind[b]) else (0 if not by_spheres(kind[a]) else -1)   # the primitive's side
         phase = 0                  # evaluating t = 0, then t = 1, then midpoints
         tk, horizon, known_k = 0.0, 1.0, known[k]
         ta, da, va0, va1 = 0.0, 0.0, 0.0, 0.0
         top = 0
         kept = 0
         while True:
-            # ----- the evaluation of pair q at tk (evaluate()'s) -----
+            # ----- the evaluation of pair q at tk -----
             used += 1
             steps[q] += 1
             g = cache_index(tk)
-            ra, rb = slot[a], slot[b]
             if g >= 0:
-                if not cache.posed[g]:
-                    for i in range(q0.shape[0]):
-                        positions[i] = q0[i] + tk * dq[i]
-                    rigid_fk(positions, robot, n_links, values, cache.T_link[g])
-                    cache.posed[g] = True
-                T_link = cache.T_link[g]
-                if ra >= 0 and not cache.measured[g, ra]:
-                    measure_shape(T_link, a, shape_link, T_frame_shape, speed, cache.T_shape[g, ra],
-                                  cache.centre[g, ra], cache.lever[g, ra])
-                    cache.measured[g, ra] = True
-                if rb >= 0 and not cache.measured[g, rb]:
-                    measure_shape(T_link, b, shape_link, T_frame_shape, speed, cache.T_shape[g, rb],
-                                  cache.centre[g, rb], cache.lever[g, rb])
-                    cache.measured[g, rb] = True
-                if ra >= 0:
-                    Ta, ca, la = cache.T_shape[g, ra], cache.centre[g, ra], cache.lever[g, ra]
-                else:
-                    Ta, ca, la = T_frame_shape[a], fixed_c[a], lever_a
-                if rb >= 0:
-                    Tb, cb, lb = cache.T_shape[g, rb], cache.centre[g, rb], cache.lever[g, rb]
-                else:
-                    Tb, cb, lb = T_frame_shape[b], fixed_c[b], lever_b
+                if not posed[g]:
+                    for joint in range(q0.shape[0]):
+                        positions[joint] = q0[joint] + tk * dq[joint]
+                    rigid_fk(positions, robot, n_links, values, T_link_g[g])
+                    posed[g] = True
+                if ra >= 0 and not measured[g, ra]:
+                    measure_shape(T_link_g[g], a, shape_link, T_frame_shape, centre_shape, radius, prismatic, adq,
+                                  child_link, axis, T_shape_g[g, ra], centre_g[g, ra], lever_g[g, ra])
+                    measured[g, ra] = True
+                if rb >= 0 and not measured[g, rb]:
+                    measure_shape(T_link_g[g], b, shape_link, T_frame_shape, centre_shape, radius, prismatic, adq,
+                                  child_link, axis, T_shape_g[g, rb], centre_g[g, rb], lever_g[g, rb])
+                    measured[g, rb] = True
             else:
                 if tk != free_t:
-                    for i in range(q0.shape[0]):
-                        positions[i] = q0[i] + tk * dq[i]
+                    for joint in range(q0.shape[0]):
+                        positions[joint] = q0[joint] + tk * dq[joint]
                     rigid_fk(positions, robot, n_links, values, T_free)
                     free_t = tk
-                T_link = T_free
                 if ra >= 0:
-                    measure_shape(T_link, a, shape_link, T_frame_shape, speed, T_a, c_a, lever_a)
-                    Ta, ca, la = T_a, c_a, lever_a
-                else:
-                    Ta, ca, la = T_frame_shape[a], fixed_c[a], lever_a
+                    measure_shape(T_free, a, shape_link, T_frame_shape, centre_shape, radius, prismatic, adq,
+                                  child_link, axis, T_a, c_a, lever_a)
                 if rb >= 0:
-                    measure_shape(T_link, b, shape_link, T_frame_shape, speed, T_b, c_b, lever_b)
-                    Tb, cb, lb = T_b, c_b, lever_b
-                else:
-                    Tb, cb, lb = T_frame_shape[b], fixed_c[b], lever_b
+                    measure_shape(T_free, b, shape_link, T_frame_shape, centre_shape, radius, prismatic, adq,
+                                  child_link, axis, T_b, c_b, lever_b)
             v0, v1 = v0_fixed[q], v1_pair[q]
             if ra >= 0:
-                for e in range(n_mov):
-                    v0 += w_a[q, e] * la[e]
+                if g >= 0:
+                    cax, cay, caz = centre_g[g, ra, 0], centre_g[g, ra, 1], centre_g[g, ra, 2]
+                    for e in range(n_mov):
+                        v0 += w_a[q, e] * lever_g[g, ra, e]
+                else:
+                    cax, cay, caz = c_a[0], c_a[1], c_a[2]
+                    for e in range(n_mov):
+                        v0 += w_a[q, e] * lever_a[e]
+            else:
+                cax, cay, caz = fixed_c[a, 0], fixed_c[a, 1], fixed_c[a, 2]
             if rb >= 0:
-                for e in range(n_mov):
-                    v0 += w_b[q, e] * lb[e]
+                if g >= 0:
+                    cbx, cby, cbz = centre_g[g, rb, 0], centre_g[g, rb, 1], centre_g[g, rb, 2]
+                    for e in range(n_mov):
+                        v0 += w_b[q, e] * lever_g[g, rb, e]
+                else:
+                    cbx, cby, cbz = c_b[0], c_b[1], c_b[2]
+                    for e in range(n_mov):
+                        v0 += w_b[q, e] * lever_b[e]
+            else:
+                cbx, cby, cbz = fixed_c[b, 0], fixed_c[b, 1], fixed_c[b, 2]
             enough = m + tol + horizon * (v0 + horizon * v1)
-            d = centre_bound(ca, cb, Ta, Tb, a, b, speed.radius, covers.kind, covers.params)
+            dx, dy, dz = cax - cbx, cay - cby, caz - cbz
+            d = np.sqrt(dx * dx + dy * dy + dz * dz) - radius[a] - radius[b]
+            if side >= 0:                  # a primitive: the other's bounding sphere against its solid
+                s_p = b if side == 1 else a
+                r_p = rb if side == 1 else ra
+                s_o = a if side == 1 else b
+                ox, oy, oz = (cax, cay, caz) if side == 1 else (cbx, cby, cbz)
+                pose_into(Tp, s_p, r_p, g, T_frame_shape, T_shape_g, T_a if side == 0 else T_b)
+                wx, wy, wz = ox - Tp[0, 3], oy - Tp[1, 3], oz - Tp[2, 3]
+                outside = solid_distance(kind[s_p], params[s_p], Tp[0, 0] * wx + Tp[1, 0] * wy + Tp[2, 0] * wz,
+                                         Tp[0, 1] * wx + Tp[1, 1] * wy + Tp[2, 1] * wz,
+                                         Tp[0, 2] * wx + Tp[1, 2] * wy + Tp[2, 2] * wz)
+                if outside > 0.0:
+                    d = max(d, outside - radius[s_o])
             r = route[q]
             measure = r != ROUTE_NONE and d < enough and d < m + tol + accept + GJK_GATE_M
+            near = measure or (d < enough and d < m + tol + accept + max(COVER_GATE_M, 0.0))
+            if near:                       # the poses of the pair for the covers and GJK
+                pose_into(T_a, a, ra, g, T_frame_shape, T_shape_g, T_a)
+                pose_into(T_b, b, rb, g, T_frame_shape, T_shape_g, T_b)
+            Ta, Tb = T_a, T_b
             if not measure and d < enough and d < m + tol + accept + COVER_GATE_M:
                 d = raised_by_covers(a, b, Ta, Tb, d, enough, known_k, covers, shapes, speed.centre_shape, work)
             need = False
@@ -736,15 +708,21 @@ def certify_dyadic(q0, dq, t, p, pairs, robot, shapes, speed, covers, tol, accep
     return used
 
 
-@njit(cache=True)
-def _seq_low(seq, k, n, m):
-    """(bound - m, its time, the interval's index i: [seq t_i, t_i+1]) of pair k's lowest interval."""
+@njit(cache=True, inline="always")
+def _interval_at(seq, k, i, m):
+    """(bound - m, its time) of pair k's interval i: [seq t_i, t_i+1] (:func:`advancement.interval_bound`)."""
+    bound, tb = interval_bound(seq[0, k, i], seq[1, k, i], seq[2, k, i], seq[3, k, i],
+                               seq[0, k, i + 1], seq[1, k, i + 1], seq[2, k, i + 1], seq[3, k, i + 1])
+    return bound - m, tb
+
+
+@njit(cache=True, inline="always")
+def _lowest(bound_m, bound_t, k, n):
+    """(value, time, index) of the lowest of pair k's first n interval bounds (inf, NaN, -1: none)."""
     best, best_t, best_i = np.inf, np.nan, -1
-    for i in range(n - 1):
-        bound, tb = interval_bound(seq[0, k, i], seq[1, k, i], seq[2, k, i], seq[3, k, i],
-                                   seq[0, k, i + 1], seq[1, k, i + 1], seq[2, k, i + 1], seq[3, k, i + 1])
-        if bound - m < best:
-            best, best_t, best_i = bound - m, tb, i
+    for i in range(n):
+        if bound_m[k, i] < best:
+            best, best_t, best_i = bound_m[k, i], bound_t[k, i], i
     return best, best_t, best_i
 
 
@@ -771,16 +749,42 @@ def dyadic_clearance(q0, dq, p, pairs, robot, shapes, speed, covers, tol, accept
     cache = GridCache(*cache)
     narrow = NarrowArrays(*narrow)
     convex = ConvexArrays(*narrow.convex)
-    x = new_scratch(q0, robot, speed.adq.shape[0], covers)
+    route, warm, gjk_calls = narrow.route, narrow.warm, narrow.calls
+    n_links = robot.link_parent.shape[0]
+    n_mov = speed.adq.shape[0]
+    positions = np.empty(q0.shape[0])
+    values = np.empty(robot.mimic_matrix.shape[0])
+    T_free = np.empty((n_links, 4, 4))             # link poses off the cache's grid
+    lever_a = np.empty(max(n_mov, 1))
+    lever_b = np.empty(max(n_mov, 1))
+    T_a = np.empty((4, 4))                          # the pair's shapes off the grid
+    T_b = np.empty((4, 4))
+    c_a = np.empty(3)
+    c_b = np.empty(3)
+    work = cover_scratch(covers.cover_start)
+    free_t = np.nan
     ps = pair_speeds(pairs.pair_a, pairs.pair_b, speed)
+    w_a, w_b, v0_fixed, v1_pair = ps.w_a, ps.w_b, ps.v0_fixed, ps.v1
     fixed_c = fixed_centres(shapes.shape_link, shapes.T_frame_shape, speed.centre_shape)
+    shape_link, T_frame_shape, slot = shapes.shape_link, shapes.T_frame_shape, cache.slot
+    centre_shape, radius, prismatic, adq, child_link, axis = (speed.centre_shape, speed.radius, speed.prismatic,
+                                                               speed.adq, speed.child_link, speed.axis)
+    posed, T_link_g, measured, lever_g, T_shape_g, centre_g = (cache.posed, cache.T_link, cache.measured,
+                                                               cache.lever, cache.T_shape, cache.centre)
+    kind, params = covers.kind, covers.params
+    Tp = np.empty((4, 4))                           # the primitive's pose for the side bound
     n = p.shape[0]
     capacity = seq.shape[2]
+    # per pair k and interval i (seq's points i, i + 1): its bound less the padding and where
+    # it is reached; a refinement recomputes only the two intervals it makes
+    bound_m, bound_t = np.full((n, max(capacity - 1, 1)), np.inf), np.full((n, max(capacity - 1, 1)), np.nan)
     low, low_t = np.full(n, np.inf), np.full(n, np.nan)
     low_i = np.full(n, -1)
     for k in range(n):
-        if seq_n[k] >= 2:
-            low[k], low_t[k], low_i[k] = _seq_low(seq, k, seq_n[k], pairs.margins[p[k]])
+        m = pairs.margins[p[k]]
+        for i in range(seq_n[k] - 1):
+            bound_m[k, i], bound_t[k, i] = _interval_at(seq, k, i, m)
+        low[k], low_t[k], low_i[k] = _lowest(bound_m, bound_t, k, seq_n[k] - 1)
     shortest = REFINE_SHORTEST
     used = 0
     while True:
@@ -793,17 +797,112 @@ def dyadic_clearance(q0, dq, p, pairs, robot, shapes, speed, covers, tol, accept
             break
         q = p[k]
         tm = min(max(low_t[k], ta + REFINE_CLAMP * (tb - ta)), tb - REFINE_CLAMP * (tb - ta))
-        d, v0, v1, _, gjk, need = evaluate(q, tm, True, max(tm - ta, tb - tm), q0, dq, pairs, robot, shapes, speed,
-                                           covers, tol, accept, cache, narrow, convex, x, ps, fixed_c)
-        used += 1 + gjk
+        # ----- the evaluation of pair q at tk (certify_dyadic's, the pair known apart) -----
+        tk, horizon, known_k = tm, max(tm - ta, tb - tm), True
+        a, b, m = pairs.pair_a[q], pairs.pair_b[q], pairs.margins[q]
+        ra, rb = slot[a], slot[b]
+        side = 1 if not by_spheres(kind[b]) else (0 if not by_spheres(kind[a]) else -1)
+        used += 1
+        g = cache_index(tk)
+        if g >= 0:
+            if not posed[g]:
+                for joint in range(q0.shape[0]):
+                    positions[joint] = q0[joint] + tk * dq[joint]
+                rigid_fk(positions, robot, n_links, values, T_link_g[g])
+                posed[g] = True
+            if ra >= 0 and not measured[g, ra]:
+                measure_shape(T_link_g[g], a, shape_link, T_frame_shape, centre_shape, radius, prismatic, adq,
+                              child_link, axis, T_shape_g[g, ra], centre_g[g, ra], lever_g[g, ra])
+                measured[g, ra] = True
+            if rb >= 0 and not measured[g, rb]:
+                measure_shape(T_link_g[g], b, shape_link, T_frame_shape, centre_shape, radius, prismatic, adq,
+                              child_link, axis, T_shape_g[g, rb], centre_g[g, rb], lever_g[g, rb])
+                measured[g, rb] = True
+        else:
+            if tk != free_t:
+                for joint in range(q0.shape[0]):
+                    positions[joint] = q0[joint] + tk * dq[joint]
+                rigid_fk(positions, robot, n_links, values, T_free)
+                free_t = tk
+            if ra >= 0:
+                measure_shape(T_free, a, shape_link, T_frame_shape, centre_shape, radius, prismatic, adq,
+                              child_link, axis, T_a, c_a, lever_a)
+            if rb >= 0:
+                measure_shape(T_free, b, shape_link, T_frame_shape, centre_shape, radius, prismatic, adq,
+                              child_link, axis, T_b, c_b, lever_b)
+        v0, v1 = v0_fixed[q], v1_pair[q]
+        if ra >= 0:
+            if g >= 0:
+                cax, cay, caz = centre_g[g, ra, 0], centre_g[g, ra, 1], centre_g[g, ra, 2]
+                for e in range(n_mov):
+                    v0 += w_a[q, e] * lever_g[g, ra, e]
+            else:
+                cax, cay, caz = c_a[0], c_a[1], c_a[2]
+                for e in range(n_mov):
+                    v0 += w_a[q, e] * lever_a[e]
+        else:
+            cax, cay, caz = fixed_c[a, 0], fixed_c[a, 1], fixed_c[a, 2]
+        if rb >= 0:
+            if g >= 0:
+                cbx, cby, cbz = centre_g[g, rb, 0], centre_g[g, rb, 1], centre_g[g, rb, 2]
+                for e in range(n_mov):
+                    v0 += w_b[q, e] * lever_g[g, rb, e]
+            else:
+                cbx, cby, cbz = c_b[0], c_b[1], c_b[2]
+                for e in range(n_mov):
+                    v0 += w_b[q, e] * lever_b[e]
+        else:
+            cbx, cby, cbz = fixed_c[b, 0], fixed_c[b, 1], fixed_c[b, 2]
+        enough = m + tol + horizon * (v0 + horizon * v1)
+        dx, dy, dz = cax - cbx, cay - cby, caz - cbz
+        d = np.sqrt(dx * dx + dy * dy + dz * dz) - radius[a] - radius[b]
+        if side >= 0:                  # a primitive: the other's bounding sphere against its solid
+            s_p = b if side == 1 else a
+            r_p = rb if side == 1 else ra
+            s_o = a if side == 1 else b
+            ox, oy, oz = (cax, cay, caz) if side == 1 else (cbx, cby, cbz)
+            pose_into(Tp, s_p, r_p, g, T_frame_shape, T_shape_g, T_a if side == 0 else T_b)
+            wx, wy, wz = ox - Tp[0, 3], oy - Tp[1, 3], oz - Tp[2, 3]
+            outside = solid_distance(kind[s_p], params[s_p], Tp[0, 0] * wx + Tp[1, 0] * wy + Tp[2, 0] * wz,
+                                     Tp[0, 1] * wx + Tp[1, 1] * wy + Tp[2, 1] * wz,
+                                     Tp[0, 2] * wx + Tp[1, 2] * wy + Tp[2, 2] * wz)
+            if outside > 0.0:
+                d = max(d, outside - radius[s_o])
+        r = route[q]
+        measure = r != ROUTE_NONE and d < enough and d < m + tol + accept + GJK_GATE_M
+        near = measure or (d < enough and d < m + tol + accept + max(COVER_GATE_M, 0.0))
+        if near:                       # the poses of the pair for the covers and GJK
+            pose_into(T_a, a, ra, g, T_frame_shape, T_shape_g, T_a)
+            pose_into(T_b, b, rb, g, T_frame_shape, T_shape_g, T_b)
+        Ta, Tb = T_a, T_b
+        if not measure and d < enough and d < m + tol + accept + COVER_GATE_M:
+            d = raised_by_covers(a, b, Ta, Tb, d, enough, known_k, covers, shapes, speed.centre_shape, work)
+        need = False
+        if measure or (d < enough and d < m + tol + accept):
+            apart = False
+            if r != ROUTE_NONE:
+                used += 1
+                gjk_calls[q] += 1
+                bound = lower_bound(convex, a, Ta, b, Tb, warm[q], narrow.eps, GJK_RELATIVE)
+                apart = bound > 0.0 and bound >= m + tol and (
+                    r == ROUTE_CONVEX or bound >= min(enough, m + narrow.hull_accept)
+                    or bound - m - 0.5 * tol >= narrow.hull_gap[q])
+                if apart:
+                    d = max(d, bound)
+            need = not apart and d < m + tol + accept
         if need:                 # only the narrow phase could say more: the interval stays as it is
             break
         for j in range(seq_n[k], i + 1, -1):
             for r in range(4):
                 seq[r, k, j] = seq[r, k, j - 1]
+        for j in range(seq_n[k] - 1, i + 1, -1):
+            bound_m[k, j], bound_t[k, j] = bound_m[k, j - 1], bound_t[k, j - 1]
         seq[0, k, i + 1], seq[1, k, i + 1], seq[2, k, i + 1], seq[3, k, i + 1] = tm, d, v0, v1
         seq_n[k] += 1
-        low[k], low_t[k], low_i[k] = _seq_low(seq, k, seq_n[k], pairs.margins[p[k]])
+        m = pairs.margins[q]
+        bound_m[k, i], bound_t[k, i] = _interval_at(seq, k, i, m)
+        bound_m[k, i + 1], bound_t[k, i + 1] = _interval_at(seq, k, i + 1, m)
+        low[k], low_t[k], low_i[k] = _lowest(bound_m, bound_t, k, seq_n[k] - 1)
     if n == 0:
         return -1, np.inf, np.nan, used
     k = int(np.argmin(low))
