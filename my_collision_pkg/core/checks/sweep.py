@@ -844,8 +844,16 @@ class Sweep:
         if len(p):
             tail_t, end = np.empty(len(p)), np.empty((len(p), 3))
             pairs, robot, shapes, speed, covers = self.kernel_packs
-            k, best, time = mk.smallest_clearance(self.q0 + self.dq, p, pairs, robot, shapes, speed, covers, self.tol,
-                                                  self.track_table, tail_t, end)
+            dyadic = self._dyadic if self._dyadic is not None and len(self._dyadic[1]) == len(p) else None
+            used = -1
+            if dyadic is not None:          # smallest_clearance and dyadic_clearance in one call where they can
+                k, best, time, k2, value, t_value, used = gk.grid_clearance(
+                    self.q0, self.dq, p, pairs, robot, shapes, speed, covers, self.tol, COVER_ACCEPT_M,
+                    self.track_table, tail_t, end, self.grid_cache(), self.narrow_pack(), dyadic[0], dyadic[1],
+                    DYADIC_REFINEMENTS)
+            else:
+                k, best, time = mk.smallest_clearance(self.q0 + self.dq, p, pairs, robot, shapes, speed, covers,
+                                                      self.tol, self.track_table, tail_t, end)
             margins = self.margins
             evaluations = CLEARANCE_END_EVALUATIONS
             T_end = None
@@ -866,12 +874,12 @@ class Sweep:
                 best = float(per[k])
                 from_tail = track.tail[k] < track.low[k]
                 time = float(tail_t[k] if from_tail else track.low_t[k])
-            if self._dyadic is not None and len(self._dyadic[1]) == len(p):
-                seq, seq_n = self._dyadic
-                k2, value, t_value, used = gk.dyadic_clearance(self.q0, self.dq, p, pairs, robot, shapes, speed,
-                                                               covers, self.tol, COVER_ACCEPT_M, self.grid_cache(),
-                                                               self.narrow_pack(), seq, seq_n, float(best),
-                                                               DYADIC_REFINEMENTS)
+            if dyadic is not None:
+                if used < 0:                # the narrow phase at t = 1 came first: the refinements now
+                    k2, value, t_value, used = gk.dyadic_clearance(self.q0, self.dq, p, pairs, robot, shapes, speed,
+                                                                   covers, self.tol, COVER_ACCEPT_M, self.grid_cache(),
+                                                                   self.narrow_pack(), dyadic[0], dyadic[1],
+                                                                   float(best), DYADIC_REFINEMENTS)
                 self.meter.spend(math.ceil(used * self.step_weight))
                 if k2 >= 0 and value < best:
                     k, best, time = k2, value, t_value

@@ -31,8 +31,8 @@ from my_collision_pkg.core.kernels.advancement import (DONE, NEED, AdvanceOutput
                                                        cover_scratch, by_spheres, hand_over, interval_bound,
                                                        off_axis_sq, posed_centre,
                                                        primitive_bound, raised_by_covers, record_interval, rigid_fk,
-                                                       shape_pose, solid_distance, sphere_lever, step_length,
-                                                       track_rows)
+                                                       shape_pose, smallest_clearance, solid_distance, sphere_lever,
+                                                       step_length, track_rows)
 from my_collision_pkg.core.kernels.gjk import ConvexArrays, lower_bound
 
 GRID = 32                  # grid intervals over the motion's t in [0, 1] (a power of two)
@@ -907,3 +907,21 @@ def dyadic_clearance(q0, dq, p, pairs, robot, shapes, speed, covers, tol, accept
         return -1, np.inf, np.nan, used
     k = int(np.argmin(low))
     return k, low[k], low_t[k], used
+
+
+@njit(cache=True)
+def grid_clearance(q0, dq, p, pairs, robot, shapes, speed, covers, tol, accept, track, tail_t, end, cache, narrow,
+                   seq, seq_n, evaluations):
+    """:func:`advancement.smallest_clearance` and then :func:`dyadic_clearance` in one call (each
+    compiled call costs about 10 us to take its arguments): ``(k, value, time, k2, value2,
+    time2, used)``, smallest_clearance's answer and dyadic_clearance's, refining down to the
+    former (``used`` -1 when it did not run). dyadic_clearance runs only when the smallest
+    clearance does not need the caller's narrow phase at t = 1 first (its pair closed by a
+    last step whose end bound is below its interval bounds: then the caller measures it and
+    calls dyadic_clearance itself)."""
+    k, best, time = smallest_clearance(q0 + dq, p, pairs, robot, shapes, speed, covers, tol, track, tail_t, end)
+    if k >= 0 and not np.isnan(end[k, 0]) and best < track_rows(track).low[k] - PairArrays(*pairs).margins[p[k]]:
+        return k, best, time, -1, np.inf, np.nan, -1
+    k2, value, t_value, used = dyadic_clearance(q0, dq, p, pairs, robot, shapes, speed, covers, tol, accept, cache,
+                                                narrow, seq, seq_n, best, evaluations)
+    return k, best, time, k2, value, t_value, used
