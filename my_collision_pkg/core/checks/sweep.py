@@ -114,7 +114,8 @@ import weakref
 import coal
 import numpy as np
 
-from my_collision_pkg.core.checks.limits import EXACT_CALL_STEPS, NARROW_CALL_STEPS, WorkMeter, step_weight
+from my_collision_pkg.core.checks.limits import (ADVANCE_CALL_STEPS, EXACT_CALL_STEPS, NARROW_CALL_STEPS, WorkMeter,
+                                                 step_weight)
 from my_collision_pkg.core.checks.narrowphase import pair_distance
 from my_collision_pkg.core.checks.request import CheckRequest
 from my_collision_pkg.core.geometry.hulls import hull_edges
@@ -742,24 +743,30 @@ class Sweep:
         if live.size * weight > meter.limits.max_certified_steps - meter.steps:   # every pair takes a step at least
             raise meter.refuse_pairs(live.size, weight, self.what)
         self._dyadic = None
+        first = None                  # the first forward call's returns, made with the halving
         if extra and DYADIC_PREFIX and np.any(t == 0.0):   # far pairs certified by halving first
             budget = meter.call_budget(weight)
             if budget > 0:
                 seq, seq_n = np.empty((4, len(p), DYADIC_POINTS)), np.zeros(len(p), dtype=np.int64)
-                used = gk.certify_dyadic(self.q0, self.dq, t, p, *packs, budget, track_pack, track_clearance, *extra,
-                                         seq, seq_n)
+                used, live, count, stop, used_forward = gk.certify_then_advance(
+                    self.q0, self.dq, t, p, *packs, budget, track_pack, track_clearance, *extra, seq, seq_n,
+                    meter.limits.max_certified_steps - meter.steps, ADVANCE_CALL_STEPS, weight)
                 meter.spend(math.ceil(used * weight))
-                live = np.flatnonzero(t <= 1.0)
+                if count >= 0:
+                    first = (count, stop, used_forward)
                 self._dyadic = (seq, seq_n)
         while live.size:
             meter.check_stop()
-            budget = meter.call_budget(weight)
-            if budget <= 0:      # progress: the share of pair-time certified
-                done = float(np.mean(np.where(np.isfinite(touch), 1.0, np.clip(t, 0.0, 1.0))))
-                raise meter.refuse_steps(self.progress(done), self.what)
-            limit = min(1.0, best) if stop_at_first else 1.0
-            count, stop, used = advance(self.q0, self.dq, limit, t, live, p, *packs, budget, track_pack,
-                                        track_clearance, *extra)
+            if first is not None:     # already made (limit 1: no touch was known before it)
+                (count, stop, used), first = first, None
+            else:
+                budget = meter.call_budget(weight)
+                if budget <= 0:      # progress: the share of pair-time certified
+                    done = float(np.mean(np.where(np.isfinite(touch), 1.0, np.clip(t, 0.0, 1.0))))
+                    raise meter.refuse_steps(self.progress(done), self.what)
+                limit = min(1.0, best) if stop_at_first else 1.0
+                count, stop, used = advance(self.q0, self.dq, limit, t, live, p, *packs, budget, track_pack,
+                                            track_clearance, *extra)
             meter.spend(math.ceil(used * weight) + NARROW_CALL_STEPS * count)
             keep = []
             items = need[:count]

@@ -925,3 +925,25 @@ def grid_clearance(q0, dq, p, pairs, robot, shapes, speed, covers, tol, accept, 
     k2, value, t_value, used = dyadic_clearance(q0, dq, p, pairs, robot, shapes, speed, covers, tol, accept, cache,
                                                 narrow, seq, seq_n, best, evaluations)
     return k, best, time, k2, value, t_value, used
+
+
+@njit(cache=True)
+def certify_then_advance(q0, dq, t, p, pairs, robot, shapes, speed, covers, tol, accept, out, budget, track, tracking,
+                         cache, narrow, seq, seq_n, steps_left, call_steps, weight):
+    """:func:`certify_dyadic` and then the first :func:`advance_on_grid` call (limit 1) over the
+    pairs it left live, in one compiled call: ``(used, live, count, stop, used_forward)``,
+    certify_dyadic's evaluations, the live items (indices k with ``t[k] <= 1``) and the
+    forward call's returns (count -1 when its budget was spent: the caller goes on). The
+    forward call's budget is the one the caller's meter would give after certify_dyadic's
+    (``steps_left`` steps, at most ``call_steps`` per call, ``weight`` steps per evaluation:
+    :meth:`limits.WorkMeter.call_budget`)."""
+    used = certify_dyadic(q0, dq, t, p, pairs, robot, shapes, speed, covers, tol, accept, out, budget, track,
+                          tracking, cache, narrow, seq, seq_n)
+    live = np.flatnonzero(t <= 1.0)
+    left = min(call_steps, steps_left - np.ceil(used * weight))
+    forward = 0 if left <= 0 else max(1, int(left / weight))
+    if live.shape[0] == 0 or forward <= 0:
+        return used, live, -1, 0, 0
+    count, stop, used_forward = advance_on_grid(q0, dq, 1.0, t, live, p, pairs, robot, shapes, speed, covers, tol,
+                                                accept, out, forward, track, tracking, cache, narrow)
+    return used, live, count, stop, used_forward
