@@ -747,7 +747,7 @@ class Sweep:
         if extra and DYADIC_PREFIX and np.any(t == 0.0):   # far pairs certified by halving first
             budget = meter.call_budget(weight)
             if budget > 0:
-                seq, seq_n = np.empty((4, len(p), DYADIC_POINTS)), np.zeros(len(p), dtype=np.int64)
+                seq, seq_n = np.empty((6, len(p), DYADIC_POINTS)), np.zeros(len(p), dtype=np.int64)
                 used, live, count, stop, used_forward = gk.certify_then_advance(
                     self.q0, self.dq, t, p, *packs, budget, track_pack, track_clearance, *extra, seq, seq_n,
                     meter.limits.max_certified_steps - meter.steps, ADVANCE_CALL_STEPS, weight)
