@@ -619,6 +619,7 @@ class Sweep:
         self._grid_cache = None                                           # see grid_cache()
         self._narrow_pack = None                                          # see narrow_pack()
         self._dyadic = None                                               # see first_touch()
+        self._clearance = None                                            # see first_touch()
         self.gjk_calls = np.zeros(len(self.pairs), dtype=np.int64)        # per pair, for benchmarks
         self.hull_gap = np.full(len(self.pairs), np.inf)                 # per pair, see narrow()
 
@@ -743,18 +744,23 @@ class Sweep:
         if live.size * weight > meter.limits.max_certified_steps - meter.steps:   # every pair takes a step at least
             raise meter.refuse_pairs(live.size, weight, self.what)
         self._dyadic = None
+        self._clearance = None        # grid_clearance's inputs and returns when made with the search
         first = None                  # the first forward call's returns, made with the halving
         if extra and DYADIC_PREFIX and np.any(t == 0.0):   # far pairs certified by halving first
             budget = meter.call_budget(weight)
             if budget > 0:
                 seq, seq_n = np.empty((6, len(p), DYADIC_POINTS)), np.zeros(len(p), dtype=np.int64)
-                used, live, count, stop, used_forward = gk.certify_then_advance(
+                tail_t, end = np.empty(len(p)), np.empty((len(p), 3))
+                used, live, count, stop, used_forward, clearance = gk.certify_then_advance(
                     self.q0, self.dq, t, p, *packs, budget, track_pack, track_clearance, *extra, seq, seq_n,
-                    meter.limits.max_certified_steps - meter.steps, ADVANCE_CALL_STEPS, weight)
+                    meter.limits.max_certified_steps - meter.steps, ADVANCE_CALL_STEPS, weight, tail_t, end,
+                    DYADIC_REFINEMENTS)
                 meter.spend(math.ceil(used * weight))
                 if count >= 0:
                     first = (count, stop, used_forward)
                 self._dyadic = (seq, seq_n)
+                if clearance[-1] != -2:       # the search finished in the call: its clearance too
+                    self._clearance = (len(p), tail_t, end, clearance)
         while live.size:
             meter.check_stop()
             if first is not None:     # already made (limit 1: no touch was known before it)
@@ -849,16 +855,20 @@ class Sweep:
         p = np.asarray(p, dtype=np.int64)
         best, time, where = math.inf, math.nan, -1
         if len(p):
-            tail_t, end = np.empty(len(p)), np.empty((len(p), 3))
             pairs, robot, shapes, speed, covers = self.kernel_packs
             dyadic = self._dyadic if self._dyadic is not None and len(self._dyadic[1]) == len(p) else None
             used = -1
-            if dyadic is not None:          # smallest_clearance and dyadic_clearance in one call where they can
+            made = self._clearance if dyadic is not None else None
+            if made is not None and made[0] == len(p):      # grid_clearance ran with the search
+                _, tail_t, end, (k, best, time, k2, value, t_value, used) = made
+            elif dyadic is not None:        # smallest_clearance and dyadic_clearance in one call where they can
+                tail_t, end = np.empty(len(p)), np.empty((len(p), 3))
                 k, best, time, k2, value, t_value, used = gk.grid_clearance(
                     self.q0, self.dq, p, pairs, robot, shapes, speed, covers, self.tol, COVER_ACCEPT_M,
                     self.track_table, tail_t, end, self.grid_cache(), self.narrow_pack(), dyadic[0], dyadic[1],
                     DYADIC_REFINEMENTS)
             else:
+                tail_t, end = np.empty(len(p)), np.empty((len(p), 3))
                 k, best, time = mk.smallest_clearance(self.q0 + self.dq, p, pairs, robot, shapes, speed, covers,
                                                       self.tol, self.track_table, tail_t, end)
             margins = self.margins

@@ -937,21 +937,29 @@ def grid_clearance(q0, dq, p, pairs, robot, shapes, speed, covers, tol, accept, 
 
 @njit(cache=True)
 def certify_then_advance(q0, dq, t, p, pairs, robot, shapes, speed, covers, tol, accept, out, budget, track, tracking,
-                         cache, narrow, seq, seq_n, steps_left, call_steps, weight):
+                         cache, narrow, seq, seq_n, steps_left, call_steps, weight, tail_t, end, evaluations):
     """:func:`certify_dyadic` and then the first :func:`advance_on_grid` call (limit 1) over the
-    pairs it left live, in one compiled call: ``(used, live, count, stop, used_forward)``,
-    certify_dyadic's evaluations, the live items (indices k with ``t[k] <= 1``) and the
-    forward call's returns (count -1 when its budget was spent: the caller goes on). The
-    forward call's budget is the one the caller's meter would give after certify_dyadic's
-    (``steps_left`` steps, at most ``call_steps`` per call, ``weight`` steps per evaluation:
-    :meth:`limits.WorkMeter.call_budget`)."""
+    pairs it left live, in one compiled call, and when that call finished every pair without
+    the caller's narrow phase and with ``tracking``, :func:`grid_clearance` too (``tail_t``,
+    ``end``, ``evaluations``: its arguments). Returns ``(used, live, count, stop,
+    used_forward, clearance)``: certify_dyadic's evaluations, the live items (indices k with
+    ``t[k] <= 1``), the forward call's returns (count -1 when its budget was spent: the
+    caller goes on) and grid_clearance's returns (their last, ``used``, -2 when it did not
+    run). The forward call's budget is the one the caller's meter would give after
+    certify_dyadic's (``steps_left`` steps, at most ``call_steps`` per call, ``weight`` steps
+    per evaluation: :meth:`limits.WorkMeter.call_budget`). Each compiled call costs about
+    10 us to take its arguments: a valid motion's whole search is one call."""
     used = certify_dyadic(q0, dq, t, p, pairs, robot, shapes, speed, covers, tol, accept, out, budget, track,
                           tracking, cache, narrow, seq, seq_n)
     live = np.flatnonzero(t <= 1.0)
     left = min(call_steps, steps_left - np.ceil(used * weight))
     forward = 0 if left <= 0 else max(1, int(left / weight))
-    if live.shape[0] == 0 or forward <= 0:
-        return used, live, -1, 0, 0
-    count, stop, used_forward = advance_on_grid(q0, dq, 1.0, t, live, p, pairs, robot, shapes, speed, covers, tol,
-                                                accept, out, forward, track, tracking, cache, narrow)
-    return used, live, count, stop, used_forward
+    count, stop, used_forward = -1, 0, 0
+    if live.shape[0] > 0 and forward > 0:
+        count, stop, used_forward = advance_on_grid(q0, dq, 1.0, t, live, p, pairs, robot, shapes, speed, covers,
+                                                    tol, accept, out, forward, track, tracking, cache, narrow)
+    clearance = (-1, np.inf, np.nan, -1, np.inf, np.nan, -2)
+    if tracking and (live.shape[0] == 0 or (count == 0 and stop == live.shape[0])):
+        clearance = grid_clearance(q0, dq, p, pairs, robot, shapes, speed, covers, tol, accept, track, tail_t, end,
+                                   cache, narrow, seq, seq_n, evaluations)
+    return used, live, count, stop, used_forward, clearance
