@@ -28,7 +28,7 @@ import numpy as np
 from my_collision_pkg.core.checks.contact_builder import ContactBuilder
 from my_collision_pkg.core.checks.explain import Explainer
 from my_collision_pkg.core.checks.limits import WorkMeter, joint_delta_error, samples_error
-from my_collision_pkg.core.checks.narrowphase import pair_distance
+from my_collision_pkg.core.checks.narrowphase import hull_distance_lower_bound, pair_distance
 from my_collision_pkg.core.checks.request import CheckRequest, ConfigurationResolver
 from my_collision_pkg.core.checks.results import (CCType, Contact, DEFAULT_TOUCH_TOLERANCE_M, MotionMode,  # noqa: F401
                                                   MotionResult, NO_CC_TIME, Status, TrajectoryResult)
@@ -201,20 +201,19 @@ def contacts_at(explainer: Explainer, sweep: Sweep, t: float, speed_at: dict):
     T_link1, _ = sweep.poses(np.array([1.0]))
     threshold = sweep.margins + sweep.tol + request.contact_distance
     near = _near_pairs(sweep, T_shape[0], threshold)
-    explained, _ = sweep_contacts(explainer, sweep, q, 0.0)
-    by_shapes: dict[tuple[int, int], list[Contact]] = {}
-    index = shape_index(world)
-    for c in explained:
-        key = (index[(c.link_names[0], c.shape_ids[0])], index[(c.link_names[1], c.shape_ids[1])])
-        by_shapes.setdefault(key, []).append(c)
+    by_shapes = None          # explain's contacts by shape pair, made when a pair penetrates
     build = ContactBuilder(world, T_link[0], T_shape[0])
     out: list[tuple[float, Contact]] = []
     touching: list[int] = []
     for p in near:
         a, b = int(sweep.a[p]), int(sweep.b[p])
+        if hull_distance_lower_bound(world, T_shape[0], a, b) >= threshold[p]:
+            continue            # the hulls alone hold the pair beyond the threshold
         res = pair_distance(world, T_shape[0], a, b)
         if res.distance_m >= threshold[p]:
             continue
+        if res.distance_m < 0 and by_shapes is None:
+            by_shapes = _explained_by_shapes(explainer, sweep, q)
         if res.distance_m < sweep.margins[p] + sweep.tol:
             touching.append(int(p))
         kind = cc_type(t, speed_at.get(int(p), 0.0), sweep.tol)
@@ -227,6 +226,17 @@ def contacts_at(explainer: Explainer, sweep: Sweep, t: float, speed_at: dict):
     contacts = [c for _, c in out]
     budget = explainer.budget(request.max_contacts)
     return tuple(contacts[:budget]), q, touching
+
+
+def _explained_by_shapes(explainer: Explainer, sweep: Sweep, q: np.ndarray) -> dict[tuple[int, int], list[Contact]]:
+    """Explain's contacts at ``q`` over the sweep's pairs, by (shape a, shape b) index pair."""
+    explained, _ = sweep_contacts(explainer, sweep, q, 0.0)
+    index = shape_index(sweep.world)
+    by_shapes: dict[tuple[int, int], list[Contact]] = {}
+    for c in explained:
+        key = (index[(c.link_names[0], c.shape_ids[0])], index[(c.link_names[1], c.shape_ids[1])])
+        by_shapes.setdefault(key, []).append(c)
+    return by_shapes
 
 
 # ----- one motion -------------------------------------------------------------------

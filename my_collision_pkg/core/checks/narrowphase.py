@@ -468,8 +468,17 @@ def pair_distance_lower_bound(world, T_world_shape: np.ndarray, a: int, b: int, 
     spheres = float(np.linalg.norm(centre_b - centre_a)) - ga.bounding_radius_m - gb.bounding_radius_m
     if spheres >= enough_m:
         return spheres
-    if (ga.is_bvh or gb.is_bvh) and ga.coal_hull is not None and gb.coal_hull is not None:
-        hulls = _coal_distance(ga.coal_hull, T_a, gb.coal_hull, T_b)[0]
-        if hulls >= enough_m:
-            return hulls
+    hulls = hull_distance_lower_bound(world, T_world_shape, a, b)
+    if hulls >= enough_m:
+        return hulls
     return pair_distance(world, T_world_shape, a, b).distance_m
+
+
+def hull_distance_lower_bound(world, T_world_shape: np.ndarray, a: int, b: int) -> float:
+    """The distance of the convex hulls of a pair involving a mesh (never above the pair's
+    :func:`pair_distance`: a hull contains its mesh), or -inf when the pair has no hulls to
+    compare (primitive and convex pairs: their exact distance costs no more)."""
+    ga, gb = world.shapes[a].geometry, world.shapes[b].geometry
+    if (ga.is_bvh or gb.is_bvh) and ga.coal_hull is not None and gb.coal_hull is not None:
+        return _coal_distance(ga.coal_hull, T_world_shape[a], gb.coal_hull, T_world_shape[b])[0]
+    return -math.inf

@@ -11,10 +11,10 @@ snapshot through :meth:`CollisionWorld.cached`.
 Certified mode (conservative advancement; LaValle, *Planning Algorithms* 5.3.4;
 Schwarzer, Saha and Latombe 2002). For each shape pair the request checks, at a time
 ``t`` we know a lower bound ``d`` of the pair's signed distance and bounds ``V0``, ``V1``
-such that over ``[t, t + h]`` the distance changes at most at the rate ``V0 + h V1``
-(metres per unit of ``t``). The distance then drops by at most ``h V0 + h^2 V1`` over
-``h``, so the pair stays farther apart than its padding ``m`` plus ``tolerance_m / 2``
-for the ``h`` that solves ``h V0 + h^2 V1 = d - m - tolerance_m / 2``: the pair's next
+such that at ``t + s`` the distance changes at most at the rate ``V0 + |s| V1`` (metres
+per unit of ``t``). The distance then drops by at most ``h V0 + h^2 V1 / 2`` over ``h``
+(the rate integrated), so the pair stays farther apart than its padding ``m`` plus
+``tolerance_m / 2`` for the ``h`` that solves ``h V0 + h^2 V1 / 2 = d - m - tolerance_m / 2``: the pair's next
 evaluation time (each pair keeps its own clock, so far pairs are skipped for long). A
 pair evaluated at ``d < m + tolerance_m`` counts as touching, so each step is at least
 the time to close ``tolerance_m / 2`` and the search ends. The first touching time
@@ -603,7 +603,9 @@ class Sweep:
         # the compiled kernels' argument packs, built once per sweep
         self.speed_arrays = mk.SpeedArrays(self.W_a, self.W_b, kin.child_link, kin.axis, kin.prismatic,
                                            self.centre_shape, self.radius, self.box_local, self.adq, self.D_below)
-        self.pair_arrays = mk.PairArrays(self.a, self.b, self.margins)
+        self.pair_arrays = mk.PairArrays(self.a, self.b, self.margins,
+                                         pair_top_speeds(static, self.W_a, self.W_b, self.a, self.b, kin.prismatic,
+                                                         self.adq, R_static, len(world.shapes)))
         self.robot_arrays = mk.RobotArrays(*robot.kinematics_arrays)
         self.shape_arrays = shape_arrays(world)
         # the packs as the kernels take them from Python: plain tuples (see advancement.advance)
@@ -634,7 +636,7 @@ class Sweep:
 
     # ----- bounds -------------------------------------------------------
     def speeds(self, p: np.ndarray, T_link: np.ndarray, T_shape: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Speed bound of pairs p from their times t on: |d distance / dt| <= V0 + h V1 over [t, t + h].
+        """Speed bound of pairs p from their times t on: |d distance / dt| <= V0 + s V1 at t + s.
 
         ``T_link[k]`` (L, 4, 4), ``T_shape[k]`` (S, 4, 4) are the poses at pair k's time. Returns
         V0 (K,) in metres per unit time and V1 (K,) in metres per unit time squared.
@@ -785,7 +787,7 @@ class Sweep:
                 margin = margins[q]
                 rest = 1.0 - tk
                 narrow_calls[q] += 1
-                d = self.narrow(q, T_pair_i[0], T_pair_i[1], T_link_i, margin + tol + rest * (v0 + rest * v1))
+                d = self.narrow(q, T_pair_i[0], T_pair_i[1], T_link_i, margin + tol + rest * (v0 + 0.5 * rest * v1))
                 if d < margin + tol:
                     touch[k], speed[k] = tk, v0
                     best = min(best, tk)
@@ -797,13 +799,13 @@ class Sweep:
                         track.tail[k] = d
                     continue
                 reserve = d - margin - 0.5 * tol
-                tk = snap(tk, 2.0 * reserve / (v0 + math.sqrt(v0 * v0 + 4.0 * v1 * reserve)), reserve)
+                tk = snap(tk, 2.0 * reserve / (v0 + math.sqrt(v0 * v0 + 2.0 * v1 * reserve)), reserve)
                 t[k] = tk
                 known[k] = margin + 0.5 * tol > 0.0
                 if tk <= 1.0:
                     keep.append(k)
                 elif track_clearance:
-                    track.tail[k] = d - rest * (v0 + rest * v1)
+                    track.tail[k] = d - rest * (v0 + 0.5 * rest * v1)
             pending = live[stop:]
             live = np.concatenate([np.array(keep, dtype=np.int64), pending]) if pending.size else \
                 np.array(keep, dtype=np.int64)
@@ -993,6 +995,21 @@ def _pooled_grid_cache(sweep: Sweep, n_links: int, n_mov: int) -> tuple:
     return cache
 
 
+def pair_top_speeds(static: dict, W_a: np.ndarray, W_b: np.ndarray, a: np.ndarray, b: np.ndarray,
+                    prismatic: np.ndarray, adq: np.ndarray, R_static: np.ndarray, n_shapes: int) -> np.ndarray:
+    """Per pair (P,), a bound of how fast its distance changes anywhere along the motion, in
+    metres per unit time: ``sum_j |dq_j| R_j`` over the joints that move one body and not the
+    other (``W_a``, ``W_b`` (P, M)), with ``R_j`` the body's configuration-independent lever
+    about joint j (``R_static`` (R, M), rows ``static["robot_shapes"]``: the fixed offsets from
+    the joint down to the shape, the prismatic travel on the way, the sphere's centre and
+    radius), 1 for a prismatic joint. The levers at a time t and their growth (the speed
+    bounds ``V0 + h V1`` of the module docstring) are tighter near t; over a long interval the
+    growth ``h V1`` takes them past these levers, which no configuration exceeds."""
+    lever = np.zeros((n_shapes, len(adq)))
+    lever[static["robot_shapes"]] = np.where(prismatic[None, :], 1.0, R_static)
+    return np.ascontiguousarray((W_a * lever[a] + W_b * lever[b]) @ adq)
+
+
 def _robot_shape_count(world: CollisionWorld) -> int:
     """How many of the world's shapes ride the robot (cached per world)."""
     return world.cached(("sweep", "robot_shape_count"), lambda: int(np.count_nonzero(world.shape_link >= 0)))
@@ -1022,8 +1039,8 @@ def record_evaluation(table: np.ndarray, k: int, t: float, d: float, v0: float, 
     last_t, d_a, va0, va1, low = table[:5, k].tolist()
     if last_t == last_t:                                  # not NaN: the interval [last_t, t] closes
         h = t - last_t
-        v_a = va0 + h * va1
-        v_b = v0 + h * v1
+        v_a = va0 + 0.5 * h * va1
+        v_b = v0 + 0.5 * h * v1
         if v_a + v_b <= 0.0:
             bound, t_bound = max(d_a, d), last_t
         else:
@@ -1047,8 +1064,8 @@ _EMPTY_TRACK = np.array([[math.nan], [0.0], [0.0], [0.0], [math.inf], [0.0], [ma
 
 
 def _safe_step(gap: np.ndarray, V0: np.ndarray, V1: np.ndarray) -> np.ndarray:
-    """Largest h with h V0 + h^2 V1 <= gap (the distance cannot close ``gap`` sooner); inf if nothing moves."""
+    """Largest h with h V0 + h^2 V1 / 2 <= gap (the distance cannot close ``gap`` sooner); inf if nothing moves."""
     with np.errstate(divide="ignore", invalid="ignore"):
-        h = 2.0 * gap / (V0 + np.sqrt(V0 * V0 + 4.0 * V1 * np.maximum(gap, 0.0)))
+        h = 2.0 * gap / (V0 + np.sqrt(V0 * V0 + 2.0 * V1 * np.maximum(gap, 0.0)))
     return np.where(V0 + V1 > 0, h, NEVER)
 

@@ -75,6 +75,9 @@ class PairArrays(NamedTuple):
     pair_a: np.ndarray           # (P,) shape index of body 0
     pair_b: np.ndarray           # (P,) shape index of body 1
     margins: np.ndarray          # (P,) padding, metres
+    # (P,) a bound of |d distance / dt| all through the motion (metres per unit time): the
+    # joints' deltas times the shapes' configuration-independent levers (sweep.pair_top_speeds)
+    v_max: np.ndarray
 
 
 class SpeedArrays(NamedTuple):
@@ -130,18 +133,23 @@ def track_rows(table):
 
 
 @njit(cache=True)
-def interval_bound(ta, da, va0, va1, tb, db, vb0, vb1):
+def interval_bound(ta, da, va0, va1, tb, db, vb0, vb1, v_max=np.inf):
     """Lower bound of a pair's signed distance over [ta, tb], and the time where it is reached,
     from its lower bounds da at ta and db at tb and its speed bounds there.
 
-    The speed bound at a time t holds on both sides of t (:mod:`checks.sweep`: the levers
-    grow with the time away from t either way), so over ``[ta, tb]`` (h = tb - ta) the
-    distance is at least ``da - s (va0 + h va1)`` at ``ta + s`` and at least
-    ``db - (h - s) (vb0 + h vb1)``: the larger of the two, smallest where they cross.
+    The speed bound at a time t holds on both sides of t (:mod:`checks.sweep`: at ``t + s`` the
+    speed is at most ``v0 + |s| v1``, the levers growing with the time away from t either way),
+    so the distance closes by at most ``s v0 + s^2 v1 / 2 <= s (v0 + h v1 / 2)`` over ``s <= h``:
+    over ``[ta, tb]`` (h = tb - ta) it is at least ``da - s (va0 + h va1 / 2)`` at ``ta + s``
+    and at least ``db - (h - s) (vb0 + h vb1 / 2)``: the larger of the two, smallest where they
+    cross.
+    ``v_max``: a speed bound that holds all through the motion (``PairArrays.v_max``); either
+    end's speed is taken no larger (over long intervals the levers' growth ``h va1`` is
+    larger than the levers can ever be).
     """
     h = tb - ta
-    va = va0 + h * va1
-    vb = vb0 + h * vb1
+    va = min(va0 + 0.5 * h * va1, v_max)
+    vb = min(vb0 + 0.5 * h * vb1, v_max)
     if va + vb <= 0.0:                     # nothing moves the pair: both bound the same distance
         return max(da, db), ta
     s = (da - db + h * vb) / (va + vb)
@@ -472,7 +480,7 @@ def pair_speed(T_link, Ta, Tb, a, b, q, speed, corners):
 @njit(cache=True)
 def _pair_speed(T_link, Ta, Tb, a, b, q, speed, corners):
     """(V0, V1) of pair q (shapes a, b at poses Ta, Tb (4, 4); link poses T_link (L, 4, 4)):
-    over [t, t + h] its distance changes at most at the rate V0 + h V1.
+    at t + s its distance changes at most at the rate V0 + |s| V1.
 
     A shape's lever about revolute joint j is the smaller of (its bounding sphere centre's
     distance from the axis + radius) and its bounding box's farthest corner from the axis
@@ -701,7 +709,7 @@ def advance(q0, dq, limit, t, live, p, pairs, robot, shapes, speed, covers, tol,
             _shape_pose(T_link, shapes.shape_link, shapes.T_frame_shape, b, Tb)
             v0, v1 = _pair_speed(T_link, Ta, Tb, a, b, q, speed, corners)
             rest = 1.0 - t[k]
-            enough = m + tol + rest * (v0 + rest * v1)
+            enough = m + tol + rest * (v0 + 0.5 * rest * v1)
             d = _primitive_bound(Ta, Tb, a, b, speed.centre_shape, speed.radius, covers.kind, covers.params)
             if d < enough and keeps_apart:
                 d = _raised_by_covers(a, b, Ta, Tb, d, enough, known[k], covers, shapes, speed.centre_shape, work)
@@ -725,7 +733,7 @@ def advance(q0, dq, limit, t, live, p, pairs, robot, shapes, speed, covers, tol,
             t[k] += step_length(reserve, v0, v1)
             known[k] = keeps_apart
             if tracking and t[k] > 1.0:
-                track.tail[k] = d - rest * (v0 + rest * v1)
+                track.tail[k] = d - rest * (v0 + 0.5 * rest * v1)
     return count, n, used
 
 
@@ -795,9 +803,9 @@ def smallest_clearance(q1, p, pairs, robot, shapes, speed, covers, tol, track, t
 
 @njit(cache=True, inline="always")
 def step_length(reserve, v0, v1):
-    """The longest h with h (v0 + h v1) <= reserve: how far a pair whose distance leaves
-    ``reserve`` and changes at most at the rate v0 + h v1 may step (v0 + v1 > 0)."""
-    return 2.0 * reserve / (v0 + np.sqrt(v0 * v0 + 4.0 * v1 * reserve))
+    """The longest h with h (v0 + h v1 / 2) <= reserve: how far a pair whose distance leaves
+    ``reserve`` and changes at most at the rate v0 + s v1 at s from now may step (v0 + v1 > 0)."""
+    return 2.0 * reserve / (v0 + np.sqrt(v0 * v0 + 2.0 * v1 * reserve))
 
 
 @njit(cache=True, inline="always")

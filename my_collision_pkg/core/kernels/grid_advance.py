@@ -420,7 +420,7 @@ def advance_on_grid(q0, dq, limit, t, live, p, pairs, robot, shapes, speed, cove
             else:
                 cbx, cby, cbz = fixed_c[b, 0], fixed_c[b, 1], fixed_c[b, 2]
             rest = 1.0 - tk
-            enough = m + tol + rest * (v0 + rest * v1)
+            enough = m + tol + rest * (v0 + 0.5 * rest * v1)
             dx, dy, dz = cax - cbx, cay - cby, caz - cbz
             d = np.sqrt(dx * dx + dy * dy + dz * dz) - radius[a] - radius[b]
             if side >= 0:                  # a primitive: the other's bounding sphere against its solid
@@ -474,7 +474,7 @@ def advance_on_grid(q0, dq, limit, t, live, p, pairs, robot, shapes, speed, cove
             t[k] = snapped(tk, step_length(reserve, v0, v1), reserve)
             known[k] = keeps_apart
             if tracking and t[k] > 1.0:
-                track.tail[k] = d - rest * (v0 + rest * v1)
+                track.tail[k] = d - rest * (v0 + 0.5 * rest * v1)
     return count, n, used
 
 
@@ -549,7 +549,7 @@ def certify_dyadic(q0, dq, t, p, pairs, robot, shapes, speed, covers, tol, accep
     # evaluation costs reference counts that cost more than the evaluation's arithmetic
     posed, T_link_g, measured, lever_g, T_shape_g, centre_g = (cache.posed, cache.T_link, cache.measured,
                                                                cache.lever, cache.T_shape, cache.centre)
-    pair_a, pair_b, margins = pairs.pair_a, pairs.pair_b, pairs.margins
+    pair_a, pair_b, margins, v_max = pairs.pair_a, pairs.pair_b, pairs.margins, pairs.v_max
     kind, params = covers.kind, covers.params
     Tp = np.empty((4, 4))                           # the primitive's pose for the side bound
     depth = CACHE_LEVELS + 2
@@ -629,7 +629,7 @@ def certify_dyadic(q0, dq, t, p, pairs, robot, shapes, speed, covers, tol, accep
                         v0 += w_b[q, e] * lever_b[e]
             else:
                 cbx, cby, cbz = fixed_c[b, 0], fixed_c[b, 1], fixed_c[b, 2]
-            enough = m + tol + horizon * (v0 + horizon * v1)
+            enough = m + tol + horizon * min(v0 + 0.5 * horizon * v1, v_max[q])
             dx, dy, dz = cax - cbx, cay - cby, caz - cbz
             d = np.sqrt(dx * dx + dy * dy + dz * dz) - radius[a] - radius[b]
             if side >= 0:                  # a primitive: the other's bounding sphere against its solid
@@ -680,7 +680,7 @@ def certify_dyadic(q0, dq, t, p, pairs, robot, shapes, speed, covers, tol, accep
             top += 1
             while top > 0 and kept < capacity:        # certify what the ends now hold
                 tb, db, vb0, vb1 = st_t[top - 1], st_d[top - 1], st_v0[top - 1], st_v1[top - 1]
-                low, low_t = interval_bound(ta, da, va0, va1, tb, db, vb0, vb1)
+                low, low_t = interval_bound(ta, da, va0, va1, tb, db, vb0, vb1, v_max[q])
                 if not (low >= m + 0.5 * tol and db >= m + tol):
                     break
                 seq[0, k, kept], seq[1, k, kept], seq[2, k, kept], seq[3, k, kept] = tb, db, vb0, vb1
@@ -711,10 +711,11 @@ def certify_dyadic(q0, dq, t, p, pairs, robot, shapes, speed, covers, tol, accep
 
 
 @njit(cache=True, inline="always")
-def _interval_at(seq, k, i, m):
-    """(bound - m, its time) of pair k's interval i: [seq t_i, t_i+1] (:func:`advancement.interval_bound`)."""
+def _interval_at(seq, k, i, m, v_max):
+    """(bound - m, its time) of pair k's interval i: [seq t_i, t_i+1] (:func:`advancement.interval_bound`,
+    speeds no larger than ``v_max``)."""
     bound, tb = interval_bound(seq[0, k, i], seq[1, k, i], seq[2, k, i], seq[3, k, i],
-                               seq[0, k, i + 1], seq[1, k, i + 1], seq[2, k, i + 1], seq[3, k, i + 1])
+                               seq[0, k, i + 1], seq[1, k, i + 1], seq[2, k, i + 1], seq[3, k, i + 1], v_max)
     return bound - m, tb
 
 
@@ -861,7 +862,7 @@ def dyadic_clearance(q0, dq, p, pairs, robot, shapes, speed, covers, tol, accept
                     v0 += w_b[q, e] * lever_b[e]
         else:
             cbx, cby, cbz = fixed_c[b, 0], fixed_c[b, 1], fixed_c[b, 2]
-        enough = m + tol + horizon * (v0 + horizon * v1)
+        enough = m + tol + horizon * min(v0 + 0.5 * horizon * v1, pairs.v_max[q])
         dx, dy, dz = cax - cbx, cay - cby, caz - cbz
         d = np.sqrt(dx * dx + dy * dy + dz * dz) - radius[a] - radius[b]
         if side >= 0:                  # a primitive: the other's bounding sphere against its solid
@@ -908,8 +909,8 @@ def dyadic_clearance(q0, dq, p, pairs, robot, shapes, speed, covers, tol, accept
         seq[0, k, i + 1], seq[1, k, i + 1], seq[2, k, i + 1], seq[3, k, i + 1] = tm, d, v0, v1
         seq_n[k] += 1
         m = pairs.margins[q]
-        bound_m[k, i], bound_t[k, i] = _interval_at(seq, k, i, m)
-        bound_m[k, i + 1], bound_t[k, i + 1] = _interval_at(seq, k, i + 1, m)
+        bound_m[k, i], bound_t[k, i] = _interval_at(seq, k, i, m, pairs.v_max[q])
+        bound_m[k, i + 1], bound_t[k, i + 1] = _interval_at(seq, k, i + 1, m, pairs.v_max[q])
         low[k], low_t[k], low_i[k] = _lowest(bound_m, bound_t, k, seq_n[k] - 1)
     if n == 0:
         return -1, np.inf, np.nan, used
