@@ -622,6 +622,7 @@ class Sweep:
         self._narrow_pack = None                                          # see narrow_pack()
         self._dyadic = None                                               # see first_touch()
         self._clearance = None                                            # see first_touch()
+        self.track_table, self._track = None, None                        # see first_touch(), track
         self.gjk_calls = np.zeros(len(self.pairs), dtype=np.int64)        # per pair, for benchmarks
         self.hull_gap = np.full(len(self.pairs), np.inf)                 # per pair, see narrow()
 
@@ -730,11 +731,12 @@ class Sweep:
         status = np.empty(len(p), dtype=np.int64)
         V0, V1 = np.empty(slots), np.empty(slots)
         need = np.empty(slots, dtype=np.int64)
-        p_list, margins, narrow_calls = p.tolist(), self.margins.tolist(), self.narrow_calls
+        p_list = margins = None                  # plain lists, made when the narrow phase is needed
+        narrow_calls = self.narrow_calls
         snap = snapped_step if GRID_STEPS and self.grid_cache() is not None else plain_step
-        self.track_table = np.empty((len(mk.ClearanceTrack._fields), len(p)))
-        track = self.track = new_track(len(p), self.track_table)
-        track_pack = self.track_table
+        track_pack = self.track_table = np.empty((len(mk.ClearanceTrack._fields), len(p)))
+        track_pack[...] = _EMPTY_TRACK
+        self._track = None                       # the views of self.track, made when asked for
         packs = (*self.kernel_packs, tol, COVER_ACCEPT_M,
                  tuple(mk.AdvanceOutputs(known, status, V0, V1, T_pair, T_link, self.kernel_steps, need)))
         weight = self.step_weight
@@ -748,7 +750,7 @@ class Sweep:
         self._dyadic = None
         self._clearance = None        # grid_clearance's inputs and returns when made with the search
         first = None                  # the first forward call's returns, made with the halving
-        if extra and DYADIC_PREFIX and np.any(t == 0.0):   # far pairs certified by halving first
+        if extra and DYADIC_PREFIX and (t == 0.0).any():   # far pairs certified by halving first
             budget = meter.call_budget(weight)
             if budget > 0:
                 seq, seq_n = np.empty((6, len(p), DYADIC_POINTS)), np.zeros(len(p), dtype=np.int64)
@@ -758,7 +760,10 @@ class Sweep:
                     meter.limits.max_certified_steps - meter.steps, ADVANCE_CALL_STEPS, weight, tail_t, end,
                     DYADIC_REFINEMENTS)
                 meter.spend(math.ceil(used * weight))
-                if count >= 0:
+                if count == 0 and stop == len(live):     # the forward call finished every live pair
+                    meter.spend(math.ceil(used_forward * weight))
+                    live = live[:0]
+                elif count >= 0:
                     first = (count, stop, used_forward)
                 self._dyadic = (seq, seq_n)
                 if clearance[-1] != -2:       # the search finished in the call: its clearance too
@@ -779,6 +784,8 @@ class Sweep:
             keep = []
             items = need[:count]
             ks = live[items]
+            if count and p_list is None:
+                p_list, margins, track = p.tolist(), self.margins.tolist(), self.track
             for k, tk, v0, v1, T_pair_i, T_link_i in zip(ks.tolist(), t[ks].tolist(), V0[:count].tolist(),
                                                           V1[:count].tolist(), T_pair[:count], T_link[:count]):
                 if stop_at_first and tk > best:
@@ -811,6 +818,14 @@ class Sweep:
                 np.array(keep, dtype=np.int64)
         self._T_all = None
         return touch, speed
+
+    @property
+    def track(self) -> mk.ClearanceTrack:
+        """The last :meth:`first_touch`'s :class:`advancement.ClearanceTrack`: views of the rows of
+        ``track_table`` (made at the first use)."""
+        if self._track is None:
+            self._track = mk.ClearanceTrack(*self.track_table)
+        return self._track
 
     def narrow_pack(self):
         """The :class:`grid_advance.NarrowArrays` of this sweep as the grid kernel takes it (a plain
@@ -853,7 +868,7 @@ class Sweep:
         smallest ones the narrow phase there (at most ``CLEARANCE_END_EVALUATIONS``). Less
         the sweep's GJK tolerance, for the precision of coal's distances.
         """
-        track = self.track
+        low_row = self.track_table[4]             # ClearanceTrack.low (self.track, where more is needed)
         p = np.asarray(p, dtype=np.int64)
         best, time, where = math.inf, math.nan, -1
         if len(p):
@@ -876,7 +891,8 @@ class Sweep:
             margins = self.margins
             evaluations = CLEARANCE_END_EVALUATIONS
             T_end = None
-            while evaluations > 0 and k >= 0 and not np.isnan(end[k, 0]) and best < track.low[k] - margins[p[k]]:
+            while evaluations > 0 and k >= 0 and not np.isnan(end[k, 0]) and best < low_row[k] - margins[p[k]]:
+                track = self.track
                 if T_end is None:                 # the narrow phase at t = 1, for the smallest last steps
                     T_end = self.poses(np.array([1.0]))
                 q = int(p[k])
