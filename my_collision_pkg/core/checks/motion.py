@@ -292,7 +292,7 @@ def _certified(explainer: Explainer, sweep: Sweep) -> MotionResult:
     every = np.arange(len(sweep.pairs))
     touch, speed = sweep.first_touch(every, np.zeros(len(every)), stop_at_first=True,
                                      track_clearance=TRACK_CLEARANCE)
-    if not np.isfinite(touch).any():
+    if not math.isfinite(sweep.earliest_touch):
         if not TRACK_CLEARANCE:
             return MotionResult(True, Status.VALID, "valid", NO_CC_TIME, (), names, sweep.q0.copy())
         clearance, t, p = sweep.certified_clearance(every)

@@ -623,6 +623,7 @@ class Sweep:
         self._dyadic = None                                               # see first_touch()
         self._clearance = None                                            # see first_touch()
         self.track_table, self._track = None, None                        # see first_touch(), track
+        self.earliest_touch = NEVER                                       # see first_touch()
         self.gjk_calls = np.zeros(len(self.pairs), dtype=np.int64)        # per pair, for benchmarks
         self.hull_gap = np.full(len(self.pairs), np.inf)                 # per pair, see narrow()
 
@@ -715,7 +716,8 @@ class Sweep:
 
         Returns
         -------
-        touch_t : (K,) times; speed : (K,) the speed bound at the touch (for TIME1).
+        touch_t : (K,) times; speed : (K,) the speed bound at the touch (for TIME1). The
+        earliest of the times is kept in ``earliest_touch`` (inf when no pair touches).
         """
         p = np.asarray(p, dtype=np.int64)
         t = np.asarray(t_start, dtype=float).copy()
@@ -817,6 +819,7 @@ class Sweep:
             live = np.concatenate([np.array(keep, dtype=np.int64), pending]) if pending.size else \
                 np.array(keep, dtype=np.int64)
         self._T_all = None
+        self.earliest_touch = best
         return touch, speed
 
     @property
@@ -891,7 +894,7 @@ class Sweep:
             margins = self.margins
             evaluations = CLEARANCE_END_EVALUATIONS
             T_end = None
-            while evaluations > 0 and k >= 0 and not np.isnan(end[k, 0]) and best < low_row[k] - margins[p[k]]:
+            while evaluations > 0 and k >= 0 and not math.isnan(end[k, 0]) and best < low_row[k] - margins[p[k]]:
                 track = self.track
                 if T_end is None:                 # the narrow phase at t = 1, for the smallest last steps
                     T_end = self.poses(np.array([1.0]))
