@@ -190,21 +190,28 @@ def _cover_scratch(cover_start):
 
 @njit(cache=True)
 def _solid_distance(kind, params, x, y, z):
-    """Distance of point (x, y, z) (shape frame) from a primitive solid; 0 inside."""
+    """Distance of point (x, y, z) (shape frame) from a primitive solid (sizes ``params`` (3,)); 0 inside."""
+    return _solid_distance_of(kind, params[0], params[1], params[2], x, y, z)
+
+
+@njit(cache=True)
+def _solid_distance_of(kind, p0, p1, p2, x, y, z):
+    """:func:`_solid_distance` with the sizes as three numbers (a caller's loop then takes no
+    row view of its params, which costs a reference count per call)."""
     if kind == KIND_BOX:
-        dx = max(abs(x) - params[0], 0.0)
-        dy = max(abs(y) - params[1], 0.0)
-        dz = max(abs(z) - params[2], 0.0)
+        dx = max(abs(x) - p0, 0.0)
+        dy = max(abs(y) - p1, 0.0)
+        dz = max(abs(z) - p2, 0.0)
         return np.sqrt(dx * dx + dy * dy + dz * dz)
     if kind == KIND_SPHERE:
-        return max(np.sqrt(x * x + y * y + z * z) - params[0], 0.0)
+        return max(np.sqrt(x * x + y * y + z * z) - p0, 0.0)
     if kind == KIND_CYLINDER or kind == KIND_CONE:      # a cone: its enclosing cylinder
-        dr = max(np.sqrt(x * x + y * y) - params[0], 0.0)
-        dz = max(abs(z) - params[1], 0.0)
+        dr = max(np.sqrt(x * x + y * y) - p0, 0.0)
+        dz = max(abs(z) - p1, 0.0)
         return np.sqrt(dr * dr + dz * dz)
-    # capsule: radius params[0] about the segment z in [-params[1], params[1]]
-    zc = min(max(z, -params[1]), params[1])
-    return max(np.sqrt(x * x + y * y + (z - zc) * (z - zc)) - params[0], 0.0)
+    # capsule: radius p0 about the segment z in [-p1, p1]
+    zc = min(max(z, -p1), p1)
+    return max(np.sqrt(x * x + y * y + (z - zc) * (z - zc)) - p0, 0.0)
 
 
 @njit(cache=True)
@@ -896,4 +903,5 @@ record_interval = _record
 cover_scratch = _cover_scratch
 by_spheres = _by_spheres
 solid_distance = _solid_distance
+solid_distance_of = _solid_distance_of
 off_axis_sq = _off_axis_sq

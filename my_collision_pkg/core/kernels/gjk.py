@@ -71,31 +71,39 @@ class ConvexArrays(NamedTuple):
 @njit(cache=True)
 def support(kind, params, vertices, start, stop, dx, dy, dz):
     """The point of a solid (shape frame) farthest along the direction (dx, dy, dz) (shape frame)."""
+    if KIND_BOX <= kind <= KIND_CONE:
+        return primitive_support(kind, params[0], params[1], params[2], dx, dy, dz)
+    i = farthest_vertex(vertices, start, stop, dx, dy, dz)
+    return vertices[i, 0], vertices[i, 1], vertices[i, 2]
+
+
+@njit(cache=True, inline="always")
+def primitive_support(kind, p0, p1, p2, dx, dy, dz):
+    """The point of a primitive solid (sizes p0, p1, p2: :class:`ConvexArrays` ``params``) farthest
+    along (dx, dy, dz), shape frame. Numbers only: an array passed to an inlined helper costs a
+    reference count per call."""
     if kind == KIND_SPHERE:
-        r = params[0]
+        r = p0
         n = math.sqrt(dx * dx + dy * dy + dz * dz)
         if n == 0.0:
             return r, 0.0, 0.0
         return r * dx / n, r * dy / n, r * dz / n
     if kind == KIND_BOX:
-        return (params[0] if dx >= 0.0 else -params[0], params[1] if dy >= 0.0 else -params[1],
-                params[2] if dz >= 0.0 else -params[2])
+        return (p0 if dx >= 0.0 else -p0, p1 if dy >= 0.0 else -p1, p2 if dz >= 0.0 else -p2)
     if kind == KIND_CYLINDER or kind == KIND_CONE:       # a cone: its enclosing cylinder
-        r, h = params[0], params[1]
+        r, h = p0, p1
         n = math.sqrt(dx * dx + dy * dy)
         z = h if dz >= 0.0 else -h
         if n == 0.0:
             return 0.0, 0.0, z
         return r * dx / n, r * dy / n, z
-    if kind == KIND_CAPSULE:
-        r, h = params[0], params[1]
-        n = math.sqrt(dx * dx + dy * dy + dz * dz)
-        z = h if dz >= 0.0 else -h
-        if n == 0.0:
-            return 0.0, 0.0, z + r
-        return r * dx / n, r * dy / n, z + r * dz / n
-    i = farthest_vertex(vertices, start, stop, dx, dy, dz)
-    return vertices[i, 0], vertices[i, 1], vertices[i, 2]
+    # capsule
+    r, h = p0, p1
+    n = math.sqrt(dx * dx + dy * dy + dz * dz)
+    z = h if dz >= 0.0 else -h
+    if n == 0.0:
+        return 0.0, 0.0, z + r
+    return r * dx / n, r * dy / n, z + r * dz / n
 
 
 @njit(cache=True, inline="always")
@@ -149,28 +157,6 @@ def first_vertex(convex, s, dx, dy, dz):
     return at
 
 
-@njit(cache=True, inline="always")
-def _world_support(convex, s, T, dx, dy, dz, at):
-    """Shape s (pose T (4, 4)): its point farthest along the world direction (dx, dy, dz), world
-    frame, and for a vertex solid the vertex's index (``at``: where to climb from, -1 at the first
-    call; returned unchanged for primitives)."""
-    lx = T[0, 0] * dx + T[1, 0] * dy + T[2, 0] * dz
-    ly = T[0, 1] * dx + T[1, 1] * dy + T[2, 1] * dz
-    lz = T[0, 2] * dx + T[1, 2] * dy + T[2, 2] * dz
-    kind = convex.kind[s]
-    if KIND_BOX <= kind <= KIND_CONE:
-        px, py, pz = support(kind, convex.params[s], convex.vertices, 0, 0, lx, ly, lz)
-    else:
-        start, stop = convex.vertex_start[s], convex.vertex_start[s + 1]
-        if at < 0:
-            at = first_vertex(convex, s, lx, ly, lz)
-        at = climb(convex.vertices, convex.neighbour_start, convex.neighbours, start, stop, at, lx, ly, lz)
-        px, py, pz = convex.vertices[at, 0], convex.vertices[at, 1], convex.vertices[at, 2]
-    return (T[0, 0] * px + T[0, 1] * py + T[0, 2] * pz + T[0, 3],
-            T[1, 0] * px + T[1, 1] * py + T[1, 2] * pz + T[1, 3],
-            T[2, 0] * px + T[2, 1] * py + T[2, 2] * pz + T[2, 3], at)
-
-
 @njit(cache=True)
 def nearest_on_simplex(P, n, out):
     """See :func:`nearest_face`, with scratch of its own."""
@@ -196,7 +182,8 @@ def nearest_face(P, n, out, E):
     best = np.inf
     best_mask = 1
     bx, by, bz = P[0, 0], P[0, 1], P[0, 2]
-    E[:] = 0.0                             # rows past a face's size are read times 0: never garbage
+    for i in range(3):                     # rows past a face's size are read times 0: never garbage
+        E[i, 0], E[i, 1], E[i, 2] = 0.0, 0.0, 0.0     # (not E[:]: a view costs a reference count)
     newest = 1 << (n - 1)
     for mask in range(1, 2 << n):
         if mask >= 1 << n:                 # second pass, the faces without the newest point
@@ -281,10 +268,23 @@ def lower_bound(convex, a, Ta, b, Tb, warm, eps_m, rel):
     """A lower bound of the distance between shapes a and b of ``convex`` (a :class:`ConvexArrays`)
     at poses Ta, Tb (4, 4), metres: within ``eps_m + rel * bound`` of the distance when the
     search converged, at most 0 when the solids may overlap. ``warm`` (3,) is the direction to
-    start from (A's point minus B's; any non-zero vector), overwritten with the last one."""
+    start from (A's point minus B's; any non-zero vector), overwritten with the last one.
+
+    The iterations read plain local arrays only, the two support points written out once in
+    a loop over the two shapes (what :func:`first_vertex`, :func:`climb` and
+    :func:`primitive_support` compute, in the same arithmetic): a tuple's field, a row view or
+    an array handed to a helper in the loop costs numba an atomic reference count each, and
+    on the Panda's bench edges those were a third of this function's time."""
+    kind, params, vertex_start, vertices = convex.kind, convex.params, convex.vertex_start, convex.vertices
+    neighbour_start, neighbours, probes = convex.neighbour_start, convex.neighbours, convex.probes
     P = np.empty((4, 3))
     v = np.empty(3)
     E = np.empty((3, 3))
+    T = np.empty((2, 4, 4))                # the two poses, side 0 = a, side 1 = b
+    for i in range(4):
+        for c in range(4):
+            T[0, i, c] = Ta[i, c]
+            T[1, i, c] = Tb[i, c]
     at_a, at_b = -1, -1
     vx, vy, vz = warm[0], warm[1], warm[2]
     if vx * vx + vy * vy + vz * vz <= 1e-24:
@@ -296,9 +296,61 @@ def lower_bound(convex, a, Ta, b, Tb, warm, eps_m, rel):
     n = 0
     lower = -np.inf
     norm2 = np.inf
+    ax = ay = az = bx = by = bz = 0.0
     for _ in range(MAX_ITERATIONS):
-        ax, ay, az, at_a = _world_support(convex, a, Ta, -vx, -vy, -vz, at_a)
-        bx, by, bz, at_b = _world_support(convex, b, Tb, vx, vy, vz, at_b)
+        for side in range(2):              # a's point farthest along -v, b's along v (world frame)
+            s = a if side == 0 else b
+            at = at_a if side == 0 else at_b
+            dx, dy, dz = (-vx, -vy, -vz) if side == 0 else (vx, vy, vz)
+            lx = T[side, 0, 0] * dx + T[side, 1, 0] * dy + T[side, 2, 0] * dz
+            ly = T[side, 0, 1] * dx + T[side, 1, 1] * dy + T[side, 2, 1] * dz
+            lz = T[side, 0, 2] * dx + T[side, 1, 2] * dy + T[side, 2, 2] * dz
+            k = kind[s]
+            if KIND_BOX <= k <= KIND_CONE:
+                px, py, pz = primitive_support(k, params[s, 0], params[s, 1], params[s, 2], lx, ly, lz)
+            else:
+                start, stop = vertex_start[s], vertex_start[s + 1]
+                if at < 0:                 # first_vertex: the best extreme vertex along the probes
+                    best = -np.inf
+                    at = start
+                    for e in range(probes.shape[1]):
+                        i = probes[s, e]
+                        if i < 0:
+                            break
+                        val = vertices[i, 0] * lx + vertices[i, 1] * ly + vertices[i, 2] * lz
+                        if val > best:
+                            best = val
+                            at = i
+                if neighbour_start[at + 1] == neighbour_start[at]:     # climb without edges: a scan
+                    best = -np.inf
+                    i = at
+                    for e in range(start, stop):
+                        val = vertices[e, 0] * lx + vertices[e, 1] * ly + vertices[e, 2] * lz
+                        if val > best:
+                            best = val
+                            i = e
+                    at = i
+                else:                      # climb along the hull's edges
+                    best = vertices[at, 0] * lx + vertices[at, 1] * ly + vertices[at, 2] * lz
+                    moved = True
+                    while moved:
+                        moved = False
+                        for e in range(neighbour_start[at], neighbour_start[at + 1]):
+                            j = neighbours[e]
+                            val = vertices[j, 0] * lx + vertices[j, 1] * ly + vertices[j, 2] * lz
+                            if val > best:
+                                best = val
+                                at = j
+                                moved = True
+                                break
+                px, py, pz = vertices[at, 0], vertices[at, 1], vertices[at, 2]
+            wx = T[side, 0, 0] * px + T[side, 0, 1] * py + T[side, 0, 2] * pz + T[side, 0, 3]
+            wy = T[side, 1, 0] * px + T[side, 1, 1] * py + T[side, 1, 2] * pz + T[side, 1, 3]
+            wz = T[side, 2, 0] * px + T[side, 2, 1] * py + T[side, 2, 2] * pz + T[side, 2, 3]
+            if side == 0:
+                ax, ay, az, at_a = wx, wy, wz, at
+            else:
+                bx, by, bz, at_b = wx, wy, wz, at
         wx, wy, wz = ax - bx, ay - by, az - bz
         vn = math.sqrt(vx * vx + vy * vy + vz * vz)
         bound = (vx * wx + vy * wy + vz * wz) / vn

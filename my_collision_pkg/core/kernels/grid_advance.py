@@ -31,7 +31,8 @@ from my_collision_pkg.core.kernels.advancement import (DONE, NEED, AdvanceOutput
                                                        cover_scratch, by_spheres, hand_over, interval_bound,
                                                        off_axis_sq, posed_centre,
                                                        primitive_bound, raised_by_covers, record_interval, rigid_fk,
-                                                       shape_pose, smallest_clearance, solid_distance, sphere_lever,
+                                                       shape_pose, smallest_clearance, solid_distance, solid_distance_of,
+                                                       sphere_lever,
                                                        step_length, track_rows)
 from my_collision_pkg.core.kernels.gjk import ConvexArrays, lower_bound
 
@@ -190,6 +191,38 @@ def measure_shape(T_link, s, shape_link, T_frame_shape, centre_shape, radius, pr
 
 
 @njit(cache=True, inline="always")
+def measure_cached(T_link_g, g, s, r, shape_link, T_frame_shape, centre_shape, radius, prismatic, adq, child_link, axis,
+                   T_shape_g, centre_g, lever_g):
+    """:func:`measure_shape` at cache time g into slot r of the cache's tables, indexing them (no views)."""
+    k = shape_link[s]
+    for i in range(3):
+        a0, a1, a2, a3 = T_link_g[g, k, i, 0], T_link_g[g, k, i, 1], T_link_g[g, k, i, 2], T_link_g[g, k, i, 3]
+        for c in range(4):
+            T_shape_g[g, r, i, c] = (a0 * T_frame_shape[s, 0, c] + a1 * T_frame_shape[s, 1, c]
+                                     + a2 * T_frame_shape[s, 2, c] + a3 * T_frame_shape[s, 3, c])
+    for c in range(4):
+        T_shape_g[g, r, 3, c] = T_frame_shape[s, 3, c]
+    x, y, z = centre_shape[s, 0], centre_shape[s, 1], centre_shape[s, 2]
+    cx = T_shape_g[g, r, 0, 0] * x + T_shape_g[g, r, 0, 1] * y + T_shape_g[g, r, 0, 2] * z + T_shape_g[g, r, 0, 3]
+    cy = T_shape_g[g, r, 1, 0] * x + T_shape_g[g, r, 1, 1] * y + T_shape_g[g, r, 1, 2] * z + T_shape_g[g, r, 1, 3]
+    cz = T_shape_g[g, r, 2, 0] * x + T_shape_g[g, r, 2, 1] * y + T_shape_g[g, r, 2, 2] * z + T_shape_g[g, r, 2, 3]
+    centre_g[g, r, 0], centre_g[g, r, 1], centre_g[g, r, 2] = cx, cy, cz
+    rad = radius[s]
+    for j in range(adq.shape[0]):
+        lever_g[g, r, j] = 0.0
+        if adq[j] == 0.0 or prismatic[j]:
+            continue
+        J = child_link[j]
+        ux, uy, uz = axis[j, 0], axis[j, 1], axis[j, 2]
+        ox, oy, oz = T_link_g[g, J, 0, 3], T_link_g[g, J, 1, 3], T_link_g[g, J, 2, 3]
+        ax = T_link_g[g, J, 0, 0] * ux + T_link_g[g, J, 0, 1] * uy + T_link_g[g, J, 0, 2] * uz
+        ay = T_link_g[g, J, 1, 0] * ux + T_link_g[g, J, 1, 1] * uy + T_link_g[g, J, 1, 2] * uz
+        az = T_link_g[g, J, 2, 0] * ux + T_link_g[g, J, 2, 1] * uy + T_link_g[g, J, 2, 2] * uz
+        off = off_axis_sq(ox, oy, oz, ax, ay, az, cx, cy, cz)
+        lever_g[g, r, j] = (np.sqrt(off) if off > 0.0 else 0.0) + rad
+
+
+@njit(cache=True, inline="always")
 def pose_into(out, s, r, g, T_frame_shape, T_shape_g, T_free):
     """out (4, 4) = shape s's pose: a world object's (r < 0: ``T_frame_shape``), its cached one
     at cache time g (slot r: ``T_shape_g``) or, off the grid (g < 0), ``T_free``'s (which may
@@ -320,6 +353,7 @@ def advance_on_grid(q0, dq, limit, t, live, p, pairs, robot, shapes, speed, cove
     narrow = NarrowArrays(*narrow)
     convex = ConvexArrays(*narrow.convex)
     route, warm, gjk_calls = narrow.route, narrow.warm, narrow.calls
+    gjk_eps, hull_accept, hull_gap = narrow.eps, narrow.hull_accept, narrow.hull_gap
     track = track_rows(track)
     pair_a, pair_b, margins = pairs.pair_a, pairs.pair_b, pairs.margins
     known, status, steps = out.known, out.status, out.steps
@@ -377,12 +411,12 @@ def advance_on_grid(q0, dq, limit, t, live, p, pairs, robot, shapes, speed, cove
                     rigid_fk(positions, robot, n_links, values, T_link_g[g])
                     posed[g] = True
                 if ra >= 0 and not measured[g, ra]:
-                    measure_shape(T_link_g[g], a, shape_link, T_frame_shape, centre_shape, radius, prismatic, adq,
-                                  child_link, axis, T_shape_g[g, ra], centre_g[g, ra], lever_g[g, ra])
+                    measure_cached(T_link_g, g, a, ra, shape_link, T_frame_shape, centre_shape, radius, prismatic,
+                                   adq, child_link, axis, T_shape_g, centre_g, lever_g)
                     measured[g, ra] = True
                 if rb >= 0 and not measured[g, rb]:
-                    measure_shape(T_link_g[g], b, shape_link, T_frame_shape, centre_shape, radius, prismatic, adq,
-                                  child_link, axis, T_shape_g[g, rb], centre_g[g, rb], lever_g[g, rb])
+                    measure_cached(T_link_g, g, b, rb, shape_link, T_frame_shape, centre_shape, radius, prismatic,
+                                   adq, child_link, axis, T_shape_g, centre_g, lever_g)
                     measured[g, rb] = True
             else:
                 if tk != free_t:
@@ -428,38 +462,47 @@ def advance_on_grid(q0, dq, limit, t, live, p, pairs, robot, shapes, speed, cove
                 r_p = rb if side == 1 else ra
                 s_o = a if side == 1 else b
                 ox, oy, oz = (cax, cay, caz) if side == 1 else (cbx, cby, cbz)
-                pose_into(Tp, s_p, r_p, g, T_frame_shape, T_shape_g, T_a if side == 0 else T_b)
+                for e in range(4):          # the primitive's pose, copied in the loop: a helper taking
+                    for c in range(4):      # these arrays costs reference counts on each of them per call
+                        if r_p < 0:
+                            Tp[e, c] = T_frame_shape[s_p, e, c]
+                        elif g >= 0:
+                            Tp[e, c] = T_shape_g[g, r_p, e, c]
+                        elif side == 0:
+                            Tp[e, c] = T_a[e, c]
+                        else:
+                            Tp[e, c] = T_b[e, c]
                 wx, wy, wz = ox - Tp[0, 3], oy - Tp[1, 3], oz - Tp[2, 3]
-                outside = solid_distance(kind[s_p], params[s_p], Tp[0, 0] * wx + Tp[1, 0] * wy + Tp[2, 0] * wz,
-                                         Tp[0, 1] * wx + Tp[1, 1] * wy + Tp[2, 1] * wz,
-                                         Tp[0, 2] * wx + Tp[1, 2] * wy + Tp[2, 2] * wz)
+                outside = solid_distance_of(kind[s_p], params[s_p, 0], params[s_p, 1], params[s_p, 2],
+                                            Tp[0, 0] * wx + Tp[1, 0] * wy + Tp[2, 0] * wz,
+                                            Tp[0, 1] * wx + Tp[1, 1] * wy + Tp[2, 1] * wz,
+                                            Tp[0, 2] * wx + Tp[1, 2] * wy + Tp[2, 2] * wz)
                 if outside > 0.0:
                     d = max(d, outside - radius[s_o])
             near = d < enough and d < m + tol + accept + max(COVER_GATE_M, 0.0)
             if near:                       # the poses of the pair for the covers, GJK and the hand-over
                 pose_into(T_a, a, ra, g, T_frame_shape, T_shape_g, T_a)
                 pose_into(T_b, b, rb, g, T_frame_shape, T_shape_g, T_b)
-            Ta, Tb = T_a, T_b
             if d < enough and keeps_apart and d < m + tol + accept + COVER_GATE_M:
-                d = raised_by_covers(a, b, Ta, Tb, d, enough, known[k], covers, shapes, speed.centre_shape, work)
+                d = raised_by_covers(a, b, T_a, T_b, d, enough, known[k], covers, shapes, centre_shape, work)
             if d < enough and d < m + tol + accept:
                 r = route[q]
                 apart = False
                 if r != ROUTE_NONE:
                     used += 1
                     gjk_calls[q] += 1
-                    bound = lower_bound(convex, a, Ta, b, Tb, warm[q], narrow.eps, GJK_RELATIVE)
+                    bound = lower_bound(convex, a, T_a, b, T_b, warm[q], gjk_eps, GJK_RELATIVE)
                     # hulls: far enough beyond the padding, or nearer but with meshes that were
                     # lately no farther apart than the hulls leave in reserve (a step on the hull
                     # at least half as long as on the mesh, for a fraction of its cost)
                     apart = bound > 0.0 and bound >= m + tol and (
-                        r == ROUTE_CONVEX or bound >= min(enough, m + narrow.hull_accept)
-                        or bound - m - 0.5 * tol >= narrow.hull_gap[q])
+                        r == ROUTE_CONVEX or bound >= min(enough, m + hull_accept)
+                        or bound - m - 0.5 * tol >= hull_gap[q])
                     if apart:
                         d = bound
                 if not apart:
                     status[j] = NEED
-                    hand_over(out, count, j, v0, v1, Ta, Tb)
+                    hand_over(out, count, j, v0, v1, T_a, T_b)
                     out.T_link[count] = T_link_g[g] if g >= 0 else T_free
                     count += 1
                     break
@@ -524,6 +567,7 @@ def certify_dyadic(q0, dq, t, p, pairs, robot, shapes, speed, covers, tol, accep
     narrow = NarrowArrays(*narrow)
     convex = ConvexArrays(*narrow.convex)
     route, warm, gjk_calls = narrow.route, narrow.warm, narrow.calls
+    gjk_eps, hull_accept, hull_gap = narrow.eps, narrow.hull_accept, narrow.hull_gap
     track = track_rows(track)
     known, steps = out.known, out.steps
     n_links = robot.link_parent.shape[0]
@@ -587,12 +631,12 @@ def certify_dyadic(q0, dq, t, p, pairs, robot, shapes, speed, covers, tol, accep
                     rigid_fk(positions, robot, n_links, values, T_link_g[g])
                     posed[g] = True
                 if ra >= 0 and not measured[g, ra]:
-                    measure_shape(T_link_g[g], a, shape_link, T_frame_shape, centre_shape, radius, prismatic, adq,
-                                  child_link, axis, T_shape_g[g, ra], centre_g[g, ra], lever_g[g, ra])
+                    measure_cached(T_link_g, g, a, ra, shape_link, T_frame_shape, centre_shape, radius, prismatic,
+                                   adq, child_link, axis, T_shape_g, centre_g, lever_g)
                     measured[g, ra] = True
                 if rb >= 0 and not measured[g, rb]:
-                    measure_shape(T_link_g[g], b, shape_link, T_frame_shape, centre_shape, radius, prismatic, adq,
-                                  child_link, axis, T_shape_g[g, rb], centre_g[g, rb], lever_g[g, rb])
+                    measure_cached(T_link_g, g, b, rb, shape_link, T_frame_shape, centre_shape, radius, prismatic,
+                                   adq, child_link, axis, T_shape_g, centre_g, lever_g)
                     measured[g, rb] = True
             else:
                 if tk != free_t:
@@ -637,11 +681,21 @@ def certify_dyadic(q0, dq, t, p, pairs, robot, shapes, speed, covers, tol, accep
                 r_p = rb if side == 1 else ra
                 s_o = a if side == 1 else b
                 ox, oy, oz = (cax, cay, caz) if side == 1 else (cbx, cby, cbz)
-                pose_into(Tp, s_p, r_p, g, T_frame_shape, T_shape_g, T_a if side == 0 else T_b)
+                for e in range(4):          # the primitive's pose, copied in the loop: a helper taking
+                    for c in range(4):      # these arrays costs reference counts on each of them per call
+                        if r_p < 0:
+                            Tp[e, c] = T_frame_shape[s_p, e, c]
+                        elif g >= 0:
+                            Tp[e, c] = T_shape_g[g, r_p, e, c]
+                        elif side == 0:
+                            Tp[e, c] = T_a[e, c]
+                        else:
+                            Tp[e, c] = T_b[e, c]
                 wx, wy, wz = ox - Tp[0, 3], oy - Tp[1, 3], oz - Tp[2, 3]
-                outside = solid_distance(kind[s_p], params[s_p], Tp[0, 0] * wx + Tp[1, 0] * wy + Tp[2, 0] * wz,
-                                         Tp[0, 1] * wx + Tp[1, 1] * wy + Tp[2, 1] * wz,
-                                         Tp[0, 2] * wx + Tp[1, 2] * wy + Tp[2, 2] * wz)
+                outside = solid_distance_of(kind[s_p], params[s_p, 0], params[s_p, 1], params[s_p, 2],
+                                            Tp[0, 0] * wx + Tp[1, 0] * wy + Tp[2, 0] * wz,
+                                            Tp[0, 1] * wx + Tp[1, 1] * wy + Tp[2, 1] * wz,
+                                            Tp[0, 2] * wx + Tp[1, 2] * wy + Tp[2, 2] * wz)
                 if outside > 0.0:
                     d = max(d, outside - radius[s_o])
             r = route[q]
@@ -650,19 +704,18 @@ def certify_dyadic(q0, dq, t, p, pairs, robot, shapes, speed, covers, tol, accep
             if near:                       # the poses of the pair for the covers and GJK
                 pose_into(T_a, a, ra, g, T_frame_shape, T_shape_g, T_a)
                 pose_into(T_b, b, rb, g, T_frame_shape, T_shape_g, T_b)
-            Ta, Tb = T_a, T_b
             if not measure and d < enough and d < m + tol + accept + COVER_GATE_M:
-                d = raised_by_covers(a, b, Ta, Tb, d, enough, known_k, covers, shapes, speed.centre_shape, work)
+                d = raised_by_covers(a, b, T_a, T_b, d, enough, known_k, covers, shapes, centre_shape, work)
             need = False
             if measure or (d < enough and d < m + tol + accept):
                 apart = False
                 if r != ROUTE_NONE:
                     used += 1
                     gjk_calls[q] += 1
-                    bound = lower_bound(convex, a, Ta, b, Tb, warm[q], narrow.eps, GJK_RELATIVE)
+                    bound = lower_bound(convex, a, T_a, b, T_b, warm[q], gjk_eps, GJK_RELATIVE)
                     apart = bound > 0.0 and bound >= m + tol and (
-                        r == ROUTE_CONVEX or bound >= min(enough, m + narrow.hull_accept)
-                        or bound - m - 0.5 * tol >= narrow.hull_gap[q])
+                        r == ROUTE_CONVEX or bound >= min(enough, m + hull_accept)
+                        or bound - m - 0.5 * tol >= hull_gap[q])
                     if apart:
                         d = max(d, bound)
                 need = not apart and d < m + tol + accept
@@ -756,6 +809,7 @@ def dyadic_clearance(q0, dq, p, pairs, robot, shapes, speed, covers, tol, accept
     narrow = NarrowArrays(*narrow)
     convex = ConvexArrays(*narrow.convex)
     route, warm, gjk_calls = narrow.route, narrow.warm, narrow.calls
+    gjk_eps, hull_accept, hull_gap = narrow.eps, narrow.hull_accept, narrow.hull_gap
     n_links = robot.link_parent.shape[0]
     n_mov = speed.adq.shape[0]
     positions = np.empty(q0.shape[0])
@@ -820,12 +874,12 @@ def dyadic_clearance(q0, dq, p, pairs, robot, shapes, speed, covers, tol, accept
                 rigid_fk(positions, robot, n_links, values, T_link_g[g])
                 posed[g] = True
             if ra >= 0 and not measured[g, ra]:
-                measure_shape(T_link_g[g], a, shape_link, T_frame_shape, centre_shape, radius, prismatic, adq,
-                              child_link, axis, T_shape_g[g, ra], centre_g[g, ra], lever_g[g, ra])
+                measure_cached(T_link_g, g, a, ra, shape_link, T_frame_shape, centre_shape, radius, prismatic,
+                               adq, child_link, axis, T_shape_g, centre_g, lever_g)
                 measured[g, ra] = True
             if rb >= 0 and not measured[g, rb]:
-                measure_shape(T_link_g[g], b, shape_link, T_frame_shape, centre_shape, radius, prismatic, adq,
-                              child_link, axis, T_shape_g[g, rb], centre_g[g, rb], lever_g[g, rb])
+                measure_cached(T_link_g, g, b, rb, shape_link, T_frame_shape, centre_shape, radius, prismatic,
+                               adq, child_link, axis, T_shape_g, centre_g, lever_g)
                 measured[g, rb] = True
         else:
             if tk != free_t:
@@ -870,11 +924,21 @@ def dyadic_clearance(q0, dq, p, pairs, robot, shapes, speed, covers, tol, accept
             r_p = rb if side == 1 else ra
             s_o = a if side == 1 else b
             ox, oy, oz = (cax, cay, caz) if side == 1 else (cbx, cby, cbz)
-            pose_into(Tp, s_p, r_p, g, T_frame_shape, T_shape_g, T_a if side == 0 else T_b)
+            for e in range(4):          # the primitive's pose, copied in the loop: a helper taking
+                for c in range(4):      # these arrays costs reference counts on each of them per call
+                    if r_p < 0:
+                        Tp[e, c] = T_frame_shape[s_p, e, c]
+                    elif g >= 0:
+                        Tp[e, c] = T_shape_g[g, r_p, e, c]
+                    elif side == 0:
+                        Tp[e, c] = T_a[e, c]
+                    else:
+                        Tp[e, c] = T_b[e, c]
             wx, wy, wz = ox - Tp[0, 3], oy - Tp[1, 3], oz - Tp[2, 3]
-            outside = solid_distance(kind[s_p], params[s_p], Tp[0, 0] * wx + Tp[1, 0] * wy + Tp[2, 0] * wz,
-                                     Tp[0, 1] * wx + Tp[1, 1] * wy + Tp[2, 1] * wz,
-                                     Tp[0, 2] * wx + Tp[1, 2] * wy + Tp[2, 2] * wz)
+            outside = solid_distance_of(kind[s_p], params[s_p, 0], params[s_p, 1], params[s_p, 2],
+                                        Tp[0, 0] * wx + Tp[1, 0] * wy + Tp[2, 0] * wz,
+                                        Tp[0, 1] * wx + Tp[1, 1] * wy + Tp[2, 1] * wz,
+                                        Tp[0, 2] * wx + Tp[1, 2] * wy + Tp[2, 2] * wz)
             if outside > 0.0:
                 d = max(d, outside - radius[s_o])
         r = route[q]
@@ -883,19 +947,18 @@ def dyadic_clearance(q0, dq, p, pairs, robot, shapes, speed, covers, tol, accept
         if near:                       # the poses of the pair for the covers and GJK
             pose_into(T_a, a, ra, g, T_frame_shape, T_shape_g, T_a)
             pose_into(T_b, b, rb, g, T_frame_shape, T_shape_g, T_b)
-        Ta, Tb = T_a, T_b
         if not measure and d < enough and d < m + tol + accept + COVER_GATE_M:
-            d = raised_by_covers(a, b, Ta, Tb, d, enough, known_k, covers, shapes, speed.centre_shape, work)
+            d = raised_by_covers(a, b, T_a, T_b, d, enough, known_k, covers, shapes, centre_shape, work)
         need = False
         if measure or (d < enough and d < m + tol + accept):
             apart = False
             if r != ROUTE_NONE:
                 used += 1
                 gjk_calls[q] += 1
-                bound = lower_bound(convex, a, Ta, b, Tb, warm[q], narrow.eps, GJK_RELATIVE)
+                bound = lower_bound(convex, a, T_a, b, T_b, warm[q], gjk_eps, GJK_RELATIVE)
                 apart = bound > 0.0 and bound >= m + tol and (
-                    r == ROUTE_CONVEX or bound >= min(enough, m + narrow.hull_accept)
-                    or bound - m - 0.5 * tol >= narrow.hull_gap[q])
+                    r == ROUTE_CONVEX or bound >= min(enough, m + hull_accept)
+                    or bound - m - 0.5 * tol >= hull_gap[q])
                 if apart:
                     d = max(d, bound)
             need = not apart and d < m + tol + accept
