@@ -25,6 +25,13 @@ its ``__pycache__``) when that folder is writable, else in numba's user-wide cac
 (``NUMBA_CACHE_DIR`` if set). ``make build`` and the CMake install step run it, so that the
 first start of the node after a build loads instead of compiling.
 
+Stale caches (:func:`drop_stale_kernel_caches`, run first by ``main``): numba checks a
+cached kernel against its own module's source only. A kernel compiled into another module's
+kernel (``gjk.lower_bound`` inside ``grid_advance.certify_dyadic``) stays in that module's
+cache when only its own module changes, so after such an edit the old code would keep
+running. ``main`` therefore keeps a digest of every numba module's source beside the caches
+and empties them all when it changes.
+
 This lives beside ``core/kernels`` rather than in it: kernels import only numpy, numba and
 math (test/core/test_layering.py), and this module builds scenes and checkers.
 """
@@ -32,7 +39,10 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import glob
+import hashlib
 import os
+import re
 import sys
 import tempfile
 import time
@@ -253,6 +263,61 @@ def warm_up_services(checker: CollisionChecker | None = None, *,
     return spent
 
 
+# the digest of the numba modules' sources, kept in each of their __pycache__ folders
+SOURCES_STAMP = "numba-sources.sha256"
+_IMPORTS_NUMBA = re.compile(r"^(from numba import |import numba\b)", re.MULTILINE)
+
+
+def numba_modules(package_dir: str | None = None) -> list[str]:
+    """The package's module files (sorted paths) that compile with numba: those that import it at
+    module level (a line ``from numba import ...`` or ``import numba``)."""
+    package_dir = package_dir or os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    found = []
+    for path in glob.glob(os.path.join(package_dir, "**", "*.py"), recursive=True):
+        with open(path, encoding="utf-8") as stream:
+            if _IMPORTS_NUMBA.search(stream.read()):
+                found.append(path)
+    return sorted(found)
+
+
+def drop_stale_kernel_caches(modules: list[str] | None = None) -> int:
+    """Empty numba's caches next to ``modules`` (default :func:`numba_modules`) when their sources,
+    taken together, are not those the caches were made from; returns the files removed.
+
+    The digest of the sources is kept as ``SOURCES_STAMP`` in each module's ``__pycache__``;
+    a folder whose stamp differs (or is missing while it holds cached kernels) loses its
+    ``*.nbi`` and ``*.nbc`` files and gets the new stamp. Caches elsewhere (``NUMBA_CACHE_DIR``,
+    numba's user-wide folder when ``__pycache__`` is not writable) are left alone.
+    """
+    modules = numba_modules() if modules is None else sorted(modules)
+    digest = hashlib.sha256()
+    for path in modules:
+        digest.update(os.path.basename(path).encode())
+        with open(path, "rb") as stream:
+            digest.update(stream.read())
+    stamp = digest.hexdigest()
+    removed = 0
+    for folder in sorted({os.path.join(os.path.dirname(path), "__pycache__") for path in modules}):
+        stamp_path = os.path.join(folder, SOURCES_STAMP)
+        try:
+            with open(stamp_path, encoding="utf-8") as stream:
+                if stream.read().strip() == stamp:
+                    continue
+        except OSError:
+            pass
+        cached = glob.glob(os.path.join(folder, "*.nbi")) + glob.glob(os.path.join(folder, "*.nbc"))
+        try:
+            for path in cached:
+                os.remove(path)
+                removed += 1
+            os.makedirs(folder, exist_ok=True)
+            with open(stamp_path, "w", encoding="utf-8") as stream:
+                stream.write(stamp + "\n")
+        except OSError:                 # not writable: numba does not cache there either
+            continue
+    return removed
+
+
 def main(argv: list[str] | None = None) -> int:
     """``python -m my_collision_pkg.core.warm_up``: warm up once on the built-in scene, print the time."""
     parser = argparse.ArgumentParser(prog="python -m my_collision_pkg.core.warm_up",
@@ -261,6 +326,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quiet", action="store_true", help="print nothing on success")
     args = parser.parse_args(argv)
     start = time.perf_counter()
+    dropped = drop_stale_kernel_caches()
+    if dropped and not args.quiet:
+        print(f"warm_up: the numba modules' sources changed, {dropped} cached kernel files removed")
     warm_up()                                         # the kernels of kernels.warm_up, one by one
     kernels_s = time.perf_counter() - start
     spent = warm_up_services()

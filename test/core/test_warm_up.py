@@ -138,3 +138,44 @@ def test_warm_up_services_stops_when_asked(stop_after):
         return len(asked) > stop_after
     spent = warm_up_services(should_stop=should_stop)
     assert spent["own_scene"] == 0.0 and len(asked) == stop_after + 1
+
+
+def _tree(tmp_path, kernel_text: str):
+    """A package folder with one numba module (``kernels/k.py``), one plain module and cached kernels."""
+    (tmp_path / "kernels" / "__pycache__").mkdir(parents=True)
+    (tmp_path / "kernels" / "k.py").write_text(kernel_text)
+    (tmp_path / "plain.py").write_text("import numpy\n# numba is named here, not imported\n")
+    return tmp_path / "kernels" / "__pycache__"
+
+
+def _cache_files(cache):
+    return sorted(p.name for p in cache.iterdir() if p.suffix in (".nbi", ".nbc"))
+
+
+def test_numba_modules_are_the_modules_that_import_numba(tmp_path):
+    from my_collision_pkg.core.warm_up import numba_modules
+    _tree(tmp_path, "from numba import njit\n")
+    assert numba_modules(str(tmp_path)) == [str(tmp_path / "kernels" / "k.py")]
+    # the project's own: the kernels, and not this module (it names numba only inside a function)
+    own = [os.path.relpath(p, os.path.join(REPO, "my_collision_pkg")) for p in
+           numba_modules(os.path.join(REPO, "my_collision_pkg"))]
+    assert "core/kernels/grid_advance.py" in own and "core/kernels/gjk.py" in own
+    assert "core/warm_up.py" not in own
+
+
+def test_stale_kernel_caches_are_dropped_when_a_numba_module_changes(tmp_path):
+    """numba checks a cached kernel against its own module only: a kernel compiled into another
+    module's kernel stays there when its module changes, so every cache goes when any does."""
+    from my_collision_pkg.core.warm_up import SOURCES_STAMP, drop_stale_kernel_caches
+    cache = _tree(tmp_path, "from numba import njit\nVALUE = 1\n")
+    modules = [str(tmp_path / "kernels" / "k.py")]
+    for name in ("k.f-1.py311.nbi", "k.f-1.py311.1.nbc"):
+        (cache / name).write_text("old")
+    assert drop_stale_kernel_caches(modules) == 2          # no stamp yet: nothing known about these
+    assert _cache_files(cache) == [] and (cache / SOURCES_STAMP).exists()
+    (cache / "k.f-1.py311.nbi").write_text("new")           # compiled from the current sources
+    assert drop_stale_kernel_caches(modules) == 0
+    assert _cache_files(cache) == ["k.f-1.py311.nbi"]
+    (tmp_path / "kernels" / "k.py").write_text("from numba import njit\nVALUE = 2\n")
+    assert drop_stale_kernel_caches(modules) == 1
+    assert _cache_files(cache) == []
