@@ -327,16 +327,15 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     start = time.perf_counter()
     dropped = drop_stale_kernel_caches()
-    if dropped and not args.quiet:
-        print(f"warm_up: the numba modules' sources changed, {dropped} cached kernel files removed")
     warm_up()                                         # the kernels of kernels.warm_up, one by one
     kernels_s = time.perf_counter() - start
     spent = warm_up_services()
     if not args.quiet:
         from numba.core.config import CACHE_DIR
         where = CACHE_DIR or "__pycache__ next to each kernel module (numba's user-wide cache if not writable)"
+        stale = f"; {dropped} cached kernel files of older sources removed first" if dropped else ""
         print(f"warm_up: kernels {kernels_s:.1f} s, service calls {spent['built_in']:.1f} s, "
-              f"total {time.perf_counter() - start:.1f} s; numba cache: {where}")
+              f"total {time.perf_counter() - start:.1f} s; numba cache: {where}{stale}")
     return 0
 
 

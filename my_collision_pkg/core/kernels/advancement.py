@@ -194,7 +194,7 @@ def _solid_distance(kind, params, x, y, z):
     return _solid_distance_of(kind, params[0], params[1], params[2], x, y, z)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _solid_distance_of(kind, p0, p1, p2, x, y, z):
     """:func:`_solid_distance` with the sizes as three numbers (a caller's loop then takes no
     row view of its params, which costs a reference count per call)."""
