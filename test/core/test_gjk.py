@@ -137,10 +137,10 @@ def test_climbing_the_hull_finds_the_vertex_a_full_scan_finds(points):
         d = rng.normal(size=3)
         along = V[:, 0] * d[0] + V[:, 1] * d[1] + V[:, 2] * d[2]      # the kernel's arithmetic
         farthest = np.max(along)
-        first = gjk.first_vertex(convex, 0, *d)
-        assert first in starts
-        for start in [first, int(rng.choice(hull_vertices))]:
-            at = gjk.climb(V, convex.neighbour_start, convex.neighbours, 0, len(V), start, *d)
+        # from the probes' best (at = -1), from each probe start and from a random hull vertex
+        for start in [-1, *starts, int(rng.choice(hull_vertices))]:
+            at = gjk.vertex_support(V, convex.neighbour_start, convex.neighbours, convex.probes, 0, 0, len(V), start,
+                                    *d)
             assert along[at] == farthest
 
 
@@ -149,6 +149,7 @@ def test_a_flat_vertex_set_has_no_edges_and_is_scanned_whole():
     assert all(len(n) == 0 for n in hull_edges(flat))
     convex = gjk.convex_arrays([KIND_MESH], [[0, 0, 0]], [flat], [hull_edges(flat)])
     d = np.array([0.3, -0.8, 0.1])
-    at = gjk.climb(convex.vertices, convex.neighbour_start, convex.neighbours, 0, len(flat), 0, *d)
+    at = gjk.vertex_support(convex.vertices, convex.neighbour_start, convex.neighbours, convex.probes, 0, 0, len(flat),
+                            0, *d)
     along = flat[:, 0] * d[0] + flat[:, 1] * d[1] + flat[:, 2] * d[2]
     assert along[at] == np.max(along)

@@ -18,7 +18,7 @@ pair: consecutive steps of a motion see nearly the same poses, so two or three
 iterations usually suffice) and is written back there.
 
 A vertex solid's support point is found by climbing its convex hull's edges
-(:func:`climb`): from the best of its extreme vertices along ``PROBE_DIRECTIONS`` at the
+(:func:`vertex_support`): from the best of its extreme vertices along ``PROBE_DIRECTIONS`` at the
 first iteration and from the last support point after that, to a neighbour farther along
 the direction while there is one. On a convex polytope a vertex no neighbour of which is
 farther along a direction is the farthest of all (the simplex method's argument), so the
@@ -62,19 +62,10 @@ class ConvexArrays(NamedTuple):
     vertices: np.ndarray         # (V, 3) shape frame, metres
     supported: np.ndarray        # (S,) bool
     # the hulls' edges: vertex i's neighbours are neighbours[neighbour_start[i]:neighbour_start[i + 1]]
-    # (indices into vertices); a shape whose vertices have none is scanned whole (see climb)
+    # (indices into vertices); a shape whose vertices have none is scanned whole (see vertex_support)
     neighbour_start: np.ndarray  # (V + 1,) int64
     neighbours: np.ndarray       # (E,) int64
     probes: np.ndarray           # (S, len(PROBE_DIRECTIONS)) int64 extreme vertex per probe direction (-1: none)
-
-
-@njit(cache=True)
-def support(kind, params, vertices, start, stop, dx, dy, dz):
-    """The point of a solid (shape frame) farthest along the direction (dx, dy, dz) (shape frame)."""
-    if KIND_BOX <= kind <= KIND_CONE:
-        return primitive_support(kind, params[0], params[1], params[2], dx, dy, dz)
-    i = farthest_vertex(vertices, start, stop, dx, dy, dz)
-    return vertices[i, 0], vertices[i, 1], vertices[i, 2]
 
 
 @njit(cache=True, inline="always")
@@ -106,54 +97,46 @@ def primitive_support(kind, p0, p1, p2, dx, dy, dz):
     return r * dx / n, r * dy / n, z + r * dz / n
 
 
-@njit(cache=True, inline="always")
-def farthest_vertex(vertices, start, stop, dx, dy, dz):
-    """The index in [start, stop) of the vertex farthest along (dx, dy, dz), by a scan of them all."""
-    best = -np.inf
-    at = start
-    for i in range(start, stop):
-        s = vertices[i, 0] * dx + vertices[i, 1] * dy + vertices[i, 2] * dz
-        if s > best:
-            best = s
-            at = i
-    return at
-
-
-@njit(cache=True, inline="always")
-def climb(vertices, neighbour_start, neighbours, start, stop, i, dx, dy, dz):
-    """The index of the vertex in [start, stop) farthest along (dx, dy, dz), climbing the hull's
-    edges from vertex i (the whole range scanned when vertex i has no neighbours)."""
-    if neighbour_start[i + 1] == neighbour_start[i]:
-        return farthest_vertex(vertices, start, stop, dx, dy, dz)
-    best = vertices[i, 0] * dx + vertices[i, 1] * dy + vertices[i, 2] * dz
+@njit(cache=True)
+def vertex_support(vertices, neighbour_start, neighbours, probes, s, start, stop, at, dx, dy, dz):
+    """The index of shape s's vertex (``vertices[start:stop]``) farthest along (dx, dy, dz) (shape
+    frame): climbing its hull's edges from vertex ``at``, or when ``at`` < 0 from the best of its
+    extreme vertices along the probe directions (``probes[s]``, -1 past the last); a vertex with
+    no neighbours (a set given without its hull's edges) has the whole range scanned instead.
+    A plain call, not an inlined one: arrays handed to an inlined helper cost numba a reference
+    count each per call, which here would cost more than the call."""
+    if at < 0:
+        best = -np.inf
+        at = start
+        for k in range(probes.shape[1]):
+            i = probes[s, k]
+            if i < 0:
+                break
+            v = vertices[i, 0] * dx + vertices[i, 1] * dy + vertices[i, 2] * dz
+            if v > best:
+                best = v
+                at = i
+    if neighbour_start[at + 1] == neighbour_start[at]:
+        best = -np.inf
+        at = start
+        for i in range(start, stop):
+            v = vertices[i, 0] * dx + vertices[i, 1] * dy + vertices[i, 2] * dz
+            if v > best:
+                best = v
+                at = i
+        return at
+    best = vertices[at, 0] * dx + vertices[at, 1] * dy + vertices[at, 2] * dz
     moved = True
     while moved:
         moved = False
-        for e in range(neighbour_start[i], neighbour_start[i + 1]):
+        for e in range(neighbour_start[at], neighbour_start[at + 1]):
             j = neighbours[e]
-            s = vertices[j, 0] * dx + vertices[j, 1] * dy + vertices[j, 2] * dz
-            if s > best:
-                best = s
-                i = j
+            v = vertices[j, 0] * dx + vertices[j, 1] * dy + vertices[j, 2] * dz
+            if v > best:
+                best = v
+                at = j
                 moved = True
                 break
-    return i
-
-
-@njit(cache=True, inline="always")
-def first_vertex(convex, s, dx, dy, dz):
-    """Where a climb along (dx, dy, dz) (shape frame) on shape s's vertices starts: the best of
-    its extreme vertices along the probe directions (its first vertex when it has none)."""
-    best = -np.inf
-    at = convex.vertex_start[s]
-    for k in range(convex.probes.shape[1]):
-        i = convex.probes[s, k]
-        if i < 0:
-            break
-        v = convex.vertices[i, 0] * dx + convex.vertices[i, 1] * dy + convex.vertices[i, 2] * dz
-        if v > best:
-            best = v
-            at = i
     return at
 
 
@@ -270,11 +253,10 @@ def lower_bound(convex, a, Ta, b, Tb, warm, eps_m, rel):
     search converged, at most 0 when the solids may overlap. ``warm`` (3,) is the direction to
     start from (A's point minus B's; any non-zero vector), overwritten with the last one.
 
-    The iterations read plain local arrays only, the two support points written out once in
-    a loop over the two shapes (what :func:`first_vertex`, :func:`climb` and
-    :func:`primitive_support` compute, in the same arithmetic): a tuple's field, a row view or
-    an array handed to a helper in the loop costs numba an atomic reference count each, and
-    on the Panda's bench edges those were a third of this function's time."""
+    The iterations read plain local arrays only (the two support points in a loop over the two
+    shapes, :func:`primitive_support` and :func:`vertex_support`): a tuple's field, a row view
+    or an array handed to an inlined helper in the loop costs numba an atomic reference count
+    each, and on the Panda's bench edges those were a third of this function's time."""
     kind, params, vertex_start, vertices = convex.kind, convex.params, convex.vertex_start, convex.vertices
     neighbour_start, neighbours, probes = convex.neighbour_start, convex.neighbours, convex.probes
     P = np.empty((4, 3))
@@ -309,40 +291,8 @@ def lower_bound(convex, a, Ta, b, Tb, warm, eps_m, rel):
             if KIND_BOX <= k <= KIND_CONE:
                 px, py, pz = primitive_support(k, params[s, 0], params[s, 1], params[s, 2], lx, ly, lz)
             else:
-                start, stop = vertex_start[s], vertex_start[s + 1]
-                if at < 0:                 # first_vertex: the best extreme vertex along the probes
-                    best = -np.inf
-                    at = start
-                    for e in range(probes.shape[1]):
-                        i = probes[s, e]
-                        if i < 0:
-                            break
-                        val = vertices[i, 0] * lx + vertices[i, 1] * ly + vertices[i, 2] * lz
-                        if val > best:
-                            best = val
-                            at = i
-                if neighbour_start[at + 1] == neighbour_start[at]:     # climb without edges: a scan
-                    best = -np.inf
-                    i = at
-                    for e in range(start, stop):
-                        val = vertices[e, 0] * lx + vertices[e, 1] * ly + vertices[e, 2] * lz
-                        if val > best:
-                            best = val
-                            i = e
-                    at = i
-                else:                      # climb along the hull's edges
-                    best = vertices[at, 0] * lx + vertices[at, 1] * ly + vertices[at, 2] * lz
-                    moved = True
-                    while moved:
-                        moved = False
-                        for e in range(neighbour_start[at], neighbour_start[at + 1]):
-                            j = neighbours[e]
-                            val = vertices[j, 0] * lx + vertices[j, 1] * ly + vertices[j, 2] * lz
-                            if val > best:
-                                best = val
-                                at = j
-                                moved = True
-                                break
+                at = vertex_support(vertices, neighbour_start, neighbours, probes, s, vertex_start[s],
+                                    vertex_start[s + 1], at, lx, ly, lz)
                 px, py, pz = vertices[at, 0], vertices[at, 1], vertices[at, 2]
             wx = T[side, 0, 0] * px + T[side, 0, 1] * py + T[side, 0, 2] * pz + T[side, 0, 3]
             wy = T[side, 1, 0] * px + T[side, 1, 1] * py + T[side, 1, 2] * pz + T[side, 1, 3]
@@ -379,7 +329,7 @@ def convex_arrays(kinds, params, vertex_sets, edge_sets=None) -> ConvexArrays:
     (V_s, 3), empty where the shape has no convex solid of vertices), with each vertex set's
     extreme vertices along ``PROBE_DIRECTIONS``. ``edge_sets``: per shape, per vertex the
     indices of its neighbours along its hull's edges (``geometry.hulls.hull_edges``) for
-    :func:`climb`; None, or an empty list for a shape: its vertices are scanned whole."""
+    :func:`vertex_support`; None, or an empty list for a shape: its vertices are scanned whole."""
     kinds = np.asarray(kinds, dtype=np.int64)
     sets = [np.asarray(v, dtype=float).reshape(-1, 3) for v in vertex_sets]
     counts = [len(v) for v in sets]

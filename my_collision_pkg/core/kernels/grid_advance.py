@@ -27,13 +27,12 @@ import numpy as np
 from numba import njit
 
 from my_collision_pkg.core.kernels.advancement import (DONE, NEED, AdvanceOutputs, CoverArrays, PairArrays,
-                                                       RobotArrays, ShapeArrays, SpeedArrays, axis_in_world,
+                                                       RobotArrays, ShapeArrays, SpeedArrays,
                                                        cover_scratch, by_spheres, hand_over, interval_bound,
                                                        off_axis_sq, posed_centre,
                                                        primitive_bound, raised_by_covers, record_interval, rigid_fk,
-                                                       shape_pose, smallest_clearance, solid_distance, solid_distance_of,
-                                                       sphere_lever,
-                                                       step_length, track_rows)
+                                                       shape_pose, smallest_clearance, solid_distance,
+                                                       solid_distance_of, sphere_lever, step_length, track_rows)
 from my_collision_pkg.core.kernels.gjk import ConvexArrays, lower_bound
 
 GRID = 32                  # grid intervals over the motion's t in [0, 1] (a power of two)
@@ -171,29 +170,15 @@ def fixed_centres(shape_link, T_frame_shape, centre_shape):
 
 
 @njit(cache=True, inline="always")
-def measure_shape(T_link, s, shape_link, T_frame_shape, centre_shape, radius, prismatic, adq, child_link, axis, T_out,
-                  centre_out, lever_out):
-    """Robot shape s at link poses T_link (L, 4, 4): its pose into ``T_out`` (4, 4), its bounding
-    sphere's centre into ``centre_out`` (3,) and its levers (:func:`shape_levers`) into
-    ``lever_out``; the :class:`advancement.SpeedArrays` fields it reads passed one by one
-    (a tuple passed whole costs reference counts on every one of its arrays)."""
-    shape_pose(T_link, shape_link, T_frame_shape, s, T_out)
-    cx, cy, cz = posed_centre(T_out, centre_shape, s)
-    centre_out[0], centre_out[1], centre_out[2] = cx, cy, cz
-    r = radius[s]
-    for j in range(adq.shape[0]):
-        lever_out[j] = 0.0
-        if adq[j] == 0.0 or prismatic[j]:
-            continue
-        ox, oy, oz, ax, ay, az = axis_in_world(T_link, child_link[j], axis[j, 0], axis[j, 1], axis[j, 2])
-        off = off_axis_sq(ox, oy, oz, ax, ay, az, cx, cy, cz)
-        lever_out[j] = (np.sqrt(off) if off > 0.0 else 0.0) + r
-
-
-@njit(cache=True, inline="always")
-def measure_cached(T_link_g, g, s, r, shape_link, T_frame_shape, centre_shape, radius, prismatic, adq, child_link, axis,
-                   T_shape_g, centre_g, lever_g):
-    """:func:`measure_shape` at cache time g into slot r of the cache's tables, indexing them (no views)."""
+def measure_shape(T_link_g, g, s, r, shape_link, T_frame_shape, centre_shape, radius, prismatic, adq, child_link, axis,
+                  T_shape_g, centre_g, lever_g):
+    """Robot shape s at the link poses ``T_link_g[g]`` (L, 4, 4): its pose into ``T_shape_g[g, r]``
+    (4, 4), its bounding sphere's centre into ``centre_g[g, r]`` (3,) and its levers
+    (:func:`shape_levers`) into ``lever_g[g, r]`` (M,): slot r of time g of the grid cache's
+    tables, or of the one-time scratch tables for poses off the grid. The tables are indexed,
+    never viewed, and the :class:`advancement.SpeedArrays` fields it reads are passed one by
+    one: a row view or a tuple handed to an inlined helper costs numba a reference count on
+    each of its arrays per call."""
     k = shape_link[s]
     for i in range(3):
         a0, a1, a2, a3 = T_link_g[g, k, i, 0], T_link_g[g, k, i, 1], T_link_g[g, k, i, 2], T_link_g[g, k, i, 3]
@@ -363,13 +348,12 @@ def advance_on_grid(q0, dq, limit, t, live, p, pairs, robot, shapes, speed, cove
     values = np.empty(robot.mimic_matrix.shape[0])
     n_links = out.T_link.shape[1]
     n_mov = speed.adq.shape[0]
-    T_free = np.empty((n_links, 4, 4))             # link poses off the grid
-    lever_a = np.empty(max(n_mov, 1))
-    lever_b = np.empty(max(n_mov, 1))
-    T_a = np.empty((4, 4))                          # the pair's shapes off the grid
-    T_b = np.empty((4, 4))
-    c_a = np.empty(3)
-    c_b = np.empty(3)
+    free = np.empty((1, n_links, 4, 4))         # link poses off the cache's grid (one time)
+    off_T = np.empty((1, 2, 4, 4))              # the pair's shapes there: slot 0 shape a, 1 shape b
+    off_c = np.empty((1, 2, 3))
+    off_lever = np.empty((1, 2, max(n_mov, 1)))
+    T_free, T_a, T_b, c_a, c_b = free[0], off_T[0, 0], off_T[0, 1], off_c[0, 0], off_c[0, 1]
+    lever_a, lever_b = off_lever[0, 0], off_lever[0, 1]
     work = cover_scratch(covers.cover_start)
     free_t = np.nan                                # T_free holds the poses at free_t
     ps = pair_speeds(pair_a, pair_b, speed)
@@ -411,12 +395,12 @@ def advance_on_grid(q0, dq, limit, t, live, p, pairs, robot, shapes, speed, cove
                     rigid_fk(positions, robot, n_links, values, T_link_g[g])
                     posed[g] = True
                 if ra >= 0 and not measured[g, ra]:
-                    measure_cached(T_link_g, g, a, ra, shape_link, T_frame_shape, centre_shape, radius, prismatic,
-                                   adq, child_link, axis, T_shape_g, centre_g, lever_g)
+                    measure_shape(T_link_g, g, a, ra, shape_link, T_frame_shape, centre_shape, radius, prismatic,
+                                  adq, child_link, axis, T_shape_g, centre_g, lever_g)
                     measured[g, ra] = True
                 if rb >= 0 and not measured[g, rb]:
-                    measure_cached(T_link_g, g, b, rb, shape_link, T_frame_shape, centre_shape, radius, prismatic,
-                                   adq, child_link, axis, T_shape_g, centre_g, lever_g)
+                    measure_shape(T_link_g, g, b, rb, shape_link, T_frame_shape, centre_shape, radius, prismatic,
+                                  adq, child_link, axis, T_shape_g, centre_g, lever_g)
                     measured[g, rb] = True
             else:
                 if tk != free_t:
@@ -425,11 +409,11 @@ def advance_on_grid(q0, dq, limit, t, live, p, pairs, robot, shapes, speed, cove
                     rigid_fk(positions, robot, n_links, values, T_free)
                     free_t = tk
                 if ra >= 0:
-                    measure_shape(T_free, a, shape_link, T_frame_shape, centre_shape, radius, prismatic, adq,
-                                  child_link, axis, T_a, c_a, lever_a)
+                    measure_shape(free, 0, a, 0, shape_link, T_frame_shape, centre_shape, radius, prismatic,
+                                  adq, child_link, axis, off_T, off_c, off_lever)
                 if rb >= 0:
-                    measure_shape(T_free, b, shape_link, T_frame_shape, centre_shape, radius, prismatic, adq,
-                                  child_link, axis, T_b, c_b, lever_b)
+                    measure_shape(free, 0, b, 1, shape_link, T_frame_shape, centre_shape, radius, prismatic,
+                                  adq, child_link, axis, off_T, off_c, off_lever)
             v0, v1 = v0_fixed[q], v1_pair[q]
             if ra >= 0:
                 if g >= 0:
@@ -574,13 +558,12 @@ def certify_dyadic(q0, dq, t, p, pairs, robot, shapes, speed, covers, tol, accep
     n_mov = speed.adq.shape[0]
     positions = np.empty(q0.shape[0])
     values = np.empty(robot.mimic_matrix.shape[0])
-    T_free = np.empty((n_links, 4, 4))             # link poses off the cache's grid
-    lever_a = np.empty(max(n_mov, 1))
-    lever_b = np.empty(max(n_mov, 1))
-    T_a = np.empty((4, 4))                          # the pair's shapes off the grid
-    T_b = np.empty((4, 4))
-    c_a = np.empty(3)
-    c_b = np.empty(3)
+    free = np.empty((1, n_links, 4, 4))         # link poses off the cache's grid (one time)
+    off_T = np.empty((1, 2, 4, 4))              # the pair's shapes there: slot 0 shape a, 1 shape b
+    off_c = np.empty((1, 2, 3))
+    off_lever = np.empty((1, 2, max(n_mov, 1)))
+    T_free, T_a, T_b, c_a, c_b = free[0], off_T[0, 0], off_T[0, 1], off_c[0, 0], off_c[0, 1]
+    lever_a, lever_b = off_lever[0, 0], off_lever[0, 1]
     work = cover_scratch(covers.cover_start)
     free_t = np.nan
     ps = pair_speeds(pairs.pair_a, pairs.pair_b, speed)
@@ -631,12 +614,12 @@ def certify_dyadic(q0, dq, t, p, pairs, robot, shapes, speed, covers, tol, accep
                     rigid_fk(positions, robot, n_links, values, T_link_g[g])
                     posed[g] = True
                 if ra >= 0 and not measured[g, ra]:
-                    measure_cached(T_link_g, g, a, ra, shape_link, T_frame_shape, centre_shape, radius, prismatic,
-                                   adq, child_link, axis, T_shape_g, centre_g, lever_g)
+                    measure_shape(T_link_g, g, a, ra, shape_link, T_frame_shape, centre_shape, radius, prismatic,
+                                  adq, child_link, axis, T_shape_g, centre_g, lever_g)
                     measured[g, ra] = True
                 if rb >= 0 and not measured[g, rb]:
-                    measure_cached(T_link_g, g, b, rb, shape_link, T_frame_shape, centre_shape, radius, prismatic,
-                                   adq, child_link, axis, T_shape_g, centre_g, lever_g)
+                    measure_shape(T_link_g, g, b, rb, shape_link, T_frame_shape, centre_shape, radius, prismatic,
+                                  adq, child_link, axis, T_shape_g, centre_g, lever_g)
                     measured[g, rb] = True
             else:
                 if tk != free_t:
@@ -645,11 +628,11 @@ def certify_dyadic(q0, dq, t, p, pairs, robot, shapes, speed, covers, tol, accep
                     rigid_fk(positions, robot, n_links, values, T_free)
                     free_t = tk
                 if ra >= 0:
-                    measure_shape(T_free, a, shape_link, T_frame_shape, centre_shape, radius, prismatic, adq,
-                                  child_link, axis, T_a, c_a, lever_a)
+                    measure_shape(free, 0, a, 0, shape_link, T_frame_shape, centre_shape, radius, prismatic,
+                                  adq, child_link, axis, off_T, off_c, off_lever)
                 if rb >= 0:
-                    measure_shape(T_free, b, shape_link, T_frame_shape, centre_shape, radius, prismatic, adq,
-                                  child_link, axis, T_b, c_b, lever_b)
+                    measure_shape(free, 0, b, 1, shape_link, T_frame_shape, centre_shape, radius, prismatic,
+                                  adq, child_link, axis, off_T, off_c, off_lever)
             v0, v1 = v0_fixed[q], v1_pair[q]
             if ra >= 0:
                 if g >= 0:
@@ -814,13 +797,12 @@ def dyadic_clearance(q0, dq, p, pairs, robot, shapes, speed, covers, tol, accept
     n_mov = speed.adq.shape[0]
     positions = np.empty(q0.shape[0])
     values = np.empty(robot.mimic_matrix.shape[0])
-    T_free = np.empty((n_links, 4, 4))             # link poses off the cache's grid
-    lever_a = np.empty(max(n_mov, 1))
-    lever_b = np.empty(max(n_mov, 1))
-    T_a = np.empty((4, 4))                          # the pair's shapes off the grid
-    T_b = np.empty((4, 4))
-    c_a = np.empty(3)
-    c_b = np.empty(3)
+    free = np.empty((1, n_links, 4, 4))         # link poses off the cache's grid (one time)
+    off_T = np.empty((1, 2, 4, 4))              # the pair's shapes there: slot 0 shape a, 1 shape b
+    off_c = np.empty((1, 2, 3))
+    off_lever = np.empty((1, 2, max(n_mov, 1)))
+    T_free, T_a, T_b, c_a, c_b = free[0], off_T[0, 0], off_T[0, 1], off_c[0, 0], off_c[0, 1]
+    lever_a, lever_b = off_lever[0, 0], off_lever[0, 1]
     work = cover_scratch(covers.cover_start)
     free_t = np.nan
     ps = pair_speeds(pairs.pair_a, pairs.pair_b, speed)
@@ -874,12 +856,12 @@ def dyadic_clearance(q0, dq, p, pairs, robot, shapes, speed, covers, tol, accept
                 rigid_fk(positions, robot, n_links, values, T_link_g[g])
                 posed[g] = True
             if ra >= 0 and not measured[g, ra]:
-                measure_cached(T_link_g, g, a, ra, shape_link, T_frame_shape, centre_shape, radius, prismatic,
-                               adq, child_link, axis, T_shape_g, centre_g, lever_g)
+                measure_shape(T_link_g, g, a, ra, shape_link, T_frame_shape, centre_shape, radius, prismatic,
+                              adq, child_link, axis, T_shape_g, centre_g, lever_g)
                 measured[g, ra] = True
             if rb >= 0 and not measured[g, rb]:
-                measure_cached(T_link_g, g, b, rb, shape_link, T_frame_shape, centre_shape, radius, prismatic,
-                               adq, child_link, axis, T_shape_g, centre_g, lever_g)
+                measure_shape(T_link_g, g, b, rb, shape_link, T_frame_shape, centre_shape, radius, prismatic,
+                              adq, child_link, axis, T_shape_g, centre_g, lever_g)
                 measured[g, rb] = True
         else:
             if tk != free_t:
@@ -888,11 +870,11 @@ def dyadic_clearance(q0, dq, p, pairs, robot, shapes, speed, covers, tol, accept
                 rigid_fk(positions, robot, n_links, values, T_free)
                 free_t = tk
             if ra >= 0:
-                measure_shape(T_free, a, shape_link, T_frame_shape, centre_shape, radius, prismatic, adq,
-                              child_link, axis, T_a, c_a, lever_a)
+                measure_shape(free, 0, a, 0, shape_link, T_frame_shape, centre_shape, radius, prismatic,
+                              adq, child_link, axis, off_T, off_c, off_lever)
             if rb >= 0:
-                measure_shape(T_free, b, shape_link, T_frame_shape, centre_shape, radius, prismatic, adq,
-                              child_link, axis, T_b, c_b, lever_b)
+                measure_shape(free, 0, b, 1, shape_link, T_frame_shape, centre_shape, radius, prismatic,
+                              adq, child_link, axis, off_T, off_c, off_lever)
         v0, v1 = v0_fixed[q], v1_pair[q]
         if ra >= 0:
             if g >= 0:
