@@ -207,6 +207,15 @@ def measure_shape(T_link_g, g, s, r, shape_link, T_frame_shape, centre_shape, ra
         lever_g[g, r, j] = (np.sqrt(off) if off > 0.0 else 0.0) + rad
 
 
+@njit(cache=True)
+def off_grid_tables(n_links, n_mov):
+    """The tables :func:`measure_shape` fills for one time off the cache's grid, in the cache's
+    form with one time: the link poses (1, L, 4, 4) and the pair's two shapes (slot 0 shape a,
+    1 shape b): poses (1, 2, 4, 4), sphere centres (1, 2, 3) and levers (1, 2, M)."""
+    return (np.empty((1, n_links, 4, 4)), np.empty((1, 2, 4, 4)), np.empty((1, 2, 3)),
+            np.empty((1, 2, max(n_mov, 1))))
+
+
 @njit(cache=True, inline="always")
 def pose_into(out, s, r, g, T_frame_shape, T_shape_g, T_free):
     """out (4, 4) = shape s's pose: a world object's (r < 0: ``T_frame_shape``), its cached one
@@ -348,10 +357,7 @@ def advance_on_grid(q0, dq, limit, t, live, p, pairs, robot, shapes, speed, cove
     values = np.empty(robot.mimic_matrix.shape[0])
     n_links = out.T_link.shape[1]
     n_mov = speed.adq.shape[0]
-    free = np.empty((1, n_links, 4, 4))         # link poses off the cache's grid (one time)
-    off_T = np.empty((1, 2, 4, 4))              # the pair's shapes there: slot 0 shape a, 1 shape b
-    off_c = np.empty((1, 2, 3))
-    off_lever = np.empty((1, 2, max(n_mov, 1)))
+    free, off_T, off_c, off_lever = off_grid_tables(n_links, n_mov)
     T_free, T_a, T_b, c_a, c_b = free[0], off_T[0, 0], off_T[0, 1], off_c[0, 0], off_c[0, 1]
     lever_a, lever_b = off_lever[0, 0], off_lever[0, 1]
     work = cover_scratch(covers.cover_start)
@@ -558,10 +564,7 @@ def certify_dyadic(q0, dq, t, p, pairs, robot, shapes, speed, covers, tol, accep
     n_mov = speed.adq.shape[0]
     positions = np.empty(q0.shape[0])
     values = np.empty(robot.mimic_matrix.shape[0])
-    free = np.empty((1, n_links, 4, 4))         # link poses off the cache's grid (one time)
-    off_T = np.empty((1, 2, 4, 4))              # the pair's shapes there: slot 0 shape a, 1 shape b
-    off_c = np.empty((1, 2, 3))
-    off_lever = np.empty((1, 2, max(n_mov, 1)))
+    free, off_T, off_c, off_lever = off_grid_tables(n_links, n_mov)
     T_free, T_a, T_b, c_a, c_b = free[0], off_T[0, 0], off_T[0, 1], off_c[0, 0], off_c[0, 1]
     lever_a, lever_b = off_lever[0, 0], off_lever[0, 1]
     work = cover_scratch(covers.cover_start)
@@ -797,10 +800,7 @@ def dyadic_clearance(q0, dq, p, pairs, robot, shapes, speed, covers, tol, accept
     n_mov = speed.adq.shape[0]
     positions = np.empty(q0.shape[0])
     values = np.empty(robot.mimic_matrix.shape[0])
-    free = np.empty((1, n_links, 4, 4))         # link poses off the cache's grid (one time)
-    off_T = np.empty((1, 2, 4, 4))              # the pair's shapes there: slot 0 shape a, 1 shape b
-    off_c = np.empty((1, 2, 3))
-    off_lever = np.empty((1, 2, max(n_mov, 1)))
+    free, off_T, off_c, off_lever = off_grid_tables(n_links, n_mov)
     T_free, T_a, T_b, c_a, c_b = free[0], off_T[0, 0], off_T[0, 1], off_c[0, 0], off_c[0, 1]
     lever_a, lever_b = off_lever[0, 0], off_lever[0, 1]
     work = cover_scratch(covers.cover_start)
