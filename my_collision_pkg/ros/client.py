@@ -12,6 +12,11 @@ is one line naming the service and the time waited: a script catches it, prints 
 and exits 1 (see :func:`exit_on_client_error`). With ``server_alive`` (a callable,
 e.g. a started process's ``poll() is None``) the waits end as soon as the server
 is gone, with :class:`ServerExited`.
+
+A check (no side effects) made in the client's first RESEND_WINDOW_S that has no
+answer after RESEND_AFTER_S is sent again, and the first answer is taken: an answer
+to a request that reached the server before the server discovered this client is
+lost in the transport (see RESEND_AFTER_S).
 """
 from __future__ import annotations
 
@@ -40,6 +45,30 @@ DEFAULT_TIMEOUT_S = 10.0
 
 # How often a wait looks at ``server_alive``, seconds.
 ALIVE_POLL_S = 0.1
+# A check that has no answer this long after it was sent is sent again (then after twice
+# as long since the last send, and so on, at most MAX_RESENDS times), and the first answer
+# to either send is taken. A server sends an answer only to a client whose reply reader it
+# has discovered (rmw_fastrtps waits ~100 ms for it); a request that arrives before that,
+# right after the client appeared on a loaded machine, is served and its answer lost.
+# Only the services without side effects (IDEMPOTENT_SERVICES) are sent again, and only
+# calls made within RESEND_WINDOW_S of the client's start (after that both sides have long
+# discovered each other, and a slow answer is a long request, not worth doing twice); a
+# scene update is never sent again, and times out instead.
+RESEND_AFTER_S = 2.0
+MAX_RESENDS = 3
+RESEND_WINDOW_S = 30.0
+IDEMPOTENT_SERVICES = frozenset({"check", "batch", "explain", "motion", "trajectory", "clearance", "get_allowed"})
+
+
+def resend_times(start: float, deadline: float) -> list[float]:
+    """When a request sent at ``start`` (monotonic seconds) is sent again if still unanswered:
+    RESEND_AFTER_S after it, then doubling gaps, at most MAX_RESENDS, all before ``deadline``."""
+    times, gap, at = [], RESEND_AFTER_S, start
+    while len(times) < MAX_RESENDS and at + gap < deadline:
+        at += gap
+        times.append(at)
+        gap *= 2
+    return times
 
 
 class ServiceTimeout(RuntimeError):
@@ -98,6 +127,7 @@ class ValidatorClient:
                  node_name: str = "collision_validator_client", timeout_s: float = DEFAULT_TIMEOUT_S,
                  server_alive: Callable[[], bool] | None = None) -> None:
         self._server_alive = server_alive
+        self._started_at = time.monotonic()
         self._own_context = context is None
         if context is None:
             context = Context()
@@ -186,22 +216,37 @@ class ValidatorClient:
         for name, value in (fields or {}).items():
             setattr(request, name, value)
         client = self._clients[which]
-        future = client.call_async(request)
         done = threading.Event()
-        future.add_done_callback(lambda _: done.set())
-        deadline = time.monotonic() + self._timeout_s
-        while True:
-            left_s = deadline - time.monotonic()
-            step_s = min(left_s, ALIVE_POLL_S) if self._server_alive is not None else left_s
-            if done.wait(max(step_s, 0.0)):
-                return future.result()
-            if self._server_alive is not None and not self._server_alive():
-                client.remove_pending_request(future)
-                raise ServerExited(f"the server of '{client.srv_name}' exited before answering", client.srv_name)
-            if time.monotonic() >= deadline:
-                client.remove_pending_request(future)
-                raise ServiceTimeout(f"service '{client.srv_name}' did not answer within {self._timeout_s:g} s",
-                                     client.srv_name, self._timeout_s)
+        answered: list = []
+
+        def send():
+            future = client.call_async(request)
+            future.add_done_callback(lambda f: (answered.append(f), done.set()))
+            return future
+
+        futures = [send()]
+        start = time.monotonic()
+        deadline = start + self._timeout_s
+        early = start - self._started_at < RESEND_WINDOW_S
+        resends = resend_times(start, deadline) if early and which in IDEMPOTENT_SERVICES else []
+        try:
+            while True:
+                now = time.monotonic()
+                wake = min([deadline] + resends[:1] + ([now + ALIVE_POLL_S] if self._server_alive else []))
+                if done.wait(max(wake - now, 0.0)):
+                    return answered[0].result()
+                if self._server_alive is not None and not self._server_alive():
+                    raise ServerExited(f"the server of '{client.srv_name}' exited before answering", client.srv_name)
+                if time.monotonic() >= deadline:
+                    raise ServiceTimeout(f"service '{client.srv_name}' did not answer within {self._timeout_s:g} s "
+                                         f"({len(futures)} sends)", client.srv_name, self._timeout_s)
+                if resends and time.monotonic() >= resends[0]:
+                    resends.pop(0)
+                    futures.append(send())
+        finally:
+            for future in futures:
+                if not future.done():
+                    client.remove_pending_request(future)
 
     def check(self, joint_names, positions, **fields) -> CheckValidity.Response:
         request = CheckValidity.Request(joint_names=list(joint_names), positions=[float(v) for v in positions])

@@ -43,7 +43,6 @@ restores the model's matrix (SRDF and adjacency) where MoveIt would allow nothin
 from __future__ import annotations
 
 import math
-import os
 import threading
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
@@ -55,6 +54,7 @@ from geometry_msgs.msg import Pose
 from my_collision_pkg.core.checks.request import CheckRequest
 from my_collision_pkg.core.checks.results import Contact, Status
 from my_collision_pkg.core.errors import CollisionPkgError, ModelError, RequestError, SceneError
+from my_collision_pkg.core.model.description_files import is_xacro, read_text_file
 from my_collision_pkg.core.geometry.shape_geometry import build_shape
 from my_collision_pkg.core.model.shapes import TriangleMesh
 from my_collision_pkg.core.perception.occupancy import OccupancyMap
@@ -1005,9 +1005,8 @@ def _srdf_text(node) -> str:
     for name, is_path in (("robot_description_semantic", False), ("srdf_path", True)):
         if node.has_parameter(name):
             value = node.get_parameter(name).value or ""
-            if value and is_path and not value.endswith(".xacro") and os.path.isfile(value):
-                with open(value, encoding="utf-8") as f:
-                    return f.read()
+            if value and is_path and not is_xacro(value):
+                return read_text_file(value, "SRDF")     # bounded; the scene has read it already
             if value and not is_path:
                 return value
     return ""

@@ -10,6 +10,7 @@ imported here, where ``node_runtime.SERVICE_QOS`` (an old public path) finds it.
 from __future__ import annotations
 
 import functools
+import math
 import sys
 import threading
 import time
@@ -72,6 +73,8 @@ def check_number(name: str, value, kind: type, low: float, high: float):
     """
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise ConfigurationError(f"parameter '{name}' must be a number, got {value!r}")
+    if not math.isfinite(value):
+        raise ConfigurationError(f"parameter '{name}' must be a finite number in [{low}, {high}], got {value!r}")
     if kind is int and float(value) != int(value):
         raise ConfigurationError(f"parameter '{name}' must be a whole number, got {value!r}")
     value = kind(value)
@@ -175,6 +178,16 @@ class DynamicParameters:
         return tuple(self._rows)
 
     def _on_set(self, parameters: list[Parameter]) -> SetParametersResult:
+        """Every set is answered: a check or an apply that raises anything refuses the set, naming
+        the parameter (an exception leaving this callback would end the node's executor)."""
+        try:
+            return self._checked_set(parameters)
+        except Exception as exc:  # noqa: BLE001 - refused with the reason; the node keeps serving
+            names = ", ".join(f"'{p.name}'" for p in parameters)
+            return SetParametersResult(successful=False,
+                                       reason=f"parameter {names}: {type(exc).__name__}: {_one_line(exc)}")
+
+    def _checked_set(self, parameters: list[Parameter]) -> SetParametersResult:
         with self._lock:
             changes = []
             for parameter in parameters:
@@ -217,6 +230,15 @@ def refuse(response_type: type, message: str):
     if hasattr(response, "message"):
         response.message = message
     return response
+
+
+def is_refusal(response) -> bool:
+    """Whether ``response`` refuses its request (what :func:`refuse` sets): ``success`` false,
+    or ``status`` INVALID_REQUEST where the type has that constant."""
+    if isinstance(getattr(response, "success", None), bool) and not response.success:
+        return True
+    invalid = getattr(type(response), "INVALID_REQUEST", None)
+    return invalid is not None and getattr(response, "status", None) == invalid
 
 
 def _stopped_by_the_stop(exc: BaseException) -> bool:

@@ -79,7 +79,7 @@ from my_collision_pkg.core.warm_up import warm_up_services
 from my_collision_pkg.ros import stop_request
 from my_collision_pkg.ros.qos import JOINT_STATES_QOS, LATCHED_QOS, POINT_CLOUD_QOS, SERVICE_QOS
 from my_collision_pkg.ros.runtime import (CallbackGuard, ConfigurationError, DynamicParameters, MemoryReturn,
-                                          NumberParameter, ament_package_share, check_bool, run_node)
+                                          NumberParameter, ament_package_share, check_bool, is_refusal, run_node)
 from my_collision_pkg.core.checks.interval_sweeps import interval_sweeps
 from my_collision_pkg.ros.markers import contact_intervals_marker_array
 from my_collision_pkg.ros.moveit_bridge import attach_moveit_bridge, declare_moveit_parameters, read_moveit_parameters
@@ -438,13 +438,15 @@ class CollisionValidatorNode(Node):
         """A service of this node: deep request queue (SERVICE_QOS), callbacks in parallel
         (unless ``callback_group`` says otherwise), and no exception escaping ``callback``
         (CallbackGuard answers INVALID_REQUEST / success = false). When ``big(request,
-        response)`` is true after the answer, freed memory goes back to the system shortly
-        after (off the request's path)."""
+        response)`` is true after the answer, or the answer refuses the request (a bound can
+        stop a request after part of its work, which leaves memory behind and no big answer
+        to tell of it), freed memory goes back to the system shortly after (off the
+        request's path)."""
         served = callback
         if big is not None:
             def served(request, response, callback=callback):
                 response = callback(request, response)
-                if big(request, response):
+                if is_refusal(response) or big(request, response):
                     self._memory.after_big_request()
                 return response
             served.__name__ = callback.__name__

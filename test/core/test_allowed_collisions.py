@@ -7,6 +7,7 @@ MoveIt's precedence of default entries, all-or-nothing refusal by name, and ever
 from __future__ import annotations
 
 import collections
+import time
 import os
 
 import numpy as np
@@ -151,3 +152,33 @@ def test_entries_naming_objects_added_later_and_attached_touch_links(panda):
     assert matrix[k, m]                                        # adjacent links
     with pytest.raises(SceneError, match="'nope'"):
         scene.allowed_collisions(["panda_hand", "nope"])
+
+
+# ----- self pairs and the size of an answer (issue 39) -------------------------------
+def test_a_self_pair_is_refused_by_name_and_the_matrix_is_unchanged(panda):
+    scene, checker = panda
+    before = scene.world
+    with pytest.raises(SceneError, match=r"entry 1: \('table', 'table'\) names one body twice"):
+        scene.set_allowed_collisions([("panda_hand", "table", True), ("table", "table", False)])
+    assert scene.world is before
+    assert not checker.check(ARM, INTO_TABLE).valid
+
+
+def test_a_name_given_twice_is_one_body_and_may_touch_itself(panda):
+    scene, _ = panda
+    names, matrix = scene.allowed_collisions(["table", "table", "panda_hand"])
+    assert names == ("table", "table", "panda_hand")
+    assert matrix[0, 1] and matrix[1, 0]
+    assert not matrix[0, 2]
+
+
+def test_more_names_than_the_bound_are_refused_before_any_work(panda):
+    from my_collision_pkg.core.scene.planning_scene import MAX_ALLOWED_COLLISIONS_NAMES
+    scene, _ = panda
+    too_many = ["table"] * (MAX_ALLOWED_COLLISIONS_NAMES + 1)
+    start = time.monotonic()
+    with pytest.raises(SceneError, match="MAX_ALLOWED_COLLISIONS_NAMES"):
+        scene.allowed_collisions(too_many)
+    assert time.monotonic() - start < 0.05
+    names, matrix = scene.allowed_collisions(too_many[:MAX_ALLOWED_COLLISIONS_NAMES])
+    assert matrix.shape == (MAX_ALLOWED_COLLISIONS_NAMES,) * 2 and matrix.all()

@@ -7,6 +7,7 @@ adapters pass an ament-index lookup), so the core imports no ROS module.
 """
 from __future__ import annotations
 
+import io
 import os
 import threading
 from collections.abc import Callable
@@ -17,6 +18,7 @@ import trimesh
 
 from my_collision_pkg.core.errors import MeshError
 from my_collision_pkg.core.model.shapes import MAX_MESH_TRIANGLES
+from my_collision_pkg.core.user_files import MAX_MESH_FILE_BYTES, FileRefused, read_file_bytes
 
 PACKAGE_SCHEME = "package://"
 FILE_SCHEME = "file://"
@@ -125,16 +127,14 @@ def mesh_format(path: str) -> str:
     return MESH_FORMATS.get(os.path.splitext(path)[1].lower(), "mesh")
 
 
-def stl_fault(path: str) -> str | None:
-    """Why a file is neither a binary nor an ASCII STL, or None when it may be one.
+def stl_fault(data: bytes) -> str | None:
+    """Why the bytes of a file are neither a binary nor an ASCII STL, or None when they may be one.
 
     A binary STL is an 84-byte header whose last four bytes count the triangles, then
     50 bytes per triangle; an ASCII STL starts with ``solid``. (A file that passes may
     still be malformed: trimesh's reader tells.)
     """
-    size = os.path.getsize(path)
-    with open(path, "rb") as stream:
-        head = stream.read(STL_HEADER_BYTES)
+    size, head = len(data), data[:STL_HEADER_BYTES]
     count = int.from_bytes(head[80:STL_HEADER_BYTES], "little") if len(head) == STL_HEADER_BYTES else None
     if count is not None and STL_HEADER_BYTES + STL_TRIANGLE_BYTES * count == size:
         return None
@@ -167,13 +167,16 @@ def load_mesh_file(path: str, scale: tuple[float, float, float], owner: str, uri
     kind = mesh_format(path)
     invalid = f"mesh file '{path}' is not a valid {kind}"
     try:
-        fault = stl_fault(path) if kind == "STL" else None
-    except OSError as exc:
-        raise MeshError(owner, uri, f"mesh file '{path}' cannot be read ({exc.strerror or exc})") from exc
+        data = read_file_bytes(path, MAX_MESH_FILE_BYTES, "MAX_MESH_FILE_BYTES")
+    except FileRefused as exc:
+        raise MeshError(owner, uri, f"mesh file '{path}' cannot be read ({exc})") from exc
+    fault = stl_fault(data) if kind == "STL" else None
     if fault is not None:
         raise MeshError(owner, uri, f"{invalid}: {fault}")
     try:
-        mesh = trimesh.load(path, force="mesh")
+        # from the bytes read (bounded); files the mesh names (an OBJ's materials) beside it
+        mesh = trimesh.load(io.BytesIO(data), file_type=os.path.splitext(path)[1].lower().lstrip(".") or None,
+                            resolver=trimesh.resolvers.FilePathResolver(path), force="mesh")
     except ModuleNotFoundError as exc:
         if exc.name != TEXT_ENCODING_MODULE:
             raise MeshError(owner, uri, f"mesh file '{path}' cannot be read: trimesh needs the Python module "

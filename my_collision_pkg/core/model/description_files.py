@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import TypeVar
 
 from my_collision_pkg.core.errors import CollisionPkgError, ModelError
+from my_collision_pkg.core.user_files import FileRefused, open_text, read_text
 
 T = TypeVar("T")
 XACRO_SUFFIX = ".xacro"
@@ -39,13 +40,14 @@ def read_text_file(path: str, what: str, *, error: type[CollisionPkgError] = Mod
     Raises
     ------
     CollisionPkgError
-        Of type ``error``: ``cannot read <what> file '<path>': <reason>``.
+        Of type ``error``: ``cannot read <what> file '<path>': <reason>``; the reasons are
+        :func:`core.user_files.read_file_bytes`'s (missing, not a regular file, more than
+        MAX_TEXT_FILE_BYTES) and text that is not UTF-8.
     """
     try:
-        with open(path, encoding="utf-8") as stream:
-            return stream.read()
-    except OSError as exc:
-        raise error(f"cannot read {what} file '{path}': {exc.strerror}") from exc
+        return read_text(path)
+    except FileRefused as exc:
+        raise error(f"cannot read {what} file '{path}': {exc}") from exc
 
 
 @contextlib.contextmanager
@@ -129,18 +131,21 @@ def read_description(path: str, kind: str = "URDF", xacro_args: Mapping[str, str
     ModelError
         If the file cannot be read or its xacro expansion fails (naming the file).
     """
+    text = read_text_file(path, kind)      # the top file: refused here as a plain one would be
     if not is_xacro(path):
-        return read_text_file(path, kind)
-    if not os.path.isfile(path):
-        raise ModelError(f"cannot read {kind} file '{path}': no such file")
+        return text
     import xacro  # only xacro files need it
 
     with _XACRO_LOCK:
+        # xacro opens the files it includes (and loads with load_yaml) with the builtin open,
+        # looked up in its module's globals: pointed at the bounded reader while it expands ours
+        xacro.open = open_text
         try:
             document = xacro.process_file(os.path.abspath(path), mappings=dict(xacro_args or {}))
         except Exception as exc:  # xacro raises many types (XacroException, ExpatError, NameError, ...)
             raise ModelError(f"{kind} file '{path}': xacro failed: {type(exc).__name__}: {exc}") from exc
         finally:
+            del xacro.open
             xacro.substitution_args_context["arg"] = {}
     return document.toprettyxml(indent="  ")
 

@@ -50,6 +50,7 @@ import numpy as np
 
 from my_collision_pkg.core.errors import SceneError
 from my_collision_pkg.core.perception.point_cloud import PointCloudError, check_points
+from my_collision_pkg.core.user_files import FileRefused, read_file_bytes
 
 try:                                   # PyPI octomap-python: ray casting (accumulate) and .ot files
     import octomap as _octomap
@@ -240,18 +241,14 @@ class OccupancyMap:
         if suffix not in OCTOMAP_SUFFIXES:
             raise OctomapFileError(path, f"the name must end in .bt (binary) or .ot (full), not '{suffix or '(none)'}'")
         try:
-            size = os.path.getsize(path)
-            if size > MAX_OCTOMAP_FILE_BYTES:
-                raise OctomapFileError(path, f"{size} bytes, more than the bound of {MAX_OCTOMAP_FILE_BYTES} "
-                                             f"(MAX_OCTOMAP_FILE_BYTES)")
-            with open(path, "rb") as f:
-                content = f.read()
-        except OSError as exc:
-            raise OctomapFileError(path, f"cannot be read ({exc.strerror or exc})") from exc
+            # bounded by bytes read (a device reports size 0); FIFOs, devices, directories refused
+            content = read_file_bytes(path, MAX_OCTOMAP_FILE_BYTES, "MAX_OCTOMAP_FILE_BYTES")
+        except FileRefused as exc:
+            raise OctomapFileError(path, f"cannot be read ({exc})") from exc
         header, data, resolution, n_nodes = _parse_header(path, content, suffix)
         if suffix == ".bt":
             _check_binary_nodes(path, data, n_nodes)
-            tree = coal.MeshLoader().loadOctree(path)
+            tree = _load_from_copy(content, suffix, lambda copy: coal.MeshLoader().loadOctree(copy))
             if not isinstance(tree, coal.OcTree) or abs(tree.getResolution() - resolution) > 1e-12 * resolution:
                 raise OctomapFileError(path, "coal could not read it as an OcTree")
             return cls(tree, path)
@@ -259,7 +256,7 @@ class OccupancyMap:
             raise OctomapFileError(path, "reading .ot files needs the octomap module (pip install "
                                          "octomap-python, pinned in requirements/python.txt); save the map as .bt")
         _check_full_nodes(path, data, n_nodes)
-        source = _octomap.OcTree.read(path.encode())
+        source = _load_from_copy(content, suffix, lambda copy: _octomap.OcTree.read(copy.encode()))
         if source is None or source.size() != n_nodes:
             raise OctomapFileError(path, f"corrupt data: the octomap library read "
                                          f"{0 if source is None else source.size()} of the {n_nodes} nodes the header "
@@ -289,11 +286,7 @@ class OccupancyMap:
             return cls.empty(resolution_m)
         n_nodes = binary_node_count(source, data)
         header = (f"{_BINARY_HEADER}\nid OcTree\nsize {n_nodes}\nres {float(resolution_m)!r}\ndata\n").encode()
-        with tempfile.TemporaryDirectory() as folder:     # coal reads octomap data from files only
-            path = os.path.join(folder, "map.bt")
-            with open(path, "wb") as f:
-                f.write(header + data)
-            tree = coal.MeshLoader().loadOctree(path)
+        tree = _load_from_copy(header + data, ".bt", lambda copy: coal.MeshLoader().loadOctree(copy))
         if not isinstance(tree, coal.OcTree):
             raise OctomapFileError(source, "coal could not read it as an OcTree")
         return cls(tree, source)
@@ -665,6 +658,17 @@ def write_binary_octomap(path: str, occupancy: OccupancyMap) -> None:
     finally:
         if os.path.exists(temporary):
             os.remove(temporary)
+
+
+def _load_from_copy(content: bytes, suffix: str, load):
+    """``load(path)`` of a private copy of ``content``: coal and the octomap library read maps
+    from files only, and the copy is exactly the bytes checked (not what the user's path
+    holds by the time they open it)."""
+    with tempfile.TemporaryDirectory() as folder:
+        path = os.path.join(folder, "map" + suffix)
+        with open(path, "wb") as f:
+            f.write(content)
+        return load(path)
 
 
 def binary_octomap_data(occupancy: OccupancyMap) -> bytes:

@@ -34,6 +34,9 @@ from my_collision_pkg.core.scene.world import CollisionWorld, PairSelection, Sha
 # hundreds of megabytes of freed temporaries per million triangles), the allocator's free
 # memory is given back to the system.
 RELEASE_AFTER_TRIANGLES = 100_000
+# The most bodies a GetAllowedCollisions answer covers: its matrix holds the square of this
+# many flags (1,000: 1,000,000 flags, about a second of lookups).
+MAX_ALLOWED_COLLISIONS_NAMES = 1_000
 
 
 class PlanningScene:
@@ -307,7 +310,8 @@ class PlanningScene:
         ------
         SceneError
             Naming the first entry whose name is neither a robot link nor an object of the
-            scene, or whose ``allowed`` is not a bool; the scene is then unchanged.
+            scene, whose ``allowed`` is not a bool, or that names one body twice (a self
+            pair); the scene is then unchanged.
         """
         entries, defaults = list(entries), list(defaults)
         with self._lock:
@@ -333,6 +337,9 @@ class PlanningScene:
                     raise SceneError(f"entry {k}: expected (name, name, allowed), got {entry!r}") from None
                 checked.append((check_name(a, f"entry {k}"), check_name(b, f"entry {k}"),
                                 check_flag(allowed, f"entry {k} ({a}, {b})")))
+                if a == b:
+                    raise SceneError(f"entry {k}: ('{a}', '{a}') names one body twice; a body is never checked "
+                                     "against itself, so it has no entry")
             for k, entry in enumerate(defaults):
                 try:
                     name, allowed = entry
@@ -354,7 +361,9 @@ class PlanningScene:
         Raises
         ------
         SceneError
-            Naming the first name that is neither a robot link nor an object.
+            Naming the first name that is neither a robot link nor an object, or when there
+            are more than MAX_ALLOWED_COLLISIONS_NAMES names (the answer grows with their
+            square); refused before any work.
         """
         world = self._world if world is None else world
         if not names:
@@ -364,16 +373,23 @@ class PlanningScene:
                     links.append(element.link)
             names = tuple(links) + tuple(world.objects)
         names = tuple(names)
+        if len(names) > MAX_ALLOWED_COLLISIONS_NAMES:
+            raise SceneError(f"{len(names)} names, more than the bound of {MAX_ALLOWED_COLLISIONS_NAMES} "
+                             "(MAX_ALLOWED_COLLISIONS_NAMES; the matrix grows with their square): ask for fewer "
+                             "names at a time")
         for name in names:
             if not self._robot.has_link(name) and name not in world.objects:
                 raise SceneError(f"'{name}' is neither a robot link nor an object of the scene")
         acm = world.acm
-        matrix = np.eye(len(names), dtype=bool)
-        for i, a in enumerate(names):
-            for j in range(i + 1, len(names)):
-                b = names[j]
-                allowed = acm.allowed(a, b) or world.touch_allowed(a, b)
-                matrix[i, j] = matrix[j, i] = allowed
+        bodies = list(dict.fromkeys(names))       # a name given twice is one body: allowed to itself
+        allowed = np.eye(len(bodies), dtype=bool)
+        for i, a in enumerate(bodies):
+            for j in range(i + 1, len(bodies)):
+                b = bodies[j]
+                allowed[i, j] = allowed[j, i] = acm.allowed(a, b) or world.touch_allowed(a, b)
+        where = {body: k for k, body in enumerate(bodies)}
+        rows = np.array([where[name] for name in names], dtype=np.intp)
+        matrix = allowed[np.ix_(rows, rows)]
         return names, matrix
 
     def set_padding(self, default_padding_m: float | None = None,
