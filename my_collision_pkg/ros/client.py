@@ -13,8 +13,8 @@ and exits 1 (see :func:`exit_on_client_error`). With ``server_alive`` (a callabl
 e.g. a started process's ``poll() is None``) the waits end as soon as the server
 is gone, with :class:`ServerExited`.
 
-A check (no side effects) made in the client's first RESEND_WINDOW_S that has no
-answer after RESEND_AFTER_S is sent again, and the first answer is taken: an answer
+A check (no side effects) on a service that has not yet answered this client, with no
+answer after RESEND_AFTER_S, is sent again, and the first answer is taken: an answer
 to a request that reached the server before the server discovered this client is
 lost in the transport (see RESEND_AFTER_S).
 """
@@ -50,13 +50,12 @@ ALIVE_POLL_S = 0.1
 # to either send is taken. A server sends an answer only to a client whose reply reader it
 # has discovered (rmw_fastrtps waits ~100 ms for it); a request that arrives before that,
 # right after the client appeared on a loaded machine, is served and its answer lost.
-# Only the services without side effects (IDEMPOTENT_SERVICES) are sent again, and only
-# calls made within RESEND_WINDOW_S of the client's start (after that both sides have long
-# discovered each other, and a slow answer is a long request, not worth doing twice); a
-# scene update is never sent again, and times out instead.
+# So only until a service has answered this client once (after that, its server knows
+# the client's reply reader, and a slow answer is a long request, not worth doing twice);
+# and only the services without side effects (IDEMPOTENT_SERVICES): a scene update is
+# never sent again, and times out instead.
 RESEND_AFTER_S = 2.0
 MAX_RESENDS = 3
-RESEND_WINDOW_S = 30.0
 IDEMPOTENT_SERVICES = frozenset({"check", "batch", "explain", "motion", "trajectory", "clearance", "get_allowed"})
 
 
@@ -127,7 +126,7 @@ class ValidatorClient:
                  node_name: str = "collision_validator_client", timeout_s: float = DEFAULT_TIMEOUT_S,
                  server_alive: Callable[[], bool] | None = None) -> None:
         self._server_alive = server_alive
-        self._started_at = time.monotonic()
+        self._answered: set[str] = set()     # services that have answered this client at least once
         self._own_context = context is None
         if context is None:
             context = Context()
@@ -227,19 +226,20 @@ class ValidatorClient:
         futures = [send()]
         start = time.monotonic()
         deadline = start + self._timeout_s
-        early = start - self._started_at < RESEND_WINDOW_S
-        resends = resend_times(start, deadline) if early and which in IDEMPOTENT_SERVICES else []
+        first = which not in self._answered
+        resends = resend_times(start, deadline) if first and which in IDEMPOTENT_SERVICES else []
         try:
             while True:
                 now = time.monotonic()
                 wake = min([deadline] + resends[:1] + ([now + ALIVE_POLL_S] if self._server_alive else []))
                 if done.wait(max(wake - now, 0.0)):
+                    self._answered.add(which)
                     return answered[0].result()
                 if self._server_alive is not None and not self._server_alive():
                     raise ServerExited(f"the server of '{client.srv_name}' exited before answering", client.srv_name)
                 if time.monotonic() >= deadline:
-                    raise ServiceTimeout(f"service '{client.srv_name}' did not answer within {self._timeout_s:g} s "
-                                         f"({len(futures)} sends)", client.srv_name, self._timeout_s)
+                    raise ServiceTimeout(f"service '{client.srv_name}' did not answer within {self._timeout_s:g} s",
+                                         client.srv_name, self._timeout_s)
                 if resends and time.monotonic() >= resends[0]:
                     resends.pop(0)
                     futures.append(send())

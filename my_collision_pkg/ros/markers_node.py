@@ -27,7 +27,7 @@ from my_collision_pkg.msg import ContactReport
 from my_collision_pkg.ros.markers import MarkerOptions, report_to_marker_array
 from my_collision_pkg.ros.qos import JOINT_STATES_QOS, LATCHED_QOS
 from my_collision_pkg.ros.runtime import (CallbackGuard, ConfigurationError, DynamicParameters, NumberParameter,
-                                          check_bool, run_node)
+                                          NamedParameterRefusals, check_bool, run_node)
 
 NODE_NAME = "contact_markers"
 DEFAULT_CONTACTS_TOPIC = "/collision_validator/contacts"
@@ -83,7 +83,7 @@ def check_colour(name: str, value) -> tuple[float, float, float, float]:
     return rgba
 
 
-class ContactMarkersNode(Node):
+class ContactMarkersNode(NamedParameterRefusals, Node):
     """Turns each ContactReport into a MarkerArray.
 
     Raises

@@ -152,6 +152,23 @@ class NumberParameter:
         return self.check(node.get_parameter(self.name).value)
 
 
+class NamedParameterRefusals:
+    """A Node mixin: every refused parameter set names its parameters.
+
+    The SetParameters services call :meth:`set_parameters_atomically` per request. rclpy's
+    own checks run before the node's callbacks, and some of their reasons do not say which
+    parameter they refuse ("Wrong parameter type, expected 'Type.BOOL' got 'Type.DOUBLE'"
+    for ``use_sim_time``); such a reason gets ``parameter '<name>': `` in front.
+    """
+
+    def set_parameters_atomically(self, parameter_list: list[Parameter]) -> SetParametersResult:
+        result = super().set_parameters_atomically(parameter_list)
+        if not result.successful and any(p.name not in result.reason for p in parameter_list):
+            names = ", ".join(f"'{p.name}'" for p in parameter_list)
+            result.reason = f"parameter {names}: {result.reason}"
+        return result
+
+
 class DynamicParameters:
     """The parameters of a node that take effect at run time.
 

@@ -79,6 +79,7 @@ from my_collision_pkg.core.warm_up import warm_up_services
 from my_collision_pkg.ros import stop_request
 from my_collision_pkg.ros.qos import JOINT_STATES_QOS, LATCHED_QOS, POINT_CLOUD_QOS, SERVICE_QOS
 from my_collision_pkg.ros.runtime import (CallbackGuard, ConfigurationError, DynamicParameters, MemoryReturn,
+                                          NamedParameterRefusals,
                                           NumberParameter, ament_package_share, check_bool, is_refusal, run_node)
 from my_collision_pkg.core.checks.interval_sweeps import interval_sweeps
 from my_collision_pkg.ros.markers import contact_intervals_marker_array
@@ -238,7 +239,7 @@ def _descriptor(description: str, *, type_: int | None = None, dynamic: bool = F
     return d
 
 
-class CollisionValidatorNode(Node):
+class CollisionValidatorNode(NamedParameterRefusals, Node):
     """Loads the planning scene from parameters and serves checks over it.
 
     Raises

@@ -1,9 +1,9 @@
 """Never down, round 2 (issue 39), over DDS against the real executables.
 
-- Every declared parameter of both nodes, set through the standard
-  ``rcl_interfaces/srv/SetParameters`` service to every hostile value of every ROS
-  parameter type: each set is answered (accepted, or refused naming the parameter), the
-  node stays up, and a check is answered after each parameter.
+- Every declared parameter of both nodes (rclpy's own ``use_sim_time`` too), set through
+  the standard ``rcl_interfaces/srv/SetParameters`` service to every hostile value of every
+  ROS parameter type: each set is answered (accepted, or refused naming the parameter),
+  the node stays up, and a check is answered after each set.
 - Start-ups with a non-finite number end with one line naming the parameter.
 - ``~/set_octomap`` with a FIFO, a symlink to ``/dev/zero`` and a directory: refused by name
   within a second, the map unchanged, the scene updates still served.
@@ -98,11 +98,11 @@ class ParameterServices:
         return result
 
 
-def _hostile_sets(parameters: ParameterServices, after_each_parameter) -> dict:
+def _hostile_sets(parameters: ParameterServices, after_each_set) -> dict:
     """Every declared parameter to every hostile value; an accepted value is set back at once.
 
     Returns {parameter: [names of the values accepted]}; asserts that every refusal names
-    the parameter and calls ``after_each_parameter(name)`` after each parameter's values.
+    the parameter and calls ``after_each_set(name)`` after each set.
     """
     names = parameters.names()
     originals = dict(zip(names, parameters.values(names)))
@@ -116,14 +116,14 @@ def _hostile_sets(parameters: ParameterServices, after_each_parameter) -> dict:
                 assert restored.successful, (name, label, restored.reason)
             else:
                 assert name in result.reason, (name, label, result.reason)
-        after_each_parameter(name)
+            after_each_set(name)
     assert parameters.values(names) == [originals[n] for n in names]
     return accepted
 
 
 @pytest.fixture(scope="module")
 def validator():
-    process = NodeProcess("collision_validator", panda_params(max_batch=100, monitor_joint_states="true"),
+    process = NodeProcess("collision_validator", panda_params(monitor_joint_states="true"),
                           {"__node": NODE})
     client = ValidatorClient(f"/{NODE}", node_name=f"never_down_client_{os.getpid()}", timeout_s=CALL_TIMEOUT_S,
                              server_alive=lambda: process.process.poll() is None)
@@ -151,9 +151,10 @@ def test_every_parameter_set_to_every_hostile_value_is_answered_and_the_node_sta
     # the six integer bounds that a double NaN or inf used to kill are among those checked
     for name in ("max_batch", "max_motion_samples", "max_trajectory_waypoints", "max_certified_steps",
                  "max_clearance_rows", "batch_workers"):
-        assert name in answered_checks
+        assert answered_checks.count(name) == len(HOSTILE_VALUES)
         assert not {"double NaN", "double +inf", "double -inf"} & set(accepted.get(name, ())), accepted.get(name)
-    print(f"{len(answered_checks)} parameters x {len(HOSTILE_VALUES)} values answered; accepted: {accepted}")
+    print(f"{len(set(answered_checks))} parameters x {len(HOSTILE_VALUES)} values answered, each followed by an "
+          f"answered check; accepted (then set back): {accepted}")
 
 
 def test_contact_markers_answers_every_hostile_value_and_stays_up():
@@ -176,7 +177,9 @@ def test_a_non_finite_number_at_start_up_ends_it_with_one_line_naming_the_parame
                             capture_output=True, text=True, timeout=120)
     lines = [line for line in result.stderr.splitlines() if line.strip()]
     assert result.returncode == 1, result.stderr
-    assert len(lines) == 1 and f"parameter '{name}'" in lines[0] and "finite" in lines[0], result.stderr
+    # ours: "parameter 'x' must be a finite number in [lo, hi]"; rclpy's range check of a declared
+    # float range comes first for floats: "Parameter x out of range Min: .., Max: .., value: -inf"
+    assert len(lines) == 1 and name in lines[0] and ("finite" in lines[0] or "out of range" in lines[0]), result.stderr
     assert "Traceback" not in result.stderr + result.stdout
 
 
@@ -239,7 +242,7 @@ def test_memory_goes_back_after_a_clearance_refused_by_its_row_bound(validator):
     process, client, _ = validator
     pid = process.process.pid
     rng = np.random.default_rng(39)
-    rows = rng.uniform(-1.0, 1.0, size=(4_000, len(ARM))) + np.asarray(FREE)
+    rows = rng.uniform(-0.3, 0.3, size=(4_000, len(ARM))) + np.asarray(FREE)   # within the limits
     small = client.compute_clearance(ARM, rows[:20], influence_distance=1.0)
     assert small.status == ComputeClearance.Response.VALID, small.message
     time.sleep(1.0)
