@@ -179,3 +179,83 @@ def test_stale_kernel_caches_are_dropped_when_a_numba_module_changes(tmp_path):
     (tmp_path / "kernels" / "k.py").write_text("from numba import njit\nVALUE = 2\n")
     assert drop_stale_kernel_caches(modules) == 1
     assert _cache_files(cache) == []
+
+
+# Robots far smaller than the Panda: one moving sphere on a prismatic joint against one world
+# box (one checked pair), and the slider of core_scenes (three links, two prismatic joints). A
+# kernel argument that is a view (a column of the pair table, say) has numba layout 'A' on the
+# Panda but 'C' when it holds a single element (numpy calls such a view contiguous): a new
+# signature, compiled in the request path (103 s for a first certified motion on a loaded
+# machine, seen here). After the built-in warm-up alone, their calls must compile nothing.
+SMALL_ROBOTS_SCRIPT = r"""
+import json, sys
+import numpy as np
+sys.path.insert(0, sys.argv[1])
+from test_warm_up import kernel_signatures
+from core_scenes import SLIDER_URDF
+from my_collision_pkg.core.checks.checker import CollisionChecker
+from my_collision_pkg.core.checks.interval_sweeps import interval_sweeps
+from my_collision_pkg.core.checks.results import MotionMode
+from my_collision_pkg.core.model.robot_model import RobotModel
+from my_collision_pkg.core.model.shapes import Box
+from my_collision_pkg.core.model.transforms import make_transform
+from my_collision_pkg.core.scene.planning_scene import AddObject, ObjectShape, PlanningScene, SceneObject
+from my_collision_pkg.core.warm_up import warm_up_services
+
+ONE_SPHERE = '''<robot name="one_sphere"><link name="base"/><link name="ball">
+<collision><geometry><sphere radius="0.1"/></geometry></collision></link>
+<joint name="slide" type="prismatic"><parent link="base"/><child link="ball"/><axis xyz="1 0 0"/>
+<limit lower="-2" upper="2" effort="1" velocity="1"/></joint></robot>'''
+
+warm_up_services()
+before = kernel_signatures()
+for urdf, joint in ((ONE_SPHERE, "slide"), (SLIDER_URDF, "slide_x")):
+    scene = PlanningScene(RobotModel.from_urdf_string(urdf))
+    scene.apply([AddObject(SceneObject("wall", (ObjectShape(Box((0.1, 1.0, 1.0))),),
+                                       make_transform(translation_m=(1.0, 0.0, 0.0))))])
+    checker = CollisionChecker(scene, batch_workers=1)
+    names = [joint]
+    for q in ([0.0], [0.95]):
+        checker.check(names, np.array(q))
+        checker.explain(names, np.array(q), contact_distance=0.05)
+    checker.check_batch(names, np.array([[0.0], [0.95], [-0.5]]))
+    for mode, step in ((int(MotionMode.CERTIFIED), 0.0), (int(MotionMode.DISCRETE), 0.01)):
+        for goal in (0.5, 1.5):
+            checker.check_motion(names, np.array([0.0]), np.array([goal]), mode=mode, max_step=step)
+    points, times_s = np.array([[0.0], [0.5], [1.5], [0.0]]), np.array([0.0, 1.0, 2.0, 3.0])
+    for stop in (True, False):
+        result = checker.check_trajectory(names, points, times_s, stop_at_first_contact=stop)
+        interval_sweeps(checker, names, points, times_s, result.contact_lists)
+    for influence in (0.05, 0.5):
+        checker.clearance(names, np.array([[0.0], [0.95]]), influence)
+after = kernel_signatures()
+new = {name: sorted(after[name] - before.get(name, set())) for name in after if after[name] - before.get(name, set())}
+print(json.dumps({"new": new}))
+"""
+
+
+def kernel_signatures() -> dict[str, set[str]]:
+    """Every compiled kernel of core/kernels and its signatures in this process."""
+    import importlib
+    import pkgutil
+
+    from numba.core.registry import CPUDispatcher
+
+    import my_collision_pkg.core.kernels as kernels_package
+    found = {}
+    for info in pkgutil.iter_modules(kernels_package.__path__):
+        module = importlib.import_module(f"{kernels_package.__name__}.{info.name}")
+        for name, value in vars(module).items():
+            if isinstance(value, CPUDispatcher):
+                found[f"{info.name}.{name}"] = {str(s) for s in value.overloads}
+    return found
+
+
+def test_small_robots_compile_nothing_after_the_built_in_warm_up():
+    tests = os.path.join(REPO, "test", "core")
+    run = subprocess.run([sys.executable, "-c", SMALL_ROBOTS_SCRIPT, tests], capture_output=True, text=True,
+                         timeout=TIMEOUT_S, env={**os.environ, "PYTHONPATH": tests + os.pathsep
+                                                 + os.environ.get("PYTHONPATH", "")})
+    assert run.returncode == 0, run.stderr[-3000:]
+    report = json.loads(run.stdout.strip().splitlines()[-1])
+    assert report["new"] == {}, f"signatures the built-in warm-up did not compile: {report['new']}"

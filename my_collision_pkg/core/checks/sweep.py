@@ -387,7 +387,8 @@ def _build_sweep_tables(world: CollisionWorld, selection: PairSelection, kin: Mo
         is_env=is_env, n_env=int(env.size), self_pairs=np.flatnonzero(~is_env), env_by_shape=env_by_shape,
         env_start=env_start, robot_link=lk[robot_shapes], robot_A=A[robot_shapes], robot_lever=lever[robot_shapes],
         A=A, link=lk, lever=lever, chain=kin.chain.astype(float),
-        below_T=kin.below.T.astype(float), W_a=(A[a] & ~common).astype(float),
+        below_T=np.ascontiguousarray(kin.below.T, dtype=float),        # C order whatever the size (one layout)
+        W_a=(A[a] & ~common).astype(float),
         W_b=(A[b] & ~common).astype(float))
 
 
@@ -598,7 +599,9 @@ class Sweep:
         self.selection = selection                                        # the pairs this sweep checks
         self.pairs = selection.pairs
         self.margins = selection.margins
-        self.a, self.b = self.pairs[:, 0], self.pairs[:, 1]
+        # contiguous copies, not column views: a view has numba layout 'A', but 'C' when it holds one
+        # pair, and each layout is a signature of its own, compiled in the request path
+        self.a, self.b = np.ascontiguousarray(self.pairs[:, 0]), np.ascontiguousarray(self.pairs[:, 1])
         self.covers = cover_arrays(world)
         # the compiled kernels' argument packs, built once per sweep
         self.speed_arrays = mk.SpeedArrays(self.W_a, self.W_b, kin.child_link, kin.axis, kin.prismatic,
