@@ -75,20 +75,42 @@ def require_ompl() -> None:
 
 # ----- joints and the state space ---------------------------------------------------
 def group_joint_names(checker, group_name: str = DEFAULT_GROUP) -> tuple[str, ...]:
-    """The active joints that move the links of SRDF group ``group_name`` (all of them for ""), in the robot's order.
+    """The active joints of SRDF group ``group_name`` (all of them for ""), in the robot's order: its
+    ``<joint>`` entries, the joints along its ``<chain>`` entries, the joints above its ``<link>``
+    entries and those of its subgroups (as MoveIt reads a group).
 
     Raises
     ------
     RequestError
-        For a group the SRDF does not define (the message lists the known ones).
+        For a group the SRDF does not define (the message lists the known ones), or one with no
+        active joint.
     """
     robot = checker.scene.robot
     if not group_name:
         return tuple(robot.active_joint_names)
-    links = checker.scene.semantic.group_links(robot, group_name)
-    names = tuple(n for n in robot.active_joint_names if robot.joint(n).child in links)
+    semantic = checker.scene.semantic
+    semantic.group_links(robot, group_name)              # an unknown group is refused here, by name
+    by_child = {j.child: j.name for j in robot.joints}
+    found: set[str] = set()
+
+    def collect(group: str, seen: tuple[str, ...]) -> None:
+        definition = semantic.groups[group]
+        found.update(definition.joints)
+        found.update(by_child[link] for link in definition.links if link in by_child)
+        for base, tip in definition.chains:
+            link = tip
+            while link is not None and link != base:
+                if link in by_child:
+                    found.add(by_child[link])
+                link = robot.parent_link(link)
+        for sub in definition.subgroups:
+            if sub not in seen and sub in semantic.groups:
+                collect(sub, seen + (group,))
+
+    collect(group_name, ())
+    names = tuple(n for n in robot.active_joint_names if n in found)
     if not names:
-        raise RequestError(f"group '{group_name}' moves no active joint")
+        raise RequestError(f"group '{group_name}' has no active joint")
     return names
 
 
