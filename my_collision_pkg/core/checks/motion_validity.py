@@ -14,7 +14,10 @@ answers each call with the least Python it can:
   in every joint (may jump over a thin obstacle; for comparison, as MoveIt and OMPL sample).
 
 The snapshot is the scene's current one at each call (a planning scene update is seen by
-the next call). Joints not named keep the scene's current values. Made by
+the next call). The last ``EDGE_MEMORY`` edge verdicts are kept per snapshot and asked
+again for free: OMPL's simplifier and ``PathGeometric.check`` ask about the same edge
+(same start and goal, in that order) again, about one call in seven while planning the
+Panda around the post. Joints not named keep the scene's current values. Made by
 :meth:`CollisionChecker.motion_validity`.
 """
 from __future__ import annotations
@@ -27,6 +30,9 @@ from my_collision_pkg.core.checks import motion
 from my_collision_pkg.core.checks.request import CheckRequest
 from my_collision_pkg.core.checks.results import DEFAULT_TOUCH_TOLERANCE_M, Status
 from my_collision_pkg.core.errors import RequestError
+
+# edge verdicts kept per snapshot (start and goal bytes -> bool), dropped all at once when full
+EDGE_MEMORY = 4096
 
 
 class MotionValidity:
@@ -64,6 +70,9 @@ class MotionValidity:
         self._tolerance_m = float(tolerance_m)
         self._world = None
         self._selection = None
+        self._edges: dict[bytes, bool] = {}                # see EDGE_MEMORY
+        robot = checker.scene.robot
+        self._lower, self._upper = robot.lower_limits, robot.upper_limits
         self._selection_for(checker.scene.world)         # an unknown group fails here, not at the first call
 
     @property
@@ -79,12 +88,17 @@ class MotionValidity:
         if world is not self._world:
             self._selection = self._request.selection(world)
             self._world = world
+            self._edges = {}
         return self._selection
+
+    def _out_of_limits(self, q: np.ndarray) -> bool:
+        """The resolver's limits verdict (``limits_message(q) is not None``) in two comparisons."""
+        return self._resolver.check_joint_limits and bool(((q < self._lower) | (q > self._upper)).any())
 
     def _full(self, values) -> np.ndarray:
         """The complete configuration (A,) of joint values (K,) (:class:`RequestError` on NaN or a wrong length)."""
         values = np.asarray(values, dtype=float)
-        if values.shape != self._indices.shape or not np.isfinite(values).all():
+        if values.shape != self._indices.shape or not math.isfinite(values.sum()):
             raise RequestError(f"expected {len(self._indices)} finite values for joints {list(self._names)}, "
                                f"got {values.tolist()}")
         q = self._checker.scene.current_positions.copy()
@@ -100,7 +114,10 @@ class MotionValidity:
         RequestError
             On NaN or a wrong number of values.
         """
-        verdict = self._checker.check(self._names, values, request=self._request)
+        request = self._request
+        verdict = self._checker.check(self._names, values, group_name=request.group_name,
+                                      pad_environment_collisions=request.pad_environment_collisions,
+                                      pad_self_collisions=request.pad_self_collisions, world=request.world)
         if verdict.status == Status.INVALID_REQUEST:
             raise RequestError(verdict.message)
         return verdict.valid
@@ -119,13 +136,20 @@ class MotionValidity:
         world = self._checker.scene.world
         selection = self._selection_for(world)
         q0, q1 = self._full(start), self._full(goal)
-        resolver = self._resolver
-        if resolver.limits_message(q0) is not None or resolver.limits_message(q1) is not None:
+        key = q0.tobytes() + q1.tobytes()
+        known = self._edges.get(key)
+        if known is not None:
+            return known
+        if self._out_of_limits(q0) or self._out_of_limits(q1):
             return False
         meter = self._checker.work_meter()
         motion.check_joint_delta(world.robot, q0, q1, meter.limits.max_joint_delta)
-        return motion.motion_is_free(self._explainer, world, selection, self._request, q0, q1, self._tolerance_m,
-                                     meter, self._screen_step)
+        valid = motion.motion_is_free(self._explainer, world, selection, self._request, q0, q1, self._tolerance_m,
+                                      meter, self._screen_step)
+        if len(self._edges) >= EDGE_MEMORY:
+            self._edges = {}
+        self._edges[key] = valid
+        return valid
 
     def is_motion_valid_discrete(self, start, goal, max_step: float = 0.0, *, segments: int = 0) -> bool:
         """The line sampled at ``segments`` + 1 evenly spaced times, or (``segments`` 0) at most
@@ -143,8 +167,7 @@ class MotionValidity:
         world = self._checker.scene.world
         selection = self._selection_for(world)
         q0, q1 = self._full(start), self._full(goal)
-        resolver = self._resolver
-        if resolver.limits_message(q0) is not None or resolver.limits_message(q1) is not None:
+        if self._out_of_limits(q0) or self._out_of_limits(q1):
             return False
         dq = q1 - q0
         n = float(segments) if segments >= 1 else motion.sample_count(world.robot, dq, max_step)
