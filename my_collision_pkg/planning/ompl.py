@@ -322,7 +322,8 @@ def make_planner(name: str, si):
 def plan(checker, start, goal, *, group_name: str = DEFAULT_GROUP, planner: str = DEFAULT_PLANNER,
          validator: str = "certified", resolution: float = OMPL_DEFAULT_RESOLUTION, time_limit_s: float = 5.0,
          simplify: bool = True, simplify_time_s: float = 0.0, seed: int | None = None,
-         joint_names=None, record_invalid_edges: list | None = None, **options) -> PlanResult:
+         joint_names=None, record_invalid_edges: list | None = None, log_level: str | None = "warn",
+         **options) -> PlanResult:
     """Plan a joint-space path for ``group_name`` from ``start`` to ``goal`` with OMPL.
 
     Parameters
@@ -351,6 +352,10 @@ def plan(checker, start, goal, *, group_name: str = DEFAULT_GROUP, planner: str 
         instead of the group's; the others keep the scene's current values.
     record_invalid_edges : list or None
         With the certified validator, (start, goal) arrays of every edge it refused are appended.
+    log_level : str or None
+        OMPL's console level set first (:func:`set_log_level`; OMPL's level is global to the
+        process): "warn" by default keeps OMPL's per-plan info lines out of the output; None
+        leaves it as it is.
     options : the padding keywords of :meth:`CollisionChecker.motion_validity`.
 
     Raises
@@ -360,6 +365,8 @@ def plan(checker, start, goal, *, group_name: str = DEFAULT_GROUP, planner: str 
         invalid start or goal (named).
     """
     require_ompl()
+    if log_level is not None:
+        set_log_level(log_level)
     if validator not in VALIDATORS:
         raise RequestError(f"unknown validator '{validator}' (known: {', '.join(VALIDATORS)})")
     if seed is not None:
