@@ -30,7 +30,7 @@ N_EDGES = 1000
 EDGE_SEED = 20_261_206
 PADDING_M = 0.01
 REFERENCE_STEP_RAD = 1e-4
-N_REFERENCE_EDGES = 12
+N_REFERENCE_EDGES = 40
 ARM = tuple(f"panda_joint{i}" for i in range(1, 8))
 # the request kinds, a quarter of the edges each
 KINDS = (dict(), dict(group_name="arm"), dict(pad_environment_collisions=False), dict(pad_self_collisions=True))
