@@ -20,7 +20,7 @@ order rotated from one pair to the next:
 Printed per method: solved pairs, median solve and solve + simplify time, median state
 validity and motion validator calls per pair, and the final paths that collide, by a
 dense discrete check of every segment at ``--reference-step`` rad (the deepest first
-contact among them). Then the time of an invalid edge: the edges our validator refused
+penetration among them, by the certified trajectory check's contact intervals). Then the time of an invalid edge: the edges our validator refused
 while planning (up to ``--invalid-edges``), each timed with the bool check, with our
 discrete check at OMPL's resolution (``check_motion(mode=DISCRETE)`` with the step that
 gives OMPL's ``validSegmentCount`` samples) and with the discrete bool of the same samples
@@ -96,14 +96,19 @@ def pick_pairs(checker, arm, n: int, seed: int) -> list[tuple[str, np.ndarray, n
 
 
 def dense_collisions(checker, arm, path: np.ndarray, step: float) -> tuple[int, float]:
-    """Colliding segments of ``path`` at ``step`` rad, and the deepest first contact among them (m, <= 0)."""
-    bad, deepest = 0, 0.0
+    """Colliding segments of ``path`` by the discrete check at ``step`` rad, and, when one collides, the
+    deepest penetration (m, <= 0) over the path: the deepest contact of every contact interval of
+    the certified trajectory check through its waypoints (``check_trajectory``, refined there)."""
+    bad = 0
     for a, b in zip(path[:-1], path[1:]):
         r = checker.check_motion(arm, a, b, group_name="arm", mode=MotionMode.DISCRETE, max_step=step)
-        if not r.valid:
-            bad += 1
-            if r.contacts:
-                deepest = min(deepest, min(c.distance for c in r.contacts))
+        bad += not r.valid
+    deepest = 0.0
+    if bad:
+        answer = checker.check_trajectory(arm, path, np.arange(len(path), dtype=float), group_name="arm",
+                                          stop_at_first_contact=False)
+        depths = [i.contact.distance for cl in answer.contact_lists for i in cl if i.contact is not None]
+        deepest = min(depths + [0.0])
     return bad, deepest
 
 

@@ -357,10 +357,11 @@ def motion_is_free(explainer: Explainer, world: CollisionWorld, selection, reque
     dq = q1 - q0
     largest = float(np.max(np.abs(world.robot.kinematics_arrays[0] @ dq))) if dq.size else 0.0
     n = min(SCREEN_MAX_SAMPLES, max(1, int(math.ceil(largest / screen_step - 1e-12))))
-    order = screen_order(n)
-    q = q0[None, :] + (order / n)[:, None] * dq[None, :]
-    if explainer.any_collision(world, q, selection) >= 0:
-        return False
+    if n > 1:         # a one-sample screen would test the goal alone, which the certificate's first round does
+        order = screen_order(n)
+        q = q0[None, :] + (order / n)[:, None] * dq[None, :]
+        if explainer.any_collision(world, q, selection) >= 0:
+            return False
     sweep = Sweep(world, selection, request, q0, q1, tolerance_m, meter=meter)
     sweep.first_touch(np.arange(len(sweep.pairs)), np.zeros(len(sweep.pairs)), stop_at_first=True)
     return not math.isfinite(sweep.earliest_touch)
