@@ -48,6 +48,8 @@ TIP_LINK = "panda_hand_tcp"
 TABLE_X_M, TABLE_Y_M = (0.40, 0.90), (-0.50, 0.50)     # panda_world.yaml's table footprint
 TABLE_BOTTOM_Z_M, TABLE_TOP_Z_M = 0.13, 0.17
 POST_ANGLE_RAD, POST_RADIUS_M = np.pi / 2, 0.55          # the post's axis from the base
+CANDIDATES = 100_000                                      # random configurations the pairs are picked from
+PAIR_ATTEMPTS = 5_000
 METHODS = (("ompl 0.01", "ompl", 0.01), ("ompl 0.001", "ompl", 0.001), ("ours", "certified", 0.01))
 
 
@@ -64,7 +66,7 @@ def pick_pairs(checker, arm, n: int, seed: int) -> list[tuple[str, np.ndarray, n
     rng = np.random.default_rng(seed)
     idx = [robot.active_index(j) for j in arm]
     lower, upper = robot.lower_limits[idx], robot.upper_limits[idx]
-    q = np.tile(checker.scene.current_positions, (40_000, 1))
+    q = np.tile(checker.scene.current_positions, (CANDIDATES, 1))
     q[:, idx] = rng.uniform(lower, upper, size=(len(q), len(idx)))
     valid, _ = checker.check_batch(robot.active_joint_names, q)
     q = q[valid]
@@ -81,9 +83,8 @@ def pick_pairs(checker, arm, n: int, seed: int) -> list[tuple[str, np.ndarray, n
     for kind, a_set, b_set in (("table", under, over), ("post", left, right)):
         want = n // 2 if kind == "table" else n - n // 2
         found = 0
-        order_a, order_b = rng.permutation(len(a_set)), rng.permutation(len(b_set))
-        for i, j in zip(order_a, order_b):
-            a, b = a_set[i][idx], b_set[j][idx]
+        for _ in range(PAIR_ATTEMPTS if len(a_set) and len(b_set) else 0):
+            a, b = a_set[rng.integers(len(a_set))][idx], b_set[rng.integers(len(b_set))][idx]
             if checker.check_motion(arm, a, b, group_name="arm").valid:
                 continue                                      # the line must collide
             pairs.append((kind, a, b))
