@@ -363,7 +363,8 @@ def motion_is_free(explainer: Explainer, world: CollisionWorld, selection, reque
         if explainer.any_collision(world, q, selection) >= 0:
             return False
     sweep = Sweep(world, selection, request, q0, q1, tolerance_m, meter=meter)
-    sweep.first_touch(np.arange(len(sweep.pairs)), np.zeros(len(sweep.pairs)), stop_at_first=True)
+    sweep.first_touch(np.arange(len(sweep.pairs)), np.zeros(len(sweep.pairs)), stop_at_first=True,
+                      reuse_buffers=True)
     return not math.isfinite(sweep.earliest_touch)
 
 
