@@ -17,7 +17,8 @@ order rotated from one pair to the next:
 - ``ours``: our CertifiedMotionValidator (``MotionValidity.is_motion_valid``, the certified
   bool check) and the same StateValidityChecker.
 
-Printed per method: solved pairs, median solve and solve + simplify time, median state
+Printed per method: solved pairs, median solve and solve + simplify time (wall, and this
+process's CPU time, steadier when the machine is shared), median state
 validity and motion validator calls per pair, and the final paths that collide, by a
 dense discrete check of every segment at ``--reference-step`` rad (the deepest first
 penetration among them, by the certified trajectory check's contact intervals). Then the time of an invalid edge: the edges our validator refused
@@ -152,21 +153,26 @@ def main() -> None:
             bad, deepest = dense_collisions(checker, arm, result.path, args.reference_step) if result.solved \
                 else (0, 0.0)
             rows[method[0]].append((result, bad, deepest, kind))
-    print(f"\n{'method':<12} {'solved':>7} {'solve ms':>9} {'solve+simp ms':>14} {'states':>8} {'motions':>8} "
-          f"{'colliding paths':>16} {'deepest mm':>11}")
+    print(f"\n{'method':<12} {'solved':>7} {'solve ms':>9} {'solve+simp ms':>14} {'CPU ms':>13} {'states':>8} "
+          f"{'motions':>8} {'colliding paths':>16} {'deepest mm':>11}")
     medians = {}
     for name, _, _ in METHODS:
         done = [r for r in rows[name] if r[0].solved]
         solve = [1e3 * r[0].solve_time_s for r in done]
         total = [1e3 * (r[0].solve_time_s + r[0].simplify_time_s) for r in done]
+        cpu = [1e3 * (r[0].solve_cpu_s + r[0].simplify_cpu_s) for r in done]
+        cpu_solve = [1e3 * r[0].solve_cpu_s for r in done]
         states = [r[0].state_checks for r in done]
         motions = [r[0].motion_checks for r in done]
         colliding = sum(1 for r in done if r[1] > 0)
         deepest = min([r[2] for r in done], default=0.0)
         medians[name] = (statistics.median(solve) if solve else float("nan"),
-                         statistics.median(total) if total else float("nan"))
+                         statistics.median(total) if total else float("nan"),
+                         statistics.median(cpu_solve) if cpu else float("nan"),
+                         statistics.median(cpu) if cpu else float("nan"))
         by_kind = ", ".join(f"{kind} {sum(1 for r in done if r[1] > 0 and r[3] == kind)}" for kind in ("table", "post"))
         print(f"{name:<12} {len(done):>3}/{len(rows[name]):<3} {medians[name][0]:>9.1f} {medians[name][1]:>14.1f} "
+              f"{medians[name][2]:>6.1f}/{medians[name][3]:<6.1f} "
               f"{statistics.median(states) if states else 0:>8.0f} "
               f"{statistics.median(motions) if motions and motions[0] >= 0 else float('nan'):>8.0f} "
               f"{colliding:>4} ({by_kind}) {deepest * 1e3:>8.2f}")
@@ -174,6 +180,8 @@ def main() -> None:
     ours = medians["ours"]
     print(f"\nours / ompl 0.01: solve {ours[0] / base[0]:.2f}x, solve + simplify {ours[1] / base[1]:.2f}x "
           f"(target <= 1.0x); ompl 0.001 / ompl 0.01: solve + simplify {medians['ompl 0.001'][1] / base[1]:.2f}x")
+    print(f"the same in CPU time (time.process_time, medians): ours / ompl 0.01: solve {ours[2] / base[2]:.2f}x, "
+          f"solve + simplify {ours[3] / base[3]:.2f}x; load average {os.getloadavg()[0]:.1f}")
     print("(motion calls of OMPL's own discrete validator are SpaceInformation.getCheckedMotionCount)")
     invalid_edge_times(checker, arm, invalid_edges[:args.invalid_edges])
     try:
