@@ -12,6 +12,10 @@ listed before it:
 ``viz/``
     ROS-free pictures: the PNG renderer and the colour, arrow and label policy that the
     RViz markers share.
+``planning/``
+    ROS-free adapters for planning libraries on top of the core: OMPL's state validity
+    checker and motion validators, and ``plan(...)`` (OMPL is optional: the module
+    imports without it).
 ``ros/``
     The only code that imports rclpy, message types or the generated ``msg``/``srv``:
     the nodes, message conversions, runtime, QoS, client and marker building.

@@ -11,7 +11,12 @@ motions: the stretched-out arm swings joint 1 through a 1 mm plate that a
 MoveIt-like discrete check (0.05 rad steps) jumps over and the certified check
 catches (its first-contact state drawn to ``motion_first_contact.png``), and a
 trajectory through the plate and down into the table, with every body pair's
-contact intervals. Exit status 0 when every answer is the expected one.
+contact intervals. Last, where OMPL's Python bindings are installed, it plans a path
+for the arm around the post (``my_collision_pkg.planning.ompl``, RRTConnect with the
+certified bool edge check, simplified), checks every segment with ``~/check_motion``
+(CERTIFIED and CERTIFIED_BOOL), and beside it counts how many of a few paths planned
+with OMPL's default discrete validator collide (the same certified check); without
+OMPL it says so and goes on. Exit status 0 when every answer is the expected one.
 
 Failures end the demo with exit status 1 and one line saying what failed, never a
 traceback: a service that does not answer in time (which one, how long), the
@@ -91,6 +96,13 @@ PLATE_RADIUS_M = 0.792                   # plate centre from the base axis: the 
 PLATE_ANGLE_RAD = 0.025                  # halfway between the discrete samples at 0 and 0.05 rad
 LOWERED_JOINT2_RAD = 0.08                # the trajectory's dip into the table (fingertips ~7 mm deep)
 TRAJECTORY_TIMES_S = (0.0, 2.0, 3.0, 4.0)
+# planning around the post (config/panda_world.yaml's post at 90 degrees, 0.55 m out): the hand
+# beside it at joint 1 = 1.2 and 1.95 rad; the straight line between the two runs through it
+BESIDE_POST_A = [1.2, 0.6, 0.0, -1.6, 0.0, 2.2, 0.785]
+BESIDE_POST_B = [1.95, 0.6, 0.0, -1.6, 0.0, 2.2, 0.785]
+PLAN_SEED = 1
+PLAN_TIME_LIMIT_S = 10.0
+DISCRETE_PLANS = 5                       # paths planned with OMPL's default discrete validator, side by side
 MOTION_VIEW = (25.0, -70.0)              # (elevation, azimuth), degrees: the plate's face, the finger before it
 MOTION_ZOOM_HALF_SIZE_M = 0.12           # a close-up: the hand, the plate and the table top around the contact
 
@@ -176,6 +188,11 @@ class _TimedClient:
 
     def __getattr__(self, name):
         return getattr(self._client, name)
+
+    @property
+    def untimed(self) -> ValidatorClient:
+        """The client itself (calls not kept in the round trips)."""
+        return self._client
 
     def check_motion(self, *args, **kwargs):
         started = time.perf_counter()
@@ -357,6 +374,59 @@ def _trajectory_through_plate(client: ValidatorClient, failures: list[str]) -> N
     print()
 
 
+def _planned_path_around_the_post(client: ValidatorClient, plate: CollisionObject, world_path: str,
+                                  failures: list[str]) -> None:
+    """OMPL plans the arm around the post in this process (the node's world: the file and the plate);
+    the node checks every segment; then how many paths planned with OMPL's default discrete
+    validator collide, by the same check."""
+    from my_collision_pkg.planning import ompl as adapters
+    print("[planning around the post] OMPL RRTConnect for the arm (group 'arm'), hand from one side of the post "
+          "to the other")
+    if not adapters.OMPL_AVAILABLE:
+        print(f"    skipped: OMPL's Python bindings are not installed (pip install {adapters.OMPL_REQUIREMENT}); "
+              "the rest of the package works without them\n")
+        return
+    from my_collision_pkg.core.checks.checker import CollisionChecker
+    from my_collision_pkg.core.scene.loading import load_scene
+    from my_collision_pkg.ros.conversions import collision_object_to_updates
+    urdf, srdf = panda_paths()
+    scene = load_scene(urdf_path=urdf, srdf_path=srdf, world_path=world_path)
+    scene.apply(collision_object_to_updates(plate, scene.robot))       # the node's world: file + plate
+    checker = CollisionChecker(scene)
+    adapters.set_log_level("error")
+    adapters.seed_random(PLAN_SEED)
+    line = client.check_motion(ARM, BESIDE_POST_A, BESIDE_POST_B)
+    print(f"    the straight line: valid={line.valid} ({line.message})")
+    ours = adapters.plan(checker, BESIDE_POST_A, BESIDE_POST_B, time_limit_s=PLAN_TIME_LIMIT_S)
+    print("    " + ours.format().replace("\n", "\n    "))
+    if not ours.solved:
+        failures.append("planning: no path around the post with the certified validator")
+        print()
+        return
+    print(f"    {ours.state_checks} state checks, {ours.motion_checks} certified edge checks (the bool check)")
+    segments = list(zip(ours.path[:-1], ours.path[1:]))
+    certified = [client.check_motion(ARM, a, b) for a, b in segments]
+    bools = [client.check_motion(ARM, a, b, mode=CheckMotion.Request.CERTIFIED_BOOL) for a, b in segments]
+    clearance = min(r.min_clearance for r in certified)
+    print(f"    ~/check_motion CERTIFIED: {sum(r.valid for r in certified)} of {len(segments)} segments valid, "
+          f"smallest certified clearance {clearance * 1e3:.1f} mm; CERTIFIED_BOOL: "
+          f"{sum(r.valid for r in bools)} of {len(segments)} valid")
+    if not all(r.valid for r in certified) or not all(r.valid for r in bools):
+        failures.append("planning: a segment of the certified plan is refused by ~/check_motion")
+    colliding, solved, spent = 0, 0, []
+    for _ in range(DISCRETE_PLANS):
+        other = adapters.plan(checker, BESIDE_POST_A, BESIDE_POST_B, validator="ompl", time_limit_s=PLAN_TIME_LIMIT_S)
+        if not other.solved:
+            continue
+        solved += 1
+        spent.append(other.solve_time_s + other.simplify_time_s)
+        colliding += any(not client.check_motion(ARM, a, b).valid for a, b in zip(other.path[:-1], other.path[1:]))
+    print(f"    side by side, OMPL's default discrete validator (states every 0.01 of the extent): {colliding} of "
+          f"{solved} planned paths collide by the same certified check (median solve + simplify "
+          f"{1e3 * float(np.median(spent)) if spent else float('nan'):.0f} ms; ours "
+          f"{1e3 * (ours.solve_time_s + ours.simplify_time_s):.0f} ms)\n")
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--output", default="demo_output", help="folder for the PNG pictures")
@@ -435,6 +505,7 @@ def _run(client, args, failures: list[str]) -> int:
         return 1
     first_contact = _motion_through_plate(client, failures)
     _trajectory_through_plate(client, failures)
+    _planned_path_around_the_post(getattr(client, "untimed", client), plate, args.world, failures)
     written = _render(pictures, args.output, args.world)
     if not first_contact.valid:
         written.append(_render_first_contact(first_contact, plate, args.output, args.world))

@@ -1,8 +1,8 @@
-"""The layers of the package hold: core/ and viz/ import no ROS, kernels stay compiled-only, no cycle.
+"""The layers of the package hold: core/, viz/ and planning/ import no ROS, kernels stay compiled-only, no cycle.
 
 The rules (see the package docstring, ``my_collision_pkg/__init__.py``):
 
-- every module under ``core/`` and ``viz/`` imports with ROS blocked: ``rclpy``,
+- every module under ``core/``, ``viz/`` and ``planning/`` imports with ROS blocked: ``rclpy``,
   ``ament_index_python``, ``launch*``, every ``*_msgs`` and ``*_interfaces`` package and
   the package's own ``msg``, ``srv``, ``ros`` and ``tools`` (checked in a subprocess, as
   the pytest process may hold rclpy already), and no import of those stands anywhere in
@@ -34,7 +34,7 @@ import pytest
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 PACKAGE = "my_collision_pkg"
 PACKAGE_DIR = os.path.join(REPO, PACKAGE)
-ROS_FREE_LAYERS = ("core", "viz")
+ROS_FREE_LAYERS = ("core", "viz", "planning")
 KERNELS = "core.kernels"
 # Besides each other: what a kernel module may import.
 KERNEL_ALLOWED_TOP_LEVEL = frozenset({"numpy", "numba", "math", "typing", "__future__"})

@@ -68,6 +68,16 @@ def test_a_free_motion_is_valid(client):
     assert not response.contacts
 
 
+def test_certified_bool_mode_answers_certified_verdict_only(client, core):
+    for goal in (INTO_TABLE, list(np.array(FREE) + 0.05)):
+        response = client.check_motion(ARM, FREE, goal, mode=CheckMotion.Request.CERTIFIED_BOOL)
+        certified = core.check_motion(ARM, FREE, goal)
+        assert (response.valid, response.status) == (certified.valid, int(certified.status))
+        assert not response.contacts and response.cc_time == -1.0 and np.isnan(response.min_clearance)
+    refused = client.check_motion(ARM, FREE, INTO_TABLE, mode=CheckMotion.Request.CERTIFIED_BOOL, max_step=-1.0)
+    assert refused.status == INVALID and "screening step" in refused.message
+
+
 def test_certified_first_touch_reports_cc_type_between(client):
     response = client.check_motion(ARM, FREE, INTO_TABLE)
     assert 0.0 < response.cc_time < 1.0
@@ -82,6 +92,7 @@ def test_certified_first_touch_reports_cc_type_between(client):
     (["nope"] + ARM[1:], FREE, INTO_TABLE, {}, "unknown joint 'nope'"),
     (ARM, FREE, INTO_TABLE, {"mode": CheckMotion.Request.DISCRETE, "max_step": 0.0}, "max_step 0"),
     (ARM, FREE, INTO_TABLE, {"mode": 7}, "unknown motion mode 7"),
+    (ARM, FREE, INTO_TABLE, {"mode": 2, "max_step": float("inf")}, "screening step of CERTIFIED_BOOL"),
 ])
 def test_bad_motion_requests_are_refused_naming_the_fault(client, names, start, goal, fields, fragment):
     response = client.check_motion(names, start, goal, **fields)

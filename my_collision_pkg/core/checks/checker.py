@@ -28,6 +28,7 @@ from my_collision_pkg.core.checks.batch_workers import FIRST_COLLISION, BatchWor
 from my_collision_pkg.core.checks.clearance import Clearance, compute_clearance
 from my_collision_pkg.core.checks.explain import Explainer
 from my_collision_pkg.core.checks.limits import WorkLimits, WorkMeter
+from my_collision_pkg.core.checks.motion_validity import MotionValidity
 from my_collision_pkg.core.checks.pair_tests import PairTestScratch
 from my_collision_pkg.core.checks.request import MAX_BATCH_CONFIGURATIONS, CheckRequest, ConfigurationResolver
 from my_collision_pkg.core.checks.results import (BodyType, Contact, ContactType, DEFAULT_TOUCH_TOLERANCE_M,  # noqa: F401
@@ -43,7 +44,7 @@ DEFAULT_CONTACTS_PER_PAIR = 4
 BATCH_CHUNK = 4096                        # configurations posed and culled together in check_batch
 __all__ = ["BATCH_CHUNK", "CheckRequest", "Clearance", "CollisionChecker", "DEFAULT_CONTACTS_PER_PAIR",
            "DEFAULT_MAX_CONTACTS", "DEFAULT_TOUCH_TOLERANCE_M", "MAX_BATCH_CONFIGURATIONS", "MotionMode",
-           "MotionResult", "RequestStopped", "TrajectoryResult", "WorkLimits"]
+           "MotionResult", "MotionValidity", "RequestStopped", "TrajectoryResult", "WorkLimits"]
 
 
 class CollisionChecker:
@@ -137,6 +138,10 @@ class CollisionChecker:
 
     def _meter(self) -> WorkMeter:
         """A new request's account: the current limits and the stop event."""
+        return WorkMeter(self._limits, self.stop_event)
+
+    def work_meter(self) -> WorkMeter:
+        """A new request's :class:`limits.WorkMeter` (the current limits and the stop event)."""
         return WorkMeter(self._limits, self.stop_event)
 
     @property
@@ -558,6 +563,60 @@ class CollisionChecker:
         result = motion.check_motion(self._explainer, cell_request, joint_names, start, goal, mode=mode,
                                      max_step=max_step, tolerance_m=tolerance_m, meter=self._meter())
         return self._with_cell_regions(result, request)
+
+    def is_motion_valid(self, joint_names, start, goal, *, group_name: str = "",
+                        pad_environment_collisions: bool = True, pad_self_collisions: bool = False,
+                        screen_step: float = 0.0, tolerance_m: float = DEFAULT_TOUCH_TOLERANCE_M,
+                        world: CollisionWorld | None = None, request: CheckRequest | None = None) -> bool:
+        """The planner's question: is the joint-space line from ``start`` to ``goal`` free? CERTIFIED's
+        verdict (never True where a configuration on the line collides), nothing else.
+
+        :meth:`check_motion` with ``mode=MotionMode.CERTIFIED_BOOL``: samples at most
+        ``screen_step`` apart (0: ``motion.SCREEN_STEP``, 0.1 rad) are screened first, midpoints
+        first, so an invalid motion is refused about as fast as sampling refuses it; only a motion
+        that passes gets the certificate; no contacts, no ``cc_time``, no clearance. A start or
+        goal outside the joint limits is False. See :class:`MotionValidity` for the same check with
+        the per-call work of the names, the group and the snapshot done once.
+
+        Raises
+        ------
+        RequestError
+            On a malformed request (lengths, unknown joints, NaN, unknown group) or one beyond
+            :attr:`limits` (the message names the bound).
+        TypeError
+            When ``request`` is given with one of the keywords it replaces.
+        RequestStopped
+            When :attr:`stop_event` is set while the check runs.
+        """
+        result = self.check_motion(joint_names, start, goal, group_name=group_name,
+                                   pad_environment_collisions=pad_environment_collisions,
+                                   pad_self_collisions=pad_self_collisions, mode=MotionMode.CERTIFIED_BOOL,
+                                   max_step=screen_step, tolerance_m=tolerance_m, world=world, request=request)
+        if result.status == Status.INVALID_REQUEST:
+            raise RequestError(result.message)
+        return result.valid
+
+    def motion_validity(self, joint_names, *, group_name: str = "", pad_environment_collisions: bool = True,
+                        pad_self_collisions: bool = False, screen_step: float = 0.0,
+                        tolerance_m: float = DEFAULT_TOUCH_TOLERANCE_M,
+                        request: CheckRequest | None = None) -> MotionValidity:
+        """The bool checks a planner calls per state and per edge, for ``joint_names`` (in that order)
+        and one group and padding: a :class:`motion_validity.MotionValidity` (``is_valid(values)``,
+        ``is_motion_valid(start, goal)`` as :meth:`is_motion_valid`, ``is_motion_valid_discrete``),
+        with the names and the group resolved once.
+
+        Raises
+        ------
+        RequestError
+            For unknown or repeated joints, an unknown group, a bad tolerance or screening step.
+        TypeError
+            When ``request`` is given with one of the keywords it replaces.
+        """
+        request = CheckRequest.from_keywords(request, group_name=group_name,
+                                             pad_environment_collisions=pad_environment_collisions,
+                                             pad_self_collisions=pad_self_collisions)
+        return MotionValidity(self, self._explainer, self._resolver, joint_names, request, screen_step=screen_step,
+                              tolerance_m=tolerance_m)
 
     def check_trajectory(self, joint_names, points, times_s, *, group_name: str = "",
                          pad_environment_collisions: bool = True, pad_self_collisions: bool = False,

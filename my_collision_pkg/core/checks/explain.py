@@ -39,7 +39,8 @@ from my_collision_pkg.core.kernels import explain_batch
 from my_collision_pkg.core.kernels.culling import single_configuration_candidates
 from my_collision_pkg.core.kernels.explain_batch import (CODE_BVH, CODE_CLOSED, CODE_HULL, CODE_KNOWN, ROWS,
                                                          hull_contact_rows, plan_pairs)
-from my_collision_pkg.core.checks.pair_tests import PairTestScratch, PosedPairs, first_collision, posed_candidates
+from my_collision_pkg.core.checks.pair_tests import (PairTestScratch, PosedPairs, any_collision, first_collision,
+                                                     posed_candidates)
 from my_collision_pkg.core.checks.request import CheckRequest, ConfigurationResolver
 from my_collision_pkg.core.checks.results import BodyType, Contact, Explanation, Status
 from my_collision_pkg.core.errors import CollisionPkgError
@@ -85,6 +86,10 @@ class Explainer:
         """Per configuration of ``q`` (N, A), the index into ``selection.pairs`` of the first colliding pair, or -1
         (``shapes``, ``stop``: see :func:`pair_tests.first_collision`)."""
         return first_collision(self.scratch, world, q, selection, shapes=shapes, stop=stop)
+
+    def any_collision(self, world: CollisionWorld, q: np.ndarray, selection: PairSelection) -> int:
+        """The first row of ``q`` (N, A), in row order, that collides, or -1 (:func:`pair_tests.any_collision`)."""
+        return any_collision(self.scratch, world, q, selection)
 
     def explain(self, joint_names, positions, request: CheckRequest, stop=None) -> Explanation:
         """See :meth:`checker.CollisionChecker.explain` (never raises on bad input).

@@ -11,6 +11,15 @@ A valid certified motion also reports the smallest clearance the search certifie
 (:meth:`sweep.Sweep.certified_clearance`: a lower bound over the motion and the request's
 pairs of signed distance minus padding, where it is reached and the two bodies).
 
+Certified-bool mode (``MotionMode.CERTIFIED_BOOL``, for planners) gives CERTIFIED's verdict
+and nothing else: no contacts, no ``cc_time``, no clearance. It first screens samples of
+the motion at most ``SCREEN_STEP`` (rad or m) apart in every joint, midpoints first
+(:func:`screen_order`), stopping at the first colliding one, so an invalid motion is
+refused about as fast as sampling refuses it; only a motion whose samples are all free
+goes on to the certificate (the certified search with ``stop_at_first``, no clearance
+kept). A colliding sample is a configuration on the line closer than its padding, which
+CERTIFIED refuses too, so the verdicts are the same.
+
 Discrete mode samples the motion with at most ``max_step`` (rad or m) between samples
 in every joint (mimic joints included) and checks the samples with the batch
 predicate, as MoveIt does: a thin obstacle can be jumped over. No tolerance applies.
@@ -41,6 +50,14 @@ from my_collision_pkg.core.scene.planning_scene import CollisionWorld
 # they certify (MotionResult.min_clearance_m); benchmarks switch it off to measure its cost.
 TRACK_CLEARANCE = True
 
+# Certified-bool mode: the screen's samples are at most this far apart (rad or m) in every
+# joint, when the request names no step of its own (OMPL's default resolution for the Panda,
+# 0.01 of its 13 rad joint-space extent, is 0.13 rad along the line).
+SCREEN_STEP = 0.1
+# ... and never more than this many samples (a longer motion is screened at a longer step;
+# the certificate decides the rest)
+SCREEN_MAX_SAMPLES = 64
+
 # Discrete samples posed and checked together (as the batch's chunk): memory per request
 # does not grow with the samples, and the stop event is looked at between chunks.
 SAMPLE_CHUNK = 4096
@@ -53,14 +70,21 @@ def check_tolerance(tolerance_m: float) -> None:
         raise RequestError(f"tolerance_m {tolerance_m} m must be finite and > 0")
 
 
-def motion_mode(mode, max_step: float) -> MotionMode:
-    """``mode`` as a :class:`MotionMode`; :class:`RequestError` when unknown, or DISCRETE without a usable step."""
+def motion_mode(mode, max_step: float, *, allow_bool: bool = True) -> MotionMode:
+    """``mode`` as a :class:`MotionMode`; :class:`RequestError` when unknown, DISCRETE without a
+    usable step, a negative or non-finite screening step in CERTIFIED_BOOL, or CERTIFIED_BOOL
+    where it is not offered (``allow_bool`` False: trajectories)."""
     try:
         mode = MotionMode(int(mode))
     except ValueError as exc:
-        raise RequestError(f"unknown motion mode {mode} (CERTIFIED=0, DISCRETE=1)") from exc
+        raise RequestError(f"unknown motion mode {mode} (CERTIFIED=0, DISCRETE=1, CERTIFIED_BOOL=2)") from exc
     if mode == MotionMode.DISCRETE and (not np.isfinite(max_step) or max_step <= 0):
         raise RequestError(f"max_step {max_step} must be finite and > 0 in discrete mode")
+    if mode == MotionMode.CERTIFIED_BOOL:
+        if not allow_bool:
+            raise RequestError("mode CERTIFIED_BOOL (2) is for single motions; use CERTIFIED (0) or DISCRETE (1)")
+        if not np.isfinite(max_step) or max_step < 0:
+            raise RequestError(f"max_step {max_step} (the screening step of CERTIFIED_BOOL) must be finite and >= 0")
     return mode
 
 
@@ -279,12 +303,69 @@ def check_motion(explainer: Explainer, request: CheckRequest, joint_names, start
             return MotionResult(False, Status.OUT_OF_BOUNDS, message, NO_CC_TIME, (), names, q.copy())
     meter.check_stop()
     try:
+        if mode == MotionMode.CERTIFIED_BOOL:
+            valid = motion_is_free(explainer, world, selection, request, q0, q1, tolerance_m, meter,
+                                   max_step if max_step > 0 else SCREEN_STEP)
+            return MotionResult(valid, Status.VALID if valid else Status.IN_COLLISION,
+                                "valid" if valid else BOOL_IN_COLLISION, NO_CC_TIME, (), names, q0.copy())
         sweep = Sweep(world, selection, request, q0, q1, tolerance_m, meter=meter)
         if mode == MotionMode.DISCRETE:
             return discrete_motion(explainer, sweep, max_step)
         return _certified(explainer, sweep)
     except WorkLimitError as exc:
         return MotionResult(False, Status.INVALID_REQUEST, str(exc), NO_CC_TIME, (), names, q0.copy())
+
+
+# The message of a motion the bool check refuses (it names no pair: CERTIFIED does).
+BOOL_IN_COLLISION = "in collision (certified bool check: no contact details; mode CERTIFIED names them)"
+
+
+def screen_order(n: int) -> np.ndarray:
+    """Sample numbers 1 .. n (times k / n; the start is left to the certificate) in the order the
+    screen checks them: coarse to fine (the halving's midpoints first, as MoveIt's and VAMP's
+    checks order them), since a long invalid motion most often collides away from its ends."""
+    order = _SCREEN_ORDERS.get(n)
+    if order is None:
+        out, intervals = [], [(0, n)]            # breadth first: each level halves every interval
+        while intervals:
+            deeper = []
+            for lo, hi in intervals:
+                if hi - lo > 1:
+                    mid = (lo + hi) // 2
+                    out.append(mid)
+                    deeper += [(lo, mid), (mid, hi)]
+            intervals = deeper
+        order = _SCREEN_ORDERS[n] = np.array(out + [n], dtype=float)
+    return order
+
+
+_SCREEN_ORDERS: dict[int, np.ndarray] = {}
+
+
+def motion_is_free(explainer: Explainer, world: CollisionWorld, selection, request: CheckRequest, q0: np.ndarray,
+                   q1: np.ndarray, tolerance_m: float, meter: WorkMeter, screen_step: float) -> bool:
+    """CERTIFIED's verdict on the motion q0 -> q1 (A,), endpoints within limits: the discrete screen
+    (:func:`screen_order`, samples at most ``screen_step`` apart, at most ``SCREEN_MAX_SAMPLES``),
+    then, when every sample is free, the certified search stopping at the first touch with no
+    clearance kept (no contacts are made either way).
+
+    Raises
+    ------
+    WorkLimitError, RequestStopped
+        As the certified search (the request's limits and stop event).
+    """
+    dq = q1 - q0
+    largest = float(np.max(np.abs(world.robot.kinematics_arrays[0] @ dq))) if dq.size else 0.0
+    n = min(SCREEN_MAX_SAMPLES, max(1, int(math.ceil(largest / screen_step - 1e-12))))
+    if n > 1:         # a one-sample screen would test the goal alone, which the certificate's first round does
+        order = screen_order(n)
+        q = q0[None, :] + (order / n)[:, None] * dq[None, :]
+        if explainer.any_collision(world, q, selection) >= 0:
+            return False
+    sweep = Sweep(world, selection, request, q0, q1, tolerance_m, meter=meter)
+    sweep.first_touch(np.arange(len(sweep.pairs)), np.zeros(len(sweep.pairs)), stop_at_first=True,
+                      reuse_buffers=True)
+    return not math.isfinite(sweep.earliest_touch)
 
 
 def _certified(explainer: Explainer, sweep: Sweep) -> MotionResult:

@@ -272,3 +272,26 @@ def first_collision(scratch: PairTestScratch, world: CollisionWorld, q: np.ndarr
             posed = scratch.posed(world, T_c)
             first[start + c] = posed.first_hit(selection, cols[starts[c]:starts[c + 1]])
     return first
+
+
+def any_collision(scratch: PairTestScratch, world: CollisionWorld, q: np.ndarray, selection: PairSelection) -> int:
+    """The row of ``q`` (N, A) that is the first, in row order, with a colliding pair of ``selection``, or -1.
+
+    The verdicts are :func:`first_collision`'s, but the rows' pair tests stop at the first
+    colliding row (poses and culling of every row are one compiled call each): the screen
+    that a motion's bool check runs before its certificate (the caller orders the rows so
+    that a collision is likely met early). N is at most ``POSE_CHUNK`` (the caller's samples).
+    """
+    n = q.shape[0]
+    if n == 0 or len(selection.pairs) == 0:
+        return -1
+    T_link = world.robot.link_transforms_batch(q)
+    T_shape = np.empty((n, len(world.shapes), 4, 4))
+    shape_poses(T_link, world.shape_link, world.T_frame_shape, T_shape)
+    candidates = np.empty((n, len(selection.pairs)), dtype=np.bool_)
+    obb_candidates(T_shape, world.obb_center, world.obb_axes, world.obb_half, selection.pairs, selection.margins,
+                   candidates)
+    for row in np.flatnonzero(candidates.any(axis=1)).tolist():
+        if scratch.posed(world, T_shape[row]).first_hit(selection, np.flatnonzero(candidates[row])) >= 0:
+            return row
+    return -1

@@ -124,6 +124,9 @@ class MotionMode(enum.IntEnum):
     """How a motion is checked (same values as the services' constants)."""
     CERTIFIED = 0
     DISCRETE = 1
+    # CERTIFIED's verdict alone, for planners (no contacts, no cc_time, no clearance): a
+    # discrete screen first, the certificate only for motions the screen passes
+    CERTIFIED_BOOL = 2
 
 
 DEFAULT_TOUCH_TOLERANCE_M = 1e-4   # pairs closer than this (plus padding) touch, in motion checks

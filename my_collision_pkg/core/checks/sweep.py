@@ -703,7 +703,8 @@ class Sweep:
         return pair_distance(self.world, T_shape[0], int(self.a[p]), int(self.b[p])), T_link[0], T_shape[0]
 
     # ----- conservative advancement ------------------------------------
-    def first_touch(self, p: np.ndarray, t_start: np.ndarray, stop_at_first: bool, *, track_clearance: bool = False):
+    def first_touch(self, p: np.ndarray, t_start: np.ndarray, stop_at_first: bool, *, track_clearance: bool = False,
+                    reuse_buffers: bool = False):
         """Per pair p[k], the first time >= t_start[k] at which it touches (inf when never).
 
         With ``stop_at_first`` the search stops once no pair can touch before the earliest
@@ -711,6 +712,11 @@ class Sweep:
 
         With ``track_clearance`` every bound a step is taken on is kept in ``self.track``
         (:class:`advancement.ClearanceTrack`, per pair k) for :meth:`certified_clearance`.
+
+        With ``reuse_buffers`` the search's work arrays are this thread's from the last such
+        search of the same sizes (no allocation per motion: the bool check's hot path); the
+        sweep's tracks then hold another search's values after the next one, so
+        :meth:`certified_clearance` must not follow.
 
         The compiled :func:`advancement.advance` steps every pair on the bounds of its
         bounding and cover spheres; a pair whose bound comes within ``COVER_ACCEPT_M`` of its
@@ -730,12 +736,18 @@ class Sweep:
         live = np.arange(len(p))
         best = NEVER
         slots = max(1, min(len(self.pairs), NEED_SLOTS))        # buffers live for this search only
-        T_pair, T_link = np.empty((slots, 2, 4, 4)), np.empty((slots, len(self.robot.link_names), 4, 4))
+        buffers = _search_buffers(slots, len(self.robot.link_names), len(p)) if reuse_buffers else None
+        if buffers is None:
+            T_pair, T_link = np.empty((slots, 2, 4, 4)), np.empty((slots, len(self.robot.link_names), 4, 4))
+            status = np.empty(len(p), dtype=np.int64)
+            V0, V1 = np.empty(slots), np.empty(slots)
+            need = np.empty(slots, dtype=np.int64)
+            seq = seq_n = tail_t = end = None         # made where the halving runs
+        else:
+            T_pair, T_link, status, V0, V1, need, seq, seq_n, tail_t, end = buffers
+            seq_n.fill(0)
         tol = self.tol
         meter = self.meter
-        status = np.empty(len(p), dtype=np.int64)
-        V0, V1 = np.empty(slots), np.empty(slots)
-        need = np.empty(slots, dtype=np.int64)
         p_list = margins = None                  # plain lists, made when the narrow phase is needed
         narrow_calls = self.narrow_calls
         snap = snapped_step if GRID_STEPS and self.grid_cache() is not None else plain_step
@@ -758,8 +770,9 @@ class Sweep:
         if extra and DYADIC_PREFIX and (t == 0.0).any():   # far pairs certified by halving first
             budget = meter.call_budget(weight)
             if budget > 0:
-                seq, seq_n = np.empty((6, len(p), DYADIC_POINTS)), np.zeros(len(p), dtype=np.int64)
-                tail_t, end = np.empty(len(p)), np.empty((len(p), 3))
+                if seq is None:
+                    seq, seq_n = np.empty((6, len(p), DYADIC_POINTS)), np.zeros(len(p), dtype=np.int64)
+                    tail_t, end = np.empty(len(p)), np.empty((len(p), 3))
                 used, live, count, stop, used_forward, clearance = gk.certify_then_advance(
                     self.q0, self.dq, t, p, *packs, budget, track_pack, track_clearance, *extra, seq, seq_n,
                     meter.limits.max_certified_steps - meter.steps, ADVANCE_CALL_STEPS, weight, tail_t, end,
@@ -996,6 +1009,21 @@ class Sweep:
 
 
 _GRID_POOL = threading.local()
+_SEARCH_POOL = threading.local()
+
+
+def _search_buffers(slots: int, n_links: int, n_pairs: int):
+    """This thread's work arrays of :meth:`Sweep.first_touch` for these sizes (made at the first
+    call, then the same arrays: their contents are the last search's)."""
+    key = (slots, n_links, n_pairs)
+    entry = getattr(_SEARCH_POOL, "entry", None)
+    if entry is None or entry[0] != key:
+        entry = (key, (np.empty((slots, 2, 4, 4)), np.empty((slots, n_links, 4, 4)), np.empty(n_pairs, dtype=np.int64),
+                       np.empty(slots), np.empty(slots), np.empty(slots, dtype=np.int64),
+                       np.empty((6, n_pairs, DYADIC_POINTS)), np.zeros(n_pairs, dtype=np.int64), np.empty(n_pairs),
+                       np.empty((n_pairs, 3))))
+        _SEARCH_POOL.entry = entry
+    return entry[1]
 
 
 def _pooled_grid_cache(sweep: Sweep, n_links: int, n_mov: int) -> tuple:

@@ -206,7 +206,7 @@ def check_trajectory(explainer: Explainer, request: CheckRequest, joint_names, p
     limits = meter.limits
     request = dataclasses.replace(request, contact_distance=0.0, max_contacts=None)
     try:
-        mode = motion_mode(mode, max_step)
+        mode = motion_mode(mode, max_step, allow_bool=False)
         check_tolerance(tolerance_m)
         world = request.world_of(resolver.scene)
         Q, times = _check_waypoints(resolver, joint_names, points, times_s, limits.max_trajectory_waypoints)

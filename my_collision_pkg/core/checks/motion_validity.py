@@ -1,0 +1,179 @@
+"""The planner's checks of one set of joints: is this configuration valid, is this motion valid (bools only).
+
+A sampling planner (OMPL, through :mod:`my_collision_pkg.planning.ompl`) asks these two
+questions hundreds of times per plan with the same joints, group and padding, so
+:class:`MotionValidity` resolves the names, the group's pairs and the snapshot once and
+answers each call with the least Python it can:
+
+- :meth:`MotionValidity.is_valid`: :meth:`CollisionChecker.check`'s verdict of one
+  configuration (limits included);
+- :meth:`MotionValidity.is_motion_valid`: CERTIFIED's verdict of the joint-space line
+  (never True where a configuration on it collides), by the discrete screen and then the
+  certificate of :func:`motion.motion_is_free` (``MotionMode.CERTIFIED_BOOL``);
+- :meth:`MotionValidity.is_motion_valid_discrete`: samples only, at most ``max_step`` apart
+  in every joint (may jump over a thin obstacle; for comparison, as MoveIt and OMPL sample).
+
+The snapshot is the scene's current one at each call (a planning scene update is seen by
+the next call). The last ``EDGE_MEMORY`` edge verdicts are kept per snapshot and asked
+again for free: OMPL's simplifier and ``PathGeometric.check`` ask about the same edge
+(same start and goal, in that order) again, about one call in seven while planning the
+Panda around the post. Joints not named keep the scene's current values. Made by
+:meth:`CollisionChecker.motion_validity`.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from my_collision_pkg.core.checks import motion
+from my_collision_pkg.core.checks.request import CheckRequest
+from my_collision_pkg.core.checks.results import DEFAULT_TOUCH_TOLERANCE_M, Status
+from my_collision_pkg.core.errors import RequestError
+
+# edge verdicts kept per snapshot (start and goal bytes -> bool), dropped all at once when full
+EDGE_MEMORY = 4096
+
+
+class MotionValidity:
+    """Bool checks of configurations and motions of ``joint_names`` (see the module docstring).
+
+    Parameters
+    ----------
+    checker : CollisionChecker
+    explainer, resolver : the checker's (passed in by :meth:`CollisionChecker.motion_validity`).
+    joint_names : sequence of str
+        The joints whose values every call gives, in that order.
+    request : CheckRequest
+        Group and padding switches (its ``contact_distance`` and ``max_contacts`` are not used).
+    screen_step : float
+        The screen's sample spacing, rad or m (0: ``motion.SCREEN_STEP``).
+    tolerance_m : float
+        The certificate's touch tolerance, metres.
+
+    Raises
+    ------
+    RequestError
+        For unknown or repeated joints, an unknown group, a bad tolerance or screening step.
+    """
+
+    def __init__(self, checker, explainer, resolver, joint_names, request: CheckRequest, *,
+                 screen_step: float = 0.0, tolerance_m: float = DEFAULT_TOUCH_TOLERANCE_M) -> None:
+        motion.check_tolerance(tolerance_m)
+        if not math.isfinite(screen_step) or screen_step < 0:
+            raise RequestError(f"screen_step {screen_step} must be finite and >= 0")
+        self._checker, self._explainer, self._resolver = checker, explainer, resolver
+        self._names = tuple(str(n) for n in joint_names)
+        self._indices = resolver.joint_indices(self._names)
+        self._request = request
+        self._screen_step = screen_step if screen_step > 0 else motion.SCREEN_STEP
+        self._tolerance_m = float(tolerance_m)
+        self._world = None
+        self._selection = None
+        self._edges: dict[bytes, bool] = {}                # see EDGE_MEMORY
+        robot = checker.scene.robot
+        self._lower, self._upper = robot.lower_limits, robot.upper_limits
+        self._selection_for(checker.scene.world)         # an unknown group fails here, not at the first call
+
+    @property
+    def joint_names(self) -> tuple[str, ...]:
+        return self._names
+
+    @property
+    def screen_step(self) -> float:
+        """The screen's sample spacing (rad or m)."""
+        return self._screen_step
+
+    def _selection_for(self, world):
+        if world is not self._world:
+            self._selection = self._request.selection(world)
+            self._world = world
+            self._edges = {}
+        return self._selection
+
+    def _out_of_limits(self, q: np.ndarray) -> bool:
+        """The resolver's limits verdict (``limits_message(q) is not None``) in two comparisons."""
+        return self._resolver.check_joint_limits and bool(((q < self._lower) | (q > self._upper)).any())
+
+    def _full(self, values) -> np.ndarray:
+        """The complete configuration (A,) of joint values (K,) (:class:`RequestError` on NaN or a wrong length)."""
+        values = np.asarray(values, dtype=float)
+        if values.shape != self._indices.shape or not math.isfinite(values.sum()):
+            raise RequestError(f"expected {len(self._indices)} finite values for joints {list(self._names)}, "
+                               f"got {values.tolist()}")
+        q = self._checker.scene.current_positions.copy()
+        q[self._indices] = values
+        return q
+
+    def is_valid(self, values) -> bool:
+        """True when the configuration (joint values (K,), this object's joints) is within limits and
+        collision-free (:meth:`CollisionChecker.check`'s fast path).
+
+        Raises
+        ------
+        RequestError
+            On NaN or a wrong number of values.
+        """
+        request = self._request
+        verdict = self._checker.check(self._names, values, group_name=request.group_name,
+                                      pad_environment_collisions=request.pad_environment_collisions,
+                                      pad_self_collisions=request.pad_self_collisions, world=request.world)
+        if verdict.status == Status.INVALID_REQUEST:
+            raise RequestError(verdict.message)
+        return verdict.valid
+
+    def is_motion_valid(self, start, goal) -> bool:
+        """CERTIFIED's verdict on the line from ``start`` to ``goal`` (joint values (K,) each): False
+        when a configuration on it collides or an end is outside the joint limits.
+
+        Raises
+        ------
+        RequestError
+            On NaN, a wrong number of values, or a motion beyond the checker's work limits.
+        RequestStopped
+            When the checker's stop event is set while the check runs.
+        """
+        world = self._checker.scene.world
+        selection = self._selection_for(world)
+        q0, q1 = self._full(start), self._full(goal)
+        key = q0.tobytes() + q1.tobytes()
+        known = self._edges.get(key)
+        if known is not None:
+            return known
+        if self._out_of_limits(q0) or self._out_of_limits(q1):
+            return False
+        meter = self._checker.work_meter()
+        motion.check_joint_delta(world.robot, q0, q1, meter.limits.max_joint_delta)
+        valid = motion.motion_is_free(self._explainer, world, selection, self._request, q0, q1, self._tolerance_m,
+                                      meter, self._screen_step)
+        if len(self._edges) >= EDGE_MEMORY:
+            self._edges = {}
+        self._edges[key] = valid
+        return valid
+
+    def is_motion_valid_discrete(self, start, goal, max_step: float = 0.0, *, segments: int = 0) -> bool:
+        """The line sampled at ``segments`` + 1 evenly spaced times, or (``segments`` 0) at most
+        ``max_step`` (rad or m, > 0) apart in every joint, ends included, every sample checked:
+        may be True where a thin obstacle lies between samples.
+
+        Raises
+        ------
+        RequestError
+            On NaN, a wrong number of values, neither a ``max_step`` > 0 nor ``segments`` >= 1,
+            or more samples than the checker's ``max_motion_samples``.
+        """
+        if segments < 1 and not (math.isfinite(max_step) and max_step > 0):
+            raise RequestError(f"max_step {max_step} must be finite and > 0 (or segments >= 1)")
+        world = self._checker.scene.world
+        selection = self._selection_for(world)
+        q0, q1 = self._full(start), self._full(goal)
+        if self._out_of_limits(q0) or self._out_of_limits(q1):
+            return False
+        dq = q1 - q0
+        n = float(segments) if segments >= 1 else motion.sample_count(world.robot, dq, max_step)
+        motion.check_samples(n + 1, self._checker.limits.max_motion_samples)
+        for _, times in motion.sample_chunks(int(n)):
+            q = q0[None, :] + times[:, None] * dq[None, :]
+            if self._explainer.any_collision(world, q, selection) >= 0:
+                return False
+        return True

@@ -1,0 +1,146 @@
+"""The planner-facing bool motion check (``MotionMode.CERTIFIED_BOOL``, ``CollisionChecker.is_motion_valid``,
+``MotionValidity``) on the Panda with ``config/panda_world.yaml``, 1 cm padding and a tool attached to the hand.
+
+- On 1000 random edges between valid configurations, in four request kinds (whole robot,
+  group ``arm``, environment padding off, self padding on), the bool equals CERTIFIED's
+  verdict, by all three entry points.
+- It is never valid where a 1e-4 rad discrete reference collides. The reference (up to
+  ~50,000 samples an edge) runs on the bool-valid edges that come nearest to contact
+  (the ``N_REFERENCE_EDGES`` with the smallest certified clearance), to keep the test
+  within a minute; benchmarks/bench_planning.py checks every planned segment at 1e-4 rad.
+- The 1 mm plate that 0.05 rad sampling jumps over (the demo's swing) is refused.
+"""
+import os
+
+import numpy as np
+import pytest
+
+from my_collision_pkg.core.checks import motion
+from my_collision_pkg.core.checks.checker import CollisionChecker
+from my_collision_pkg.core.checks.results import MotionMode, Status
+from my_collision_pkg.core.errors import RequestError
+from my_collision_pkg.core.model.robot_model import Box
+from my_collision_pkg.core.model.transforms import make_transform
+from my_collision_pkg.core.scene.loading import load_scene
+from my_collision_pkg.core.scene.planning_scene import AddObject, ObjectShape, SceneObject
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+PANDA_WORLD = os.path.join(REPO, "config", "panda_world.yaml")
+N_EDGES = 1000
+EDGE_SEED = 20_261_206
+PADDING_M = 0.01
+REFERENCE_STEP_RAD = 1e-4
+N_REFERENCE_EDGES = 40
+ARM = tuple(f"panda_joint{i}" for i in range(1, 8))
+# the request kinds, a quarter of the edges each
+KINDS = (dict(), dict(group_name="arm"), dict(pad_environment_collisions=False), dict(pad_self_collisions=True))
+# the demo's plate: 1 mm thick, standing on the table in the stretched-out arm's swing
+STRETCHED = [0.0, 1.3, 0.0, -0.2, 0.0, 1.5, -0.785]
+PLATE_RADIUS_M, PLATE_ANGLE_RAD, PLATE_TOP_Z_M, TABLE_TOP_Z_M = 0.792, 0.025, 0.245, 0.17
+
+
+@pytest.fixture(scope="module")
+def scene(panda_files):
+    urdf, srdf = panda_files
+    scene = load_scene(urdf_path=urdf, srdf_path=srdf, world_path=PANDA_WORLD)
+    scene.set_padding(default_padding_m=PADDING_M)
+    tool = SceneObject("tool", (ObjectShape(Box((0.04, 0.04, 0.12))),), make_transform(None, (0.0, 0.0, 0.16)),
+                       "panda_hand", ("panda_hand", "panda_leftfinger", "panda_rightfinger"))
+    scene.apply([AddObject(tool)])
+    return scene
+
+
+@pytest.fixture(scope="module")
+def checker(scene):
+    return CollisionChecker(scene)
+
+
+@pytest.fixture(scope="module")
+def edges(scene, checker, random_configurations):
+    robot = scene.robot
+    samples = random_configurations(robot.lower_limits, robot.upper_limits, 6 * N_EDGES, EDGE_SEED)
+    valid, _ = checker.check_batch(robot.active_joint_names, samples)
+    good = samples[valid]
+    assert len(good) >= 2 * N_EDGES
+    return list(zip(good[0:2 * N_EDGES:2], good[1:2 * N_EDGES:2]))
+
+
+def test_bool_equals_certified_and_reference(scene, checker, edges):
+    names = scene.robot.active_joint_names
+    validity = [checker.motion_validity(names, **kind) for kind in KINDS]
+    counts = {"valid": 0, "invalid": 0}
+    near = []                                     # (certified clearance, edge, kind) of the valid edges
+    for k, (q0, q1) in enumerate(edges):
+        kind = KINDS[k % len(KINDS)]
+        certified = checker.check_motion(names, q0, q1, **kind)
+        assert certified.status in (Status.VALID, Status.IN_COLLISION), certified.message
+        by_mode = checker.check_motion(names, q0, q1, mode=MotionMode.CERTIFIED_BOOL, **kind)
+        assert by_mode.valid == certified.valid, (k, kind, certified.message)
+        assert by_mode.contacts == () and by_mode.cc_time == -1.0 and np.isnan(by_mode.min_clearance_m)
+        assert checker.is_motion_valid(names, q0, q1, **kind) == certified.valid, (k, kind)
+        assert validity[k % len(KINDS)].is_motion_valid(q0, q1) == certified.valid, (k, kind)
+        counts["valid" if certified.valid else "invalid"] += 1
+        if certified.valid:
+            near.append((certified.min_clearance_m, k, kind))
+    # both verdicts are well represented, so the equality says something
+    assert counts["valid"] >= 100 and counts["invalid"] >= 100, counts
+    near.sort(key=lambda item: item[0])
+    for clearance, k, kind in near[:N_REFERENCE_EDGES]:
+        q0, q1 = edges[k]
+        reference = checker.check_motion(names, q0, q1, mode=MotionMode.DISCRETE, max_step=REFERENCE_STEP_RAD,
+                                         **kind)
+        assert reference.status != Status.INVALID_REQUEST, reference.message
+        assert reference.valid, (k, kind, clearance, reference.message)
+
+
+def _plate_scene(panda_files):
+    urdf, srdf = panda_files
+    scene = load_scene(urdf_path=urdf, srdf_path=srdf, world_path=PANDA_WORLD)
+    height = PLATE_TOP_Z_M - TABLE_TOP_Z_M
+    c, s = np.cos(PLATE_ANGLE_RAD), np.sin(PLATE_ANGLE_RAD)
+    T = np.eye(4)
+    T[:3, :3] = [[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]]
+    T[:3, 3] = (PLATE_RADIUS_M * c, PLATE_RADIUS_M * s, TABLE_TOP_Z_M + height / 2)
+    plate = SceneObject("thin_plate", (ObjectShape(Box((0.06, 0.001, height))),), T)
+    scene.apply([AddObject(plate)])
+    return scene
+
+
+def test_thin_plate_refused_where_sampling_jumps_over(panda_files):
+    checker = CollisionChecker(_plate_scene(panda_files))
+    start, goal = list(STRETCHED), list(STRETCHED)
+    start[0], goal[0] = -0.5, 0.5
+    discrete = checker.check_motion(ARM, start, goal, mode=MotionMode.DISCRETE, max_step=0.05)
+    assert discrete.valid, discrete.message                # the samples jump over the plate
+    assert not checker.is_motion_valid(ARM, start, goal)
+    assert not checker.is_motion_valid(ARM, start, goal, screen_step=0.05)
+    assert not checker.motion_validity(ARM).is_motion_valid(start, goal)
+    assert checker.motion_validity(ARM).is_motion_valid_discrete(start, goal, 0.05)
+    assert not checker.motion_validity(ARM).is_motion_valid_discrete(start, goal, 1e-4)
+
+
+def test_bad_input_named(checker):
+    with pytest.raises(RequestError, match="unknown joint|not_a_joint"):
+        checker.is_motion_valid(["not_a_joint"], [0.0], [1.0])
+    with pytest.raises(RequestError, match="group"):
+        checker.is_motion_valid(ARM[:1], [0.0], [1.0], group_name="no_such_group")
+    with pytest.raises(RequestError, match="screen"):
+        checker.is_motion_valid(ARM[:1], [0.0], [1.0], screen_step=-1.0)
+    validity = checker.motion_validity(ARM)
+    with pytest.raises(RequestError, match="7 finite values"):
+        validity.is_motion_valid([0.0] * 6, [0.0] * 7)
+    with pytest.raises(RequestError, match="7 finite values"):
+        validity.is_motion_valid([float("nan")] * 7, [0.0] * 7)
+    # outside the limits: not valid (CERTIFIED says OUT_OF_BOUNDS)
+    assert not checker.is_motion_valid(ARM[:1], [0.0], [4.0])
+    assert not validity.is_motion_valid([0.0, 0.0, 0.0, -1.5, 0.0, 1.5, 0.0], [4.0, 0.0, 0.0, -1.5, 0.0, 1.5, 0.0])
+    result = checker.check_trajectory(ARM[:1], [[0.0], [0.1]], [0.0, 1.0], mode=MotionMode.CERTIFIED_BOOL)
+    assert result.status == Status.INVALID_REQUEST and "CERTIFIED_BOOL" in result.message
+
+
+def test_screen_order_covers_every_sample_once():
+    for n in (1, 2, 3, 7, 16, 64):
+        order = motion.screen_order(n)
+        assert sorted(order.tolist()) == list(range(1, n + 1))
+        if n >= 4:
+            assert order[0] == n // 2                        # the midpoint first
