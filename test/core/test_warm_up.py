@@ -65,6 +65,8 @@ checker.explain(world.robot.active_joint_names, scene.current_positions, world=w
 for mode, step in ((int(MotionMode.CERTIFIED), 0.0), (int(MotionMode.DISCRETE), 0.01)):
     checker.check_motion(arm, msg_array(free), msg_array(other), mode=mode, max_step=step, request=explain_request)
     checker.check_motion(arm, msg_array(free), msg_array(into_table), mode=mode, max_step=step, request=explain_request)
+for goal in (other, into_table):                     # the node's mode CERTIFIED_BOOL (issue 37)
+    checker.check_motion(arm, msg_array(free), msg_array(goal), mode=int(MotionMode.CERTIFIED_BOOL), request=request)
 points = np.array([free, other, into_table, free], dtype=float)
 times_s = np.array([0.0, 1.0, 2.0, 3.0])
 for mode, step in ((int(MotionMode.CERTIFIED), 0.0), (int(MotionMode.DISCRETE), 0.01)):
@@ -222,6 +224,9 @@ for urdf, joint in ((ONE_SPHERE, "slide"), (SLIDER_URDF, "slide_x")):
     for mode, step in ((int(MotionMode.CERTIFIED), 0.0), (int(MotionMode.DISCRETE), 0.01)):
         for goal in (0.5, 1.5):
             checker.check_motion(names, np.array([0.0]), np.array([goal]), mode=mode, max_step=step)
+    for goal in (0.01, 0.5, 1.5):                       # the planner's bool check (issue 37)
+        checker.is_motion_valid(names, np.array([0.0]), np.array([goal]))
+        checker.motion_validity(names).is_motion_valid(np.array([0.0]), np.array([goal]))
     points, times_s = np.array([[0.0], [0.5], [1.5], [0.0]]), np.array([0.0, 1.0, 2.0, 3.0])
     for stop in (True, False):
         result = checker.check_trajectory(names, points, times_s, stop_at_first_contact=stop)
