@@ -78,7 +78,8 @@ class CloudCounts:
     """Clouds of one stretch of time (or since the start): ``received`` from DDS, and what
     became of them: ``applied`` to the map, ``skipped`` by the rate bound, ``refused``
     (malformed, unknown frame, ...), ``replaced`` by a newer cloud before the map was free.
-    ``first_s`` and ``last_s``: when the first and the last were received (monotonic)."""
+    ``first_s`` and ``last_s``: when the first and the last were received (monotonic);
+    ``policy``: the subscription's reliability when the last was received."""
     received: int = 0
     applied: int = 0
     skipped: int = 0
@@ -86,17 +87,18 @@ class CloudCounts:
     replaced: int = 0
     first_s: float = 0.0
     last_s: float = 0.0
+    policy: str = ""
 
     @property
     def span_s(self) -> float:
         """From the first cloud received to the last one, seconds."""
         return max(0.0, self.last_s - self.first_s)
 
-    def summary(self, topic: str, policy: str) -> str:
+    def summary(self, topic: str) -> str:
         # a stretch of n clouds spans n - 1 periods: the rate is per period
         span_s = self.span_s
         per_s = (lambda n: f"{(n - 1) / span_s:.1f}/s" if span_s > 0 and n > 1 else "-/s")
-        return (f"point clouds on '{topic}' ({policy}): {self.received} received in {span_s:.1f} s "
+        return (f"point clouds on '{topic}' ({self.policy}): {self.received} received in {span_s:.1f} s "
                 f"({per_s(self.received)}), {self.applied} applied ({per_s(self.applied)}), {self.skipped} skipped "
                 f"(octomap_max_update_rate_hz), {self.refused} refused, {self.replaced} replaced by a newer cloud "
                 "before the map was free")
@@ -203,7 +205,7 @@ class CloudSubscription:
         if self._mode == POINT_CLOUD_AUTO:
             publishers = self._node.get_publishers_info_by_topic(self._topic)
             reliable = sum(info.qos_profile.reliability == ReliabilityPolicy.RELIABLE for info in publishers)
-            why = f" (auto: {len(publishers)} publishers, {reliable} of them reliable)"
+            why = f" (auto: {len(publishers)} publisher{'' if len(publishers) == 1 else 's'}, {reliable} reliable)"
         self._node.get_logger().info(f"point clouds on '{self._topic}': subscribed {self.policy}, depth 1{why}")
 
     def _adapt(self) -> None:
@@ -228,7 +230,7 @@ class CloudSubscription:
                               for info in self._node.get_publishers_info_by_topic(self._topic))
         if best_effort and best_effort != self._incompatible:
             self._node.get_logger().warning(
-                f"point clouds on '{self._topic}': {best_effort} publishers offer best effort, which the reliable "
+                f"point clouds on '{self._topic}': {best_effort} best-effort publisher(s), which the reliable "
                 f"subscription ({PARAMETER} = {self._mode}) does not match: their clouds never arrive "
                 f"(set {PARAMETER} to auto or best_effort)")
         self._incompatible = best_effort
@@ -241,8 +243,8 @@ class CloudSubscription:
         with self._lock:
             replaced = int(self._pending is not None)
             self._pending = msg
-            self._stretch = _count(self._stretch, now, received=1, replaced=replaced)
-            self._totals = _count(self._totals, now, received=1, replaced=replaced)
+            self._stretch = _count(self._stretch, now, replaced, self.policy)
+            self._totals = _count(self._totals, now, replaced, self.policy)
         self._ready.trigger()
 
     def _apply_newest(self) -> None:
@@ -272,9 +274,10 @@ class CloudSubscription:
             if not (paused or long):
                 return
             self._stretch = CloudCounts()
-        self._node.get_logger().info(stretch.summary(self._topic, self.policy))
+        self._node.get_logger().info(stretch.summary(self._topic))
 
 
-def _count(counts: CloudCounts, now: float, *, received: int, replaced: int) -> CloudCounts:
-    return replace(counts, received=counts.received + received, replaced=counts.replaced + replaced,
-                   first_s=counts.first_s if counts.received else now, last_s=now)
+def _count(counts: CloudCounts, now: float, replaced: int, policy: str) -> CloudCounts:
+    """``counts`` with one more cloud received at ``now`` (``replaced``: 1 if it replaced a waiting one)."""
+    return replace(counts, received=counts.received + 1, replaced=counts.replaced + replaced,
+                   first_s=counts.first_s if counts.received else now, last_s=now, policy=policy)

@@ -45,8 +45,9 @@ def test_the_parameter_values():
 
 
 def test_the_summary_line_gives_counts_and_rates():
-    counts = CloudCounts(received=31, applied=7, skipped=1, refused=0, replaced=23, first_s=10.0, last_s=11.0)
-    line = counts.summary("/camera/points", "best_effort")
+    counts = CloudCounts(received=31, applied=7, skipped=1, refused=0, replaced=23, first_s=10.0, last_s=11.0,
+                         policy="best_effort")
+    line = counts.summary("/camera/points")
     assert line == ("point clouds on '/camera/points' (best_effort): 31 received in 1.0 s (30.0/s), 7 applied "
                     "(6.0/s), 1 skipped (octomap_max_update_rate_hz), 0 refused, 23 replaced by a newer cloud "
                     "before the map was free")
