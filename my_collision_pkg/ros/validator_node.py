@@ -11,8 +11,9 @@ pair within ``clearance_influence_distance`` at the same rate;
 ``~/scene_objects`` (MarkerArray), the world and attached objects, at start-up
 and after every change; ``~/contact_intervals`` (MarkerArray), the contact intervals
 of the last checked trajectory. With ``point_cloud_topic``, a ``sensor_msgs/PointCloud2``
-subscription feeds the occupancy map (the world object ``<octomap>``) through
-``core.perception.monitor.OctomapMonitor`` (docs/perception.md).
+subscription (``ros.point_cloud_subscription``: its reliability per ``point_cloud_reliability``,
+the newest cloud to the map whenever it is free) feeds the occupancy map (the world object
+``<octomap>``) through ``core.perception.monitor.OctomapMonitor`` (docs/perception.md).
 
 A new service is added with ``self._serve(SrvType, "~/name", self._on_name)``: the
 callback then runs under the node's CallbackGuard (no exception escapes; it answers

@@ -1,9 +1,10 @@
 """A depth camera's stream, as a process of its own: 640 x 480 clouds at a rate, then a line.
 
-    python cloud_publisher.py TOPIC --reliability best_effort|reliable --rate-hz 30 --seconds 10
+    python cloud_publisher.py TOPIC --reliability best_effort|reliable --rate-hz 30 --seconds 10 [--points N]
 
 Each cloud is organised (height 480, width 640: 307,200 points, FLOAT32 x, y, z and 4 bytes
-of rgb a point, 4.9 MB, as a RealSense-style driver sends), a wall facing the robot in
+of rgb a point, 4.9 MB, as a RealSense-style driver sends; ``--points`` other than 307,200
+gives 640 x (N // 640)), a wall facing the robot in
 ``panda_link0``'s frame. Cloud ``i`` stands at ``wall_x_m(i)``: VARIANTS positions in
 turn, so a map built from it says which cloud it was. The publisher keeps the last 5
 (a camera driver's usual depth), waits until a subscription matches, then sends at the
@@ -31,9 +32,9 @@ def wall_x_m(i: int) -> float:
     return WALL_X0_M + WALL_STEP_M * (i % VARIANTS)
 
 
-def wall_points(x_m: float) -> np.ndarray:
-    """(HEIGHT * WIDTH, 3) points of a wall at ``x_m``, row by row."""
-    y, z = np.meshgrid(np.linspace(*WALL_Y_M, WIDTH), np.linspace(*WALL_Z_M, HEIGHT)[::-1])
+def wall_points(x_m: float, height: int = HEIGHT) -> np.ndarray:
+    """(height * WIDTH, 3) points of a wall at ``x_m``, row by row."""
+    y, z = np.meshgrid(np.linspace(*WALL_Y_M, WIDTH), np.linspace(*WALL_Z_M, height)[::-1])
     return np.stack([np.full(y.size, x_m), y.ravel(), z.ravel()], axis=1)
 
 
@@ -43,6 +44,7 @@ def main() -> int:
     parser.add_argument("--reliability", choices=("best_effort", "reliable"), required=True)
     parser.add_argument("--rate-hz", type=float, default=30.0)
     parser.add_argument("--seconds", type=float, default=10.0)
+    parser.add_argument("--points", type=int, default=WIDTH * HEIGHT)
     args = parser.parse_args()
 
     import rclpy
@@ -58,9 +60,10 @@ def main() -> int:
         depth=PUBLISHER_DEPTH, reliability=policy, history=HistoryPolicy.KEEP_LAST,
         durability=DurabilityPolicy.VOLATILE))
     clouds = []
+    height = max(1, args.points // WIDTH)
     for i in range(VARIANTS):
-        cloud = point_cloud_msg(wall_points(wall_x_m(i)), "panda_link0", extra_bytes=4)
-        cloud.height, cloud.width, cloud.row_step = HEIGHT, WIDTH, WIDTH * cloud.point_step
+        cloud = point_cloud_msg(wall_points(wall_x_m(i), height), "panda_link0", extra_bytes=4)
+        cloud.height, cloud.width, cloud.row_step = height, WIDTH, WIDTH * cloud.point_step
         clouds.append(cloud)
     deadline = time.monotonic() + MATCH_TIMEOUT_S
     while publisher.get_subscription_count() == 0:
