@@ -121,7 +121,10 @@ def _summaries(output: str) -> list[dict]:
 
 
 def _stream(process, camera, reliability: str) -> tuple[dict, int, list[float]]:
-    """The camera sends for SECONDS at RATE_HZ; (the node's summary of it, clouds sent, walls seen)."""
+    """The camera sends for SECONDS at RATE_HZ; (the node's counts of it, clouds sent, walls seen).
+
+    The counts are the node's summary lines after the camera stopped, summed (a pause of the
+    stream on a loaded machine can end one stretch early)."""
     before = len(_summaries(process.output()))
     seen_before = len(camera.walls_x_m)
     publisher = subprocess.Popen([sys.executable, PUBLISHER, TOPIC, "--reliability", reliability,
@@ -137,8 +140,11 @@ def _stream(process, camera, reliability: str) -> tuple[dict, int, list[float]]:
     while len(_summaries(process.output())) <= before:
         assert time.monotonic() < deadline, "no summary of the stretch:\n" + process.output()[-3000:]
         camera.spin_for(0.1)
-    camera.spin_for(0.5)                             # the last map's markers
-    return _summaries(process.output())[before], sent, camera.walls_x_m[seen_before:]
+    camera.spin_for(1.5)                             # the last map's markers; a stretch a pause split in two
+    stretches = _summaries(process.output())[before:]
+    total = {k: sum(part[k] for part in stretches) for k in ("received", "applied", "skipped", "refused", "replaced")}
+    total.update(topic=stretches[-1]["topic"], policy=stretches[-1]["policy"])
+    return total, sent, camera.walls_x_m[seen_before:]
 
 
 @pytest.mark.parametrize("reliability", ["best_effort", "reliable"])
