@@ -169,7 +169,8 @@ def main() -> None:
     print(f"# {time.strftime('%Y-%m-%d %H:%M')} load {load:.1f}; {args.rate_hz:g} Hz for {args.seconds:g} s; "
           f"{POINT_STEP_BYTES} bytes a point; publisher depth {PUBLISHER_DEPTH}, subscriber depth 1; "
           f"transport setting in: {args.side}")
-    print(f"{'transport':<36} {'pub/sub QoS':<26} {'points':>8} {'MB':>5} {'sent':>5} {'received':>8} {'/s':>6} {'share':>6}")
+    print(f"{'transport':<36} {'pub/sub QoS':<26} {'points':>8} {'MB':>5} {'sent':>5} {'received':>8} {'/s':>6} "
+          f"{'share':>6}")
     for name, env in envs:
         for qos in args.qos:
             pub_qos, sub_qos = qos.split("/")

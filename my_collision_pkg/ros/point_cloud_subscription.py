@@ -55,7 +55,8 @@ CLOUD_PAUSE_S = 1.0
 CLOUD_REPORT_PERIOD_S = 60.0
 
 APPLIED, SKIPPED, REFUSED = "applied", "skipped", "refused"
-_POLICY_NAMES = {ReliabilityPolicy.RELIABLE: POINT_CLOUD_RELIABLE, ReliabilityPolicy.BEST_EFFORT: POINT_CLOUD_BEST_EFFORT}
+_POLICY_NAMES = {ReliabilityPolicy.RELIABLE: POINT_CLOUD_RELIABLE,
+                 ReliabilityPolicy.BEST_EFFORT: POINT_CLOUD_BEST_EFFORT}
 
 
 def check_reliability(value) -> str:

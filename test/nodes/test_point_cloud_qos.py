@@ -8,8 +8,9 @@ summary line of that stretch counts the clouds received and the clouds applied t
 and the map drawn on ``~/scene_objects`` must have moved with the clouds (each cloud's wall
 stands at one of four places). Both processes run with the DDS settings docs/perception.md
 gives for large clouds (``LARGE_CLOUD_ENV``: ``config/fastdds_large_clouds.xml``). The
-figures are printed (``pytest -s``); the assertions are floors far below them (a loaded 2-core machine), far above what the
-best-effort depth-1 subscription got before (0 of 60 at 300k points).
+figures are printed (``pytest -s``); the assertions are floors far below them (a loaded
+2-core machine), far above what the best-effort depth-1 subscription got before (0 of 60
+at 300k points).
 
 Also here: ``point_cloud_reliability`` refused by name for bad values, at start-up and at
 run time, and accepted at run time for a good one (the subscription follows); and, in one
