@@ -18,10 +18,11 @@ sends to it best effort, and a cloud of several MB is hundreds of fragments: one
 fragment loses the cloud, with nothing resent. That is how 300k-point clouds from a
 reliable driver never arrived (docs/perception.md has the figures).
 
-Receiving and applying are apart. The subscription's callback only keeps the message as
-the newest one and counts it (``received``); a cloud still waiting when a newer one comes
+Receiving and applying are apart. The subscription's callback only keeps the message, still
+serialized (a raw subscription: one copy, no message built), as the newest one and counts it
+(``received``); a cloud still waiting when a newer one comes
 is dropped (``replaced``). A guard condition in a callback group of its own hands the
-newest waiting cloud to ``apply(msg)`` whenever the previous one is done (folding a cloud
+newest waiting cloud, made a message, to ``apply(msg)`` whenever the previous one is done (folding a cloud
 into the map takes 0.1-0.5 s); ``apply`` answers :data:`APPLIED`, :data:`SKIPPED` (the rate
 bound) or :data:`REFUSED`. So the DDS reader is drained at the camera's rate while the map
 follows at its own, and both are counted: after a burst of clouds (no cloud for
@@ -40,6 +41,7 @@ from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
 from rclpy.event_handler import SubscriptionEventCallbacks
 from rclpy.node import Node
 from rclpy.qos import ReliabilityPolicy
+from rclpy.serialization import deserialize_message
 from sensor_msgs.msg import PointCloud2
 
 from my_collision_pkg.ros.qos import (POINT_CLOUD_AUTO, POINT_CLOUD_BEST_EFFORT, POINT_CLOUD_RELIABILITIES,
@@ -128,7 +130,7 @@ class CloudSubscription:
         self._apply = apply
         self._mode = check_reliability(reliability)
         self._lock = threading.Lock()
-        self._pending: PointCloud2 | None = None
+        self._pending: bytes | None = None                   # the newest cloud not yet applied, serialized
         self._applying = False
         self._stretch = CloudCounts()
         self._totals = CloudCounts()
@@ -196,10 +198,13 @@ class CloudSubscription:
         # no QoS event handlers: rclpy's executor can fail on an event handler destroyed from another
         # thread while it builds its wait set (InvalidHandle in add_to_wait_set, seen here); the
         # incompatible-publisher warning they would give is logged by _warn_incompatible instead
+        # raw: a cloud is kept as its serialized bytes (one copy) and made a message only when it is
+        # applied; most clouds are replaced unread, and receiving stays cheap beside the map's work
         return self._node.create_subscription(PointCloud2, self._topic,
-                                              self._wrap(lambda msg: self._receive(msg, token)),
+                                              self._wrap(lambda data: self._receive(data, token)),
                                               point_cloud_qos(policy), callback_group=self._receive_group,
-                                              event_callbacks=SubscriptionEventCallbacks(use_default_callbacks=False))
+                                              event_callbacks=SubscriptionEventCallbacks(use_default_callbacks=False),
+                                              raw=True)
 
     def _log_subscribed(self) -> None:
         why = ""
@@ -237,7 +242,7 @@ class CloudSubscription:
         self._incompatible = best_effort
 
     # ----- receiving and applying -------------------------------------------------
-    def _receive(self, msg: PointCloud2, token: object) -> None:
+    def _receive(self, msg: bytes, token: object) -> None:
         if token is not self._current:
             return                                            # a retired subscription's
         now = time.monotonic()
@@ -256,7 +261,7 @@ class CloudSubscription:
             return
         outcome = REFUSED
         try:
-            outcome = self._apply(msg)
+            outcome = self._apply(deserialize_message(msg, PointCloud2))
         finally:
             with self._lock:
                 self._applying = False
