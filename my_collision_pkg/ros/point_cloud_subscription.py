@@ -134,7 +134,7 @@ class CloudSubscription:
         self._applying = False
         self._stretch = CloudCounts()
         self._totals = CloudCounts()
-        self._stretch_start_s = 0.0
+        self._current: object | None = None                   # the live subscription's token (_subscribe)
         # subscription, timer: one group (a subscription is never replaced under its own callback);
         # the map's work in another, so that receiving never waits for it
         self._receive_group = MutuallyExclusiveCallbackGroup()
