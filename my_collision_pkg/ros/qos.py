@@ -10,13 +10,20 @@
 ``JOINT_STATES_QOS``
     The ``sensor_msgs/JointState`` streams (subscribed and republished): ROS 2's
     default profile, depth 10.
-``POINT_CLOUD_QOS``
-    The ``sensor_msgs/PointCloud2`` subscription (``point_cloud_topic``): best effort and
-    volatile as ROS 2's sensor data profile (so it matches a camera driver's publisher,
-    reliable or best effort), but depth 1: a cloud takes 0.1-0.5 s to fold into the map,
-    and clouds queued behind it would be stale by then; the newest one is taken.
+``point_cloud_qos(reliability)``, ``POINT_CLOUD_QOS``
+    The ``sensor_msgs/PointCloud2`` subscription (``point_cloud_topic``): volatile, depth 1
+    (a cloud takes 0.1-0.5 s to fold into the map, and clouds queued behind it would be
+    stale by then; the newest one is taken), reliable or best effort as the parameter
+    ``point_cloud_reliability`` says (:data:`POINT_CLOUD_RELIABILITIES`). ``auto`` (the
+    default) follows the publishers (:func:`reliability_for_publishers`, re-checked by
+    ``ros.point_cloud_subscription``): a best-effort subscriber matches a reliable
+    publisher, but then a large cloud that loses one fragment is lost whole, which is
+    why 300k-point clouds from a reliable driver never arrived (docs/perception.md).
+    ``POINT_CLOUD_QOS`` is the best-effort profile (its old meaning).
 """
 from __future__ import annotations
+
+from collections.abc import Iterable
 
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 
@@ -39,5 +46,43 @@ JOINT_STATES_DEPTH = 10
 JOINT_STATES_QOS = QoSProfile(depth=JOINT_STATES_DEPTH)
 
 POINT_CLOUD_DEPTH = 1
-POINT_CLOUD_QOS = QoSProfile(depth=POINT_CLOUD_DEPTH, reliability=ReliabilityPolicy.BEST_EFFORT,
-                             durability=DurabilityPolicy.VOLATILE, history=HistoryPolicy.KEEP_LAST)
+# point_cloud_reliability: follow the publishers, or one fixed policy
+POINT_CLOUD_AUTO = "auto"
+POINT_CLOUD_RELIABLE = "reliable"
+POINT_CLOUD_BEST_EFFORT = "best_effort"
+POINT_CLOUD_RELIABILITIES = (POINT_CLOUD_AUTO, POINT_CLOUD_RELIABLE, POINT_CLOUD_BEST_EFFORT)
+DEFAULT_POINT_CLOUD_RELIABILITY = POINT_CLOUD_AUTO
+_POLICIES = {POINT_CLOUD_RELIABLE: ReliabilityPolicy.RELIABLE, POINT_CLOUD_BEST_EFFORT: ReliabilityPolicy.BEST_EFFORT}
+
+
+def point_cloud_qos(reliability: str | ReliabilityPolicy) -> QoSProfile:
+    """The cloud subscription's profile: depth 1, volatile, ``reliability`` (``"reliable"``,
+    ``"best_effort"`` or a ReliabilityPolicy; ``"auto"`` is resolved by the caller).
+
+    Raises
+    ------
+    ValueError
+        For any other value.
+    """
+    policy = _POLICIES.get(reliability, reliability) if isinstance(reliability, str) else reliability
+    if policy not in (ReliabilityPolicy.RELIABLE, ReliabilityPolicy.BEST_EFFORT):
+        raise ValueError(f"point cloud reliability {reliability!r} is not one of reliable, best_effort")
+    return QoSProfile(depth=POINT_CLOUD_DEPTH, reliability=policy, durability=DurabilityPolicy.VOLATILE,
+                      history=HistoryPolicy.KEEP_LAST)
+
+
+def reliability_for_publishers(offered: Iterable[ReliabilityPolicy]) -> ReliabilityPolicy:
+    """What ``auto`` subscribes with, given the reliability each publisher of the topic offers.
+
+    RELIABLE when there is at least one publisher and every one offers reliable (the
+    subscription then matches them all and gets lost fragments resent); BEST_EFFORT
+    otherwise (no publisher yet, or one best-effort publisher, which a reliable
+    subscription would not match). rosbag2's recorder chooses the same way.
+    """
+    offered = list(offered)
+    if offered and all(policy == ReliabilityPolicy.RELIABLE for policy in offered):
+        return ReliabilityPolicy.RELIABLE
+    return ReliabilityPolicy.BEST_EFFORT
+
+
+POINT_CLOUD_QOS = point_cloud_qos(POINT_CLOUD_BEST_EFFORT)

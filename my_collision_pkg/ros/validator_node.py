@@ -11,8 +11,9 @@ pair within ``clearance_influence_distance`` at the same rate;
 ``~/scene_objects`` (MarkerArray), the world and attached objects, at start-up
 and after every change; ``~/contact_intervals`` (MarkerArray), the contact intervals
 of the last checked trajectory. With ``point_cloud_topic``, a ``sensor_msgs/PointCloud2``
-subscription feeds the occupancy map (the world object ``<octomap>``) through
-``core.perception.monitor.OctomapMonitor`` (docs/perception.md).
+subscription (``ros.point_cloud_subscription``: its reliability per ``point_cloud_reliability``,
+the newest cloud to the map whenever it is free) feeds the occupancy map (the world object
+``<octomap>``) through ``core.perception.monitor.OctomapMonitor`` (docs/perception.md).
 
 A new service is added with ``self._serve(SrvType, "~/name", self._on_name)``: the
 callback then runs under the node's CallbackGuard (no exception escapes; it answers
@@ -77,7 +78,8 @@ from my_collision_pkg.core.perception.self_filter import MAX_PADDING_M
 from my_collision_pkg.core.scene.loading import load_scene
 from my_collision_pkg.core.warm_up import warm_up_services
 from my_collision_pkg.ros import stop_request
-from my_collision_pkg.ros.qos import JOINT_STATES_QOS, LATCHED_QOS, POINT_CLOUD_QOS, SERVICE_QOS
+from my_collision_pkg.ros.qos import DEFAULT_POINT_CLOUD_RELIABILITY, JOINT_STATES_QOS, LATCHED_QOS, SERVICE_QOS
+from my_collision_pkg.ros import point_cloud_subscription as cloud_subscription
 from my_collision_pkg.ros.runtime import (CallbackGuard, ConfigurationError, DynamicParameters, MemoryReturn,
                                           NamedParameterRefusals,
                                           NumberParameter, ament_package_share, check_bool, is_refusal, run_node)
@@ -317,11 +319,14 @@ class CollisionValidatorNode(NamedParameterRefusals, Node):
         self._serve(ClearOctomap, "~/clear_octomap", self._on_clear_octomap, updates)
         self._serve(SetOctomap, "~/set_octomap", self._on_set_octomap, updates)
         self._point_cloud_topic = p["point_cloud_topic"]
+        self.point_clouds = None
         if self._point_cloud_topic:
-            # a group of its own: a camera that always has the next cloud ready cannot starve the
-            # scene updates (the monitor's lock orders clouds against ~/clear_octomap, ~/set_octomap)
-            self.create_subscription(PointCloud2, self._point_cloud_topic, self._guard.timer(self._on_point_cloud),
-                                     POINT_CLOUD_QOS, callback_group=MutuallyExclusiveCallbackGroup())
+            # QoS fitted to the publishers (point_cloud_reliability); receiving and applying in groups
+            # of their own: a camera that always has the next cloud ready cannot starve the scene
+            # updates (the monitor's lock orders clouds against ~/clear_octomap, ~/set_octomap)
+            self.point_clouds = cloud_subscription.CloudSubscription(
+                self, self._point_cloud_topic, self._on_point_cloud, reliability=p[cloud_subscription.PARAMETER],
+                wrap=self._guard.timer)
         if p["monitor_joint_states"]:
             self._clearance = self.create_publisher(ClearanceMsg, "~/clearance", REPORT_QOS)
             monitor = MutuallyExclusiveCallbackGroup()
@@ -335,6 +340,8 @@ class CollisionValidatorNode(NamedParameterRefusals, Node):
                 self._dynamic.add(parameter.name, parameter.check, functools.partial(setter, self))
         for name, setter in SWITCH_SETTERS.items():
             self._dynamic.add(name, functools.partial(check_bool, name), functools.partial(setter, self))
+        self._dynamic.add(cloud_subscription.PARAMETER, cloud_subscription.check_reliability,
+                          self._set_point_cloud_reliability)
         # with moveit_msgs: ~/check_state_validity and the PlanningScene mirror (docs/moveit.md)
         self.moveit = attach_moveit_bridge(self, p)
         robot = self.scene.robot
@@ -397,6 +404,10 @@ class CollisionValidatorNode(NamedParameterRefusals, Node):
             "follow /joint_states and publish contacts of the current state"))
         self.declare_parameter("point_cloud_topic", "", _descriptor(
             "sensor_msgs/PointCloud2 topic feeding the occupancy map '<octomap>' (empty: none)", type_=s))
+        # dynamic typing: a value of another type is refused by check_reliability, naming the parameter
+        self.declare_parameter(cloud_subscription.PARAMETER, DEFAULT_POINT_CLOUD_RELIABILITY, _descriptor(
+            "point_cloud_topic's subscription: auto (reliable when every publisher is, else best effort), "
+            "reliable or best_effort", dynamic=True, read_only=False))
         self.declare_parameter("octomap_mode", MODE_REPLACE, _descriptor(
             f"occupancy map updates: {' or '.join(UPDATE_MODES)}", type_=s))
         for parameter, default, _ in PARAMETERS:
@@ -414,6 +425,8 @@ class CollisionValidatorNode(NamedParameterRefusals, Node):
             raise ConfigurationError(f"parameter 'octomap_mode' = '{p['octomap_mode']}' is not one of "
                                      f"{', '.join(UPDATE_MODES)}")
         p["check_joint_limits"] = check_bool("check_joint_limits", p["check_joint_limits"])
+        p[cloud_subscription.PARAMETER] = cloud_subscription.check_reliability(
+            self.get_parameter(cloud_subscription.PARAMETER).value)
         if not p["robot_description"] and not p["urdf_path"]:
             raise ConfigurationError("no robot model: set robot_description (URDF XML) or urdf_path")
         p.update({parameter.name: parameter.read(self) for parameter, _, _ in PARAMETERS})
@@ -586,15 +599,23 @@ class CollisionValidatorNode(NamedParameterRefusals, Node):
         self.publish_scene_objects()
         return response
 
-    def _on_point_cloud(self, msg: PointCloud2) -> None:
+    def _on_point_cloud(self, msg: PointCloud2) -> str:
+        """The newest cloud, folded into the map: APPLIED, SKIPPED (the rate bound) or REFUSED."""
         try:
             result = self.octomap.update_message(msg)
         except CollisionPkgError as exc:
             self._warn_point_cloud(str(exc))
-            return
-        if result.applied:
-            self.get_logger().debug(f"point cloud: {result.summary()}")
-            self.publish_scene_objects()
+            return cloud_subscription.REFUSED
+        if not result.applied:
+            return cloud_subscription.SKIPPED
+        self.get_logger().debug(f"point cloud: {result.summary()}")
+        self.publish_scene_objects()
+        return cloud_subscription.APPLIED
+
+    def _set_point_cloud_reliability(self, value: str) -> None:
+        """point_cloud_reliability at run time: the subscription follows within ADAPT_PERIOD_S (kept if none)."""
+        if self.point_clouds is not None:
+            self.point_clouds.set_reliability(value)
 
     def publish_scene_objects(self, world=None) -> None:
         """Draw the scene's world as it is now on ~/scene_objects (``world``, a caller's new
