@@ -64,7 +64,13 @@ def pip_venv(tmp_path_factory) -> pathlib.Path:
     venv = CACHE / f"pip-venv-{key}"
     python = venv / "bin" / "python"
     wheels = tmp_path_factory.mktemp("wheel")
-    _run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", "--wheel-dir", wheels, REPO],
+    # built from a copy: setuptools writes build/ and *.egg-info beside the sources it builds
+    source = tmp_path_factory.mktemp("source")
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy2(REPO / name, source / name)
+    shutil.copytree(REPO / "my_collision_pkg", source / "my_collision_pkg",
+                    ignore=shutil.ignore_patterns("__pycache__", "*.pyc", "*.nbi", "*.nbc"))
+    _run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", "--wheel-dir", wheels, source],
          timeout=INSTALL_TIMEOUT_S)
     (wheel,) = glob.glob(str(wheels / "my_collision_pkg-*.whl"))
     CACHE.mkdir(parents=True, exist_ok=True)

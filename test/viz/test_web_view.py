@@ -1,0 +1,125 @@
+"""The browser view (``python -m my_collision_pkg.viz.web``) in a real headless Chromium.
+
+The page of make demo's environment collision (the Panda reaching down through the table,
+served by the module's command line with its default motion and time slider) is opened in
+Debian's ``chromium`` (``make test`` installs it when missing and apt can), the test waits
+for the scene and takes a screenshot, then checks the pixels: not a blank or error page,
+the Panda's grey links, the tan table and the red of the links in contact and contacts.
+The screenshot stays in the test's temporary folder (its path is printed on failure).
+"""
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+
+pytest.importorskip("viser", reason="viser (the browser view's library) is not installed")
+PIL_Image = pytest.importorskip("PIL.Image", reason="pillow is not installed")
+
+from my_collision_pkg.viz import web  # noqa: E402
+
+SERVER_START_TIMEOUT_S = 600.0          # a cold numba cache compiles the kernels first
+SCREENSHOT_TIMEOUT_S = 180.0
+WINDOW_PX = (1280, 800)
+CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                  "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                  "--use-gl=swiftshader", "--enable-unsafe-swiftshader", "--hide-scrollbars",
+                  "--disable-dev-shm-usage", "--run-all-compositor-stages-before-draw"]
+
+
+def chromium() -> str | None:
+    return next((path for path in map(shutil.which, ("chromium", "chromium-browser")) if path), None)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def colour_counts(png_path) -> dict[str, int]:
+    """Pixels of each colour the page draws (robot grey, links/contacts red, table tan) and distinct colours."""
+    rgb = np.asarray(PIL_Image.open(png_path).convert("RGB"), dtype=int)
+    r, g, b = rgb[..., 0], rgb[..., 1], rgb[..., 2]
+    return {
+        "red": int(((r > 150) & (g < 80) & (b < 80)).sum()),
+        "grey": int(((abs(r - g) < 14) & (abs(g - b) < 18) & (b > g - 4) & (r > 70) & (r < 200)).sum()),
+        "tan": int(((r - b > 45) & (r > 120) & (g > 90) & (g < r) & (b < g) & (r - g < 70)).sum()),
+        "distinct": int(len(np.unique(rgb.reshape(-1, 3), axis=0))),
+    }
+
+
+def test_colour_counts_see_a_blank_page_as_blank(tmp_path):
+    blank = tmp_path / "blank.png"
+    PIL_Image.fromarray(np.full((80, 120, 3), 255, np.uint8)).save(blank)
+    counts = colour_counts(blank)
+    assert counts == {"red": 0, "grey": 0, "tan": 0, "distinct": 1}
+
+
+def test_a_motion_is_posed_between_its_waypoints():
+    motion = web.Motion(("a", "b"), [[0.0, 1.0], [1.0, 3.0]], times_s=[0.0, 2.0])
+    assert np.allclose(motion.at(1.0), [0.5, 2.0]) and np.allclose(motion.at(5.0), [1.0, 3.0])
+    with pytest.raises(web.WebViewError, match="two waypoints"):
+        web.Motion(("a",), [[0.0]])
+
+
+@pytest.fixture
+def served_page(tmp_path):
+    port = free_port()
+    log = open(tmp_path / "server.log", "w+")
+    server = subprocess.Popen([sys.executable, "-m", "my_collision_pkg.viz.web", "--port", str(port),
+                               "--clearance", "0.05"], stdout=log, stderr=subprocess.STDOUT, text=True)
+    try:
+        deadline = time.monotonic() + SERVER_START_TIMEOUT_S
+        url = None
+        while url is None:
+            assert server.poll() is None, f"the server exited ({server.returncode}):\n{(tmp_path / 'server.log').read_text()}"
+            assert time.monotonic() < deadline, "the server did not start in time"
+            time.sleep(0.5)
+            match = re.search(r"serving the browser view at (\S+)", (tmp_path / "server.log").read_text())
+            url = match.group(1) if match else None
+        yield url, (tmp_path / "server.log")
+    finally:
+        server.terminate()
+        try:
+            server.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait()
+        log.close()
+
+
+def test_the_page_shows_the_panda_the_table_and_red_contacts_in_headless_chromium(served_page, tmp_path):
+    browser = chromium()
+    if browser is None:
+        pytest.skip("Debian's chromium is not installed (make test installs it with apt-get where it can)")
+    url, server_log = served_page
+    assert "environment collision between" in server_log.read_text()
+    shot = tmp_path / "web_view.png"
+    # The page loads its client, opens its websocket and receives the scene; the virtual time
+    # budget lets the page run that long before the screenshot is taken. One retry with a longer
+    # budget on a loaded machine.
+    counts = {}
+    for budget_ms in (20000, 60000):
+        shot.unlink(missing_ok=True)
+        run = subprocess.run([browser, *CHROMIUM_FLAGS, f"--user-data-dir={tmp_path / f'profile-{budget_ms}'}",
+                              f"--window-size={WINDOW_PX[0]},{WINDOW_PX[1]}", f"--virtual-time-budget={budget_ms}",
+                              f"--screenshot={shot}", url],
+                             capture_output=True, text=True, timeout=SCREENSHOT_TIMEOUT_S,
+                             env={**os.environ, "HOME": str(tmp_path)})
+        assert shot.exists(), f"chromium wrote no screenshot ({run.returncode}):\n{run.stderr[-2000:]}"
+        counts = colour_counts(shot)
+        if counts["red"] > 200 and counts["tan"] > 2000 and counts["grey"] > 2000:
+            break
+    print(f"screenshot: {shot} {counts}")
+    assert counts["distinct"] > 100, f"a blank or error page: {counts} ({shot})"
+    assert counts["tan"] > 2000, f"no table in the picture: {counts} ({shot})"
+    assert counts["grey"] > 2000, f"no robot in the picture: {counts} ({shot})"
+    assert counts["red"] > 200, f"no red links or contacts in the picture: {counts} ({shot})"
