@@ -15,8 +15,10 @@ background thread) of a checker's scene with an answer drawn on it:
   contact intervals (from a ``TrajectoryResult``'s contact lists, else found by checking the
   path at :data:`INTERVAL_SAMPLES` instants, said so) and a motion result's first contact.
 
-It takes core objects only (an ``Explanation``, a ``MotionResult``, a ``TrajectoryResult``);
-``tools/web_view.py`` feeds it from a running node's ``~/contacts`` and ``~/scene_objects``.
+It takes core objects (an ``Explanation``, a ``MotionResult``, a ``TrajectoryResult``) or,
+read by attribute names only (this module imports no ROS package), a ``ContactReport`` and
+the ``MarkerArray`` of ``~/scene_objects``: ``tools/web_view.py`` feeds it from a running
+node's ``~/contacts`` and ``~/scene_objects``.
 Why viser: its wheel carries its built web client (three.js), so the page works offline and
 nothing is built or downloaded at run time; it serves from a thread, has a time slider and
 per-node updates, and is maintained for robotics. meshcat-python (last release 2021) ships a
@@ -63,6 +65,9 @@ ARROW_HEAD_LENGTH_M = 0.02
 INTERVAL_SAMPLES = 201                  # instants checked along a motion when no contact lists are given
 SLIDER_STEPS = 200
 OCTOMAP_ID = "<octomap>"
+# visualization_msgs/Marker's type and action codes (read by value: this module imports no ROS)
+MARKER_CUBE, MARKER_SPHERE, MARKER_CYLINDER, MARKER_CUBE_LIST = 1, 2, 3, 6
+MARKER_MESH_RESOURCE, MARKER_TRIANGLE_LIST, MARKER_ADD = 10, 11, 0
 # make demo's environment collision (panda_joint1..7): the arm reaching down through the table
 DEMO_POSITIONS = (0.0, 1.5, 0.0, -0.5, 0.0, 1.571, 0.785)
 DEMO_START = (0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785)
@@ -182,6 +187,7 @@ class WebView:
         self._motion: Motion | None = None
         self._slider = None
         self._surface_handles: list = []
+        self._marker_handles: list = []
         self._panel = self.server.gui.add_markdown("**my_collision_pkg** browser view")
         self.status = self.server.gui.add_markdown("")
         self._intervals = self.server.gui.add_markdown("")
@@ -244,14 +250,28 @@ class WebView:
                 handle.position = tuple(float(v) for v in T[:3, 3])
                 handle.color = colour
 
-    def draw(self, result, surfaces=None, *, clearance=None, title: str | None = None) -> None:
-        """Draw an ``Explanation`` or ``MotionResult`` (its configuration and contacts) and optionally
-        its contact surfaces (default: computed for an Explanation's penetrating pairs) and clearance rows."""
+    def _configuration(self, result) -> np.ndarray:
+        """Active joint positions (robot order) of a core result (``positions``) or a ContactReport
+        message (``state``, by joint name; joints it does not name keep their default)."""
         robot = self._world().robot
+        if hasattr(result, "state"):
+            q = np.array(robot.default_positions(), dtype=float)
+            for name, value in zip(result.state.name, result.state.position):
+                k = robot.active_index(name)
+                if k is not None:
+                    q[k] = value
+            return q
         q = np.asarray(getattr(result, "positions", ()), dtype=float)
         if len(q) != len(robot.active_joint_names):
             raise WebViewError(f"the result holds {len(q)} positions; the robot '{robot.name}' has "
                                f"{len(robot.active_joint_names)} active joints")
+        return q
+
+    def draw(self, result, surfaces=None, *, clearance=None, title: str | None = None) -> None:
+        """Draw an ``Explanation``, a ``MotionResult`` or a ContactReport message (its configuration and
+        contacts) with its contact surfaces (default: a report's own, computed for an Explanation's
+        penetrating pairs, none for a motion) and optionally clearance rows."""
+        q = self._configuration(result)
         contacts = list(getattr(result, "contacts", ()))
         touch_m = 0.0
         if hasattr(result, "cc_time") and contacts and float(result.cc_time) >= 0.0:
@@ -261,13 +281,16 @@ class WebView:
         in_contact |= set(getattr(result, "colliding_links", ()))
         self._draw_robot(q, in_contact)
         self._draw_contacts(contacts, touching)
-        if surfaces is None and contacts and not hasattr(result, "cc_time"):
-            from my_collision_pkg.core.surfaces.explanation_surfaces import explanation_surfaces
-            surfaces = explanation_surfaces(self._world(), result)
+        if surfaces is None:
+            if hasattr(result, "state"):
+                surfaces = getattr(result, "surfaces", ())
+            elif contacts and not hasattr(result, "cc_time"):
+                from my_collision_pkg.core.surfaces.explanation_surfaces import explanation_surfaces
+                surfaces = explanation_surfaces(self._world(), result)
         self._draw_surfaces(surfaces or ())
         if clearance is not None:
             self.draw_clearance(clearance)
-        message = getattr(result, "message", "")
+        message = getattr(result, "message", "") or (f"{sum(touching)} contacts" if contacts else "no contact")
         self.status.content = "\n\n".join(x for x in (f"**{title}**" if title else "", message) if x)
 
     def _draw_contacts(self, contacts, touching) -> None:
@@ -295,18 +318,72 @@ class WebView:
         for handle in self._surface_handles:
             handle.remove()
         self._surface_handles = []
-        patches = [s.patch for s in surfaces if hasattr(s, "patch")]
-        top_pa = max((float(np.max(p.pressure_pa)) for p in patches if np.size(p.pressure_pa)), default=0.0)
-        for k, p in enumerate(patches):
-            triangles = np.asarray(p.triangles, np.int64).reshape(-1, 3)
-            if not len(triangles):
+        patches = []                     # (vertices (V, 3), triangles (T, 3), pressure (V,) Pa)
+        for surface in surfaces:
+            if hasattr(surface, "patch"):  # core.surfaces.explanation_surfaces.ContactSurface
+                p = surface.patch
+                patches.append((np.asarray(p.vertices_world, float).reshape(-1, 3),
+                                np.asarray(p.triangles, np.int64).reshape(-1, 3), np.asarray(p.pressure_pa, float).ravel()))
+            else:                          # a ContactSurface message
+                patches.append((np.array([point_xyz(v) for v in surface.vertices], float).reshape(-1, 3),
+                                np.asarray(surface.triangles, np.int64).reshape(-1, 3),
+                                np.asarray(surface.pressure, float).ravel()))
+        top_pa = max((float(np.max(pressure)) for _, _, pressure in patches if pressure.size), default=0.0)
+        for k, (vertices, triangles, pressure) in enumerate(patches):
+            if not len(triangles) or len(pressure) != len(vertices):
                 continue
-            vertices = np.asarray(p.vertices_world, float).reshape(-1, 3)
-            rgb = pressure_colormap(pressure_fractions(np.asarray(p.pressure_pa, float).ravel(), top_pa))
+            rgb = pressure_colormap(pressure_fractions(pressure, top_pa))
             mesh = trimesh.Trimesh(vertices, np.vstack([triangles, triangles[:, ::-1]]), process=False)
             mesh.visual.vertex_colors = np.column_stack([(rgb * 255).astype(np.uint8),
                                                          np.full(len(vertices), 255, np.uint8)])
             self._surface_handles.append(scene.add_mesh_trimesh(f"/answer/surfaces/{k}", mesh))
+
+    def draw_scene_markers(self, markers) -> None:
+        """World objects from a ``visualization_msgs/MarkerArray`` such as the validator's ``~/scene_objects``
+        (read by attribute: cubes, spheres, cylinders, triangle lists, cube lists (octomap cells) and
+        meshes given as file paths or ``file://`` URIs; other markers are counted in the panel)."""
+        import trimesh
+        for handle in self._marker_handles:
+            handle.remove()
+        self._marker_handles = []
+        skipped = 0
+        scene = self.server.scene
+        for k, m in enumerate(getattr(markers, "markers", ())):
+            if int(m.action) != MARKER_ADD:
+                continue
+            rgb = tuple(int(255 * float(c)) for c in (m.color.r, m.color.g, m.color.b))
+            opacity = float(m.color.a) or 1.0
+            scale = np.array([m.scale.x, m.scale.y, m.scale.z], dtype=float)
+            o = m.pose.orientation
+            pose = {"wxyz": (float(o.w), float(o.x), float(o.y), float(o.z)), "position": tuple(point_xyz(m.pose.position))}
+            name = f"/markers/{m.ns}/{m.id}/{k}"
+            if int(m.type) == MARKER_CUBE:
+                mesh = trimesh.creation.box(extents=scale)
+            elif int(m.type) == MARKER_SPHERE:
+                mesh = trimesh.creation.icosphere(subdivisions=2, radius=0.5)
+                mesh.apply_scale(scale)
+            elif int(m.type) == MARKER_CYLINDER:
+                mesh = trimesh.creation.cylinder(radius=0.5, height=1.0, sections=24)
+                mesh.apply_scale(scale)
+            elif int(m.type) == MARKER_TRIANGLE_LIST and len(m.points) >= 3:
+                vertices = np.array([point_xyz(p) for p in m.points], float)[: 3 * (len(m.points) // 3)]
+                mesh = trimesh.Trimesh(vertices, np.arange(len(vertices)).reshape(-1, 3), process=False)
+            elif int(m.type) == MARKER_CUBE_LIST and len(m.points):
+                centres = np.array([point_xyz(p) for p in m.points], np.float32)
+                self._marker_handles.append(scene.add_point_cloud(name, centres, colors=rgb or OCTOMAP_RGB,
+                                                                  point_size=float(scale[0]), **pose))
+                continue
+            elif int(m.type) == MARKER_MESH_RESOURCE and m.mesh_resource.startswith(("file://", "/")):
+                mesh = trimesh.load(m.mesh_resource.removeprefix("file://"), force="mesh")
+                mesh.apply_scale(scale)
+            else:
+                skipped += 1
+                continue
+            self._marker_handles.append(scene.add_mesh_simple(
+                name, np.asarray(mesh.vertices, np.float32), np.asarray(mesh.faces, np.uint32), color=rgb,
+                opacity=min(opacity, WORLD_OPACITY), side="double", **pose))
+        if skipped:
+            self._panel.content = f"**my_collision_pkg** browser view ({skipped} scene markers not drawn)"
 
     def draw_clearance(self, clearance, configuration: int = 0) -> None:
         """Clearance rows of one configuration as arrows from the first body's witness point to the second's."""
