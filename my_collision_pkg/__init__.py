@@ -25,6 +25,6 @@ path warns once and forwards to its new home (see the README). ``msg`` and ``srv
 generated beside them by rosidl at build time (the colcon build; the pip wheel has the
 ROS-free layers only). Importing this package imports only that small module.
 """
-from my_collision_pkg import _moved as _moved
+from my_collision_pkg._moved import install as _install_old_import_paths
 
-_moved.install()
+_install_old_import_paths()
