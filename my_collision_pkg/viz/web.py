@@ -47,17 +47,18 @@ from my_collision_pkg.viz.style import (MARKER_ARROW_MIN_LENGTH_M, arrow_length_
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8080
-ROBOT_RGB = (150, 156, 166)
-ROBOT_IN_CONTACT_RGB = (235, 30, 30)
-WORLD_RGB = (205, 170, 115)
+ENVIRONMENT_INTENSITY = 0.4
+ROBOT_RGB = (105, 110, 120)
+ROBOT_IN_CONTACT_RGB = (215, 0, 0)
+WORLD_RGB = (185, 135, 70)
 OCTOMAP_RGB = (70, 110, 200)
 CONTACT_RGB = (255, 0, 0)
 NEAR_MISS_RGB = (255, 205, 0)
 CLEARANCE_RGB = (40, 170, 60)
 CLEARANCE_CLOSE_RGB = (255, 140, 0)
 CLEARANCE_CLOSE_M = 0.05
-ROBOT_OPACITY = 0.85
-WORLD_OPACITY = 0.7
+ROBOT_OPACITY = 1.0
+WORLD_OPACITY = 0.6                     # contacts and surfaces inside an object stay visible
 CONTACT_DOT_SIZE_M = 0.025
 ARROW_SHAFT_RADIUS_M = 0.004
 ARROW_HEAD_RADIUS_M = 0.010
@@ -181,6 +182,8 @@ class WebView:
         except OSError as exc:
             raise WebViewError(f"cannot serve on {host}:{port}: {exc}") from exc
         self.server.scene.set_up_direction("+z")
+        # less image-based light than viser's default, so that the colours stay recognisable
+        self.server.scene.configure_environment_map("warehouse", environment_intensity=ENVIRONMENT_INTENSITY)
         self._lock = threading.Lock()
         self._robot_handles: dict[int, object] = {}
         self._robot_owners: dict[int, str] = {}
@@ -225,9 +228,8 @@ class WebView:
                                   point_size=float(occupancy.resolution_m), point_shape="square")
         if np.all(np.isfinite(low)):
             centre = 0.5 * (low + high)
-            self.server.initial_camera.look_at = tuple(float(v) for v in (centre[0], centre[1], 0.4))
-            self.server.initial_camera.position = (1.9, -1.7, 1.5)
-        scene.add_grid("/grid", width=3.0, height=3.0, cell_size=0.1, position=(0.0, 0.0, 0.0))
+            self.server.initial_camera.look_at = (float(centre[0]), float(centre[1]), float(max(centre[2], 0.3)))
+            self.server.initial_camera.position = (float(centre[0]) + 0.9, float(centre[1]) - 1.1, 1.0)
 
     def _draw_robot(self, q: np.ndarray, in_contact: set[str]) -> None:
         """Pose every robot shape at the full configuration ``q``; links in ``in_contact`` red."""
@@ -397,7 +399,7 @@ class WebView:
         self.server.scene.add_arrows("/answer/clearance", points, colors=colours, shaft_radius=0.5 * ARROW_SHAFT_RADIUS_M,
                                      head_radius=0.5 * ARROW_HEAD_RADIUS_M, head_length=0.5 * ARROW_HEAD_LENGTH_M)
 
-    def set_motion(self, motion: Motion, result=None) -> None:
+    def set_motion(self, motion: Motion, result=None, initial_time_s: float | None = None) -> None:
         """A time slider over ``motion``: each instant is posed and explained; the panel lists the contact
         intervals (``result.contact_lists`` of a TrajectoryResult, else sampled) and a MotionResult's cc_time."""
         self._motion = motion
@@ -412,12 +414,13 @@ class WebView:
             text += f"\n\nFirst contact (certified): t = {float(result.cc_time):.4f}"
         self._intervals.content = text
         t0, t1 = float(motion.times_s[0]), float(motion.times_s[-1])
+        start = t0 if initial_time_s is None else float(np.clip(initial_time_s, t0, t1))
         if self._slider is None:
             self._slider = self.server.gui.add_slider("time", min=t0, max=t1, step=(t1 - t0) / SLIDER_STEPS,
-                                                      initial_value=t0)
+                                                      initial_value=start)
             self._slider.on_update(lambda _event: self.set_time(float(self._slider.value)))
         else:
-            self._slider.min, self._slider.max, self._slider.value = t0, t1, t0
+            self._slider.min, self._slider.max, self._slider.value = t0, t1, start
 
     def set_time(self, time_s: float) -> None:
         """Pose and explain the motion's configuration at ``time_s``."""
@@ -441,7 +444,8 @@ def show(checker, result=None, *, surfaces=None, clearance=None, motion: Motion 
     """
     view = WebView(checker, host=host, port=port)
     if motion is not None:
-        view.set_motion(motion, result)
+        cc_time = float(getattr(result, "cc_time", -1.0))   # a straight motion's first contact, on 0..1
+        view.set_motion(motion, result, initial_time_s=cc_time if cc_time >= 0 and len(motion.times_s) == 2 else None)
     shown = getattr(result, "first_contact", None) if hasattr(result, "contact_lists") else result
     if shown is not None and len(getattr(shown, "positions", ())):
         view.draw(shown, surfaces, clearance=clearance, title=title)
@@ -499,7 +503,7 @@ def main(argv=None) -> int:
         view = show(checker, explanation, clearance=clearance, host=args.host, port=args.port)
         if motion is not None:
             result = checker.check_motion(joints, start, positions)
-            view.set_motion(motion, result)
+            view.set_motion(motion, result, initial_time_s=float(motion.times_s[-1]))
             view.draw(explanation, clearance=clearance)
     except (CollisionPkgError, WebViewError, ValueError, OSError) as exc:
         print(f"web: {exc}", file=sys.stderr)

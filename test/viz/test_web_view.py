@@ -28,6 +28,7 @@ from my_collision_pkg.viz import web  # noqa: E402
 SERVER_START_TIMEOUT_S = 600.0          # a cold numba cache compiles the kernels first
 SCREENSHOT_TIMEOUT_S = 180.0
 WINDOW_PX = (1280, 800)
+VIEW_COLUMNS = (320, 940)               # the 3D view between the notices (left) and the GUI panel (right)
 CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                   "--disable-background-networking", "--disable-component-update", "--disable-sync",
                   "--use-gl=swiftshader", "--enable-unsafe-swiftshader", "--hide-scrollbars",
@@ -45,20 +46,27 @@ def free_port() -> int:
 
 
 def colour_counts(png_path) -> dict[str, int]:
-    """Pixels of each colour the page draws (robot grey, links/contacts red, table tan) and distinct colours."""
+    """Pixels of each colour the page draws in the 3D view's middle (the GUI panel on the right and
+    the browser's notices at the top left left out): the links in contact and contacts red, the
+    robot grey, the table tan; and how many distinct colours the whole picture has.
+
+    viser's lighting shifts colours; the bounds were read off a screenshot of the page
+    (red links about (240, 36, 36), grey links (40-55, 40-56, 41-58), table (218, 183, 120))."""
     rgb = np.asarray(PIL_Image.open(png_path).convert("RGB"), dtype=int)
-    r, g, b = rgb[..., 0], rgb[..., 1], rgb[..., 2]
+    view = rgb[:, VIEW_COLUMNS[0]:VIEW_COLUMNS[1]]
+    r, g, b = view[..., 0], view[..., 1], view[..., 2]
+    spread, mean = view.max(axis=-1) - view.min(axis=-1), view.mean(axis=-1)
     return {
-        "red": int(((r > 150) & (g < 80) & (b < 80)).sum()),
-        "grey": int(((abs(r - g) < 14) & (abs(g - b) < 18) & (b > g - 4) & (r > 70) & (r < 200)).sum()),
-        "tan": int(((r - b > 45) & (r > 120) & (g > 90) & (g < r) & (b < g) & (r - g < 70)).sum()),
+        "red": int(((r - np.maximum(g, b) > 90) & (abs(g - b) < 40) & (r > 150)).sum()),
+        "grey": int(((spread <= 14) & (mean > 30) & (mean < 200)).sum()),
+        "tan": int(((r > g) & (g > b) & (r - b > 40) & (g - b > 20) & (r - g > 15) & (r - g < 80) & (r > 120)).sum()),
         "distinct": int(len(np.unique(rgb.reshape(-1, 3), axis=0))),
     }
 
 
 def test_colour_counts_see_a_blank_page_as_blank(tmp_path):
     blank = tmp_path / "blank.png"
-    PIL_Image.fromarray(np.full((80, 120, 3), 255, np.uint8)).save(blank)
+    PIL_Image.fromarray(np.full((WINDOW_PX[1], WINDOW_PX[0], 3), 255, np.uint8)).save(blank)
     counts = colour_counts(blank)
     assert counts == {"red": 0, "grey": 0, "tan": 0, "distinct": 1}
 
@@ -106,18 +114,21 @@ def test_the_page_shows_the_panda_the_table_and_red_contacts_in_headless_chromiu
     # The page loads its client, opens its websocket and receives the scene; the virtual time
     # budget lets the page run that long before the screenshot is taken. One retry with a longer
     # budget on a loaded machine.
-    counts = {}
-    for budget_ms in (20000, 60000):
+    counts, failures = {}, []
+    for budget_ms in (20000, 40000, 60000):
         shot.unlink(missing_ok=True)
         run = subprocess.run([browser, *CHROMIUM_FLAGS, f"--user-data-dir={tmp_path / f'profile-{budget_ms}'}",
                               f"--window-size={WINDOW_PX[0]},{WINDOW_PX[1]}", f"--virtual-time-budget={budget_ms}",
                               f"--screenshot={shot}", url],
                              capture_output=True, text=True, timeout=SCREENSHOT_TIMEOUT_S,
                              env={**os.environ, "HOME": str(tmp_path)})
-        assert shot.exists(), f"chromium wrote no screenshot ({run.returncode}):\n{run.stderr[-2000:]}"
+        if not shot.exists():           # chromium's zygote sometimes fails on a loaded machine: once more
+            failures.append(f"chromium wrote no screenshot ({run.returncode}):\n{run.stderr[-2000:]}")
+            continue
         counts = colour_counts(shot)
         if counts["red"] > 200 and counts["tan"] > 2000 and counts["grey"] > 2000:
             break
+    assert shot.exists(), "\n".join(failures)
     print(f"screenshot: {shot} {counts}")
     assert counts["distinct"] > 100, f"a blank or error page: {counts} ({shot})"
     assert counts["tan"] > 2000, f"no table in the picture: {counts} ({shot})"
