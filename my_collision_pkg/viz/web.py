@@ -191,7 +191,7 @@ class WebView:
         self._slider = None
         self._surface_handles: list = []
         self._marker_handles: list = []
-        self._panel = self.server.gui.add_markdown("**my_collision_pkg** browser view")
+        self.header = self.server.gui.add_markdown("**my_collision_pkg** browser view")
         self.status = self.server.gui.add_markdown("")
         self._intervals = self.server.gui.add_markdown("")
         self._draw_world()
@@ -340,10 +340,11 @@ class WebView:
                                                          np.full(len(vertices), 255, np.uint8)])
             self._surface_handles.append(scene.add_mesh_trimesh(f"/answer/surfaces/{k}", mesh))
 
-    def draw_scene_markers(self, markers) -> None:
+    def draw_scene_markers(self, markers) -> int:
         """World objects from a ``visualization_msgs/MarkerArray`` such as the validator's ``~/scene_objects``
         (read by attribute: cubes, spheres, cylinders, triangle lists, cube lists (octomap cells) and
-        meshes given as file paths or ``file://`` URIs; other markers are counted in the panel)."""
+        meshes given as file paths or ``file://`` URIs; other markers are counted in the panel).
+        Returns how many markers were drawn."""
         import trimesh
         for handle in self._marker_handles:
             handle.remove()
@@ -385,7 +386,8 @@ class WebView:
                 name, np.asarray(mesh.vertices, np.float32), np.asarray(mesh.faces, np.uint32), color=rgb,
                 opacity=min(opacity, WORLD_OPACITY), side="double", **pose))
         if skipped:
-            self._panel.content = f"**my_collision_pkg** browser view ({skipped} scene markers not drawn)"
+            self.header.content = f"**my_collision_pkg** browser view ({skipped} scene markers not drawn)"
+        return len(self._marker_handles)
 
     def draw_clearance(self, clearance, configuration: int = 0) -> None:
         """Clearance rows of one configuration as arrows from the first body's witness point to the second's."""

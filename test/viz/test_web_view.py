@@ -16,6 +16,7 @@ import socket
 import subprocess
 import sys
 import time
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -134,3 +135,48 @@ def test_the_page_shows_the_panda_the_table_and_red_contacts_in_headless_chromiu
     assert counts["tan"] > 2000, f"no table in the picture: {counts} ({shot})"
     assert counts["grey"] > 2000, f"no robot in the picture: {counts} ({shot})"
     assert counts["red"] > 200, f"no red links or contacts in the picture: {counts} ({shot})"
+
+
+# ----- what the node tool (tools/web_view.py) passes: messages, read by attribute --------------------
+def _xyz(x, y, z):
+    return SimpleNamespace(x=x, y=y, z=z)
+
+
+def _marker(kind, scale, position=(0.0, 0.0, 0.0), points=()):
+    return SimpleNamespace(action=web.MARKER_ADD, type=kind, ns="objects", id=1, mesh_resource="",
+                           color=SimpleNamespace(r=0.8, g=0.6, b=0.3, a=1.0), scale=_xyz(*scale),
+                           pose=SimpleNamespace(position=_xyz(*position), orientation=SimpleNamespace(w=1.0, x=0.0, y=0.0, z=0.0)),
+                           points=[_xyz(*p) for p in points])
+
+
+def test_scene_markers_and_a_contact_report_are_drawn(tmp_path):
+    from my_collision_pkg.core.checks.checker import CollisionChecker
+    from my_collision_pkg.core.model.robot_model import RobotModel
+    from my_collision_pkg.core.scene.planning_scene import PlanningScene
+    urdf = ("<robot name='r'><link name='base'><collision><geometry><box size='0.2 0.2 0.2'/></geometry></collision>"
+            "</link><link name='arm'><collision><geometry><sphere radius='0.1'/></geometry></collision></link>"
+            "<joint name='j' type='prismatic'><parent link='base'/><child link='arm'/><origin xyz='0 0 0.5'/>"
+            "<axis xyz='0 0 1'/><limit lower='-1' upper='1' effort='1' velocity='1'/></joint></robot>")
+    checker = CollisionChecker(PlanningScene(RobotModel.from_urdf_string(urdf)))
+    view = web.WebView(checker, port=free_port())
+    try:
+        markers = SimpleNamespace(markers=[
+            _marker(web.MARKER_CUBE, (1.0, 1.0, 0.1), (0.0, 0.0, -0.5)),
+            _marker(web.MARKER_CYLINDER, (0.1, 0.1, 1.0), (1.0, 0.0, 0.0)),
+            _marker(web.MARKER_CUBE_LIST, (0.05, 0.05, 0.05), points=[(0.5, 0.5, 0.0), (0.5, 0.55, 0.0)]),
+            _marker(web.MARKER_TRIANGLE_LIST, (1.0, 1.0, 1.0), points=[(0, 0, 0), (1, 0, 0), (0, 1, 0)]),
+            _marker(9, (1.0, 1.0, 1.0)),                       # TEXT_VIEW_FACING: not drawn, counted
+        ])
+        assert view.draw_scene_markers(markers) == 4
+        assert "1 scene markers not drawn" in view.header.content
+        contact = SimpleNamespace(link_names=["arm", "table"], position=_xyz(0.0, 0.0, 0.3),
+                                  normal=_xyz(0.0, 0.0, 1.0), distance=-0.01)
+        report = SimpleNamespace(state=SimpleNamespace(name=["j"], position=[-0.2]), contacts=[contact],
+                                 surfaces=[SimpleNamespace(vertices=[_xyz(0, 0, 0.3), _xyz(0.1, 0, 0.3), _xyz(0, 0.1, 0.3)],
+                                                           triangles=[0, 1, 2], pressure=[1.0, 2.0, 3.0])])
+        view.draw(report, title="last contact report")
+        assert view.status.content == "**last contact report**\n\n1 contacts"
+        with pytest.raises(web.WebViewError, match="2 positions"):
+            view.draw(SimpleNamespace(positions=[0.0, 0.0], contacts=()))
+    finally:
+        view.close()
