@@ -8,8 +8,9 @@ the installed package) and must print the README's lines.
 Time: the venv is made once per (interpreter, pyproject.toml, requirements/python.txt) and
 kept under ``$MCP_CACHE`` (default ~/.cache/my_collision_pkg/pip-venv-<hash>): its first
 run installs the dependencies from PyPI (about 3 minutes, pip's cache helps) and compiles
-the kernels the snippet uses (1-2 minutes on 2 cores); afterwards each run rebuilds the
-wheel, reinstalls it only when the package's sources changed, and takes about 20 s.
+the kernels the snippet uses (19 min in all on a 2-core machine shared by five jobs);
+afterwards each run rebuilds the wheel, reinstalls it only when the package's sources
+changed, and took 90 s there.
 The dependencies are constrained to the pins of requirements/python.txt, so the venv has
 the versions the rest of the tests use.
 """
