@@ -226,8 +226,11 @@ class WebView:
             centres = np.asarray(cells.centres_m, dtype=np.float32).reshape(-1, 3)
             scene.add_point_cloud("/world/octomap", centres, colors=OCTOMAP_RGB,
                                   point_size=float(occupancy.resolution_m), point_shape="square")
-        if np.all(np.isfinite(low)):
-            centre = 0.5 * (low + high)
+        centre = 0.5 * (low + high) if np.all(np.isfinite(low)) else None
+        if centre is None:              # no world objects yet (the node tool draws them later): a robot-sized view
+            self.server.initial_camera.look_at = (0.3, 0.0, 0.3)
+            self.server.initial_camera.position = (1.5, -1.6, 1.2)
+        else:
             self.server.initial_camera.look_at = (float(centre[0]), float(centre[1]), float(max(centre[2], 0.3)))
             self.server.initial_camera.position = (float(centre[0]) + 0.9, float(centre[1]) - 1.1, 1.0)
 
