@@ -5,6 +5,7 @@
 #   make demo    run the demo (setup + build first)
 #   make test    run the tests under test/ (setup + build first); fails if none ran
 #   make bench   run benchmarks/*.py (setup + build first)
+#   make view    serve the browser view of make demo's environment collision (viz.web)
 #   make setup   only the venv;   make build   only the venv + colcon build
 #   make clean   remove the colcon workspace;   make distclean   also the venv
 #
@@ -14,6 +15,8 @@
 #   TESTS        what pytest runs (default test)
 #   PYTEST_ARGS  extra pytest arguments, e.g. PYTEST_ARGS='-k explain -x'
 #   DEMO_ARGS    arguments for python -m my_collision_pkg.tools.demo
+#   WEB          WEB=1: make demo ends by serving the browser view until Ctrl-C
+#   VIEW_ARGS    arguments for python -m my_collision_pkg.viz.web (make view), e.g. --port 8081
 #
 # Both folders live outside the source tree (a venv inside it breaks the CMake build:
 # rosidl exports numpy's include folder, and CMake refuses an exported include path
@@ -33,6 +36,8 @@ MCP_CACHE ?= $(HOME)/.cache/my_collision_pkg
 TESTS ?= test
 PYTEST_ARGS ?=
 DEMO_ARGS ?=
+WEB ?=
+VIEW_ARGS ?=
 
 REPO := $(realpath $(dir $(lastword $(MAKEFILE_LIST))))
 REQUIREMENTS := $(REPO)/requirements/ros-jazzy.txt $(REPO)/requirements/python.txt
@@ -45,7 +50,7 @@ ENV := MCP_VENV='$(VENV)' MCP_WS='$(WS)' '$(REPO)/scripts/env.sh'
 
 $(foreach f,$(REQUIREMENTS),$(if $(wildcard $(f)),,$(error $(f) is missing)))
 
-.PHONY: setup build test demo bench clean distclean check-tools
+.PHONY: setup build test demo view bench clean distclean check-tools
 
 # Points $(1) (a link in the repository) at $(2); refuses to replace a real folder.
 define link
@@ -115,13 +120,18 @@ test: export ROS_PYTHON_CHECK_FIELDS ?= 1
 test: build
 	@$(ENV) python -c 'import my_collision_pkg.msg, my_collision_pkg.srv' \
 	  || { echo "test: the installed my_collision_pkg lacks its generated msg/srv modules" >&2; exit 1; }
+	@'$(REPO)/scripts/ensure_chromium.sh'
 	@cd '$(REPO)'; rc=0; \
 	$(ENV) python -m pytest -o cache_dir='$(WS)/pytest_cache' -ra $(PYTEST_ARGS) $(TESTS) || rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "test: pytest ran no tests; failing" >&2; exit 1; fi; \
 	exit $$rc
 
 demo: build
-	@cd '$(REPO)' && $(ENV) python -m my_collision_pkg.tools.demo $(DEMO_ARGS)
+	@cd '$(REPO)' && $(ENV) python -m my_collision_pkg.tools.demo $(if $(WEB),--web) $(DEMO_ARGS)
+
+# The browser view (docs/web_view.md): serves until Ctrl-C, prints its URL.
+view: build
+	@cd '$(REPO)' && $(ENV) python -m my_collision_pkg.viz.web $(VIEW_ARGS)
 
 # Benchmarks are scripts that print figures; files starting with _ are helpers,
 # importable by the scripts (benchmarks/ is put on PYTHONPATH after the install).

@@ -22,8 +22,13 @@ listed before it:
 ``tools/``
     Programs around the package: launch arguments (plain Python) and the demo.
 
-``test/core`` keeps the layers honest (``test_layering.py``). The other modules directly
-in this folder are the old flat import paths: each warns once and forwards to its new
-home (see ``_moved.py`` and the README). ``msg`` and ``srv`` are generated beside them
-by rosidl at build time. This file imports nothing.
+``test/core`` keeps the layers honest (``test_layering.py``). Besides the four layer
+folders this folder holds only ``_moved.py``: the table of the old flat import paths
+(``my_collision_pkg.checker`` ...), served by an import hook installed below; each old
+path warns once and forwards to its new home (see the README). ``msg`` and ``srv`` are
+generated beside them by rosidl at build time (the colcon build; the pip wheel has the
+ROS-free layers only). Importing this package imports only that small module.
 """
+from my_collision_pkg._moved import install as _install_old_import_paths
+
+_install_old_import_paths()

@@ -1,6 +1,7 @@
 """The flat import paths of the package before the layered tree still work, and warn once.
 
-Each old module is a shim (``my_collision_pkg/_moved.py``): importing it warns with a
+Each old module is a row of one table (``my_collision_pkg/_moved.py``, served by an import hook that the
+package's ``__init__`` installs): importing it warns with a
 ``MovedModuleWarning`` that names the new home, and every name read through it is the very
 object of the new module. Run in subprocesses: the test process may have imported the
 shims already (a module warns only on its first import).
@@ -67,9 +68,12 @@ print(json.dumps(report))
 
 
 def test_every_shim_is_listed():
-    """Every forwarding module of the package is in OLD_PATHS (and no listed one is missing)."""
-    shims = sorted(p.stem for p in PACKAGE_DIR.glob("[!_]*.py") if "__getattr__ = forward(__name__" in p.read_text())
-    assert shims == sorted(OLD_PATHS)
+    """Every old path of the package's table (``_moved.MOVED``) is in OLD_PATHS (and no listed one is missing),
+    with the same new home; no file is left at an old path."""
+    from my_collision_pkg._moved import MOVED
+
+    assert MOVED == {old: new for old, (new, _) in OLD_PATHS.items()}
+    assert sorted(p.stem for p in PACKAGE_DIR.glob("*.py")) == ["__init__", "_moved"]
 
 
 def test_old_paths_warn_once_and_forward():

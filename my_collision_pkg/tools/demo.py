@@ -436,6 +436,9 @@ def main(argv=None) -> int:
                         help=f"seconds to wait for the validator's services (default {STARTUP_TIMEOUT_S:g})")
     parser.add_argument("--call-timeout", type=float, default=CALL_TIMEOUT_S, metavar="S",
                         help=f"seconds to wait for each answer (default {CALL_TIMEOUT_S:g})")
+    parser.add_argument("--web", action="store_true", help="at the end, serve the environment collision in the browser "
+                        "view (my_collision_pkg.viz.web) and keep serving until Ctrl-C")
+    parser.add_argument("--web-port", type=int, default=8080, help="port of the browser view (default 8080)")
     args = parser.parse_args(argv)
     demo_started = time.monotonic()
     print(f"collision_validator on the Franka Panda (example-robot-data), world {args.world}", flush=True)
@@ -472,7 +475,17 @@ def main(argv=None) -> int:
         print(f"demo: collision_validator exited with code {stopped} when stopped", file=sys.stderr)
         return 1
     print(f"demo: done in {time.monotonic() - demo_started:.1f} s, every answer as expected")
-    return 0
+    return _browser_view(args)
+
+
+def _browser_view(args) -> int:
+    """The URL of the browser view of the environment collision; served until Ctrl-C with ``--web``."""
+    url = f"http://127.0.0.1:{args.web_port}"
+    if not args.web:
+        print(f"browser view: {url} with `make demo WEB=1` (or `make view`), see docs/web_view.md")
+        return 0
+    from my_collision_pkg.viz.web import main as serve_web_view
+    return serve_web_view(["--scene", args.world, "--port", str(args.web_port)])
 
 
 def _run(client, args, failures: list[str]) -> int:

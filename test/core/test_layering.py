@@ -378,6 +378,8 @@ def test_no_ros_import_in_core_or_viz_even_inside_functions():
 
 
 def test_stop_request_imports_with_rclpy_blocked():
+    if not os.path.isdir(os.path.join(PACKAGE_DIR, "ros")):
+        pytest.skip("the ros/ layer is not installed (the pip wheel holds core/ and viz/ only)")
     run = import_with_ros_blocked(PACKAGE, roots=(), extra_modules=(f"{PACKAGE}.ros.stop_request",),
                                   blocked_own=MESSAGES_ONLY)
     assert run["imported"] == [f"{PACKAGE}.ros.stop_request"], run["failed"]
@@ -402,7 +404,7 @@ def test_no_private_name_imported_from_another_module():
 def test_the_scan_sees_the_package():
     modules = package_modules(PACKAGE_DIR, PACKAGE)
     assert f"{PACKAGE}.core.kernels.codes" in modules and f"{PACKAGE}.viz.render" in modules
-    assert f"{PACKAGE}.checker" in forwarding_shims(PACKAGE_DIR, PACKAGE)
+    assert not forwarding_shims(PACKAGE_DIR, PACKAGE), "the old paths are one table (_moved.py), not files"
     assert not any(m.startswith(f"{PACKAGE}.msg") for m in modules), "generated modules are not sources"
 
 
