@@ -33,7 +33,7 @@ from __future__ import annotations
 import coal
 import numpy as np
 
-from my_collision_pkg.core.checks import narrowphase, octomap_cells
+from my_collision_pkg.core.checks import narrowphase, octomap_cells, penetration, witness_features
 from my_collision_pkg.core.checks.batch_jobs import CLEARANCE_ROWS
 from my_collision_pkg.core.checks.request import MAX_BATCH_CONFIGURATIONS, CheckRequest, ConfigurationResolver
 from my_collision_pkg.core.checks.results import NO_SUBSHAPE, BodyType, Clearance, Status
@@ -190,6 +190,7 @@ class _Measured:
         self.subshapes = np.full((k, 2), -1, dtype=np.int32)
         self.exact = np.ones(k, dtype=bool)
         self.deepest = np.zeros(k, dtype=bool)      # rule "deepest_point"
+        self.kink = np.zeros(k, dtype=bool)         # features that touch along a segment or patch
 
     def store(self, k: int, result: narrowphase.PairDistance) -> None:
         self.state[k] = _DONE
@@ -284,8 +285,23 @@ def _measure(world: CollisionWorld, tables: _Tables, T_shape: np.ndarray, cfg: n
         # hulls that overlap: the meshes likely do, so pair_contacts looks for the overlap first (the
         # same answer, in another order of work: see narrowphase.pair_contacts)
         out.store(k, narrowphase.pair_contacts(world, T_shape[cfg[k]], a, b, 1, bool(overlapping[k]))[0])
+        if out.distance[k] < 0.0 and not out.deepest[k] and penetration.nearly_convex(world, a) \
+                and penetration.nearly_convex(world, b):
+            _feature_witness(world, T_shape[cfg[k]], a, b, k, out)
     out.state[(out.state == _DONE) & ~(out.distance < thresholds[pair])] = _CULLED
     return out
+
+
+def _feature_witness(world: CollisionWorld, T_shape: np.ndarray, a: int, b: int, k: int, out: _Measured) -> None:
+    """A penetrating convex pair's witness points moved to where the two bodies' features meet along the
+    MTD normal (:func:`witness_features.feature_witness`: EPA's points are right for the depth, not always
+    for the gradient); marked a kink (not smooth) where the features touch along a segment or a patch."""
+    found = witness_features.feature_witness(penetration.body(world, T_shape, a), penetration.body(world, T_shape, b),
+                                             float(out.distance[k]), out.normal[k])
+    if found is None:
+        out.kink[k] = True
+    else:
+        out.points[k, 0], out.points[k, 1] = found
 
 
 def _check_on_meshes(world: CollisionWorld, tables: _Tables, T_shape: np.ndarray, cfg: np.ndarray, pair: np.ndarray,
@@ -369,6 +385,7 @@ def chunk_rows(world: CollisionWorld, selection, q: np.ndarray, influence: float
     smooth = found.exact[rows] & np.all(np.isfinite(nrm), axis=1)
     smooth &= ~(np.abs(d) < SMOOTH_DISTANCE_M)                 # touching: no normal from the geometry
     smooth &= ~((d < 0.0) & found.deepest[rows])               # deepest-point depth of a non-convex mesh
+    smooth &= ~found.kink[rows]                                # features touching along a segment or patch
     shape_pairs = pairs[pair]
     jac = np.zeros((len(rows), 0))
     if compute_jacobians:
