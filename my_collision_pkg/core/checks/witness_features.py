@@ -116,3 +116,4 @@ def feature_witness(body0, body1, distance_m: float, normal: np.ndarray) -> tupl
         p0 = a + min(max(s, 0.0), 1.0) * e0
         return p0, p0 + shift
     return None
+
