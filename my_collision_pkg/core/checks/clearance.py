@@ -41,6 +41,7 @@ from my_collision_pkg.core.checks.sweep import motion_kinematics
 from my_collision_pkg.core.errors import CollisionPkgError, RequestError
 from my_collision_pkg.core.kernels.culling import obb_candidates
 from my_collision_pkg.core.kernels.witness_check import pack_meshes, project_onto_meshes
+from my_collision_pkg.core.scene.objects import OCTOMAP_ID
 from my_collision_pkg.core.scene.planning_scene import CollisionWorld
 
 __all__ = ["Clearance", "SMOOTH_DISTANCE_M", "compute_clearance", "point_jacobians"]
@@ -415,7 +416,7 @@ class _RowCounter:
         self.configurations = 0            # configurations counted
         self.passed = False
         self._tables, self._pairs = tables, pairs
-        self._octree = octomap_cells.has_octree(world)
+        self._octree = OCTOMAP_ID in world.objects        # (as a tree, or as the cell boxes of a request)
 
     def count(self, start: int, end: int, part):
         """Count the part of configurations ``start:end`` (None: no row); the part as reduced."""
