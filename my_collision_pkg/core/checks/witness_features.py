@@ -78,7 +78,10 @@ def support_feature(body, direction_world: np.ndarray, tolerance_m: float = FEAT
         return points @ body.R.T + body.t
     h = points @ d_local
     chosen = points[h >= h.max() - tolerance_m]
-    chosen = np.unique(np.round(chosen, 12), axis=0)
+    if len(chosen) == 1:
+        return chosen @ body.R.T + body.t
+    # the same point listed twice (a rim point that is also a disc point): once
+    chosen = np.array(sorted({tuple(np.round(p, 12)) for p in chosen.tolist()}))
     if len(chosen) > 2:
         # collinear points are a segment: keep its two ends
         centred = chosen - chosen.mean(axis=0)
@@ -105,7 +108,9 @@ def feature_witness(body0, body1, distance_m: float, normal: np.ndarray) -> tupl
         # p0 = a + s e0, p1 = b + t e1 with p1 - p0 = shift: solve in the plane normal to n
         a, e0 = f0[0], f0[1] - f0[0]
         b, e1 = f1[0], f1[1] - f1[0]
-        basis = np.linalg.svd(np.eye(3) - np.outer(normal, normal))[0][:, :2]
+        u = np.cross(normal, [1.0, 0.0, 0.0] if abs(normal[0]) < 0.9 else [0.0, 1.0, 0.0])
+        u /= np.linalg.norm(u)
+        basis = np.column_stack([u, np.cross(normal, u)])       # (3, 2): the plane normal to n
         M = np.column_stack([e0, -e1]).T @ basis                 # (2, 2): rows e0, -e1 in the plane
         if abs(np.linalg.det(M)) <= 1e-12 * (np.linalg.norm(e0) * np.linalg.norm(e1) + 1e-300):
             return None                                           # parallel segments: a kink
