@@ -20,6 +20,12 @@ agree (rows found by both, largest distance and Jacobian difference on pairs bot
 the rows where coal's surface distance is positive while one body lies inside the other).
 
     PYTHONPATH=benchmarks scripts/env.sh python benchmarks/bench_clearance.py --configurations 200 --rounds 3
+
+Issue 40's comparison with Drake 1.58's CalcRobotClearance (a by-hand peer in its own venv, see
+benchmarks/by_hand/drake_clearance.py): ``--export-drake FILE`` writes the scene, the four sets (the
+first 200 valid and 256 penetrating configurations of bench_core's seed 20260611, at 0.05 m and
+0.5 m) and our rows; ``--drake-sets`` times ours on them (single and batch), to set beside the
+Drake script's figures, the two run alternately.
 """
 from __future__ import annotations
 
@@ -141,12 +147,95 @@ def _median_us(fn, n_cfg: int, rounds: int) -> float:
     return statistics.median(times) / n_cfg * 1e6
 
 
+# ----- issue 40: the four sets of the Drake comparison ------------------------------------
+DRAKE_SEED = 20260611            # bench_core's seed: 2000 configurations uniform within the limits
+DRAKE_DRAWN = 2000
+DRAKE_SETS = (("valid", 200), ("penetrating", 256))
+
+
+def drake_sets(checker, names):
+    """{(kind, influence): configurations (n, A)}: the first 200 valid and the first 256 penetrating
+    configurations of the seed's 2000 draws, each at 0.05 m and 0.5 m."""
+    robot = checker.scene.robot
+    Q = np.random.default_rng(DRAKE_SEED).uniform(robot.lower_limits, robot.upper_limits,
+                                                  size=(DRAKE_DRAWN, len(names)))
+    valid = np.array([checker.check(names, q).valid for q in Q])
+    out = {}
+    for kind, n in DRAKE_SETS:
+        chosen = Q[valid if kind == "valid" else ~valid][:n]
+        for influence in INFLUENCES_M:
+            out[(kind, influence)] = chosen
+    return out
+
+
+def export_drake(path: str, checker, urdf: str, sets: dict, names) -> None:
+    """The scene as benchmarks/by_hand/drake_edges.py models it, the four sets, and our rows (body
+    names, distance, Jacobian over the active joints) for the by-hand Drake script to compare."""
+    import json
+    import sys
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from bench_motion import export_edges
+    scene = checker.scene
+    robot = scene.robot
+    export_edges(path, checker, urdf, [], [])
+    data = json.load(open(path))
+    data["mimic_matrix"] = robot.kinematics_arrays[0].tolist()
+    data["active_joints"] = list(names)
+    data["sets"] = []
+    for (kind, influence), Q in sets.items():
+        rows = checker.clearance(names, Q, influence)
+        data["sets"].append({"kind": kind, "influence": influence,
+                             "configurations": [robot.movable_values(q).tolist() for q in Q],
+                             "rows": {"configuration": rows.configuration_index.tolist(),
+                                      "bodies": rows.body_names.tolist(), "distance": rows.distance.tolist(),
+                                      "jacobian": rows.jacobian.tolist(), "smooth": rows.smooth.tolist()}})
+    with open(path, "w") as out:
+        json.dump(data, out)
+    print(f"wrote the four sets and our rows to {path}")
+
+
+def run_drake_sets(checker, names, rounds: int, workers_note: str) -> None:
+    """Ours per configuration on the four sets: single (a loop of one-configuration calls) and batch
+    (one call; batch_workers as set), best of ``rounds`` rounds, microseconds per configuration."""
+    sets = drake_sets(checker, names)
+    print(f"ours on the four sets (seed {DRAKE_SEED}); best of {rounds} rounds; us per configuration; {workers_note}")
+    print(f"{'set':>12} {'influence':>9} | {'rows':>6} {'single':>8} {'batch':>8}")
+    for (kind, influence), Q in sets.items():
+        single, batch = np.inf, np.inf
+        for _ in range(rounds):
+            t = time.perf_counter()
+            for q in Q:
+                checker.clearance(names, q, influence)
+            single = min(single, (time.perf_counter() - t) / len(Q) * 1e6)
+            t = time.perf_counter()
+            rows = checker.clearance(names, Q, influence)
+            batch = min(batch, (time.perf_counter() - t) / len(Q) * 1e6)
+        print(f"{kind + ' ' + str(len(Q)):>12} {influence:>9.2f} | {len(rows):>6} {single:>8.1f} {batch:>8.1f}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--configurations", type=int, default=200)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--seed", type=int, default=15)
+    parser.add_argument("--drake-sets", action="store_true",
+                        help="only ours on issue 40's four sets (set beside benchmarks/by_hand/drake_clearance.py)")
+    parser.add_argument("--export-drake", default=None, metavar="FILE",
+                        help="write the scene, the four sets and our rows for benchmarks/by_hand/drake_clearance.py")
     args = parser.parse_args()
+    if args.drake_sets or args.export_drake:
+        from my_collision_pkg.core.checks.checker import CollisionChecker
+        from my_collision_pkg.core.model.example_robots import panda_paths
+        from my_collision_pkg.core.scene.loading import load_scene
+        urdf, srdf = panda_paths()
+        checker = CollisionChecker(load_scene(urdf_path=urdf, srdf_path=srdf, world_path=WORLD))
+        names = checker.scene.robot.active_joint_names
+        checker.clearance(names, np.zeros((2, len(names))), 0.5)         # warm
+        if args.export_drake:
+            export_drake(args.export_drake, checker, urdf, drake_sets(checker, names), names)
+        if args.drake_sets:
+            run_drake_sets(checker, names, args.rounds, f"batch_workers {checker.batch_workers}")
+        return
 
     from my_collision_pkg.core.checks.checker import CollisionChecker
     from my_collision_pkg.core.model.example_robots import example_robot_data_share, panda_paths

@@ -489,12 +489,14 @@ def _fill_compute_clearance_response(response, clearance: Clearance):
     return response
 
 
-def clearance_from_response(response) -> Clearance:
+def clearance_from_response(response, compute_jacobians: bool = True) -> Clearance:
     """The :class:`core.checks.clearance.Clearance` a ComputeClearance response carries (numpy arrays).
 
     For Python clients: ``clearance_from_response(client.compute_clearance(...))`` gives the
     same arrays as the core call (``shape_pairs`` is left empty: the scene's shape indices
-    do not cross the wire).
+    do not cross the wire). An answer without rows has the core's Jacobian shape: (0, J) for
+    a valid answer with Jacobians, (0, 0) for a refusal or without Jacobians (pass the
+    request's ``compute_jacobians``: a response without rows does not say it).
     """
     rows = len(response.distance)
     names = tuple(response.jacobian_joint_names)
@@ -513,8 +515,16 @@ def clearance_from_response(response) -> Clearance:
         np.asarray(response.distance, dtype=float),
         xyz(response.points).reshape(rows, 2, 3), xyz(response.points_local).reshape(rows, 2, 3),
         xyz(response.normals).reshape(rows, 3),
-        jacobian.reshape(rows, len(names)) if jacobian.size or not rows else np.zeros((rows, 0)),
+        _jacobian_shaped(jacobian, rows, len(names), Status(response.status) == Status.VALID and compute_jacobians),
         np.asarray(response.smooth, dtype=bool))
+
+
+def _jacobian_shaped(jacobian: np.ndarray, rows: int, n_joints: int, with_columns: bool) -> np.ndarray:
+    """A response's flat Jacobian as the core shapes it: (R, J); (R, 0) without Jacobians; no rows: (0, J)
+    only for a valid answer with Jacobians, else (0, 0)."""
+    if rows == 0:
+        return np.zeros((0, n_joints if with_columns else 0))
+    return jacobian.reshape(rows, n_joints) if jacobian.size else np.zeros((rows, 0))
 
 
 def clearance_msg(clearance: Clearance, influence_distance_m: float, planning_frame: str, stamp) -> ClearanceMsg:

@@ -360,6 +360,25 @@ def test_discrete_motions_and_trajectories_agree_with_the_predicate(scenes, edge
 
 
 # ----- clearance ---------------------------------------------------------------------------
+def test_clearance_rows_are_counted_after_the_per_cell_reduction(scenes, configurations):
+    """issue 40: a 48-cell map answer of 53 rows said "758 pair rows" and max_clearance_rows = 100
+    refused it as 758: the message and the bound count the rows of the answer."""
+    from my_collision_pkg.core.checks.checker import CollisionChecker
+    from my_collision_pkg.core.checks.limits import WorkLimits
+    names, q, valid = configurations
+    checker = scenes["filled"]
+    answer = checker.clearance(names, q[:20], 0.3)
+    assert answer.status == Status.VALID, answer.message
+    on_map = np.any(answer.body_names == OCTOMAP_ID, axis=1)
+    assert on_map.sum() > 0
+    assert answer.message.startswith(f"{len(answer)} pair rows")
+    at_bound = CollisionChecker(checker.scene, limits=WorkLimits(max_clearance_rows=len(answer)))
+    assert at_bound.clearance(names, q[:20], 0.3).ok
+    below = CollisionChecker(checker.scene, limits=WorkLimits(max_clearance_rows=len(answer) - 1))
+    refused = below.clearance(names, q[:20], 0.3)
+    assert refused.status == Status.INVALID_REQUEST and "max_clearance_rows" in refused.message
+
+
 def test_clearance_gives_each_robot_shape_its_nearest_cell_as_coal_measures_it(scenes, configurations):
     names, q, valid = configurations
     checker = scenes["filled"]

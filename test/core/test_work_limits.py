@@ -6,7 +6,7 @@ import time
 import numpy as np
 import pytest
 
-from my_collision_pkg.core.checks import motion, pair_tests, sweep
+from my_collision_pkg.core.checks import clearance, motion, pair_tests, sweep
 from my_collision_pkg.core.checks.checker import CollisionChecker
 from my_collision_pkg.core.checks.limits import WorkLimits
 from my_collision_pkg.core.checks.request import CheckRequest
@@ -120,6 +120,65 @@ def test_a_clearance_answer_beyond_its_rows_bound_is_refused_by_name(arm):
     exact = CollisionChecker(scene, check_joint_limits=False,
                              limits=WorkLimits(max_clearance_rows=len(full))).clearance(JOINTS, rows, 3.0)
     assert exact.ok and len(exact) == len(full)
+
+
+def test_a_clearance_far_beyond_its_rows_bound_stops_at_the_bound_not_after_the_work(monkeypatch):
+    """The rows are counted chunk by chunk: a request that would give about 100x the bound is
+    refused after about the bound's worth of configurations, in this process and with workers."""
+    scene = _crowded_scene(3, n_objects=40, nearest_m=0.1)
+    probe = CollisionChecker(scene, check_joint_limits=False).clearance(JOINTS, np.zeros((1, 3)), 3.0)
+    per_configuration = len(probe)
+    assert per_configuration > 20
+    bound = 50 * per_configuration
+    n = 5000                                     # about 100x the bound's rows
+    worked = []
+    original = clearance.chunk_rows
+
+    def counting(world, selection, q, *args, **kwargs):
+        worked.append(len(q))
+        return original(world, selection, q, *args, **kwargs)
+
+    monkeypatch.setattr(clearance, "chunk_rows", counting)
+    monkeypatch.setattr(clearance, "CLEARANCE_CHUNK", 16)
+    for workers in (1, 2):
+        worked.clear()
+        checker = CollisionChecker(scene, check_joint_limits=False, batch_workers=workers,
+                                   limits=WorkLimits(max_clearance_rows=bound))
+        try:
+            result = checker.clearance(JOINTS, np.zeros((n, 3)), 3.0)
+        finally:
+            checker.close()
+        assert result.status == Status.INVALID_REQUEST and len(result) == 0
+        assert "max_clearance_rows" in result.message and "max_rows_per_configuration" in result.message
+        assert f"of its {n} configurations" in result.message
+        # this process's chunks: at most the bound's configurations and one chunk more (the workers' chunks
+        # are not seen here; the refusal still stops handing them out)
+        assert sum(worked) <= bound // per_configuration + 16
+
+
+def test_clearance_chunks_hold_a_bounded_number_of_candidate_rows(monkeypatch):
+    """Memory per request stays bounded in a world of many objects at a huge influence: each chunk
+    holds at most CLEARANCE_CHUNK_CANDIDATES configuration x pair candidates."""
+    scene = _crowded_scene(5, n_objects=202, nearest_m=0.1)
+    checker = CollisionChecker(scene, check_joint_limits=False, batch_workers=1)
+    n_pairs = len(checker.clearance(JOINTS, np.zeros((1, 3)), 100.0))
+    assert n_pairs >= 202
+    sizes = []
+    original = clearance.chunk_rows
+
+    def counting(world, selection, q, *args, **kwargs):
+        sizes.append((len(q), len(selection.pairs)))
+        return original(world, selection, q, *args, **kwargs)
+
+    monkeypatch.setattr(clearance, "chunk_rows", counting)
+    monkeypatch.setattr(clearance, "CLEARANCE_CHUNK_CANDIDATES", 4 * n_pairs)
+    result = checker.clearance(JOINTS, np.zeros((40, 3)), 100.0)
+    assert result.ok and len(result) == 40 * n_pairs
+    assert len(sizes) == 10 and all(m * pairs <= 4 * n_pairs for m, pairs in sizes)
+    refused = CollisionChecker(scene, check_joint_limits=False, batch_workers=1,
+                               limits=WorkLimits(max_clearance_rows=5 * n_pairs)).clearance(
+        JOINTS, np.zeros((4000, 3)), 100.0)
+    assert refused.status == Status.INVALID_REQUEST and "max_clearance_rows" in refused.message
 
 
 @pytest.mark.parametrize("max_step", [1e-6, 1e-9, 1e-300])

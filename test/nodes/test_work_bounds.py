@@ -96,6 +96,28 @@ def _rss_mb(pid: int) -> float:
     raise AssertionError("no VmRSS in /proc/<pid>/status")
 
 
+CLEARANCE_HANG_S = 60.0           # issue 39: before the per-chunk count, 100,000 configurations took 275 s
+
+
+def test_a_clearance_far_beyond_its_rows_bound_is_refused_after_the_bounds_worth(validator):
+    """50,000 Panda configurations at 1 m influence would give about 3.7 million rows: refused by
+    max_clearance_rows (default 100,000) after about the bound's worth of work, as a request of about
+    the bound's size takes (printed; the asserted time is a hang detector)."""
+    _, client = validator
+    client.wait_for_services(timeout_s=STARTUP_TIMEOUT_S, services=("clearance",))
+    rng = np.random.default_rng(39)
+    lower, upper = np.array([-2.8, -1.7, -2.8, -3.0, -2.8, 0.0, -2.8]), np.array([2.8, 1.7, 2.8, -0.1, 2.8, 3.7, 2.8])
+    Q = rng.uniform(lower, upper, size=(50_000, len(ARM)))
+    small, small_s = _timed(lambda: client.compute_clearance(ARM, Q[:1000], 1.0))
+    answer, seconds = _timed(lambda: client.compute_clearance(ARM, Q, 1.0))
+    print(f"clearance at 1 m: 1,000 configurations ({len(small.distance)} rows) answered in {small_s:.2f} s; "
+          f"50,000 refused in {seconds:.2f} s: {answer.message}")
+    assert small.status == 0 and 0 < len(small.distance) <= WorkLimits().max_clearance_rows
+    assert answer.status == INVALID and len(answer.distance) == 0
+    assert "max_clearance_rows" in answer.message and "of its 50000 configurations" in answer.message
+    assert seconds < CLEARANCE_HANG_S
+
+
 @pytest.mark.skipif(not os.path.exists("/proc/self/status"), reason="reads the node's RSS from /proc")
 def test_memory_returns_after_big_allowed_requests(validator):
     process, client = validator

@@ -103,3 +103,20 @@ def test_a_contact_message_says_which_depth_rule_gave_its_numbers(rule, fallback
                       penetration_depth=0.01, depth_is_fallback=fallback, depth_rule=rule)
     msg = conversions.contact_to_msg(contact)
     assert msg.depth_rule == rule and msg.depth_is_fallback is fallback
+
+
+@pytest.mark.parametrize("influence, compute_jacobians", [(0.0, True), (0.0, False), (float("nan"), True)])
+def test_an_answer_without_rows_has_the_cores_jacobian_shape(influence, compute_jacobians):
+    """issue 40: an empty Jacobian came back (0, J) where the core gives (0, 0) (a refusal), and
+    the core's own (0, J) / (0, 0) for a valid answer with / without Jacobians must survive the wire."""
+    from my_collision_pkg.core.checks.checker import CollisionChecker
+    from my_collision_pkg.core.scene.loading import load_scene
+    urdf = ('<robot name="r"><link name="base"/><link name="arm"><collision><geometry><sphere radius="0.1"/>'
+            '</geometry></collision></link><joint name="j" type="prismatic"><parent link="base"/><child link="arm"/>'
+            '<axis xyz="1 0 0"/><limit lower="0" upper="1" effort="1" velocity="1"/></joint></robot>')
+    core = CollisionChecker(load_scene(urdf_xml=urdf)).clearance(["j"], [0.5], influence,
+                                                                 compute_jacobians=compute_jacobians)
+    assert len(core) == 0
+    response = _round_trip(conversions.fill_compute_clearance_response(ComputeClearance.Response(), core))
+    got = conversions.clearance_from_response(response, compute_jacobians)
+    assert got.jacobian.shape == core.jacobian.shape

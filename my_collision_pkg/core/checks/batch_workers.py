@@ -58,6 +58,7 @@ from multiprocessing.connection import Connection, wait
 
 import numpy as np
 
+from my_collision_pkg.core.checks.batch_jobs import CLEARANCE_ROWS, FIRST_COLLISION
 from my_collision_pkg.core.errors import CollisionPkgError, RequestStopped
 
 # Batches of fewer configurations stay in the calling process: below it a second core gives
@@ -100,8 +101,7 @@ STOP_POLL_S = 0.05
 # On close, how long workers may take to leave before they are killed, seconds.
 CLOSE_WAIT_S = 1.0
 # The jobs a worker does on a chunk of configurations (see _work).
-FIRST_COLLISION = "first_collision"      # check_batch: the first colliding pair per configuration
-CLEARANCE_ROWS = "clearance_rows"        # clearance: clearance.chunk_rows
+# (FIRST_COLLISION, CLEARANCE_ROWS: defined in batch_jobs, a leaf module, and kept importable from here)
 # How long the error of a worker that ended waits to name its exit status, seconds.
 LOST_STATUS_WAIT_S = 0.2
 

@@ -514,13 +514,8 @@ class CollisionChecker:
         result = compute_clearance(self._resolver, request, joint_names, positions, influence_distance,
                                    max_rows_per_configuration=max_rows_per_configuration,
                                    compute_jacobians=compute_jacobians, max_batch=max_batch, stop=self._meter(),
-                                   workers=self._batch)
-        limit = self.limits.max_clearance_rows
-        if len(result) > limit:
-            return Clearance(Status.INVALID_REQUEST,
-                             f"max_clearance_rows: the answer has {len(result)} rows, more than the limit {limit}; "
-                             "set max_rows_per_configuration, a smaller influence_distance or send fewer "
-                             "configurations per request", result.jacobian_joint_names)
+                                   workers=self._batch, max_rows=self.limits.max_clearance_rows)
+        # (the octomap's rows are already one per robot shape, counted so against the bound; this names the cells)
         return octomap_cells.nearest_cell_rows(result)
 
     # ----- motions (see motion.py and trajectory.py) ----------------------

@@ -33,14 +33,15 @@ from __future__ import annotations
 import coal
 import numpy as np
 
-from my_collision_pkg.core.checks import narrowphase
-from my_collision_pkg.core.checks.batch_workers import CLEARANCE_ROWS
+from my_collision_pkg.core.checks import narrowphase, octomap_cells, penetration, witness_features
+from my_collision_pkg.core.checks.batch_jobs import CLEARANCE_ROWS
 from my_collision_pkg.core.checks.request import MAX_BATCH_CONFIGURATIONS, CheckRequest, ConfigurationResolver
 from my_collision_pkg.core.checks.results import NO_SUBSHAPE, BodyType, Clearance, Status
 from my_collision_pkg.core.checks.sweep import motion_kinematics
 from my_collision_pkg.core.errors import CollisionPkgError, RequestError
 from my_collision_pkg.core.kernels.culling import obb_candidates
 from my_collision_pkg.core.kernels.witness_check import pack_meshes, project_onto_meshes
+from my_collision_pkg.core.scene.objects import OCTOMAP_ID
 from my_collision_pkg.core.scene.planning_scene import CollisionWorld
 
 __all__ = ["Clearance", "SMOOTH_DISTANCE_M", "compute_clearance", "point_jacobians"]
@@ -51,7 +52,12 @@ SMOOTH_DISTANCE_M = 1e-9
 # How much a hull distance from coal may exceed the true one (GJK stopped by its tolerance or its
 # iteration limit): a hull bound is trusted to cull a pair only beyond the threshold by this much.
 _HULL_SLACK_M = 1e-5
-CLEARANCE_CHUNK = 1024          # configurations posed and culled together
+CLEARANCE_CHUNK = 1024          # configurations posed and culled together (at most)
+# Candidate rows (configurations x checked shape pairs) of one chunk, at most: a chunk holds
+# fewer configurations when the scene has many pairs, so that the memory of one chunk (about
+# 100 bytes per candidate while it is measured) and the work done before the row bound is
+# looked at again stay bounded whatever the scene (a 202-object world: a few configurations).
+CLEARANCE_CHUNK_CANDIDATES = 131_072
 # A clearance configuration costs at least this many predicate checks (about 50 measured for
 # the Panda at 0.3 m with Jacobians): the batch-worker thresholds, counted in predicate
 # configurations, are applied to n times this.
@@ -185,6 +191,7 @@ class _Measured:
         self.subshapes = np.full((k, 2), -1, dtype=np.int32)
         self.exact = np.ones(k, dtype=bool)
         self.deepest = np.zeros(k, dtype=bool)      # rule "deepest_point"
+        self.kink = np.zeros(k, dtype=bool)         # features that touch along a segment or patch
 
     def store(self, k: int, result: narrowphase.PairDistance) -> None:
         self.state[k] = _DONE
@@ -279,8 +286,23 @@ def _measure(world: CollisionWorld, tables: _Tables, T_shape: np.ndarray, cfg: n
         # hulls that overlap: the meshes likely do, so pair_contacts looks for the overlap first (the
         # same answer, in another order of work: see narrowphase.pair_contacts)
         out.store(k, narrowphase.pair_contacts(world, T_shape[cfg[k]], a, b, 1, bool(overlapping[k]))[0])
+        if out.distance[k] < 0.0 and not out.deepest[k] and penetration.nearly_convex(world, a) \
+                and penetration.nearly_convex(world, b):
+            _feature_witness(world, T_shape[cfg[k]], a, b, k, out)
     out.state[(out.state == _DONE) & ~(out.distance < thresholds[pair])] = _CULLED
     return out
+
+
+def _feature_witness(world: CollisionWorld, T_shape: np.ndarray, a: int, b: int, k: int, out: _Measured) -> None:
+    """A penetrating convex pair's witness points moved to where the two bodies' features meet along the
+    MTD normal (:func:`witness_features.feature_witness`: EPA's points are right for the depth, not always
+    for the gradient); marked a kink (not smooth) where the features touch along a segment or a patch."""
+    found = witness_features.feature_witness(penetration.body(world, T_shape, a), penetration.body(world, T_shape, b),
+                                             float(out.distance[k]), out.normal[k])
+    if found is None:
+        out.kink[k] = True
+    else:
+        out.points[k, 0], out.points[k, 1] = found
 
 
 def _check_on_meshes(world: CollisionWorld, tables: _Tables, T_shape: np.ndarray, cfg: np.ndarray, pair: np.ndarray,
@@ -364,6 +386,7 @@ def chunk_rows(world: CollisionWorld, selection, q: np.ndarray, influence: float
     smooth = found.exact[rows] & np.all(np.isfinite(nrm), axis=1)
     smooth &= ~(np.abs(d) < SMOOTH_DISTANCE_M)                 # touching: no normal from the geometry
     smooth &= ~((d < 0.0) & found.deepest[rows])               # deepest-point depth of a non-convex mesh
+    smooth &= ~found.kink[rows]                                # features touching along a segment or patch
     shape_pairs = pairs[pair]
     jac = np.zeros((len(rows), 0))
     if compute_jacobians:
@@ -374,23 +397,65 @@ def chunk_rows(world: CollisionWorld, selection, q: np.ndarray, influence: float
             found.subshapes[rows], smooth, jac)
 
 
+def chunk_configurations(n_pairs: int) -> int:
+    """How many configurations one chunk holds with ``n_pairs`` checked shape pairs: at most
+    CLEARANCE_CHUNK, and at most CLEARANCE_CHUNK_CANDIDATES candidate rows (at least one)."""
+    return int(max(1, min(CLEARANCE_CHUNK, CLEARANCE_CHUNK_CANDIDATES // max(1, int(n_pairs)))))
+
+
+class _RowCounter:
+    """The rows of the answer so far, counted chunk by chunk against ``max_rows``.
+
+    Each chunk's part is reduced first as the answer will be (the octomap's rows: one per
+    configuration and robot shape, its nearest cell), so the count is that of the answer.
+    ``passed`` turns true at the first chunk that takes the count beyond the bound."""
+
+    def __init__(self, world: CollisionWorld, tables: _Tables, pairs: np.ndarray, max_rows: int | None) -> None:
+        self.max_rows = None if max_rows is None else int(max_rows)
+        self.rows = 0
+        self.configurations = 0            # configurations counted
+        self.passed = False
+        self._tables, self._pairs = tables, pairs
+        self._octree = OCTOMAP_ID in world.objects        # (as a tree, or as the cell boxes of a request)
+
+    def count(self, start: int, end: int, part):
+        """Count the part of configurations ``start:end`` (None: no row); the part as reduced."""
+        if part is not None and self._octree:
+            shape_pairs = self._pairs[part[1]]
+            keep = octomap_cells.nearest_cell_keep(part[0], self._tables.names[shape_pairs],
+                                                   self._tables.ids[shape_pairs], part[2])
+            part = None if not keep.any() else tuple(x[keep] for x in part)
+        self.rows += 0 if part is None else len(part[0])
+        self.configurations += end - start
+        if self.max_rows is not None and self.rows > self.max_rows:
+            self.passed = True
+        return part
+
+    def message(self, n: int) -> str:
+        return (f"max_clearance_rows: the answer would have more than {self.max_rows} rows ({self.rows} rows in "
+                f"{self.configurations} of its {n} configurations, where the work stopped); set "
+                "max_rows_per_configuration, a smaller influence_distance or send fewer configurations per request")
+
+
 def _rows_in_pool(pool, world: CollisionWorld, request: CheckRequest, selection, q_all: np.ndarray, job: tuple,
-                  stop) -> list[tuple]:
+                  stop, chunk: int, counter: _RowCounter) -> list[tuple]:
     """:func:`chunk_rows` over ``q_all``, shared between this process and ``pool``'s workers;
-    the parts in configuration order."""
+    the parts in configuration order. No chunk is handed out once ``counter`` has passed its bound."""
     n = len(q_all)
     cursor = [0]
     found: list[tuple[int, tuple]] = []
 
     def next_task(size: int):
         start = cursor[0]
-        if start >= n:
+        if start >= n or counter.passed:
             return None
-        cursor[0] = min(n, start + size)
-        return start, q_all[start:cursor[0]]
+        cursor[0] = min(n, start + min(size, chunk))
+        return (start, cursor[0]), q_all[start:cursor[0]]
 
-    def deliver(start: int, part) -> None:
-        if part is not None:
+    def deliver(token: tuple, part) -> None:
+        start = token[0]
+        part = counter.count(start, token[1], part)
+        if part is not None and not counter.passed:
             found.append((start, part))
 
     key = (request.group_name, request.pad_environment_collisions, request.pad_self_collisions)
@@ -403,11 +468,15 @@ def _rows_in_pool(pool, world: CollisionWorld, request: CheckRequest, selection,
 def compute_clearance(resolver: ConfigurationResolver, request: CheckRequest, joint_names, positions,
                       influence_distance: float, *, max_rows_per_configuration: int = 0,
                       compute_jacobians: bool = True, max_batch: int = MAX_BATCH_CONFIGURATIONS,
-                      stop=None, workers=None) -> Clearance:
+                      stop=None, workers=None, max_rows: int | None = None) -> Clearance:
     """See :meth:`checker.CollisionChecker.clearance` (never raises on bad input).
 
     ``workers``: a :class:`batch_workers.BatchWorkers` that may share a large batch with
-    worker processes (None: this process only); the rows are the same either way."""
+    worker processes (None: this process only); the rows are the same either way.
+    ``max_rows``: the most rows of the answer (None: no bound). The rows are counted per
+    chunk (after ``max_rows_per_configuration`` and the octomap's per-cell reduction) and the
+    work stops at the first chunk that passes the bound: the request is refused then, by
+    name, with how to split it, after work proportional to the bound, not to the request."""
     scene = resolver.scene
     robot = scene.robot
     try:
@@ -438,20 +507,28 @@ def compute_clearance(resolver: ConfigurationResolver, request: CheckRequest, jo
     tables = _tables(world)
     pairs = selection.pairs
     job = (influence, k_max, bool(compute_jacobians), np.asarray(columns, dtype=np.int64))
+    chunk = chunk_configurations(len(pairs))
+    counter = _RowCounter(world, tables, pairs, max_rows)
     pool = None if workers is None else workers.acquire(world, n * CLEARANCE_WORK_PER_CONFIGURATION)
     if pool is None:
         parts = []
-        for start in range(0, n, CLEARANCE_CHUNK):
+        for start in range(0, n, chunk):
             if stop is not None:
                 stop.check_stop()
-            part = chunk_rows(world, selection, q_all[start:start + CLEARANCE_CHUNK], *job, stop=stop)
+            end = min(n, start + chunk)
+            part = counter.count(start, end, chunk_rows(world, selection, q_all[start:end], *job, stop=stop))
             if part is not None:
                 parts.append((part[0] + start,) + part[1:])
+            if counter.passed:
+                break
     else:
         try:
-            parts = _rows_in_pool(pool, world, request, selection, q_all, job, stop)
+            parts = _rows_in_pool(pool, world, request, selection, q_all, job, stop, chunk, counter)
         finally:
             workers.release()
+    if counter.passed:
+        parts.clear()
+        return _refused(Status.INVALID_REQUEST, counter.message(n), names)
     if not parts:
         return Clearance(Status.VALID, f"no pair within {influence:g} m in {n} configuration{'s' if n > 1 else ''}",
                          names, jacobian=np.zeros((0, len(names) if compute_jacobians else 0)))

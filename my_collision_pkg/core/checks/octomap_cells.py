@@ -343,6 +343,30 @@ def merge_cell_regions(contacts, occupancy, regions: dict | None = None) -> tupl
     return tuple(touching + [c for c in others if c.distance > 0.0] + [c for c in merged if c.distance > 0.0])
 
 
+def nearest_cell_keep(configuration_index: np.ndarray, body_names: np.ndarray, shape_ids: np.ndarray,
+                      distance: np.ndarray) -> np.ndarray:
+    """Which clearance rows (R,) :func:`nearest_cell_rows` keeps: every row not on the octomap, and per
+    configuration and robot shape the octomap row of least distance (the first of equals).
+    ``body_names`` and ``shape_ids`` (R, 2); works on a chunk of rows as on a whole answer."""
+    keep = np.ones(len(distance), dtype=bool)
+    if len(distance) == 0:
+        return keep
+    on_map = (body_names[:, 0] == OCTOMAP_ID) | (body_names[:, 1] == OCTOMAP_ID)
+    if not on_map.any():
+        return keep
+    robot_side = np.where(body_names[:, 1] == OCTOMAP_ID, 0, 1)
+    rows = np.arange(len(distance))
+    key_shape = shape_ids[rows, robot_side]
+    keep = ~on_map
+    best: dict[tuple, int] = {}
+    for r in np.flatnonzero(on_map).tolist():
+        key = (int(configuration_index[r]), str(body_names[r, robot_side[r]]), int(key_shape[r]))
+        if key not in best or distance[r] < distance[best[key]]:
+            best[key] = r
+    keep[list(best.values())] = True
+    return keep
+
+
 def nearest_cell_rows(result):
     """A :class:`~my_collision_pkg.core.checks.results.Clearance` with, per configuration and
     robot shape, only the row of its nearest octomap cell (the octomap is one body: as a
@@ -355,15 +379,7 @@ def nearest_cell_rows(result):
     if not on_map.any():
         return result
     robot_side = np.where(names[:, 1] == OCTOMAP_ID, 0, 1)
-    rows = np.arange(len(result))
-    key_shape = result.shape_ids[rows, robot_side]
-    keep = ~on_map
-    best: dict[tuple, int] = {}
-    for r in np.flatnonzero(on_map).tolist():
-        key = (int(result.configuration_index[r]), str(names[r, robot_side[r]]), int(key_shape[r]))
-        if key not in best or result.distance[r] < result.distance[best[key]]:
-            best[key] = r
-    keep[list(best.values())] = True
+    keep = nearest_cell_keep(result.configuration_index, names, result.shape_ids, result.distance)
     subshape = result.subshape_ids.copy()
     map_side = 1 - robot_side
     subshape[on_map, map_side[on_map]] = result.shape_ids[on_map, map_side[on_map]]
