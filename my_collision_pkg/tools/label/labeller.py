@@ -198,5 +198,6 @@ def label_shard(options: LabelOptions, shard: Shard, rows: np.ndarray):
         raise LabelError(f"unknown kind of item {shard.kind!r}")
     table = shard_table(options, shard, rows, columns)
     info = {"pid": os.getpid(), "built_checker": built, "checkers_built": _builds[0],
+            "package": os.path.dirname(os.path.abspath(__file__)),
             "seconds": time.perf_counter() - began}
     return shard, table, info

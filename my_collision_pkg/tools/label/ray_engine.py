@@ -20,12 +20,15 @@ all; with ``workers`` given, the next shard is submitted when one finishes).
 """
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 
+import my_collision_pkg
 from my_collision_pkg.tools.label.labeller import LabelError, label_shard
 
 MAX_RETRIES = 4                  # runs of one shard's task after its worker died, before the job fails
 IN_FLIGHT_PER_SLOT = 2           # shards submitted per CPU used: the next one waits while one runs
+LOCAL_NODE_IP = "127.0.0.1"      # the local Ray's address: it serves this machine only
 
 
 def _import_ray():
@@ -53,14 +56,22 @@ def run_on_ray(job, pending: list, finished: Callable, *, address: str | None = 
     started = False
     if not ray.is_initialized():
         settings = {"include_dashboard": False, "log_to_driver": False, "logging_level": "warning"}
+        # Ray puts the driver's current folder on its workers' sys.path: run from this repository's
+        # root, the workers would import the source tree (no built kernels: numba compiles for
+        # minutes) instead of the package the driver runs. The folder holding that package, then.
+        here = os.getcwd()
         try:
+            os.chdir(os.path.dirname(os.path.dirname(os.path.abspath(my_collision_pkg.__file__))))
             if address:
                 ray.init(address=address, **settings)
             else:
-                ray.init(num_cpus=workers, _temp_dir=temp_dir, **settings)
+                # a Ray of this machine only: every process on the loopback address
+                ray.init(num_cpus=workers, _temp_dir=temp_dir, _node_ip_address=LOCAL_NODE_IP, **settings)
         except Exception as exc:      # Ray raises ConnectionError, RuntimeError, ValueError, ...
             where = f"the Ray cluster at {address}" if address else "a local Ray"
             raise LabelError(f"cannot start or join {where}: {' '.join(str(exc).split())}") from exc
+        finally:
+            os.chdir(here)
         started = True
     try:
         if not pending:
