@@ -77,9 +77,11 @@ def run_on_ray(job, pending: list, finished: Callable, *, address: str | None = 
         if not pending:
             return
         cpus = max(1, int(ray.cluster_resources().get("CPU", 1)))
-        # a local Ray has exactly ``workers`` CPUs: keep the next shard queued behind each one; on a
+        # where Ray itself caps the shards running at once (a local Ray of ``workers`` CPUs, no cap
+        # asked, or a cap of every CPU) keep the next shard queued behind each one; below that, on a
         # cluster, ``workers`` shards at most are submitted at once, so at most that many run
-        in_flight = IN_FLIGHT_PER_SLOT * cpus if (started and not address) or not workers else workers
+        capped_by_ray = (started and not address) or not workers or workers >= cpus
+        in_flight = IN_FLIGHT_PER_SLOT * cpus if capped_by_ray else workers
         task = ray.remote(label_shard).options(num_cpus=1, max_retries=MAX_RETRIES, retry_exceptions=False,
                                                 name="label_shard")
         options = ray.put(job.options)
