@@ -59,15 +59,17 @@ def cluster():
     temp_dir = RAY_TEMP_DIR
     node = {"num_cpus": 1, "object_store_memory": OBJECT_STORE_BYTES, "include_dashboard": False,
             "node_ip_address": "127.0.0.1"}
-    c = Cluster(initialize_head=True, head_node_args=dict(node))
+    c = None
     try:
+        c = Cluster(initialize_head=True, head_node_args=dict(node))
         c.add_node(**node)
         c.wait_for_nodes()
         yield c
     finally:
         if ray.is_initialized():
             ray.shutdown()
-        c.shutdown()
+        if c is not None:
+            c.shutdown()
         deadline = time.monotonic() + 30.0
         while _processes_mentioning(temp_dir) and time.monotonic() < deadline:
             time.sleep(0.5)
@@ -150,11 +152,9 @@ def test_a_worker_killed_mid_job_is_retried_and_every_item_is_written_once(clust
                     return
             time.sleep(0.001)
     thread = threading.Thread(target=killer, daemon=True)
-    after = []
 
     def on_shard(shard, info):
         seen.add(info["pid"])
-        after.append(info["pid"])
         if not armed.is_set():
             armed.set()
             thread.start()
