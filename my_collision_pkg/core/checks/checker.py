@@ -31,8 +31,8 @@ from my_collision_pkg.core.checks.limits import WorkLimits, WorkMeter
 from my_collision_pkg.core.checks.motion_validity import MotionValidity
 from my_collision_pkg.core.checks.pair_tests import PairTestScratch
 from my_collision_pkg.core.checks.request import MAX_BATCH_CONFIGURATIONS, CheckRequest, ConfigurationResolver
-from my_collision_pkg.core.checks.results import (BodyType, Contact, ContactType, DEFAULT_TOUCH_TOLERANCE_M,  # noqa: F401
-                                                  Explanation, MotionMode, MotionResult, NO_SUBSHAPE, Status,
+from my_collision_pkg.core.checks.results import (BatchCollisions, BodyType, Contact, ContactType,  # noqa: F401
+                                                  DEFAULT_TOUCH_TOLERANCE_M, Explanation, MotionMode, MotionResult, NO_SUBSHAPE, Status,
                                                   TrajectoryResult, Verdict)
 from my_collision_pkg.core.errors import CollisionPkgError, RequestError, RequestStopped  # noqa: F401
 from my_collision_pkg.core.kernels.culling import NON_FINITE, single_configuration_candidates
@@ -42,7 +42,7 @@ from my_collision_pkg.core.scene.planning_scene import CollisionWorld, PairSelec
 DEFAULT_MAX_CONTACTS = 100
 DEFAULT_CONTACTS_PER_PAIR = 4
 BATCH_CHUNK = 4096                        # configurations posed and culled together in check_batch
-__all__ = ["BATCH_CHUNK", "CheckRequest", "Clearance", "CollisionChecker", "DEFAULT_CONTACTS_PER_PAIR",
+__all__ = ["BATCH_CHUNK", "BatchCollisions", "CheckRequest", "Clearance", "CollisionChecker", "DEFAULT_CONTACTS_PER_PAIR",
            "DEFAULT_MAX_CONTACTS", "DEFAULT_TOUCH_TOLERANCE_M", "MAX_BATCH_CONFIGURATIONS", "MotionMode",
            "MotionResult", "MotionValidity", "RequestStopped", "TrajectoryResult", "WorkLimits"]
 
@@ -305,6 +305,53 @@ class CollisionChecker:
         request = CheckRequest.from_keywords(request, group_name=group_name,
                                              pad_environment_collisions=pad_environment_collisions,
                                              pad_self_collisions=pad_self_collisions, world=world)
+        answer = self._batch_first(joint_names, positions, request, max_batch)
+        if isinstance(answer, Verdict):
+            return np.zeros(0, dtype=bool), answer
+        first, out, _, _ = answer
+        valid = (first < 0) & ~out
+        return valid, self._batch_summary(valid, out)
+
+    def first_collisions(self, joint_names, positions, *, group_name: str = "",
+                         pad_environment_collisions: bool = True, pad_self_collisions: bool = False,
+                         world: CollisionWorld | None = None, max_batch: int = MAX_BATCH_CONFIGURATIONS,
+                         request: CheckRequest | None = None) -> BatchCollisions:
+        """:meth:`check_batch` with, per configuration, its status and the first colliding pair.
+
+        The same work and the same verdicts as :meth:`check_batch` (``valid`` is its array,
+        bit for bit); the pair is the one the predicate stopped at (environment pairs first,
+        then self pairs, in the selection's order), so a label is the predicate's own reason.
+        Bad input gives a :class:`results.BatchCollisions` with ``INVALID_REQUEST`` and no rows.
+
+        Raises
+        ------
+        TypeError
+            When ``request`` is given with one of the keywords it replaces.
+        RequestStopped
+            When :attr:`stop_event` is set while the batch runs (looked at between chunks).
+        """
+        request = CheckRequest.from_keywords(request, group_name=group_name,
+                                             pad_environment_collisions=pad_environment_collisions,
+                                             pad_self_collisions=pad_self_collisions, world=world)
+        answer = self._batch_first(joint_names, positions, request, max_batch)
+        if isinstance(answer, Verdict):
+            return BatchCollisions(answer)
+        first, out, world, selection = answer
+        valid = (first < 0) & ~out
+        status = np.full(len(first), int(Status.VALID), dtype=np.int8)
+        status[first >= 0] = int(Status.IN_COLLISION)
+        status[out] = int(Status.OUT_OF_BOUNDS)
+        pair_shapes = np.full((len(first), 2), -1, dtype=np.int64)
+        hit = first >= 0
+        pair_shapes[hit] = selection.pairs[first[hit]]
+        owners = np.array([entry.owner for entry in world.shapes] + [None], dtype=object)
+        return BatchCollisions(self._batch_summary(valid, out), valid, status, owners[pair_shapes],
+                               np.array([entry.shape_id for entry in world.shapes] + [-1], dtype=np.int64)[pair_shapes])
+
+    def _batch_first(self, joint_names, positions, request: CheckRequest, max_batch: int):
+        """The batch predicate: per configuration the index into the selection's pairs of the first
+        colliding pair (-1: none, or outside the limits) and whether it is outside the joint limits,
+        with the world and selection used; or the INVALID_REQUEST Verdict of bad input."""
         resolver = self._resolver
         try:
             world = request.world_of(self._scene)
@@ -314,42 +361,40 @@ class CollisionChecker:
                 resolver.check_finite(joint_names, values[start:start + BATCH_CHUNK], start, n > 1)
             selection = request.selection(world)
         except CollisionPkgError as exc:
-            return np.zeros(0, dtype=bool), Verdict(False, Status.INVALID_REQUEST, str(exc))
+            return Verdict(False, Status.INVALID_REQUEST, str(exc))
         meter = self._meter()
         if self._batch.wants_pool(n):
             meter.check_stop()
             pool = self._batch.acquire(world, n)   # None: this process checks it alone
             if pool is not None:
                 try:
-                    valid, out = self._batch_in_pool(pool, world, request, selection, indices, values, meter)
+                    first, out = self._batch_in_pool(pool, world, request, selection, indices, values, meter)
                 finally:
                     self._batch.release()
-                return valid, self._batch_summary(valid, out)
-        valid = np.ones(n, dtype=bool)
+                return first, out, world, selection
+        first_all = np.full(n, -1, dtype=np.int64)
         out = np.zeros(n, dtype=bool)
         robot = world.robot
         lower, upper = robot.lower_limits, robot.upper_limits
         for start in range(0, n, BATCH_CHUNK):
             meter.check_stop()
             q = resolver.complete(indices, values[start:start + BATCH_CHUNK])
-            ok = valid[start:start + len(q)]            # a view: written through
+            inside = np.arange(len(q))
             if resolver.check_joint_limits:
-                outside = out[start:start + len(q)]
+                outside = out[start:start + len(q)]     # a view: written through
                 np.any((q < lower) | (q > upper), axis=1, out=outside)
-                ok &= ~outside
-            inside = np.flatnonzero(ok)
+                inside = np.flatnonzero(~outside)
             if inside.size:
-                first = self._explainer.first_collision(world, q[inside], selection, stop=meter)
-                ok[inside[first >= 0]] = False
-        return valid, self._batch_summary(valid, out)
+                first_all[start + inside] = self._explainer.first_collision(world, q[inside], selection, stop=meter)
+        return first_all, out, world, selection
 
     def _batch_in_pool(self, pool, world: CollisionWorld, request: CheckRequest, selection: PairSelection,
                        indices: np.ndarray, values: np.ndarray, meter: WorkMeter) -> tuple[np.ndarray, np.ndarray]:
-        """check_batch's verdicts and out-of-limits marks, the configurations shared between this
-        process and ``pool``'s workers (:class:`batch_workers.BatchPool`)."""
+        """The batch predicate's first colliding pairs and out-of-limits marks, the configurations shared
+        between this process and ``pool``'s workers (:class:`batch_workers.BatchPool`)."""
         resolver = self._resolver
         n = values.shape[0]
-        valid = np.ones(n, dtype=bool)
+        first_all = np.full(n, -1, dtype=np.int64)
         out = np.zeros(n, dtype=bool)
         robot = world.robot
         lower, upper = robot.lower_limits, robot.upper_limits
@@ -364,7 +409,6 @@ class CollisionChecker:
                 if check_limits:
                     outside = out[start:stop]
                     np.any((q < lower) | (q > upper), axis=1, out=outside)
-                    valid[start:stop] = ~outside
                     inside = np.flatnonzero(~outside)
                     if inside.size == 0:
                         continue
@@ -374,12 +418,12 @@ class CollisionChecker:
             return None
 
         def deliver(rows: np.ndarray, first: np.ndarray) -> None:
-            valid[rows[first >= 0]] = False
+            first_all[rows] = first
 
         key = (request.group_name, request.pad_environment_collisions, request.pad_self_collisions)
         pool.run(next_task, (FIRST_COLLISION, key), lambda q: self._explainer.first_collision(world, q, selection),
                  deliver, stop=meter, total=n)
-        return valid, out
+        return first_all, out
 
     @staticmethod
     def _batch_summary(valid: np.ndarray, out: np.ndarray) -> Verdict:

@@ -101,6 +101,23 @@ class Verdict:
 
 
 @dataclass(frozen=True)
+class BatchCollisions:
+    """Answer of :meth:`checker.CollisionChecker.first_collisions`: the batch predicate with its reasons.
+
+    ``valid`` (N,) is ``check_batch``'s array; ``status`` (N,) int8 holds a :class:`Status`
+    value per configuration (VALID, IN_COLLISION or OUT_OF_BOUNDS); ``pair_names`` (N, 2)
+    the owners (link or object names) of the first colliding shape pair, body 0 then body 1
+    (None where there is none), and ``pair_shape_ids`` (N, 2) their shape ids within the
+    owner (-1 where there is none). No rows when ``summary`` is INVALID_REQUEST.
+    """
+    summary: Verdict
+    valid: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool), repr=False)
+    status: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int8), repr=False)
+    pair_names: np.ndarray = field(default_factory=lambda: np.zeros((0, 2), dtype=object), repr=False)
+    pair_shape_ids: np.ndarray = field(default_factory=lambda: np.zeros((0, 2), dtype=np.int64), repr=False)
+
+
+@dataclass(frozen=True)
 class Explanation:
     """Answer of :meth:`CollisionChecker.explain`.
 
