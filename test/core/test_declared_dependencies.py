@@ -39,6 +39,8 @@ DECLARED: dict[str, tuple[str | None, str, str]] = {
     "octomap": ("octomap-python", "python3-octomap-python-pip", OURS),
     "viser": ("viser", "python3-viser-pip", OURS),
     "ompl": ("ompl", "python3-ompl-pip", OURS),
+    "pyarrow": ("pyarrow", "python3-pyarrow-pip", OURS),
+    "ray": ("ray", "python3-ray-pip", OURS),
     "ament_index_python": ("ros-jazzy-ament-index-python", "ament_index_python", ROSDISTRO),
     "rclpy": ("ros-jazzy-rclpy", "rclpy", ROSDISTRO),
     "rcl_interfaces": ("ros-jazzy-rcl-interfaces", "rcl_interfaces", ROSDISTRO),
