@@ -554,10 +554,8 @@ class Sweep:
         self.q0, self.dq = q0, q1 - q0
         self.tol = tolerance_m
         # GJK's precision stays well inside the half tolerance every step keeps in reserve
-        self._coal_request = coal.DistanceRequest()
-        self._coal_request.enable_signed_distance = True
-        self._coal_request.gjk_tolerance = min(SWEEP_GJK_TOLERANCE_M, 0.1 * tolerance_m)
-        self._poses = (coal.Transform3s(), coal.Transform3s())       # set per narrow-phase call
+        self._coal_request = _coal_request(tolerance_m)                # shared, never written to
+        self._poses = None            # (coal.Transform3s, coal.Transform3s), made at the first narrow-phase call
         robot = world.robot
         self.robot = robot
         kin = self.kin = motion_kinematics(world)
@@ -609,12 +607,13 @@ class Sweep:
         self.pair_arrays = mk.PairArrays(self.a, self.b, self.margins,
                                          pair_top_speeds(static, self.W_a, self.W_b, self.a, self.b, kin.prismatic,
                                                          self.adq, R_static, len(world.shapes)))
-        self.robot_arrays = mk.RobotArrays(*robot.kinematics_arrays)
         self.shape_arrays = shape_arrays(world)
-        # the packs as the kernels take them from Python: plain tuples (see advancement.advance)
+        # the packs as the kernels take them from Python: plain tuples (see advancement.advance);
+        # the robot's, the shapes' and the covers' are the world's (cached with it)
+        robot_pack, shape_pack, cover_pack = world.cached(("sweep", "static_packs"), _static_packs, world)
+        self.robot_arrays = mk.RobotArrays(*robot_pack)
         self.speed_pack = tuple(self.speed_arrays)
-        self.kernel_packs = (tuple(self.pair_arrays), tuple(self.robot_arrays), tuple(self.shape_arrays),
-                             self.speed_pack, tuple(self.covers))
+        self.kernel_packs = (tuple(self.pair_arrays), robot_pack, shape_pack, self.speed_pack, cover_pack)
         self.kernel_steps = np.zeros(len(self.pairs), dtype=np.int64)    # per pair, for benchmarks
         self.narrow_calls = np.zeros(len(self.pairs), dtype=np.int64)
         self.step_weight = step_weight(len(robot.link_names), len(kin.prismatic))   # steps per bound evaluation
@@ -665,6 +664,8 @@ class Sweep:
         the hulls' kept in ``hull_gap[p]``; with the solid-body test of
         :func:`narrowphase.pair_distance` when they overlap).
         """
+        if self._poses is None:
+            self._poses = (coal.Transform3s(), coal.Transform3s())
         pose_a, pose_b = self._poses
         pose_a.setRotation(T_a[:3, :3])
         pose_a.setTranslation(T_a[:3, 3])
@@ -1006,6 +1007,29 @@ class Sweep:
             else:
                 lo = m1
         return best
+
+
+def _static_packs(world: CollisionWorld) -> tuple[tuple, tuple, tuple]:
+    """The kernels' robot, shape and cover packs of ``world`` (plain tuples; the same for every motion)."""
+    return (tuple(mk.RobotArrays(*world.robot.kinematics_arrays)), tuple(shape_arrays(world)),
+            tuple(cover_arrays(world)))
+
+
+_COAL_REQUESTS: dict[float, coal.DistanceRequest] = {}
+
+
+def _coal_request(tolerance_m: float) -> coal.DistanceRequest:
+    """The sweep's coal distance request for touch tolerance ``tolerance_m``: signed distances, GJK's
+    precision well inside the half tolerance every step keeps in reserve; one per tolerance,
+    shared by every sweep (coal reads it, nothing writes to it after it is made)."""
+    request = _COAL_REQUESTS.get(tolerance_m)
+    if request is None:
+        request = coal.DistanceRequest()
+        request.enable_signed_distance = True
+        request.gjk_tolerance = min(SWEEP_GJK_TOLERANCE_M, 0.1 * tolerance_m)
+        if len(_COAL_REQUESTS) < 64:
+            _COAL_REQUESTS[tolerance_m] = request
+    return request
 
 
 _GRID_POOL = threading.local()
