@@ -380,7 +380,10 @@ def _build_sweep_tables(world: CollisionWorld, selection: PairSelection, kin: Mo
     env = np.flatnonzero(is_env)
     env_by_shape = env[np.argsort(b[env], kind="stable")]
     env_start = np.searchsorted(b[env_by_shape], np.arange(len(world.shapes) + 1))
+    W_a, W_b = (A[a] & ~common).astype(float), (A[b] & ~common).astype(float)
+    static = dict(robot_shapes=robot_shapes)
     return dict(
+        top_terms=top_speed_terms(static, W_a, W_b, a, b),
         centre=centre, radius=radius, box_local=mk.box_corners(centre, world.obb_axes, world.obb_half),
         centre_link=centre_link, world_centre=centre_link[world_shapes],   # a world object's frame is the world
         robot_shapes=robot_shapes, world_shapes=world_shapes, world_radius=radius[world_shapes],
@@ -388,8 +391,7 @@ def _build_sweep_tables(world: CollisionWorld, selection: PairSelection, kin: Mo
         env_start=env_start, robot_link=lk[robot_shapes], robot_A=A[robot_shapes], robot_lever=lever[robot_shapes],
         A=A, link=lk, lever=lever, chain=kin.chain.astype(float),
         below_T=np.ascontiguousarray(kin.below.T, dtype=float),        # C order whatever the size (one layout)
-        W_a=(A[a] & ~common).astype(float),
-        W_b=(A[b] & ~common).astype(float))
+        W_a=W_a, W_b=W_b)
 
 
 # ----- culling far world objects ------------------------------------------------
@@ -604,9 +606,12 @@ class Sweep:
         # the compiled kernels' argument packs, built once per sweep
         self.speed_arrays = mk.SpeedArrays(self.W_a, self.W_b, kin.child_link, kin.axis, kin.prismatic,
                                            self.centre_shape, self.radius, self.box_local, self.adq, self.D_below)
-        self.pair_arrays = mk.PairArrays(self.a, self.b, self.margins,
-                                         pair_top_speeds(static, self.W_a, self.W_b, self.a, self.b, kin.prismatic,
-                                                         self.adq, R_static, len(world.shapes)))
+        if kept is None:         # the selection's (pair, joint) terms, cached with the tables
+            top = summed_top_speeds(static["top_terms"], kin.prismatic, self.adq, R_static, len(self.a))
+        else:
+            top = pair_top_speeds(static, self.W_a, self.W_b, self.a, self.b, kin.prismatic, self.adq, R_static,
+                                  len(world.shapes))
+        self.pair_arrays = mk.PairArrays(self.a, self.b, self.margins, top)
         self.shape_arrays = shape_arrays(world)
         # the packs as the kernels take them from Python: plain tuples (see advancement.advance);
         # the robot's, the shapes' and the covers' are the world's (cached with it)
@@ -716,8 +721,9 @@ class Sweep:
 
         With ``reuse_buffers`` the search's work arrays are this thread's from the last such
         search of the same sizes (no allocation per motion: the bool check's hot path); the
-        sweep's tracks then hold another search's values after the next one, so
-        :meth:`certified_clearance` must not follow.
+        sweep's tracks and the returned arrays then hold another search's values after the
+        next one, so :meth:`certified_clearance` must not follow and the caller reads the
+        returns (or ``earliest_touch``) before the next search.
 
         The compiled :func:`advancement.advance` steps every pair on the bounds of its
         bounding and cover spheres; a pair whose bound comes within ``COVER_ACCEPT_M`` of its
@@ -730,29 +736,35 @@ class Sweep:
         earliest of the times is kept in ``earliest_touch`` (inf when no pair touches).
         """
         p = np.asarray(p, dtype=np.int64)
-        t = np.asarray(t_start, dtype=float).copy()
-        touch = np.full(len(p), NEVER)
-        speed = np.zeros(len(p))
-        known = np.zeros(len(p), dtype=np.bool_)
         live = np.arange(len(p))
         best = NEVER
         slots = max(1, min(len(self.pairs), NEED_SLOTS))        # buffers live for this search only
         buffers = _search_buffers(slots, len(self.robot.link_names), len(p)) if reuse_buffers else None
         if buffers is None:
+            t = np.asarray(t_start, dtype=float).copy()
+            touch = np.full(len(p), NEVER)
+            speed = np.zeros(len(p))
+            known = np.zeros(len(p), dtype=np.bool_)
             T_pair, T_link = np.empty((slots, 2, 4, 4)), np.empty((slots, len(self.robot.link_names), 4, 4))
             status = np.empty(len(p), dtype=np.int64)
             V0, V1 = np.empty(slots), np.empty(slots)
             need = np.empty(slots, dtype=np.int64)
             seq = seq_n = tail_t = end = None         # made where the halving runs
+            track_pack = np.empty((len(mk.ClearanceTrack._fields), len(p)))
         else:
-            T_pair, T_link, status, V0, V1, need, seq, seq_n, tail_t, end = buffers
+            (T_pair, T_link, status, V0, V1, need, seq, seq_n, tail_t, end, t, touch, speed, known,
+             track_pack) = buffers
             seq_n.fill(0)
+            t[:] = t_start
+            touch.fill(NEVER)
+            speed.fill(0.0)
+            known.fill(False)
         tol = self.tol
         meter = self.meter
         p_list = margins = None                  # plain lists, made when the narrow phase is needed
         narrow_calls = self.narrow_calls
         snap = snapped_step if GRID_STEPS and self.grid_cache() is not None else plain_step
-        track_pack = self.track_table = np.empty((len(mk.ClearanceTrack._fields), len(p)))
+        self.track_table = track_pack
         track_pack[...] = _EMPTY_TRACK
         self._track = None                       # the views of self.track, made when asked for
         packs = (*self.kernel_packs, tol, COVER_ACCEPT_M,
@@ -1045,7 +1057,8 @@ def _search_buffers(slots: int, n_links: int, n_pairs: int):
         entry = (key, (np.empty((slots, 2, 4, 4)), np.empty((slots, n_links, 4, 4)), np.empty(n_pairs, dtype=np.int64),
                        np.empty(slots), np.empty(slots), np.empty(slots, dtype=np.int64),
                        np.empty((6, n_pairs, DYADIC_POINTS)), np.zeros(n_pairs, dtype=np.int64), np.empty(n_pairs),
-                       np.empty((n_pairs, 3))))
+                       np.empty((n_pairs, 3)), np.empty(n_pairs), np.empty(n_pairs), np.empty(n_pairs),
+                       np.empty(n_pairs, dtype=np.bool_), np.empty((len(mk.ClearanceTrack._fields), n_pairs))))
         _SEARCH_POOL.entry = entry
     return entry[1]
 
@@ -1082,6 +1095,34 @@ def pair_top_speeds(static: dict, W_a: np.ndarray, W_b: np.ndarray, a: np.ndarra
     lever = np.zeros((n_shapes, len(adq)))
     lever[static["robot_shapes"]] = np.where(prismatic[None, :], 1.0, R_static)
     return np.ascontiguousarray((W_a * lever[a] + W_b * lever[b]) @ adq)
+
+
+def top_speed_terms(static: dict, W_a: np.ndarray, W_b: np.ndarray, a: np.ndarray,
+                    b: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The nonzero terms of :func:`pair_top_speeds`' sum, per pair and joint that moves one body
+    and not the other: (pair (T,), joint (T,), flat index (T,) into the (R, M) robot-shape lever
+    table), made once per selection (:func:`sweep_tables`)."""
+    n_mov = W_a.shape[1]
+    row = np.full(max(int(a.max(initial=-1)), int(b.max(initial=-1))) + 1, -1, dtype=np.int64)
+    row[static["robot_shapes"][static["robot_shapes"] < len(row)]] = np.arange(
+        int(np.count_nonzero(static["robot_shapes"] < len(row))))
+    pairs, joints, flat = [], [], []
+    for W, s in ((W_a, a), (W_b, b)):
+        p, j = np.nonzero(W)
+        pairs.append(p)
+        joints.append(j)
+        flat.append(row[s[p]] * n_mov + j)
+    return (np.concatenate(pairs).astype(np.int64), np.concatenate(joints).astype(np.int64),
+            np.concatenate(flat).astype(np.int64))
+
+
+def summed_top_speeds(terms: tuple, prismatic: np.ndarray, adq: np.ndarray, R_static: np.ndarray,
+                      n_pairs: int) -> np.ndarray:
+    """:func:`pair_top_speeds` from the selection's :func:`top_speed_terms` (the same sum, a few
+    array operations per motion instead of two (P, M) products)."""
+    pair, joint, flat = terms
+    lever = np.where(prismatic[None, :], 1.0, R_static) * adq[None, :]
+    return np.bincount(pair, weights=lever.ravel()[flat], minlength=n_pairs)
 
 
 def _robot_shape_count(world: CollisionWorld) -> int:
