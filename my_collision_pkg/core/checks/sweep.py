@@ -383,6 +383,8 @@ def _build_sweep_tables(world: CollisionWorld, selection: PairSelection, kin: Mo
     W_a, W_b = (A[a] & ~common).astype(float), (A[b] & ~common).astype(float)
     static = dict(robot_shapes=robot_shapes)
     return dict(
+        a=np.ascontiguousarray(a), b=np.ascontiguousarray(b),        # copies, not column views (one numba layout)
+        route_list=pair_routes(world, selection)[0].tolist(),
         top_terms=top_speed_terms(static, W_a, W_b, a, b),
         centre=centre, radius=radius, box_local=mk.box_corners(centre, world.obb_axes, world.obb_half),
         centre_link=centre_link, world_centre=centre_link[world_shapes],   # a world object's frame is the world
@@ -589,7 +591,7 @@ class Sweep:
         if kept is None:                                                  # every pair of the request
             self.kept = np.arange(len(selection.pairs))
             self.W_a, self.W_b = static["W_a"], static["W_b"]             # (P, M)
-            self._route = route.tolist()
+            self._route = static["route_list"] if "route_list" in static else route.tolist()
         else:
             self.kept = kept                                              # indices into the request's pairs
             selection = PairSelection(*(np.ascontiguousarray(x[kept]) for x in selection))
@@ -601,7 +603,10 @@ class Sweep:
         self.margins = selection.margins
         # contiguous copies, not column views: a view has numba layout 'A', but 'C' when it holds one
         # pair, and each layout is a signature of its own, compiled in the request path
-        self.a, self.b = np.ascontiguousarray(self.pairs[:, 0]), np.ascontiguousarray(self.pairs[:, 1])
+        if kept is None:                                                  # made with the tables
+            self.a, self.b = static["a"], static["b"]
+        else:
+            self.a, self.b = np.ascontiguousarray(self.pairs[:, 0]), np.ascontiguousarray(self.pairs[:, 1])
         self.covers = cover_arrays(world)
         # the compiled kernels' argument packs, built once per sweep
         self.speed_arrays = mk.SpeedArrays(self.W_a, self.W_b, kin.child_link, kin.axis, kin.prismatic,
@@ -878,7 +883,8 @@ class Sweep:
         its tables would hold more than ``GRID_CACHE_MAX_FLOATS`` floats."""
         if self._grid_cache is None:
             n_links, n_mov = len(self.robot.link_names), len(self.kin.prismatic)
-            if gk.grid_cache_size(n_links, _robot_shape_count(self.world), n_mov) > GRID_CACHE_MAX_FLOATS:
+            if self.world.cached(("sweep", "grid_cache_floats"), gk.grid_cache_size, n_links,
+                                 _robot_shape_count(self.world), n_mov) > GRID_CACHE_MAX_FLOATS:
                 self._grid_cache = False
             else:
                 self._grid_cache = _pooled_grid_cache(self, n_links, n_mov)
