@@ -92,7 +92,8 @@ class MotionValidity:
         return self._selection
 
     def _out_of_limits(self, q: np.ndarray) -> bool:
-        """The resolver's limits verdict (``limits_message(q) is not None``) in two comparisons."""
+        """The resolver's limits verdict (``limits_message(q) is not None``) of configuration(s) q (A,) or
+        (N, A), in two comparisons."""
         return self._resolver.check_joint_limits and bool(((q < self._lower) | (q > self._upper)).any())
 
     def _full(self, values) -> np.ndarray:
@@ -103,6 +104,22 @@ class MotionValidity:
                                f"got {values.tolist()}")
         q = self._checker.scene.current_positions.copy()
         q[self._indices] = values
+        return q
+
+    def _ends(self, start, goal) -> np.ndarray:
+        """The complete start and goal configurations (2, A) of joint values (K,) each, in one array
+        (:class:`RequestError` on NaN or a wrong length, as :meth:`_full`)."""
+        try:
+            values = np.array((start, goal), dtype=float)
+        except ValueError:                                 # ragged: lengths differ
+            values = None
+        if values is None or values.shape != (2, len(self._indices)) or not math.isfinite(values.sum()):
+            self._full(start)
+            self._full(goal)
+            raise RequestError(f"expected {len(self._indices)} finite values for joints {list(self._names)}")
+        q = np.empty((2, len(self._lower)))
+        q[:] = self._checker.scene.current_positions
+        q[:, self._indices] = values
         return q
 
     def is_valid(self, values) -> bool:
@@ -135,15 +152,18 @@ class MotionValidity:
         """
         world = self._checker.scene.world
         selection = self._selection_for(world)
-        q0, q1 = self._full(start), self._full(goal)
-        key = q0.tobytes() + q1.tobytes()
+        ends = self._ends(start, goal)                     # (2, A): start and goal, complete
+        key = ends.tobytes()
         known = self._edges.get(key)
         if known is not None:
             return known
-        if self._out_of_limits(q0) or self._out_of_limits(q1):
+        if self._out_of_limits(ends):
             return False
+        q0, q1 = ends
         meter = self._checker.work_meter()
-        motion.check_joint_delta(world.robot, q0, q1, meter.limits.max_joint_delta)
+        limit = meter.limits.max_joint_delta
+        if not float(np.abs(q1 - q0).max(initial=0.0)) <= limit:
+            motion.check_joint_delta(world.robot, q0, q1, limit)           # raises, naming the joint
         valid = motion.motion_is_free(self._explainer, world, selection, self._request, q0, q1, self._tolerance_m,
                                       meter, self._screen_step)
         if len(self._edges) >= EDGE_MEMORY:

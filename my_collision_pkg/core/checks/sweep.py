@@ -380,7 +380,12 @@ def _build_sweep_tables(world: CollisionWorld, selection: PairSelection, kin: Mo
     env = np.flatnonzero(is_env)
     env_by_shape = env[np.argsort(b[env], kind="stable")]
     env_start = np.searchsorted(b[env_by_shape], np.arange(len(world.shapes) + 1))
+    W_a, W_b = (A[a] & ~common).astype(float), (A[b] & ~common).astype(float)
+    static = dict(robot_shapes=robot_shapes)
     return dict(
+        a=np.ascontiguousarray(a), b=np.ascontiguousarray(b),        # copies, not column views (one numba layout)
+        route_list=pair_routes(world, selection)[0].tolist(),
+        top_terms=top_speed_terms(static, W_a, W_b, a, b),
         centre=centre, radius=radius, box_local=mk.box_corners(centre, world.obb_axes, world.obb_half),
         centre_link=centre_link, world_centre=centre_link[world_shapes],   # a world object's frame is the world
         robot_shapes=robot_shapes, world_shapes=world_shapes, world_radius=radius[world_shapes],
@@ -388,8 +393,7 @@ def _build_sweep_tables(world: CollisionWorld, selection: PairSelection, kin: Mo
         env_start=env_start, robot_link=lk[robot_shapes], robot_A=A[robot_shapes], robot_lever=lever[robot_shapes],
         A=A, link=lk, lever=lever, chain=kin.chain.astype(float),
         below_T=np.ascontiguousarray(kin.below.T, dtype=float),        # C order whatever the size (one layout)
-        W_a=(A[a] & ~common).astype(float),
-        W_b=(A[b] & ~common).astype(float))
+        W_a=W_a, W_b=W_b)
 
 
 # ----- culling far world objects ------------------------------------------------
@@ -554,10 +558,8 @@ class Sweep:
         self.q0, self.dq = q0, q1 - q0
         self.tol = tolerance_m
         # GJK's precision stays well inside the half tolerance every step keeps in reserve
-        self._coal_request = coal.DistanceRequest()
-        self._coal_request.enable_signed_distance = True
-        self._coal_request.gjk_tolerance = min(SWEEP_GJK_TOLERANCE_M, 0.1 * tolerance_m)
-        self._poses = (coal.Transform3s(), coal.Transform3s())       # set per narrow-phase call
+        self._coal_request = _coal_request(tolerance_m)                # shared, never written to
+        self._poses = None            # (coal.Transform3s, coal.Transform3s), made at the first narrow-phase call
         robot = world.robot
         self.robot = robot
         kin = self.kin = motion_kinematics(world)
@@ -589,7 +591,7 @@ class Sweep:
         if kept is None:                                                  # every pair of the request
             self.kept = np.arange(len(selection.pairs))
             self.W_a, self.W_b = static["W_a"], static["W_b"]             # (P, M)
-            self._route = route.tolist()
+            self._route = static["route_list"] if "route_list" in static else route.tolist()
         else:
             self.kept = kept                                              # indices into the request's pairs
             selection = PairSelection(*(np.ascontiguousarray(x[kept]) for x in selection))
@@ -601,20 +603,27 @@ class Sweep:
         self.margins = selection.margins
         # contiguous copies, not column views: a view has numba layout 'A', but 'C' when it holds one
         # pair, and each layout is a signature of its own, compiled in the request path
-        self.a, self.b = np.ascontiguousarray(self.pairs[:, 0]), np.ascontiguousarray(self.pairs[:, 1])
+        if kept is None:                                                  # made with the tables
+            self.a, self.b = static["a"], static["b"]
+        else:
+            self.a, self.b = np.ascontiguousarray(self.pairs[:, 0]), np.ascontiguousarray(self.pairs[:, 1])
         self.covers = cover_arrays(world)
         # the compiled kernels' argument packs, built once per sweep
         self.speed_arrays = mk.SpeedArrays(self.W_a, self.W_b, kin.child_link, kin.axis, kin.prismatic,
                                            self.centre_shape, self.radius, self.box_local, self.adq, self.D_below)
-        self.pair_arrays = mk.PairArrays(self.a, self.b, self.margins,
-                                         pair_top_speeds(static, self.W_a, self.W_b, self.a, self.b, kin.prismatic,
-                                                         self.adq, R_static, len(world.shapes)))
-        self.robot_arrays = mk.RobotArrays(*robot.kinematics_arrays)
+        if kept is None:         # the selection's (pair, joint) terms, cached with the tables
+            top = summed_top_speeds(static["top_terms"], kin.prismatic, self.adq, R_static, len(self.a))
+        else:
+            top = pair_top_speeds(static, self.W_a, self.W_b, self.a, self.b, kin.prismatic, self.adq, R_static,
+                                  len(world.shapes))
+        self.pair_arrays = mk.PairArrays(self.a, self.b, self.margins, top)
         self.shape_arrays = shape_arrays(world)
-        # the packs as the kernels take them from Python: plain tuples (see advancement.advance)
+        # the packs as the kernels take them from Python: plain tuples (see advancement.advance);
+        # the robot's, the shapes' and the covers' are the world's (cached with it)
+        robot_pack, shape_pack, cover_pack = world.cached(("sweep", "static_packs"), _static_packs, world)
+        self.robot_arrays = mk.RobotArrays(*robot_pack)
         self.speed_pack = tuple(self.speed_arrays)
-        self.kernel_packs = (tuple(self.pair_arrays), tuple(self.robot_arrays), tuple(self.shape_arrays),
-                             self.speed_pack, tuple(self.covers))
+        self.kernel_packs = (tuple(self.pair_arrays), robot_pack, shape_pack, self.speed_pack, cover_pack)
         self.kernel_steps = np.zeros(len(self.pairs), dtype=np.int64)    # per pair, for benchmarks
         self.narrow_calls = np.zeros(len(self.pairs), dtype=np.int64)
         self.step_weight = step_weight(len(robot.link_names), len(kin.prismatic))   # steps per bound evaluation
@@ -665,6 +674,8 @@ class Sweep:
         the hulls' kept in ``hull_gap[p]``; with the solid-body test of
         :func:`narrowphase.pair_distance` when they overlap).
         """
+        if self._poses is None:
+            self._poses = (coal.Transform3s(), coal.Transform3s())
         pose_a, pose_b = self._poses
         pose_a.setRotation(T_a[:3, :3])
         pose_a.setTranslation(T_a[:3, 3])
@@ -715,8 +726,9 @@ class Sweep:
 
         With ``reuse_buffers`` the search's work arrays are this thread's from the last such
         search of the same sizes (no allocation per motion: the bool check's hot path); the
-        sweep's tracks then hold another search's values after the next one, so
-        :meth:`certified_clearance` must not follow.
+        sweep's tracks and the returned arrays then hold another search's values after the
+        next one, so :meth:`certified_clearance` must not follow and the caller reads the
+        returns (or ``earliest_touch``) before the next search.
 
         The compiled :func:`advancement.advance` steps every pair on the bounds of its
         bounding and cover spheres; a pair whose bound comes within ``COVER_ACCEPT_M`` of its
@@ -729,29 +741,35 @@ class Sweep:
         earliest of the times is kept in ``earliest_touch`` (inf when no pair touches).
         """
         p = np.asarray(p, dtype=np.int64)
-        t = np.asarray(t_start, dtype=float).copy()
-        touch = np.full(len(p), NEVER)
-        speed = np.zeros(len(p))
-        known = np.zeros(len(p), dtype=np.bool_)
         live = np.arange(len(p))
         best = NEVER
         slots = max(1, min(len(self.pairs), NEED_SLOTS))        # buffers live for this search only
         buffers = _search_buffers(slots, len(self.robot.link_names), len(p)) if reuse_buffers else None
         if buffers is None:
+            t = np.asarray(t_start, dtype=float).copy()
+            touch = np.full(len(p), NEVER)
+            speed = np.zeros(len(p))
+            known = np.zeros(len(p), dtype=np.bool_)
             T_pair, T_link = np.empty((slots, 2, 4, 4)), np.empty((slots, len(self.robot.link_names), 4, 4))
             status = np.empty(len(p), dtype=np.int64)
             V0, V1 = np.empty(slots), np.empty(slots)
             need = np.empty(slots, dtype=np.int64)
             seq = seq_n = tail_t = end = None         # made where the halving runs
+            track_pack = np.empty((len(mk.ClearanceTrack._fields), len(p)))
         else:
-            T_pair, T_link, status, V0, V1, need, seq, seq_n, tail_t, end = buffers
+            (T_pair, T_link, status, V0, V1, need, seq, seq_n, tail_t, end, t, touch, speed, known,
+             track_pack) = buffers
             seq_n.fill(0)
+            t[:] = t_start
+            touch.fill(NEVER)
+            speed.fill(0.0)
+            known.fill(False)
         tol = self.tol
         meter = self.meter
         p_list = margins = None                  # plain lists, made when the narrow phase is needed
         narrow_calls = self.narrow_calls
         snap = snapped_step if GRID_STEPS and self.grid_cache() is not None else plain_step
-        track_pack = self.track_table = np.empty((len(mk.ClearanceTrack._fields), len(p)))
+        self.track_table = track_pack
         track_pack[...] = _EMPTY_TRACK
         self._track = None                       # the views of self.track, made when asked for
         packs = (*self.kernel_packs, tol, COVER_ACCEPT_M,
@@ -865,7 +883,8 @@ class Sweep:
         its tables would hold more than ``GRID_CACHE_MAX_FLOATS`` floats."""
         if self._grid_cache is None:
             n_links, n_mov = len(self.robot.link_names), len(self.kin.prismatic)
-            if gk.grid_cache_size(n_links, _robot_shape_count(self.world), n_mov) > GRID_CACHE_MAX_FLOATS:
+            if self.world.cached(("sweep", "grid_cache_floats"), gk.grid_cache_size, n_links,
+                                 _robot_shape_count(self.world), n_mov) > GRID_CACHE_MAX_FLOATS:
                 self._grid_cache = False
             else:
                 self._grid_cache = _pooled_grid_cache(self, n_links, n_mov)
@@ -1008,6 +1027,29 @@ class Sweep:
         return best
 
 
+def _static_packs(world: CollisionWorld) -> tuple[tuple, tuple, tuple]:
+    """The kernels' robot, shape and cover packs of ``world`` (plain tuples; the same for every motion)."""
+    return (tuple(mk.RobotArrays(*world.robot.kinematics_arrays)), tuple(shape_arrays(world)),
+            tuple(cover_arrays(world)))
+
+
+_COAL_REQUESTS: dict[float, coal.DistanceRequest] = {}
+
+
+def _coal_request(tolerance_m: float) -> coal.DistanceRequest:
+    """The sweep's coal distance request for touch tolerance ``tolerance_m``: signed distances, GJK's
+    precision well inside the half tolerance every step keeps in reserve; one per tolerance,
+    shared by every sweep (coal reads it, nothing writes to it after it is made)."""
+    request = _COAL_REQUESTS.get(tolerance_m)
+    if request is None:
+        request = coal.DistanceRequest()
+        request.enable_signed_distance = True
+        request.gjk_tolerance = min(SWEEP_GJK_TOLERANCE_M, 0.1 * tolerance_m)
+        if len(_COAL_REQUESTS) < 64:
+            _COAL_REQUESTS[tolerance_m] = request
+    return request
+
+
 _GRID_POOL = threading.local()
 _SEARCH_POOL = threading.local()
 
@@ -1021,7 +1063,8 @@ def _search_buffers(slots: int, n_links: int, n_pairs: int):
         entry = (key, (np.empty((slots, 2, 4, 4)), np.empty((slots, n_links, 4, 4)), np.empty(n_pairs, dtype=np.int64),
                        np.empty(slots), np.empty(slots), np.empty(slots, dtype=np.int64),
                        np.empty((6, n_pairs, DYADIC_POINTS)), np.zeros(n_pairs, dtype=np.int64), np.empty(n_pairs),
-                       np.empty((n_pairs, 3))))
+                       np.empty((n_pairs, 3)), np.empty(n_pairs), np.empty(n_pairs), np.empty(n_pairs),
+                       np.empty(n_pairs, dtype=np.bool_), np.empty((len(mk.ClearanceTrack._fields), n_pairs))))
         _SEARCH_POOL.entry = entry
     return entry[1]
 
@@ -1058,6 +1101,34 @@ def pair_top_speeds(static: dict, W_a: np.ndarray, W_b: np.ndarray, a: np.ndarra
     lever = np.zeros((n_shapes, len(adq)))
     lever[static["robot_shapes"]] = np.where(prismatic[None, :], 1.0, R_static)
     return np.ascontiguousarray((W_a * lever[a] + W_b * lever[b]) @ adq)
+
+
+def top_speed_terms(static: dict, W_a: np.ndarray, W_b: np.ndarray, a: np.ndarray,
+                    b: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The nonzero terms of :func:`pair_top_speeds`' sum, per pair and joint that moves one body
+    and not the other: (pair (T,), joint (T,), flat index (T,) into the (R, M) robot-shape lever
+    table), made once per selection (:func:`sweep_tables`)."""
+    n_mov = W_a.shape[1]
+    row = np.full(max(int(a.max(initial=-1)), int(b.max(initial=-1))) + 1, -1, dtype=np.int64)
+    row[static["robot_shapes"][static["robot_shapes"] < len(row)]] = np.arange(
+        int(np.count_nonzero(static["robot_shapes"] < len(row))))
+    pairs, joints, flat = [], [], []
+    for W, s in ((W_a, a), (W_b, b)):
+        p, j = np.nonzero(W)
+        pairs.append(p)
+        joints.append(j)
+        flat.append(row[s[p]] * n_mov + j)
+    return (np.concatenate(pairs).astype(np.int64), np.concatenate(joints).astype(np.int64),
+            np.concatenate(flat).astype(np.int64))
+
+
+def summed_top_speeds(terms: tuple, prismatic: np.ndarray, adq: np.ndarray, R_static: np.ndarray,
+                      n_pairs: int) -> np.ndarray:
+    """:func:`pair_top_speeds` from the selection's :func:`top_speed_terms` (the same sum, a few
+    array operations per motion instead of two (P, M) products)."""
+    pair, joint, flat = terms
+    lever = np.where(prismatic[None, :], 1.0, R_static) * adq[None, :]
+    return np.bincount(pair, weights=lever.ravel()[flat], minlength=n_pairs)
 
 
 def _robot_shape_count(world: CollisionWorld) -> int:
