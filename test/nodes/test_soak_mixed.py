@@ -6,7 +6,8 @@ TESTS=test/nodes/test_soak_mixed.py``) five client threads call in parallel thro
 certified and discrete motions, trajectories, clearance batches and configuration
 checks, while a camera publishes clouds and busy processes take every core. Every call
 must be answered within its (generous) timeout: a ``ServiceTimeout`` is an unanswered
-request, and the test fails on the first. The node must still be up, with no traceback
+request, and the test fails on the first; so does an answer from a callback that failed
+("internal error"). A refusal by a work bound is an answer (counted and printed). The node must still be up, with no traceback
 in its log. Counts and the slowest answer per service are printed (``pytest -s``).
 """
 from __future__ import annotations
@@ -76,6 +77,7 @@ def test_mixed_parallel_requests_are_all_answered_on_a_loaded_machine(soak_node)
     stop = threading.Event()
     counts: dict[str, int] = {}
     slowest: dict[str, float] = {}
+    refusals: dict[str, int] = {}
     failures: list[str] = []
     lock = threading.Lock()
 
@@ -89,12 +91,15 @@ def test_mixed_parallel_requests_are_all_answered_on_a_loaded_machine(soak_node)
             stop.set()
             return
         elapsed = time.monotonic() - start
-        status = getattr(answer, "status", None)
         with lock:
             counts[kind] = counts.get(kind, 0) + 1
             slowest[kind] = max(slowest.get(kind, 0.0), elapsed)
-            if status == INVALID:
-                failures.append(f"{kind} refused: {answer.message}")
+            if getattr(answer, "status", None) == INVALID:
+                # a work bound's refusal is an answer (a random trajectory through the table with
+                # every contact interval can pass max_certified_steps); a callback that failed is not
+                refusals[kind] = refusals.get(kind, 0) + 1
+                if "internal error" in answer.message:
+                    failures.append(f"{kind}: {answer.message}")
 
     def caller(kind: str, seed: int) -> None:
         rng = np.random.default_rng(seed)
@@ -145,8 +150,8 @@ def test_mixed_parallel_requests_are_all_answered_on_a_loaded_machine(soak_node)
             worker.join(5.0)
         camera.destroy_node()
         rclpy.try_shutdown(context=context)
-    print(f"soak {SOAK_S:.0f} s with {len(busy)} busy processes: answers {counts}, slowest "
-          f"{ {k: round(v, 2) for k, v in slowest.items()} } s, {clouds_sent} clouds sent")
+    print(f"soak {SOAK_S:.0f} s with {len(busy)} busy processes: answers {counts} (refused by a bound: {refusals}), "
+          f"slowest { {k: round(v, 2) for k, v in slowest.items()} } s, {clouds_sent} clouds sent")
     assert not failures, failures[:5]
     assert process.process.poll() is None
     assert all(counts.get(kind, 0) > 0 for kind in ("certified motion", "discrete motion", "trajectory", "clearance",
