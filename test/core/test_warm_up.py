@@ -21,9 +21,8 @@ TIMEOUT_S = 900.0       # an empty numba cache compiles everything: minutes on a
 SCRIPT = r"""
 import array, json, sys
 import numpy as np
-from numba.core.registry import CPUDispatcher
-import my_collision_pkg.core.kernels as kernels_package
-import importlib, pkgutil
+sys.path.insert(0, sys.argv[2])
+from test_warm_up import kernel_signatures as signatures
 from my_collision_pkg.core.checks.checker import CollisionChecker
 from my_collision_pkg.core.checks.interval_sweeps import interval_sweeps
 from my_collision_pkg.core.checks.request import CheckRequest
@@ -31,15 +30,6 @@ from my_collision_pkg.core.checks.results import MotionMode
 from my_collision_pkg.core.scene.loading import load_scene, panda_paths
 from my_collision_pkg.core.surfaces.explanation_surfaces import explanation_surfaces
 from my_collision_pkg.core.warm_up import warm_up_services
-
-def signatures():
-    found = {}
-    for info in pkgutil.iter_modules(kernels_package.__path__):
-        module = importlib.import_module(f"{kernels_package.__name__}.{info.name}")
-        for name, value in vars(module).items():
-            if isinstance(value, CPUDispatcher):
-                found[f"{info.name}.{name}"] = {str(s) for s in value.overloads}
-    return found
 
 urdf, srdf = panda_paths()
 scene = load_scene(urdf_path=urdf, srdf_path=srdf, world_path=sys.argv[1])
@@ -101,8 +91,8 @@ print(json.dumps({"new": new, "dispatchers": len(after), "signatures": sum(len(v
 
 
 def test_after_the_warm_up_the_services_calls_add_no_compiled_signature():
-    run = subprocess.run([sys.executable, "-c", SCRIPT, os.path.join(REPO, "config", "panda_world.yaml")],
-                         capture_output=True, text=True, timeout=TIMEOUT_S)
+    run = subprocess.run([sys.executable, "-c", SCRIPT, os.path.join(REPO, "config", "panda_world.yaml"),
+                          os.path.join(REPO, "test", "core")], capture_output=True, text=True, timeout=TIMEOUT_S)
     assert run.returncode == 0, run.stderr[-3000:]
     report = json.loads(run.stdout.strip().splitlines()[-1])
     assert report["dispatchers"] > 20 and report["signatures"] > 20     # the scan sees the kernels
@@ -259,8 +249,7 @@ def kernel_signatures() -> dict[str, set[str]]:
 def test_small_robots_compile_nothing_after_the_built_in_warm_up():
     tests = os.path.join(REPO, "test", "core")
     run = subprocess.run([sys.executable, "-c", SMALL_ROBOTS_SCRIPT, tests], capture_output=True, text=True,
-                         timeout=TIMEOUT_S, env={**os.environ, "PYTHONPATH": tests + os.pathsep
-                                                 + os.environ.get("PYTHONPATH", "")})
+                         timeout=TIMEOUT_S)
     assert run.returncode == 0, run.stderr[-3000:]
     report = json.loads(run.stdout.strip().splitlines()[-1])
     assert report["new"] == {}, f"signatures the built-in warm-up did not compile: {report['new']}"

@@ -69,6 +69,15 @@ class NodeProcess:
             return log.read()
 
 
+def rss_mb(pid: int) -> float:
+    """The resident memory of process ``pid`` (VmRSS in /proc), MB."""
+    with open(f"/proc/{pid}/status") as status:
+        for line in status:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024.0
+    raise AssertionError("no VmRSS in /proc/<pid>/status")
+
+
 def panda_params(**overrides) -> dict:
     urdf, srdf = panda_paths()
     params = {"urdf_path": urdf, "srdf_path": srdf, "scene_path": PANDA_WORLD}

@@ -20,7 +20,8 @@ import time
 
 import numpy as np
 import pytest
-from node_processes import ARM, FREE, INTO_TABLE, STARTUP_TIMEOUT_S, NodeProcess, executable, panda_params, ros_args
+from node_processes import (ARM, FREE, INTO_TABLE, STARTUP_TIMEOUT_S, NodeProcess, executable, panda_params, ros_args,
+                            rss_mb)
 from rcl_interfaces.msg import Parameter, ParameterType, ParameterValue
 from rcl_interfaces.srv import GetParameters, ListParameters, SetParameters
 
@@ -230,14 +231,6 @@ def test_a_self_pair_is_refused_by_name(validator):
 
 
 # ----- memory after a refusal -----------------------------------------------------------------
-def _rss_mb(pid: int) -> float:
-    with open(f"/proc/{pid}/status") as status:
-        for line in status:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024.0
-    raise AssertionError("no VmRSS in /proc/<pid>/status")
-
-
 def test_memory_goes_back_after_a_clearance_refused_by_its_row_bound(validator):
     process, client, _ = validator
     pid = process.process.pid
@@ -246,15 +239,15 @@ def test_memory_goes_back_after_a_clearance_refused_by_its_row_bound(validator):
     small = client.compute_clearance(ARM, rows[:20], influence_distance=1.0)
     assert small.status == ComputeClearance.Response.VALID, small.message
     time.sleep(1.0)
-    start_mb = _rss_mb(pid)
+    start_mb = rss_mb(pid)
     start = time.monotonic()
     refused = client.compute_clearance(ARM, rows, influence_distance=1.0)
     elapsed = time.monotonic() - start
     assert refused.status == ComputeClearance.Response.INVALID_REQUEST, refused.message
     assert "max_clearance_rows" in refused.message, refused.message
-    peak_mb = _rss_mb(pid)
+    peak_mb = rss_mb(pid)
     time.sleep(1.5)                                       # the memory return comes a moment after the answer
-    end_mb = _rss_mb(pid)
+    end_mb = rss_mb(pid)
     print(f"refused in {elapsed:.2f} s; validator RSS {start_mb:.0f} MB before, {peak_mb:.0f} MB after the "
           f"answer, {end_mb:.0f} MB a moment later")
     assert end_mb - start_mb < RSS_BACK_WITHIN_MB

@@ -14,7 +14,7 @@ import time
 import numpy as np
 import pytest
 from builtin_interfaces.msg import Duration
-from node_processes import ARM, FREE, STARTUP_TIMEOUT_S, NodeProcess, panda_params
+from node_processes import ARM, FREE, STARTUP_TIMEOUT_S, NodeProcess, panda_params, rss_mb
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from my_collision_pkg.core.checks.limits import WorkLimits
@@ -88,14 +88,6 @@ def test_a_trajectory_of_too_many_waypoints_is_refused_by_name(validator):
     assert seconds < REFUSAL_WITHIN_S
 
 
-def _rss_mb(pid: int) -> float:
-    with open(f"/proc/{pid}/status") as status:
-        for line in status:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024.0
-    raise AssertionError("no VmRSS in /proc/<pid>/status")
-
-
 CLEARANCE_HANG_S = 60.0           # issue 39: before the per-chunk count, 100,000 configurations took 275 s
 
 
@@ -139,13 +131,13 @@ def test_memory_returns_after_big_allowed_requests(validator):
 
     big_requests(2)                                        # every buffer of these requests made once
     time.sleep(1.0)                                        # the trim comes a moment after the answer
-    start_mb = _rss_mb(pid)
+    start_mb = rss_mb(pid)
     peak_mb = start_mb
     for _ in range(BIG_REQUESTS // 2):
         big_requests(2)
-        peak_mb = max(peak_mb, _rss_mb(pid))
+        peak_mb = max(peak_mb, rss_mb(pid))
     time.sleep(1.0)
-    end_mb = _rss_mb(pid)
+    end_mb = rss_mb(pid)
     print(f"validator RSS over {BIG_REQUESTS} big requests: {start_mb:.0f} MB at the start, "
           f"{peak_mb:.0f} MB at most between them, {end_mb:.0f} MB after")
     assert end_mb - start_mb < RSS_GROWTH_ALLOWED_MB
