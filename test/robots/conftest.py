@@ -8,6 +8,7 @@ added to the pinocchio ``GeometryModel``. No padding on either side.
 """
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 
 import coal
@@ -19,11 +20,34 @@ from my_collision_pkg.core.checks.checker import CollisionChecker
 from my_collision_pkg.core.model.example_robots import example_robot_data_share, panda_paths
 from my_collision_pkg.core.scene.loading import load_scene
 from my_collision_pkg.core.model.robot_model import Box, Capsule, Cone, Cylinder, Sphere
-from my_collision_pkg.core.scene.planning_scene import PlanningScene
+from my_collision_pkg.core.scene.planning_scene import AddObject, ObjectShape, PlanningScene, SceneObject
 
 RANDOM_SEED = 20_260_611          # fixed: the same Panda set in every run
 N_RANDOM_CONFIGURATIONS = 2000
 CONTINUOUS_RANGE_RAD = np.pi      # continuous joints are drawn in [-pi, pi]
+
+
+PANDA_WORLD = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
+                           "config", "panda_world.yaml")
+# A 1 mm plate standing on the table, across the arc the fingertips sweep when joint 1 turns
+# (issue 37): 0.01 rad sampling jumps over it, a certified check does not.
+PLATE_RADIUS_M, PLATE_ANGLE_RAD, PLATE_TOP_Z_M, TABLE_TOP_Z_M = 0.792, 0.025, 0.245, 0.17
+
+
+@pytest.fixture
+def thin_plate_scene(panda_files) -> PlanningScene:
+    """A new scene of the Panda with config/panda_world.yaml and the thin plate ``thin_plate``
+    (0.06 x 0.001 m, table top to PLATE_TOP_Z_M) at PLATE_RADIUS_M from the base,
+    PLATE_ANGLE_RAD around joint 1's axis."""
+    urdf, srdf = panda_files
+    scene = load_scene(urdf_path=urdf, srdf_path=srdf, world_path=PANDA_WORLD)
+    height = PLATE_TOP_Z_M - TABLE_TOP_Z_M
+    c, s = np.cos(PLATE_ANGLE_RAD), np.sin(PLATE_ANGLE_RAD)
+    T = np.eye(4)
+    T[:3, :3] = [[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]]
+    T[:3, 3] = (PLATE_RADIUS_M * c, PLATE_RADIUS_M * s, TABLE_TOP_Z_M + height / 2)
+    scene.apply([AddObject(SceneObject("thin_plate", (ObjectShape(Box((0.06, 0.001, height))),), T))])
+    return scene
 
 
 def sample_configurations(lower: np.ndarray, upper: np.ndarray, n: int, seed: int) -> np.ndarray:

@@ -34,9 +34,8 @@ N_REFERENCE_EDGES = 40
 ARM = tuple(f"panda_joint{i}" for i in range(1, 8))
 # the request kinds, a quarter of the edges each
 KINDS = (dict(), dict(group_name="arm"), dict(pad_environment_collisions=False), dict(pad_self_collisions=True))
-# the demo's plate: 1 mm thick, standing on the table in the stretched-out arm's swing
+# the stretched-out arm whose joint-1 swing crosses the thin plate (conftest.thin_plate_scene)
 STRETCHED = [0.0, 1.3, 0.0, -0.2, 0.0, 1.5, -0.785]
-PLATE_RADIUS_M, PLATE_ANGLE_RAD, PLATE_TOP_Z_M, TABLE_TOP_Z_M = 0.792, 0.025, 0.245, 0.17
 
 
 @pytest.fixture(scope="module")
@@ -93,21 +92,8 @@ def test_bool_equals_certified_and_reference(scene, checker, edges):
         assert reference.valid, (k, kind, clearance, reference.message)
 
 
-def _plate_scene(panda_files):
-    urdf, srdf = panda_files
-    scene = load_scene(urdf_path=urdf, srdf_path=srdf, world_path=PANDA_WORLD)
-    height = PLATE_TOP_Z_M - TABLE_TOP_Z_M
-    c, s = np.cos(PLATE_ANGLE_RAD), np.sin(PLATE_ANGLE_RAD)
-    T = np.eye(4)
-    T[:3, :3] = [[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]]
-    T[:3, 3] = (PLATE_RADIUS_M * c, PLATE_RADIUS_M * s, TABLE_TOP_Z_M + height / 2)
-    plate = SceneObject("thin_plate", (ObjectShape(Box((0.06, 0.001, height))),), T)
-    scene.apply([AddObject(plate)])
-    return scene
-
-
-def test_thin_plate_refused_where_sampling_jumps_over(panda_files):
-    checker = CollisionChecker(_plate_scene(panda_files))
+def test_thin_plate_refused_where_sampling_jumps_over(thin_plate_scene):
+    checker = CollisionChecker(thin_plate_scene)
     start, goal = list(STRETCHED), list(STRETCHED)
     start[0], goal[0] = -0.5, 0.5
     discrete = checker.check_motion(ARM, start, goal, mode=MotionMode.DISCRETE, max_step=0.05)

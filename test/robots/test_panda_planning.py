@@ -17,9 +17,7 @@ pytest.importorskip("ompl", reason="OMPL's Python bindings (pip install ompl==2.
 
 from my_collision_pkg.core.checks.checker import CollisionChecker  # noqa: E402
 from my_collision_pkg.core.errors import RequestError  # noqa: E402
-from my_collision_pkg.core.model.robot_model import Box  # noqa: E402
 from my_collision_pkg.core.scene.loading import load_scene  # noqa: E402
-from my_collision_pkg.core.scene.planning_scene import AddObject, ObjectShape, SceneObject  # noqa: E402
 from my_collision_pkg.planning import ompl as adapters  # noqa: E402
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -33,7 +31,6 @@ BESIDE_POST_B = [1.95, 0.6, 0.0, -1.6, 0.0, 2.2, 0.785]
 OVER_TABLE = [0.0, 0.78, 0.0, -1.2, 0.0, 1.571, 0.785]
 FIXED_PAIRS = (("default", BESIDE_POST_A), (BESIDE_POST_A, BESIDE_POST_B), (OVER_TABLE, BESIDE_POST_B))
 STRETCHED = [0.0, 1.3, 0.0, -0.2, 0.0, 1.5, -0.785]
-PLATE_RADIUS_M, PLATE_ANGLE_RAD, PLATE_TOP_Z_M, TABLE_TOP_Z_M = 0.792, 0.025, 0.245, 0.17
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -79,22 +76,10 @@ def test_discrete_validator_for_comparison(checker):
     assert result.solved and result.motion_checks > 0
 
 
-def _plate_checker(panda_files) -> CollisionChecker:
-    urdf, srdf = panda_files
-    scene = load_scene(urdf_path=urdf, srdf_path=srdf, world_path=PANDA_WORLD)
-    height = PLATE_TOP_Z_M - TABLE_TOP_Z_M
-    c, s = np.cos(PLATE_ANGLE_RAD), np.sin(PLATE_ANGLE_RAD)
-    T = np.eye(4)
-    T[:3, :3] = [[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]]
-    T[:3, 3] = (PLATE_RADIUS_M * c, PLATE_RADIUS_M * s, TABLE_TOP_Z_M + height / 2)
-    scene.apply([AddObject(SceneObject("thin_plate", (ObjectShape(Box((0.06, 0.001, height))),), T))])
+def test_thin_plate_no_path_through_it(thin_plate_scene):
     arm = [f"panda_joint{i}" for i in range(1, 8)]
-    scene.set_current_positions(arm, STRETCHED)                # the joints not planned keep these values
-    return CollisionChecker(scene)
-
-
-def test_thin_plate_no_path_through_it(panda_files):
-    checker = _plate_checker(panda_files)
+    thin_plate_scene.set_current_positions(arm, STRETCHED)     # the joints not planned keep these values
+    checker = CollisionChecker(thin_plate_scene)
     joint = ["panda_joint1"]
     start, goal = [-0.5], [0.5]
     assert checker.check(joint, start).valid and checker.check(joint, goal).valid
