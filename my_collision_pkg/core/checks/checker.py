@@ -638,11 +638,13 @@ class CollisionChecker:
     def motion_validity(self, joint_names, *, group_name: str = "", pad_environment_collisions: bool = True,
                         pad_self_collisions: bool = False, screen_step: float = 0.0,
                         tolerance_m: float = DEFAULT_TOUCH_TOLERANCE_M,
-                        request: CheckRequest | None = None) -> MotionValidity:
+                        request: CheckRequest | None = None, tubes: bool = True) -> MotionValidity:
         """The bool checks a planner calls per state and per edge, for ``joint_names`` (in that order)
         and one group and padding: a :class:`motion_validity.MotionValidity` (``is_valid(values)``,
         ``is_motion_valid(start, goal)`` as :meth:`is_motion_valid`, ``is_motion_valid_discrete``),
-        with the names and the group resolved once.
+        with the names and the group resolved once. ``tubes``: answer an edge running close
+        beside an earlier free one from that one's certified clearance (same verdicts; see
+        :mod:`free_tubes`).
 
         Raises
         ------
@@ -655,7 +657,7 @@ class CollisionChecker:
                                              pad_environment_collisions=pad_environment_collisions,
                                              pad_self_collisions=pad_self_collisions)
         return MotionValidity(self, self._explainer, self._resolver, joint_names, request, screen_step=screen_step,
-                              tolerance_m=tolerance_m)
+                              tolerance_m=tolerance_m, tubes=tubes)
 
     def check_trajectory(self, joint_names, points, times_s, *, group_name: str = "",
                          pad_environment_collisions: bool = True, pad_self_collisions: bool = False,

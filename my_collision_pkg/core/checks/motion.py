@@ -360,6 +360,30 @@ def motion_is_free(explainer: Explainer, world: CollisionWorld, selection, reque
     WorkLimitError, RequestStopped
         As the certified search (the request's limits and stop event).
     """
+    return _free_motion(explainer, world, selection, request, q0, q1, tolerance_m, meter, screen_step, False) \
+        is not None
+
+
+def free_motion_clearance(explainer: Explainer, world: CollisionWorld, selection, request: CheckRequest,
+                          q0: np.ndarray, q1: np.ndarray, tolerance_m: float, meter: WorkMeter,
+                          screen_step: float) -> float | None:
+    """:func:`motion_is_free`, with the certified clearance of a free motion: None when a
+    configuration on the motion touches, else a lower bound of the smallest (signed distance -
+    padding) over the motion and every pair of the request, metres (``Sweep.certified_clearance``;
+    the search keeps its bounds for it, about a fifth more time per free motion).
+
+    Raises
+    ------
+    WorkLimitError, RequestStopped
+        As :func:`motion_is_free`.
+    """
+    return _free_motion(explainer, world, selection, request, q0, q1, tolerance_m, meter, screen_step, True)
+
+
+def _free_motion(explainer: Explainer, world: CollisionWorld, selection, request: CheckRequest, q0: np.ndarray,
+                 q1: np.ndarray, tolerance_m: float, meter: WorkMeter, screen_step: float,
+                 clearance: bool) -> float | None:
+    """None when the motion touches; else its certified clearance (``clearance``) or inf."""
     dq = q1 - q0
     largest = float(np.max(np.abs(world.robot.kinematics_arrays[0] @ dq))) if dq.size else 0.0
     n = min(SCREEN_MAX_SAMPLES, max(1, int(math.ceil(largest / screen_step - 1e-12))))
@@ -367,11 +391,14 @@ def motion_is_free(explainer: Explainer, world: CollisionWorld, selection, reque
         order = screen_order(n)
         q = q0[None, :] + (order / n)[:, None] * dq[None, :]
         if explainer.any_collision(world, q, selection) >= 0:
-            return False
+            return None
     sweep = Sweep(world, selection, request, q0, q1, tolerance_m, meter=meter)
-    sweep.first_touch(np.arange(len(sweep.pairs)), np.zeros(len(sweep.pairs)), stop_at_first=True,
-                      reuse_buffers=True)
-    return not math.isfinite(sweep.earliest_touch)
+    every = np.arange(len(sweep.pairs))
+    sweep.first_touch(every, np.zeros(len(sweep.pairs)), stop_at_first=True, reuse_buffers=True,
+                      track_clearance=clearance)
+    if math.isfinite(sweep.earliest_touch):
+        return None
+    return sweep.certified_clearance(every)[0] if clearance else math.inf
 
 
 def _certified(explainer: Explainer, sweep: Sweep) -> MotionResult:

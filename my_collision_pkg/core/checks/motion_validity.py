@@ -17,7 +17,11 @@ The snapshot is the scene's current one at each call (a planning scene update is
 the next call). The last ``EDGE_MEMORY`` edge verdicts are kept per snapshot and asked
 again for free: OMPL's simplifier and ``PathGeometric.check`` ask about the same edge
 (same start and goal, in that order) again, about one call in seven while planning the
-Panda around the post. Joints not named keep the scene's current values. Made by
+Panda around the post. The last ``free_tubes.TUBE_MEMORY`` free edges are kept with their
+certified clearance too: a later edge that runs close enough beside one of them is answered
+free with no search (:mod:`free_tubes`: no configuration on it comes within the touch
+tolerance, so the verdict is CERTIFIED's), as most of the simplifier's short edges are.
+Joints not named keep the scene's current values. Made by
 :meth:`CollisionChecker.motion_validity`.
 """
 from __future__ import annotations
@@ -27,7 +31,9 @@ import math
 import numpy as np
 
 from my_collision_pkg.core.checks import motion
+from my_collision_pkg.core.checks.free_tubes import FreeTubes, joint_levers
 from my_collision_pkg.core.checks.request import CheckRequest
+from my_collision_pkg.core.checks.sweep import gjk_tolerance
 from my_collision_pkg.core.checks.results import DEFAULT_TOUCH_TOLERANCE_M, Status
 from my_collision_pkg.core.errors import RequestError
 
@@ -50,6 +56,9 @@ class MotionValidity:
         The screen's sample spacing, rad or m (0: ``motion.SCREEN_STEP``).
     tolerance_m : float
         The certificate's touch tolerance, metres.
+    tubes : bool
+        Answer edges beside earlier free ones from their clearance (:mod:`free_tubes`; the
+        verdicts are the same, only faster). False: every edge is searched.
 
     Raises
     ------
@@ -58,7 +67,8 @@ class MotionValidity:
     """
 
     def __init__(self, checker, explainer, resolver, joint_names, request: CheckRequest, *,
-                 screen_step: float = 0.0, tolerance_m: float = DEFAULT_TOUCH_TOLERANCE_M) -> None:
+                 screen_step: float = 0.0, tolerance_m: float = DEFAULT_TOUCH_TOLERANCE_M,
+                 tubes: bool = True) -> None:
         motion.check_tolerance(tolerance_m)
         if not math.isfinite(screen_step) or screen_step < 0:
             raise RequestError(f"screen_step {screen_step} must be finite and >= 0")
@@ -71,6 +81,8 @@ class MotionValidity:
         self._world = None
         self._selection = None
         self._edges: dict[bytes, bool] = {}                # see EDGE_MEMORY
+        self._use_tubes = bool(tubes)
+        self._tubes: FreeTubes | None = None               # per snapshot, see free_tubes
         robot = checker.scene.robot
         self._lower, self._upper = robot.lower_limits, robot.upper_limits
         self._selection_for(checker.scene.world)         # an unknown group fails here, not at the first call
@@ -89,7 +101,17 @@ class MotionValidity:
             self._selection = self._request.selection(world)
             self._world = world
             self._edges = {}
+            self._tubes = None
+            if self._use_tubes:
+                levers = joint_levers(world, self._selection)
+                if levers is not None:        # GJK's precision on top of the touch tolerance
+                    self._tubes = FreeTubes(levers, self._tolerance_m + gjk_tolerance(self._tolerance_m))
         return self._selection
+
+    @property
+    def tube_hits(self) -> int:
+        """Edges answered free from an earlier free edge's clearance (:mod:`free_tubes`) in this snapshot."""
+        return self._tubes.hits if self._tubes is not None else 0
 
     def _out_of_limits(self, q: np.ndarray) -> bool:
         """The resolver's limits verdict (``limits_message(q) is not None``) of configuration(s) q (A,) or
@@ -164,8 +186,18 @@ class MotionValidity:
         limit = meter.limits.max_joint_delta
         if not float(np.abs(q1 - q0).max(initial=0.0)) <= limit:
             motion.check_joint_delta(world.robot, q0, q1, limit)           # raises, naming the joint
-        valid = motion.motion_is_free(self._explainer, world, selection, self._request, q0, q1, self._tolerance_m,
-                                      meter, self._screen_step)
+        tubes = self._tubes
+        if tubes is None:
+            valid = motion.motion_is_free(self._explainer, world, selection, self._request, q0, q1,
+                                          self._tolerance_m, meter, self._screen_step)
+        elif tubes.covers(q0, q1):
+            valid = True
+        else:
+            clearance = motion.free_motion_clearance(self._explainer, world, selection, self._request, q0, q1,
+                                                     self._tolerance_m, meter, self._screen_step)
+            valid = clearance is not None
+            if valid:
+                tubes.add(q0, q1, clearance)
         if len(self._edges) >= EDGE_MEMORY:
             self._edges = {}
         self._edges[key] = valid

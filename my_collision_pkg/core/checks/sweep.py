@@ -1050,6 +1050,11 @@ def _coal_request(tolerance_m: float) -> coal.DistanceRequest:
     return request
 
 
+def gjk_tolerance(tolerance_m: float) -> float:
+    """The precision of a sweep's coal distances at touch tolerance ``tolerance_m``, metres."""
+    return float(_coal_request(tolerance_m).gjk_tolerance)
+
+
 _GRID_POOL = threading.local()
 _SEARCH_POOL = threading.local()
 

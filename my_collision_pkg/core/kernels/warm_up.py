@@ -27,6 +27,7 @@ from my_collision_pkg.core.kernels.mesh_queries import MeshTree, closest_point_o
 from my_collision_pkg.core.kernels.mtd import check_mtd, coal_answer_is_mtd, overlaps, search_mtd
 from my_collision_pkg.core.kernels.overlap import clip_edges_to_planes
 from my_collision_pkg.core.kernels.thickness import thickness_along_lines
+from my_collision_pkg.core.kernels.tubes import tube_margin
 
 
 def warm_up() -> None:
@@ -34,6 +35,7 @@ def warm_up() -> None:
     warm_up_kinematics_and_culling()
     warm_up_contacts()
     explain_batch.warm_up()
+    tube_margin(np.zeros((1, 1)), np.ones((1, 1)), np.ones(1), np.ones(1), np.ones(1), 1, np.zeros(1), np.ones(1), 0.1)
 
 
 def warm_up_kinematics_and_culling() -> None:

@@ -1,0 +1,40 @@
+"""Compiled lookup of a joint-space edge among the free motions kept by ``core.checks.free_tubes`` (numba).
+
+:func:`tube_margin` returns, over kept motions k (a ring of ``count`` rows), the largest of
+``bound[k] - levers @ max(|a - E_k(ta)|, |b - E_k(tb)|)``, the smallest (distance -
+padding) its module's argument guarantees on the edge a -> b, with ``E_k(t) = start[k] + t
+step[k]`` and ta, tb the clipped projections of a and b on E_k. It stops at the first value
+of at least ``enough``. Metres, radians.
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+
+@njit(cache=True)
+def tube_margin(start, step, length2, bound, levers, count, q0, q1, enough):
+    """(best value, its row) as in the module docstring; (-inf, -1) when ``count`` is 0."""
+    n_joints = q0.shape[0]
+    best = -np.inf
+    where = -1
+    for k in range(count):
+        da = 0.0
+        db = 0.0
+        for j in range(n_joints):
+            da += (q0[j] - start[k, j]) * step[k, j]
+            db += (q1[j] - start[k, j]) * step[k, j]
+        ta = min(max(da / length2[k], 0.0), 1.0)
+        tb = min(max(db / length2[k], 0.0), 1.0)
+        reach = 0.0
+        for j in range(n_joints):
+            ea = abs(q0[j] - start[k, j] - ta * step[k, j])
+            eb = abs(q1[j] - start[k, j] - tb * step[k, j])
+            reach += levers[j] * (ea if ea > eb else eb)
+        value = bound[k] - reach
+        if value > best:
+            best = value
+            where = k
+            if best >= enough:
+                break
+    return best, where
