@@ -182,17 +182,17 @@ class MotionValidity:
         if self._out_of_limits(ends):
             return False
         q0, q1 = ends
-        meter = self._checker.work_meter()
-        limit = meter.limits.max_joint_delta
+        limit = self._checker.limits.max_joint_delta
         if not float(np.abs(q1 - q0).max(initial=0.0)) <= limit:
             motion.check_joint_delta(world.robot, q0, q1, limit)           # raises, naming the joint
         tubes = self._tubes
-        if tubes is None:
-            valid = motion.motion_is_free(self._explainer, world, selection, self._request, q0, q1,
-                                          self._tolerance_m, meter, self._screen_step)
-        elif tubes.covers(q0, q1):
+        if tubes is not None and tubes.covers(q0, q1):
             valid = True
+        elif tubes is None:
+            valid = motion.motion_is_free(self._explainer, world, selection, self._request, q0, q1,
+                                          self._tolerance_m, self._checker.work_meter(), self._screen_step)
         else:
+            meter = self._checker.work_meter()
             clearance = motion.free_motion_clearance(self._explainer, world, selection, self._request, q0, q1,
                                                      self._tolerance_m, meter, self._screen_step)
             valid = clearance is not None
