@@ -1,7 +1,7 @@
 """~/compute_clearance over DDS against the core call plus the transport's floor, in one run.
 
 The issue-15 target: a request of 1000 Panda configurations (default world) answered in at
-most 1.5x (the core call + the floor), where
+most 1.5x (the core call + the floor); issue 40's: at most 1.1x. Where
 
 - *core* is ``CollisionChecker.clearance`` on the same scene, in this process;
 - *floor* is a server of ComputeClearance that does no work: it answers every request with
@@ -28,7 +28,8 @@ from _servers import panda_validator_command, running, serve_answers
 ARM = [f"panda_joint{i}" for i in range(1, 8)]
 CONFIGURATIONS = 1000
 INFLUENCES_M = (0.05, 0.5)
-TARGET_RATIO = 1.5
+TARGET_RATIO = 1.5                      # issue 15's
+ISSUE_40_TARGET_RATIO = 1.1             # issue 40's, on the same ratio
 STARTUP_TIMEOUT_S = 120.0
 CALL_TIMEOUT_S = 120.0
 SEED = 15
@@ -122,8 +123,10 @@ def main(rounds: int) -> int:
                                                                                 len(same.distance), len(result))
             o, c, f, fi = (statistics.median(v) * 1e3 for v in (ours_s, core_s, floor_s, fill_s))
             ratio = o / (c + f)
+            verdicts = ", ".join(f"<= {target}: {'met' if ratio <= target else 'MISSED'}"
+                                 for target in (TARGET_RATIO, ISSUE_40_TARGET_RATIO))
             print(f"{influence:9.2f} {len(result):7d} | {o:9.1f} {c:9.1f} {f:9.1f} {fi:8.1f} | {ratio:9.2f} "
-                  f"(target <= {TARGET_RATIO}) {'met' if ratio <= TARGET_RATIO else 'MISSED'}")
+                  f"({verdicts})")
         ours.close()
         floor.close()
     return 0
