@@ -77,7 +77,7 @@ def floor_server() -> int:
     return serve_answers(ComputeClearance, "compute_clearance", answer)
 
 
-def main(rounds: int) -> int:
+def main(rounds: int, batch_workers: int | None = None) -> int:
     from my_collision_pkg.ros.client import ValidatorClient
     from my_collision_pkg.ros.conversions import fill_compute_clearance_response
     from my_collision_pkg.srv import ComputeClearance
@@ -85,7 +85,9 @@ def main(rounds: int) -> int:
     core, rows = _core(), _configurations()
     for influence in INFLUENCES_M:          # compiled and warm before anything is timed
         core.clearance(ARM, rows[:10], influence)
-    with running(panda_validator_command(max_batch=CONFIGURATIONS),
+    node = dict(max_batch=CONFIGURATIONS) if batch_workers is None else dict(max_batch=CONFIGURATIONS,
+                                                                            batch_workers=batch_workers)
+    with running(panda_validator_command(**node),
                  [sys.executable, os.path.abspath(__file__), "--floor-server"]):
         ours = ValidatorClient("/collision_validator", node_name="bench_clearance_ours", timeout_s=CALL_TIMEOUT_S)
         floor = ValidatorClient("/floor", node_name="bench_clearance_floor", timeout_s=CALL_TIMEOUT_S)
@@ -136,5 +138,7 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--floor-server", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--batch-workers", type=int, default=None,
+                        help="the node's batch_workers parameter (default: the node's default, every core)")
     args = parser.parse_args()
-    sys.exit(floor_server() if args.floor_server else main(args.rounds))
+    sys.exit(floor_server() if args.floor_server else main(args.rounds, args.batch_workers))
