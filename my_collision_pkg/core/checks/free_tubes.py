@@ -24,6 +24,8 @@ the configurations are complete (A,), so joints outside the caller's group count
 """
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 
 from my_collision_pkg.core.checks.sweep import motion_kinematics, pair_top_speeds, sweep_tables
@@ -84,7 +86,8 @@ class FreeTubes:
         self._start = np.zeros((capacity, n))
         self._step = np.zeros((capacity, n))
         self._length2 = np.ones(capacity)              # |step|^2, 1 where the step is zero
-        self._bound = np.zeros(capacity)
+        self._bound = np.full(capacity, -np.inf)
+        self._writing = threading.Lock()
         self._count = 0
         self._next = 0
         self.hits = 0                                  # edges answered from a tube
@@ -94,18 +97,24 @@ class FreeTubes:
 
     def add(self, q0: np.ndarray, q1: np.ndarray, bound_m: float) -> None:
         """Keeps the free motion q0 -> q1 (A,) whose (distance - padding) is at least ``bound_m``
-        everywhere (a tube that can answer nothing is not kept)."""
+        everywhere (a tube that can answer nothing is not kept).
+
+        Safe with other threads asking :meth:`covers` (OMPL may call validators from several):
+        writers take turns, and a row being written has bound -inf, so a lookup between its
+        statements never sees one motion's ends with another's bound."""
         if not bound_m >= self.needed:
             return
-        k = self._next
-        self._start[k] = q0
-        step = self._step[k]
-        np.subtract(q1, q0, out=step)
-        length2 = float(step @ step)
-        self._length2[k] = length2 if length2 > 0.0 else 1.0
-        self._bound[k] = bound_m
-        self._next = (k + 1) % len(self._bound)
-        self._count = min(self._count + 1, len(self._bound))
+        with self._writing:
+            k = self._next
+            self._bound[k] = -np.inf
+            self._start[k] = q0
+            step = self._step[k]
+            np.subtract(q1, q0, out=step)
+            length2 = float(step @ step)
+            self._length2[k] = length2 if length2 > 0.0 else 1.0
+            self._bound[k] = bound_m
+            self._next = (k + 1) % len(self._bound)
+            self._count = min(self._count + 1, len(self._bound))
 
     def covers(self, q0: np.ndarray, q1: np.ndarray) -> bool:
         """True when the motion q0 -> q1 (A,) (contiguous float arrays) lies in a kept tube far

@@ -78,11 +78,10 @@ class MotionValidity:
         self._request = request
         self._screen_step = screen_step if screen_step > 0 else motion.SCREEN_STEP
         self._tolerance_m = float(tolerance_m)
-        self._world = None
-        self._selection = None
-        self._edges: dict[bytes, bool] = {}                # see EDGE_MEMORY
         self._use_tubes = bool(tubes)
-        self._tubes: FreeTubes | None = None               # per snapshot, see free_tubes
+        # (world, selection, edge memory, tubes) of the current snapshot, replaced as one, so a
+        # call that started on one snapshot never writes what it found into another's memory
+        self._snapshot: tuple = (None, None, {}, None)
         robot = checker.scene.robot
         self._lower, self._upper = robot.lower_limits, robot.upper_limits
         self._selection_for(checker.scene.world)         # an unknown group fails here, not at the first call
@@ -96,22 +95,27 @@ class MotionValidity:
         """The screen's sample spacing (rad or m)."""
         return self._screen_step
 
-    def _selection_for(self, world):
-        if world is not self._world:
-            self._selection = self._request.selection(world)
-            self._world = world
-            self._edges = {}
-            self._tubes = None
+    def _snapshot_of(self, world) -> tuple:
+        """(world, selection, edge memory (see EDGE_MEMORY), FreeTubes or None) of ``world``."""
+        snapshot = self._snapshot
+        if world is not snapshot[0]:
+            selection = self._request.selection(world)
+            tubes = None
             if self._use_tubes:
-                levers = joint_levers(world, self._selection)
+                levers = joint_levers(world, selection)
                 if levers is not None:        # GJK's precision on top of the touch tolerance
-                    self._tubes = FreeTubes(levers, self._tolerance_m + gjk_tolerance(self._tolerance_m))
-        return self._selection
+                    tubes = FreeTubes(levers, self._tolerance_m + gjk_tolerance(self._tolerance_m))
+            snapshot = self._snapshot = (world, selection, {}, tubes)
+        return snapshot
+
+    def _selection_for(self, world):
+        return self._snapshot_of(world)[1]
 
     @property
     def tube_hits(self) -> int:
         """Edges answered free from an earlier free edge's clearance (:mod:`free_tubes`) in this snapshot."""
-        return self._tubes.hits if self._tubes is not None else 0
+        tubes = self._snapshot[3]
+        return tubes.hits if tubes is not None else 0
 
     def _out_of_limits(self, q: np.ndarray) -> bool:
         """The resolver's limits verdict (``limits_message(q) is not None``) of configuration(s) q (A,) or
@@ -173,10 +177,10 @@ class MotionValidity:
             When the checker's stop event is set while the check runs.
         """
         world = self._checker.scene.world
-        selection = self._selection_for(world)
+        _, selection, edges, tubes = self._snapshot_of(world)
         ends = self._ends(start, goal)                     # (2, A): start and goal, complete
         key = ends.tobytes()
-        known = self._edges.get(key)
+        known = edges.get(key)
         if known is not None:
             return known
         if self._out_of_limits(ends):
@@ -185,22 +189,21 @@ class MotionValidity:
         limit = self._checker.limits.max_joint_delta
         if not float(np.abs(q1 - q0).max(initial=0.0)) <= limit:
             motion.check_joint_delta(world.robot, q0, q1, limit)           # raises, naming the joint
-        tubes = self._tubes
         if tubes is not None and tubes.covers(q0, q1):
             valid = True
         elif tubes is None:
             valid = motion.motion_is_free(self._explainer, world, selection, self._request, q0, q1,
                                           self._tolerance_m, self._checker.work_meter(), self._screen_step)
         else:
-            meter = self._checker.work_meter()
             clearance = motion.free_motion_clearance(self._explainer, world, selection, self._request, q0, q1,
-                                                     self._tolerance_m, meter, self._screen_step)
+                                                     self._tolerance_m, self._checker.work_meter(),
+                                                     self._screen_step)
             valid = clearance is not None
             if valid:
                 tubes.add(q0, q1, clearance)
-        if len(self._edges) >= EDGE_MEMORY:
-            self._edges = {}
-        self._edges[key] = valid
+        if len(edges) >= EDGE_MEMORY:
+            edges.clear()
+        edges[key] = valid
         return valid
 
     def is_motion_valid_discrete(self, start, goal, max_step: float = 0.0, *, segments: int = 0) -> bool:
