@@ -1,6 +1,6 @@
 """Planning with OMPL on the Panda: OMPL's discrete edge checks against our certified bool check, one run.
 
-Run:  python benchmarks/bench_planning.py [--pairs 30] [--seed 20261206] [--time-limit 10]
+Run:  python benchmarks/bench_planning.py [--pairs 30] [--repeats 1] [--seed 20261206] [--time-limit 10]
       [--reference-step 1e-4] [--invalid-edges 300]
 
 Scene: the Panda of example-robot-data with its SRDF and ``config/panda_world.yaml`` (a
@@ -125,6 +125,8 @@ def run_plan(checker, method, a, b, time_limit_s: float, invalid_sink: list):
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--pairs", type=int, default=30)
+    parser.add_argument("--repeats", type=int, default=1,
+                        help="plans per pair and method (3 gives the issue's 90 paths from 30 pairs)")
     parser.add_argument("--seed", type=int, default=PAIR_SEED)
     parser.add_argument("--time-limit", type=float, default=10.0, help="planner time per pair, s")
     parser.add_argument("--reference-step", type=float, default=1e-4, help="dense check of the final paths, rad")
@@ -142,11 +144,11 @@ def main() -> None:
     print(f"Panda + panda_world.yaml, group arm, RRTConnect, OMPL 2.0.1; {len(pairs)} pairs "
           f"({sum(k == 'table' for k, _, _ in pairs)} table, {sum(k == 'post' for k, _, _ in pairs)} post; "
           f"seed {args.seed}, picked in {time.perf_counter() - started:.1f} s); methods rotated per pair; "
-          f"planner limit {args.time_limit:g} s; final paths checked every {args.reference_step:g} rad")
+          f"each planned {args.repeats}x per method; planner limit {args.time_limit:g} s; final paths checked every {args.reference_step:g} rad")
     adapters.seed_random(args.seed)
     rows = {m[0]: [] for m in METHODS}
     invalid_edges: list = []
-    for k, (kind, a, b) in enumerate(pairs):
+    for k, (kind, a, b) in enumerate(pairs * args.repeats):
         for j in range(len(METHODS)):
             method = METHODS[(k + j) % len(METHODS)]
             result = run_plan(checker, method, a, b, args.time_limit, invalid_edges)
