@@ -144,7 +144,8 @@ def main() -> None:
     print(f"Panda + panda_world.yaml, group arm, RRTConnect, OMPL 2.0.1; {len(pairs)} pairs "
           f"({sum(k == 'table' for k, _, _ in pairs)} table, {sum(k == 'post' for k, _, _ in pairs)} post; "
           f"seed {args.seed}, picked in {time.perf_counter() - started:.1f} s); methods rotated per pair; "
-          f"each planned {args.repeats}x per method; planner limit {args.time_limit:g} s; final paths checked every {args.reference_step:g} rad")
+          f"each planned {args.repeats}x per method; planner limit {args.time_limit:g} s; final paths checked "
+          f"every {args.reference_step:g} rad")
     adapters.seed_random(args.seed)
     rows = {m[0]: [] for m in METHODS}
     invalid_edges: list = []
