@@ -30,7 +30,6 @@ of a chunk at once.
 """
 from __future__ import annotations
 
-import coal
 import numpy as np
 
 from my_collision_pkg.core.checks import narrowphase, octomap_cells, penetration, witness_features
@@ -39,6 +38,7 @@ from my_collision_pkg.core.checks.request import MAX_BATCH_CONFIGURATIONS, Check
 from my_collision_pkg.core.checks.results import NO_SUBSHAPE, BodyType, Clearance, Status
 from my_collision_pkg.core.checks.sweep import motion_kinematics
 from my_collision_pkg.core.errors import CollisionPkgError, RequestError
+from my_collision_pkg.core.geometry.coal_setup import coal   # coal with its box support pinned (see there)
 from my_collision_pkg.core.kernels.culling import obb_candidates
 from my_collision_pkg.core.kernels.witness_check import pack_meshes, project_onto_meshes
 from my_collision_pkg.core.scene.objects import OCTOMAP_ID
