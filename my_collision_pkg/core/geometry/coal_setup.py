@@ -30,6 +30,7 @@ Importing this module pins both at 1, the exact box, before the package makes an
 from __future__ import annotations
 
 import ctypes
+import os
 import warnings
 
 import coal
@@ -84,7 +85,7 @@ def _loaded_libcoal() -> str | None:
         with open("/proc/self/maps", encoding="utf-8") as maps:
             for line in maps:
                 path = line.split(maxsplit=5)[-1].strip()
-                if "/libcoal.so" in path or path.endswith("/libcoal.so"):
+                if "/libcoal.so" in path:
                     return path
     except OSError:
         return None
@@ -97,7 +98,7 @@ def _write_factors() -> bool:
     if path is None:
         return False
     try:
-        library = ctypes.CDLL(path, mode=getattr(ctypes, "RTLD_NOLOAD", 0) | ctypes.RTLD_LOCAL)
+        library = ctypes.CDLL(path, mode=getattr(os, "RTLD_NOLOAD", 0) | os.RTLD_LOCAL)   # the loaded one
         for symbol in _SYMBOLS:
             ctypes.c_double.in_dll(library, symbol).value = 1.0
     except (OSError, ValueError):
