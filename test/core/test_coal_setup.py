@@ -14,6 +14,13 @@ if sys.argv[1] == "coal_first":
     d = coal.distance(box, coal.Transform3s(), box, coal.Transform3s(np.eye(3), np.array([3.0, 0.0, 0.0])),
                       coal.DistanceRequest(), coal.DistanceResult())
     assert 2.0 - d > 1e-11, d
+if sys.argv[1] == "halfspace_first":
+    import coal
+    # the support with swept sphere (halfspace distances): its own factor, set the same way
+    d = coal.distance(coal.Halfspace(np.array([1.0, 0.0, 0.0]), 0.0), coal.Transform3s(), coal.Box(1.0, 1.0, 1.0),
+                      coal.Transform3s(np.eye(3), np.array([3.0, 0.0, 0.0])), coal.DistanceRequest(),
+                      coal.DistanceResult())
+    assert 2.5 - d > 1e-11, d
 from my_collision_pkg.core.geometry import coal_setup
 print(coal_setup.BOX_SUPPORT_EXACT, coal_setup.box_inflation())
 """
@@ -30,3 +37,4 @@ def test_box_support_exact_in_a_fresh_process():
 
 def test_box_support_set_back_to_exact_after_a_query_before_the_import():
     assert _probe("coal_first") == "True (0.0, 0.0)"
+    assert _probe("halfspace_first") == "True (0.0, 0.0)"
