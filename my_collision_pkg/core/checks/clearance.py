@@ -30,16 +30,18 @@ of a chunk at once.
 """
 from __future__ import annotations
 
-import coal
 import numpy as np
 
 from my_collision_pkg.core.checks import narrowphase, octomap_cells, penetration, witness_features
 from my_collision_pkg.core.checks.batch_jobs import CLEARANCE_ROWS
 from my_collision_pkg.core.checks.request import MAX_BATCH_CONFIGURATIONS, CheckRequest, ConfigurationResolver
 from my_collision_pkg.core.checks.results import NO_SUBSHAPE, BodyType, Clearance, Status
-from my_collision_pkg.core.checks.sweep import motion_kinematics
+from my_collision_pkg.core.checks.sweep import convex_solids, motion_kinematics
 from my_collision_pkg.core.errors import CollisionPkgError, RequestError
+from my_collision_pkg.core.geometry.coal_setup import coal   # coal with its box support pinned (see there)
+from my_collision_pkg.core.kernels.codes import KIND_BOX, KIND_CONVEX, KIND_MESH, KIND_OPEN_MESH
 from my_collision_pkg.core.kernels.culling import obb_candidates
+from my_collision_pkg.core.kernels.gjk import hull_distances
 from my_collision_pkg.core.kernels.witness_check import pack_meshes, project_onto_meshes
 from my_collision_pkg.core.scene.objects import OCTOMAP_ID
 from my_collision_pkg.core.scene.planning_scene import CollisionWorld
@@ -90,6 +92,13 @@ class _Tables:
         self.first = [(e.geometry.coal_hull if e.geometry.is_bvh else e.geometry.coal_geometry) for e in shapes]
         self.has_first = np.array([g is not None for g in self.first], dtype=bool)
         self.mesh = [e.geometry.coal_geometry for e in shapes]
+        # shapes whose first distance is our compiled GJK (gjk.hull_distances) when paired with a mesh's
+        # hull: meshes with hull vertices, and boxes (polytopes: GJK closes its gap to 1e-12 m in a few
+        # steps; curved primitives stay with coal)
+        self.convex = convex_solids(world)
+        kind = self.convex.kind
+        vertex_kind = (kind == KIND_CONVEX) | (kind == KIND_MESH) | (kind == KIND_OPEN_MESH)
+        self.compiled = self.convex.supported & ((self.bvh & self.has_first & vertex_kind) | (kind == KIND_BOX))
         # closed meshes with a tree: where hull witness points are checked against the mesh
         checked = [s for s, e in enumerate(shapes) if e.geometry.is_bvh and e.geometry.mesh_tree is not None
                    and e.geometry.triangles_shape is not None]
@@ -170,6 +179,8 @@ _HULL_REQUEST = coal.DistanceRequest()
 _HULL_REQUEST.enable_signed_distance = True
 _HULL_REQUEST.gjk_tolerance = 1e-12
 _HULL_REQUEST.epa_tolerance = narrowphase.WITNESS_PRECISION_M
+# the compiled GJK's gap between its upper and lower bounds at convergence (relative beyond 1 m), metres
+_HULL_GJK_M = 1e-12
 # A hull witness point this close to its mesh's surface (metres) is a point of the mesh: with both
 # on their meshes, the meshes' distance is the hulls' one (to within twice this).
 ON_MESH_M = 1e-9
@@ -237,6 +248,24 @@ def _measure(world: CollisionWorld, tables: _Tables, T_shape: np.ndarray, cfg: n
     near0, near1 = [], []
     result = coal.DistanceResult()
     mesh = tables.bvh[ab[:, 0]] | tables.bvh[ab[:, 1]]
+    p0 = np.zeros((k_rows, 3))
+    p1 = np.zeros((k_rows, 3))
+    # hull-hull (and hull-box) rows: one compiled GJK call over all of them (deterministic, no per-row
+    # Python); rows it leaves (touching, overlapping, not converged) go to coal below
+    compiled = direct[mesh[direct] & tables.compiled[ab[direct, 0]] & tables.compiled[ab[direct, 1]]]
+    if len(compiled):
+        got = np.zeros(len(compiled), dtype=np.bool_)
+        d_c = np.empty(len(compiled))
+        q0, q1 = np.empty((len(compiled), 3)), np.empty((len(compiled), 3))
+        hull_distances(tables.convex, np.ascontiguousarray(ab[compiled, 0], dtype=np.int64),
+                       np.ascontiguousarray(ab[compiled, 1], dtype=np.int64),
+                       np.ascontiguousarray(T_shape[cfg[compiled], ab[compiled, 0]]),
+                       np.ascontiguousarray(T_shape[cfg[compiled], ab[compiled, 1]]), _HULL_GJK_M, d_c, q0, q1, got)
+        done = compiled[got]
+        raw[done], p0[done], p1[done] = d_c[got], q0[got], q1[got]
+        rest = np.ones(k_rows, dtype=bool)
+        rest[done] = False
+        direct = direct[rest[direct]]
     cfg_list, ab_list = cfg[direct].tolist(), ab[direct].tolist()
     requests = [_HULL_REQUEST if m else _REQUEST for m in mesh[direct].tolist()]
     for i, k in enumerate(direct.tolist()):
@@ -253,13 +282,13 @@ def _measure(world: CollisionWorld, tables: _Tables, T_shape: np.ndarray, cfg: n
         raw[k] = coal.distance(first[a], poses[a], first[b], poses[b], requests[i], result)
         near0.append(result.getNearestPoint1())
         near1.append(result.getNearestPoint2())
-    p0 = np.zeros((k_rows, 3))
-    p1 = np.zeros((k_rows, 3))
     if len(direct):
         p0[direct] = np.asarray(near0, dtype=float).reshape(-1, 3)
         p1[direct] = np.asarray(near1, dtype=float).reshape(-1, 3)
     measured = np.zeros(k_rows, dtype=bool)
     measured[direct] = True
+    if len(compiled):
+        measured[done] = True
     with np.errstate(invalid="ignore"):
         sane = measured & (np.abs(raw) < _SANE_M) & np.all(np.abs(p0) < _SANE_M, axis=1) \
             & np.all(np.abs(p1) < _SANE_M, axis=1)

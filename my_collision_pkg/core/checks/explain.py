@@ -26,7 +26,6 @@ import threading
 from dataclasses import replace
 from typing import NamedTuple
 
-import coal
 import numpy as np
 
 from my_collision_pkg.core.checks.contact_builder import ContactBuilder, single_contact_point
@@ -34,6 +33,7 @@ from my_collision_pkg.core.checks.narrowphase import (checked_convex, coal_dista
                                                       pair_contacts)
 from my_collision_pkg.core.checks.penetration import (CHECK_ABS_M, CHECK_REL, LOCAL_CHECK_RAD, kernel_parts,
                                                       nearly_convex)
+from my_collision_pkg.core.geometry.coal_setup import coal   # coal with its box support pinned (see there)
 from my_collision_pkg.core.kernels.codes import KIND_CONVEX, KIND_SPHERE
 from my_collision_pkg.core.kernels import explain_batch
 from my_collision_pkg.core.kernels.culling import single_configuration_candidates

@@ -51,10 +51,10 @@ from __future__ import annotations
 import math
 from typing import NamedTuple
 
-import coal
 import numpy as np
 
 from my_collision_pkg.core.checks import penetration
+from my_collision_pkg.core.geometry.coal_setup import coal   # coal with its box support pinned (see there)
 from my_collision_pkg.core.kernels.mtd import coal_answer_is_mtd
 from my_collision_pkg.core.kernels.depth import SolidArrays, SurfaceSamples, pair_regions
 from my_collision_pkg.core.kernels.mesh_queries import MeshTree, contains_any_point, contains_probe

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import dataclasses
 
-import coal
 import numpy as np
 
 from my_collision_pkg.core.checks.narrowphase import coal_transform
@@ -33,6 +32,7 @@ from my_collision_pkg.core.checks.request import CheckRequest
 from my_collision_pkg.core.checks.results import Contact
 from my_collision_pkg.core.checks.sweep import motion_kinematics
 from my_collision_pkg.core.errors import RequestError
+from my_collision_pkg.core.geometry.coal_setup import coal   # coal with its box support pinned (see there)
 from my_collision_pkg.core.geometry.shape_geometry import build_shape
 from my_collision_pkg.core.kernels.cells import cells_in_boxes
 from my_collision_pkg.core.model.shapes import Box, OcTree

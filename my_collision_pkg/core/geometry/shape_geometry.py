@@ -13,11 +13,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
-import coal
 import fcl
 import numpy as np
 import trimesh
 
+from my_collision_pkg.core.geometry.coal_setup import coal   # coal with its box support pinned (see there)
 from my_collision_pkg.core.kernels.codes import (KIND_BOX, KIND_CAPSULE, KIND_CONE, KIND_CONVEX, KIND_CYLINDER, KIND_MESH,
                                                 KIND_OPEN_MESH, KIND_SPHERE)
 from my_collision_pkg.core.kernels.depth import adjacency

@@ -355,3 +355,194 @@ def convex_arrays(kinds, params, vertex_sets, edge_sets=None) -> ConvexArrays:
     neighbours = np.ascontiguousarray(np.concatenate(lists + [np.zeros(0, dtype=np.int64)]).astype(np.int64))
     return ConvexArrays(kinds, np.ascontiguousarray(np.asarray(params, dtype=float).reshape(-1, 3)), start, vertices,
                         supported, neighbour_start, neighbours, probes)
+
+
+# hull_distances: iterations at most (a polytope pair converges in far fewer; a row that does not is
+# left to the caller's exact fallback), and the gap between the upper and the lower bound accepted when
+# the search stops without progress (the arithmetic's floor), metres
+HULL_MAX_ITERATIONS = 128
+HULL_STALL_M = 1e-9
+
+
+@njit(cache=True)
+def _nearest_face_ab(P, PA, PB, n, E, out):
+    """:func:`nearest_face` that also carries each simplex point's two support points (``PA``, ``PB``:
+    A's and B's, P = PA - PB) and writes the nearest point's pair of witnesses: ``out`` (9,) =
+    (v, point of A, point of B), v = a - b. Returns the number of points kept (compacted in P, PA, PB)."""
+    best = np.inf
+    best_mask = 1
+    b0 = b1 = b2 = 0.0
+    for i in range(3):
+        E[i, 0], E[i, 1], E[i, 2] = 0.0, 0.0, 0.0
+    newest = 1 << (n - 1)
+    for mask in range(1, 2 << n):
+        if mask >= 1 << n:
+            if best < np.inf:
+                break
+            mask -= 1 << n
+            if mask & newest:
+                continue
+        elif not mask & newest:
+            continue
+        idx0 = -1
+        m = 0
+        for i in range(n):
+            if mask & (1 << i):
+                if idx0 < 0:
+                    idx0 = i
+                else:
+                    E[m, 0] = P[i, 0] - P[idx0, 0]
+                    E[m, 1] = P[i, 1] - P[idx0, 1]
+                    E[m, 2] = P[i, 2] - P[idx0, 2]
+                    m += 1
+        p0x, p0y, p0z = P[idx0, 0], P[idx0, 1], P[idx0, 2]
+        mu0, mu1, mu2 = 0.0, 0.0, 0.0
+        if m > 0:
+            G00 = E[0, 0] * E[0, 0] + E[0, 1] * E[0, 1] + E[0, 2] * E[0, 2]
+            r0 = -(E[0, 0] * p0x + E[0, 1] * p0y + E[0, 2] * p0z)
+            if m == 1:
+                if G00 <= 1e-300:
+                    continue
+                mu0 = r0 / G00
+            else:
+                G01 = E[0, 0] * E[1, 0] + E[0, 1] * E[1, 1] + E[0, 2] * E[1, 2]
+                G11 = E[1, 0] * E[1, 0] + E[1, 1] * E[1, 1] + E[1, 2] * E[1, 2]
+                r1 = -(E[1, 0] * p0x + E[1, 1] * p0y + E[1, 2] * p0z)
+                if m == 2:
+                    det = G00 * G11 - G01 * G01
+                    if det <= 1e-14 * G00 * G11 or det <= 1e-300:
+                        continue
+                    mu0 = (r0 * G11 - r1 * G01) / det
+                    mu1 = (G00 * r1 - G01 * r0) / det
+                else:
+                    G02 = E[0, 0] * E[2, 0] + E[0, 1] * E[2, 1] + E[0, 2] * E[2, 2]
+                    G12 = E[1, 0] * E[2, 0] + E[1, 1] * E[2, 1] + E[1, 2] * E[2, 2]
+                    G22 = E[2, 0] * E[2, 0] + E[2, 1] * E[2, 1] + E[2, 2] * E[2, 2]
+                    r2 = -(E[2, 0] * p0x + E[2, 1] * p0y + E[2, 2] * p0z)
+                    c00 = G11 * G22 - G12 * G12
+                    c01 = G02 * G12 - G01 * G22
+                    c02 = G01 * G12 - G02 * G11
+                    det = G00 * c00 + G01 * c01 + G02 * c02
+                    if det <= 1e-14 * G00 * G11 * G22 or det <= 1e-300:
+                        continue
+                    c11 = G00 * G22 - G02 * G02
+                    c12 = G01 * G02 - G00 * G12
+                    c22 = G00 * G11 - G01 * G01
+                    mu0 = (c00 * r0 + c01 * r1 + c02 * r2) / det
+                    mu1 = (c01 * r0 + c11 * r1 + c12 * r2) / det
+                    mu2 = (c02 * r0 + c12 * r1 + c22 * r2) / det
+            if mu0 <= 0.0 or (m > 1 and mu1 <= 0.0) or (m > 2 and mu2 <= 0.0) or mu0 + mu1 + mu2 >= 1.0:
+                continue
+        x = p0x + mu0 * E[0, 0] + mu1 * E[1, 0] + mu2 * E[2, 0]
+        y = p0y + mu0 * E[0, 1] + mu1 * E[1, 1] + mu2 * E[2, 1]
+        z = p0z + mu0 * E[0, 2] + mu1 * E[1, 2] + mu2 * E[2, 2]
+        norm2 = x * x + y * y + z * z
+        if norm2 < best:
+            best = norm2
+            best_mask = mask
+            b0, b1, b2 = mu0, mu1, mu2
+    # the witnesses: the same weights on A's and B's support points of the face taken
+    w0 = 1.0 - b0 - b1 - b2
+    for c in range(9):
+        out[c] = 0.0
+    j = 0
+    for i in range(n):
+        if best_mask & (1 << i):
+            w = w0 if j == 0 else (b0 if j == 1 else (b1 if j == 2 else b2))
+            for c in range(3):
+                out[3 + c] += w * PA[i, c]
+                out[6 + c] += w * PB[i, c]
+            j += 1
+    for c in range(3):
+        out[c] = out[3 + c] - out[6 + c]
+    kept = 0
+    for i in range(n):
+        if best_mask & (1 << i):
+            for c in range(3):
+                P[kept, c], PA[kept, c], PB[kept, c] = P[i, c], PA[i, c], PB[i, c]
+            kept += 1
+    return kept
+
+
+@njit(cache=True)
+def hull_distances(convex, shape_a, shape_b, Ta, Tb, eps_m, distance, p0, p1, converged):
+    """The distance of convex solids ``shape_a[k]``, ``shape_b[k]`` of ``convex`` (a :class:`ConvexArrays`)
+    at poses ``Ta[k]``, ``Tb[k]`` (K, 4, 4) for every row k, with its witness points ``p0[k]`` (on a)
+    and ``p1[k]`` (on b), world frame: GJK run until its upper bound |a - b| and its lower bound are
+    within ``eps_m`` (plus as much relative), ``distance[k]`` = |a - b|. ``converged[k]``: False where
+    the solids touch or overlap, or the search did not close the gap (HULL_MAX_ITERATIONS, or no progress
+    with the gap above HULL_STALL_M): the caller measures those rows otherwise. Deterministic: the same
+    rows give the same bits in any process."""
+    kind, params, vertex_start, vertices = convex.kind, convex.params, convex.vertex_start, convex.vertices
+    neighbour_start, neighbours, probes = convex.neighbour_start, convex.neighbours, convex.probes
+    P = np.empty((4, 3))
+    PA = np.empty((4, 3))
+    PB = np.empty((4, 3))
+    E = np.empty((3, 3))
+    out = np.empty(9)
+    T = np.empty((2, 4, 4))
+    for k in range(shape_a.shape[0]):
+        a, b = shape_a[k], shape_b[k]
+        for i in range(4):
+            for c in range(4):
+                T[0, i, c] = Ta[k, i, c]
+                T[1, i, c] = Tb[k, i, c]
+        vx = T[0, 0, 3] - T[1, 0, 3]
+        vy = T[0, 1, 3] - T[1, 1, 3]
+        vz = T[0, 2, 3] - T[1, 2, 3]
+        if vx * vx + vy * vy + vz * vz <= 1e-24:
+            vx, vy, vz = 1.0, 0.0, 0.0
+        at_a, at_b = -1, -1
+        n = 0
+        lower = -np.inf
+        norm2 = np.inf
+        ok = False
+        qax = qay = qaz = qbx = qby = qbz = 0.0      # the witnesses of the current v
+        ax = ay = az = bx = by = bz = 0.0
+        for _ in range(HULL_MAX_ITERATIONS):
+            for side in range(2):
+                s = a if side == 0 else b
+                at = at_a if side == 0 else at_b
+                dx, dy, dz = (-vx, -vy, -vz) if side == 0 else (vx, vy, vz)
+                lx = T[side, 0, 0] * dx + T[side, 1, 0] * dy + T[side, 2, 0] * dz
+                ly = T[side, 0, 1] * dx + T[side, 1, 1] * dy + T[side, 2, 1] * dz
+                lz = T[side, 0, 2] * dx + T[side, 1, 2] * dy + T[side, 2, 2] * dz
+                kk = kind[s]
+                if KIND_BOX <= kk <= KIND_CONE:
+                    px, py, pz = primitive_support(kk, params[s, 0], params[s, 1], params[s, 2], lx, ly, lz)
+                else:
+                    at = vertex_support(vertices, neighbour_start, neighbours, probes, s, vertex_start[s],
+                                        vertex_start[s + 1], at, lx, ly, lz)
+                    px, py, pz = vertices[at, 0], vertices[at, 1], vertices[at, 2]
+                wx = T[side, 0, 0] * px + T[side, 0, 1] * py + T[side, 0, 2] * pz + T[side, 0, 3]
+                wy = T[side, 1, 0] * px + T[side, 1, 1] * py + T[side, 1, 2] * pz + T[side, 1, 3]
+                wz = T[side, 2, 0] * px + T[side, 2, 1] * py + T[side, 2, 2] * pz + T[side, 2, 3]
+                if side == 0:
+                    ax, ay, az, at_a = wx, wy, wz, at
+                else:
+                    bx, by, bz, at_b = wx, wy, wz, at
+            wx, wy, wz = ax - bx, ay - by, az - bz
+            vn = math.sqrt(vx * vx + vy * vy + vz * vz)
+            bound = (vx * wx + vy * wy + vz * wz) / vn
+            if bound > lower:
+                lower = bound
+            if norm2 < np.inf and math.sqrt(norm2) - lower <= eps_m * (1.0 + max(lower, 0.0)):
+                ok = True
+                break
+            P[n, 0], P[n, 1], P[n, 2] = wx, wy, wz
+            PA[n, 0], PA[n, 1], PA[n, 2] = ax, ay, az
+            PB[n, 0], PB[n, 1], PB[n, 2] = bx, by, bz
+            n = _nearest_face_ab(P, PA, PB, n + 1, E, out)
+            new2 = out[0] * out[0] + out[1] * out[1] + out[2] * out[2]
+            if new2 >= norm2:          # no progress: the arithmetic's floor
+                ok = math.sqrt(norm2) - lower <= HULL_STALL_M
+                break
+            norm2 = new2
+            qax, qay, qaz, qbx, qby, qbz = out[3], out[4], out[5], out[6], out[7], out[8]
+            if n == 4 or new2 <= 1e-24:
+                break                  # touching or overlapping: not ours
+            vx, vy, vz = out[0], out[1], out[2]
+        converged[k] = ok and lower > 0.0
+        distance[k] = math.sqrt(norm2) if norm2 < np.inf else 0.0
+        p0[k, 0], p0[k, 1], p0[k, 2] = qax, qay, qaz
+        p1[k, 0], p1[k, 1], p1[k, 2] = qbx, qby, qbz

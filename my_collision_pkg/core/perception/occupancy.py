@@ -45,10 +45,10 @@ import tempfile
 import threading
 from typing import NamedTuple
 
-import coal
 import numpy as np
 
 from my_collision_pkg.core.errors import SceneError
+from my_collision_pkg.core.geometry.coal_setup import coal   # coal with its box support pinned (see there)
 from my_collision_pkg.core.perception.point_cloud import PointCloudError, check_points
 from my_collision_pkg.core.user_files import FileRefused, read_file_bytes
 
