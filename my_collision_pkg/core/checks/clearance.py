@@ -184,6 +184,8 @@ _HULL_GJK_M = 1e-12
 # A hull witness point this close to its mesh's surface (metres) is a point of the mesh: with both
 # on their meshes, the meshes' distance is the hulls' one (to within twice this).
 ON_MESH_M = 1e-9
+_EYE4 = np.eye(4)
+_EYE4.flags.writeable = False
 _SANE_M = 1e6                   # beyond this a coal answer is a failure (see narrowphase._SANE_DISTANCE_M)
 _STOP_EVERY = 256               # rows measured between two looks at the stop flag
 
@@ -239,7 +241,7 @@ def _measure(world: CollisionWorld, tables: _Tables, T_shape: np.ndarray, cfg: n
     n_shapes = T_shape.shape[1]
     rotation = np.ascontiguousarray(T_shape[:, :, :3, :3])
     translation = np.ascontiguousarray(T_shape[:, :, :3, 3])
-    poses = [coal.Transform3s() for _ in range(n_shapes)]
+    poses = {}                                  # shape -> its coal pose (made when a row first uses it)
     posed = [-1] * n_shapes                     # configuration each pose holds
     first = tables.first
     ab = pairs[pair]                                              # (K, 2)
@@ -275,6 +277,8 @@ def _measure(world: CollisionWorld, tables: _Tables, T_shape: np.ndarray, cfg: n
         a, b = ab_list[i]
         for s in (a, b):
             if posed[s] != c:
+                if s not in poses:
+                    poses[s] = coal.Transform3s()
                 poses[s].setRotation(rotation[c, s])
                 poses[s].setTranslation(translation[c, s])
                 posed[s] = c
@@ -385,18 +389,20 @@ def chunk_rows(world: CollisionWorld, selection, q: np.ndarray, influence: float
     batch worker (:mod:`batch_workers`): a configuration's rows do not depend on the others."""
     robot = world.robot
     tables = _tables(world)
-    mimic = tables.mk.mimic_matrix[:, columns]                   # (M, J)
     pairs, margins = selection.pairs, selection.margins
     thresholds = influence + margins
     T_link = robot.link_transforms_batch(q)
     T_shape = world.shape_transforms(T_link)
     candidates = np.empty((q.shape[0], len(pairs)), dtype=np.bool_)
     obb_candidates(T_shape, world.obb_center, world.obb_axes, world.obb_half, pairs, thresholds, candidates)
+    if not candidates.any():                                  # (the common case of a small influence)
+        return None
     cfg, pair = np.nonzero(candidates)                        # configuration-major, pairs in order
-    if len(cfg):
-        gaps = narrowphase.bounding_sphere_gaps(world, T_shape, cfg, pairs[pair, 0], pairs[pair, 1])
-        keep = gaps < thresholds[pair]
-        cfg, pair = cfg[keep], pair[keep]
+    gaps = narrowphase.bounding_sphere_gaps(world, T_shape, cfg, pairs[pair, 0], pairs[pair, 1])
+    keep = gaps < thresholds[pair]
+    if not keep.any():
+        return None
+    cfg, pair = cfg[keep], pair[keep]
     found = _measure(world, tables, T_shape, cfg, pair, pairs, thresholds, stop)
     rows = np.flatnonzero(found.state == _DONE)
     if len(rows) == 0:
@@ -419,6 +425,7 @@ def chunk_rows(world: CollisionWorld, selection, q: np.ndarray, influence: float
     shape_pairs = pairs[pair]
     jac = np.zeros((len(rows), 0))
     if compute_jacobians:
+        mimic = tables.mk.mimic_matrix[:, columns]                 # (M, J)
         jac = _row_jacobians(tables, T_link, cfg, (tables.shape_link[shape_pairs[:, 1]],
                                                    tables.shape_link[shape_pairs[:, 0]]),
                              (pts[:, 1], pts[:, 0]), nrm, (1.0, -1.0)) @ mimic
@@ -529,10 +536,12 @@ def compute_clearance(resolver: ConfigurationResolver, request: CheckRequest, jo
     columns = indices if len(joint_names) else np.arange(len(robot.active_joint_names))
     q_all = resolver.complete(indices, values)
     if resolver.check_joint_limits:
-        for c in range(n):
+        lower, upper = robot.limit_arrays
+        outside = ((q_all < lower) | (q_all > upper)).any(axis=1)
+        if outside.any():
+            c = int(np.argmax(outside))
             message = resolver.limits_message(q_all[c])
-            if message is not None:
-                return _refused(Status.OUT_OF_BOUNDS, message + (f" in configuration {c}" if n > 1 else ""), names)
+            return _refused(Status.OUT_OF_BOUNDS, message + (f" in configuration {c}" if n > 1 else ""), names)
     tables = _tables(world)
     pairs = selection.pairs
     job = (influence, k_max, bool(compute_jacobians), np.asarray(columns, dtype=np.int64))
@@ -574,8 +583,10 @@ def _local_points(tables: _Tables, T_world_link: np.ndarray, cfg: np.ndarray, sh
                   pts: np.ndarray) -> np.ndarray:
     """Each witness point (R, 2, 3) in its body's own frame (link frame; object frame), row r at
     configuration ``cfg[r]`` of ``T_world_link`` (C, L, 4, 4)."""
-    C = T_world_link.shape[0]
+    C, L = T_world_link.shape[:2]
     # link -1 (world-fixed objects): the identity, appended after the links
-    T_links = np.concatenate([T_world_link, np.broadcast_to(np.eye(4), (C, 1, 4, 4))], axis=1)
+    T_links = np.empty((C, L + 1, 4, 4))
+    T_links[:, :L] = T_world_link
+    T_links[:, L] = _EYE4
     T_owner = T_links[cfg[:, None], tables.owner_link[shape_pairs]] @ tables.owner_offset[shape_pairs]  # (R, 2, 4, 4)
     return np.einsum("rsji,rsj->rsi", T_owner[..., :3, :3], pts - T_owner[..., :3, 3])
