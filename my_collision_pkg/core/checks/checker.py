@@ -560,6 +560,8 @@ class CollisionChecker:
                                    compute_jacobians=compute_jacobians, max_batch=max_batch, stop=self._meter(),
                                    workers=self._batch, max_rows=self.limits.max_clearance_rows)
         # (the octomap's rows are already one per robot shape, counted so against the bound; this names the cells)
+        if len(result) == 0 or octomap_cells.OCTOMAP_ID not in request.world_of(self._scene).objects:
+            return result           # (no octomap row)
         return octomap_cells.nearest_cell_rows(result)
 
     # ----- motions (see motion.py and trajectory.py) ----------------------

@@ -122,6 +122,44 @@ def _tables(world: CollisionWorld) -> _Tables:
     return world.cached(("clearance", "tables"), _Tables, world)
 
 
+class _PairTables:
+    """The per-shape tables of :class:`_Tables` taken per checked pair of one selection (P pairs), so that
+    a request indexes them once by its candidate rows' pair: shapes, the first-distance route, the mesh
+    checks, the links and owner links, and the answer's body columns."""
+
+    def __init__(self, tables: _Tables, pairs: np.ndarray) -> None:
+        pairs = np.asarray(pairs, dtype=np.int64)
+        self.a = np.ascontiguousarray(pairs[:, 0])
+        self.b = np.ascontiguousarray(pairs[:, 1])
+        # both shapes have a first distance (coal on hulls or primitives)
+        self.direct = tables.has_first[self.a] & tables.has_first[self.b]
+        self.mesh = tables.bvh[self.a] | tables.bvh[self.b]
+        # direct pairs with a mesh measured by the compiled GJK
+        self.compiled = self.direct & self.mesh & tables.compiled[self.a] & tables.compiled[self.b]
+        # how far beyond its threshold a first distance must be to cull the pair (a hull's GJK slack)
+        self.slack = np.where(self.mesh, _HULL_SLACK_M, 0.0)
+        self.bvh = tables.bvh[pairs]                              # (P, 2)
+        self.mesh_slot = tables.mesh_slot[pairs]                  # (P, 2)
+        self.link0 = tables.shape_link[self.a]
+        self.link1 = tables.shape_link[self.b]
+        self.owner_link = tables.owner_link[pairs]                # (P, 2)
+        self.names = tables.names[pairs]                          # (P, 2)
+        self.types = tables.types[pairs]
+        self.ids = tables.ids[pairs]
+        for array in vars(self).values():
+            array.flags.writeable = False
+
+
+def _pair_tables(world: CollisionWorld, tables: _Tables, selection) -> _PairTables:
+    """The :class:`_PairTables` of ``selection`` (cached with the world, by the selection object, which the
+    cache entry holds so that its id is not reused)."""
+    held, built = world.cached(("clearance", "pair tables", id(selection)),
+                               lambda: (selection, _PairTables(tables, selection.pairs)))
+    if held is not selection:           # (cannot happen while the entry holds it; built afresh if it did)
+        return _PairTables(tables, selection.pairs)
+    return built
+
+
 def point_jacobians(world: CollisionWorld, T_world_link: np.ndarray, links: np.ndarray, points: np.ndarray,
                     normals: np.ndarray) -> np.ndarray:
     """``normals[r] . d points[r] / d m`` (R, M) over the movable joints, for points fixed to ``links`` (R,).
@@ -218,7 +256,7 @@ class _Measured:
 
 
 def _measure(world: CollisionWorld, tables: _Tables, T_shape: np.ndarray, cfg: np.ndarray, pair: np.ndarray,
-             pairs: np.ndarray, thresholds: np.ndarray, stop) -> _Measured:
+             pairs: np.ndarray, thresholds: np.ndarray, stop, pair_tables: _PairTables | None = None) -> _Measured:
     """Distances of the candidate rows (configuration ``cfg[k]`` of ``T_shape``, pair ``pair[k]``).
 
     A row is kept (``state == _DONE``) when its distance is below its pair's threshold. Its
@@ -244,25 +282,24 @@ def _measure(world: CollisionWorld, tables: _Tables, T_shape: np.ndarray, cfg: n
     poses = {}                                  # shape -> its coal pose (made when a row first uses it)
     posed = [-1] * n_shapes                     # configuration each pose holds
     first = tables.first
+    pt = _PairTables(tables, pairs) if pair_tables is None else pair_tables
     ab = pairs[pair]                                              # (K, 2)
-    direct = np.flatnonzero(tables.has_first[ab[:, 0]] & tables.has_first[ab[:, 1]])
+    direct = pt.direct[pair].nonzero()[0]
     raw = np.full(k_rows, np.nan)
     near0, near1 = [], []
-    result = coal.DistanceResult()
-    mesh = tables.bvh[ab[:, 0]] | tables.bvh[ab[:, 1]]
+    mesh = pt.mesh[pair]
     p0 = np.zeros((k_rows, 3))
     p1 = np.zeros((k_rows, 3))
     # hull-hull (and hull-box) rows: one compiled GJK call over all of them (deterministic, no per-row
     # Python); rows it leaves (touching, overlapping, not converged) go to coal below
-    compiled = direct[mesh[direct] & tables.compiled[ab[direct, 0]] & tables.compiled[ab[direct, 1]]]
+    compiled = pt.compiled[pair].nonzero()[0]
     if len(compiled):
         got = np.zeros(len(compiled), dtype=np.bool_)
         d_c = np.empty(len(compiled))
         q0, q1 = np.empty((len(compiled), 3)), np.empty((len(compiled), 3))
-        hull_distances(tables.convex, np.ascontiguousarray(ab[compiled, 0], dtype=np.int64),
-                       np.ascontiguousarray(ab[compiled, 1], dtype=np.int64),
-                       np.ascontiguousarray(T_shape[cfg[compiled], ab[compiled, 0]]),
-                       np.ascontiguousarray(T_shape[cfg[compiled], ab[compiled, 1]]), _HULL_GJK_M, d_c, q0, q1, got)
+        a_c, b_c, c_c = pt.a[pair[compiled]], pt.b[pair[compiled]], cfg[compiled]
+        hull_distances(tables.convex, a_c, b_c, np.ascontiguousarray(T_shape[c_c, a_c]),
+                       np.ascontiguousarray(T_shape[c_c, b_c]), _HULL_GJK_M, d_c, q0, q1, got)
         done = compiled[got]
         raw[done], p0[done], p1[done] = d_c[got], q0[got], q1[got]
         rest = np.ones(k_rows, dtype=bool)
@@ -270,6 +307,7 @@ def _measure(world: CollisionWorld, tables: _Tables, T_shape: np.ndarray, cfg: n
         direct = direct[rest[direct]]
     cfg_list, ab_list = cfg[direct].tolist(), ab[direct].tolist()
     requests = [_HULL_REQUEST if m else _REQUEST for m in mesh[direct].tolist()]
+    result = coal.DistanceResult() if len(direct) else None
     for i, k in enumerate(direct.tolist()):
         if stop is not None and i % _STOP_EVERY == _STOP_EVERY - 1:
             stop.check_stop()
@@ -294,23 +332,24 @@ def _measure(world: CollisionWorld, tables: _Tables, T_shape: np.ndarray, cfg: n
     if len(compiled):
         measured[done] = True
     with np.errstate(invalid="ignore"):
-        sane = measured & (np.abs(raw) < _SANE_M) & np.all(np.abs(p0) < _SANE_M, axis=1) \
-            & np.all(np.abs(p1) < _SANE_M, axis=1)
+        sane = measured & (np.abs(raw) < _SANE_M) & (np.abs(p0) < _SANE_M).all(axis=1) \
+            & (np.abs(p1) < _SANE_M).all(axis=1)
         # a lower bound (exact for primitives) at or beyond the threshold: not a row
-        far = sane & (raw >= thresholds[pair] + np.where(mesh, _HULL_SLACK_M, 0.0))
+        far = sane & (raw >= thresholds[pair] + pt.slack[pair])
         delta = p1 - p0
         gap = np.sqrt(np.einsum("ki,ki->k", delta, delta))
         apart = sane & ~far & (raw > _HULL_SLACK_M) & (gap > 1e-12)
-    rows = np.flatnonzero(apart)
-    normal = delta[rows] / gap[rows, None]
-    out.distance[rows] = raw[rows]
-    out.points[rows, 0] = p0[rows]
-    out.points[rows, 1] = p0[rows] + raw[rows, None] * normal
-    out.normal[rows] = normal
-    out.state[rows] = np.where(mesh[rows], _CHECK_MESH, _DONE)
+    rows = apart.nonzero()[0]
+    if len(rows):
+        normal = delta[rows] / gap[rows, None]
+        out.distance[rows] = raw[rows]
+        out.points[rows, 0] = p0[rows]
+        out.points[rows, 1] = p0[rows] + raw[rows, None] * normal
+        out.normal[rows] = normal
+        out.state[rows] = np.where(mesh[rows], _CHECK_MESH, _DONE)
     # penetrating or touching (hulls or primitives), or no first distance: pair_distance's own rules
-    slow = np.flatnonzero(~far & ~apart).tolist()
-    _check_on_meshes(world, tables, T_shape, cfg, pair, pairs, out, slow)
+    slow = (~far & ~apart).nonzero()[0].tolist()
+    _check_on_meshes(world, tables, T_shape, cfg, pair, pairs, out, slow, pt)
     overlapping = sane & mesh & ~(raw > _HULL_SLACK_M)
     for i, k in enumerate(slow):
         if stop is not None and i % _STOP_EVERY == _STOP_EVERY - 1:
@@ -339,15 +378,16 @@ def _feature_witness(world: CollisionWorld, T_shape: np.ndarray, a: int, b: int,
 
 
 def _check_on_meshes(world: CollisionWorld, tables: _Tables, T_shape: np.ndarray, cfg: np.ndarray, pair: np.ndarray,
-                     pairs: np.ndarray, out: _Measured, slow: list) -> None:
+                     pairs: np.ndarray, out: _Measured, slow: list, pair_tables: _PairTables) -> None:
     """Settle the rows measured on hulls (``_CHECK_MESH``): kept when each mesh's witness point lies on
     its mesh (subshape: the triangle it lies on), else measured on the meshes (``_mesh_distance``)."""
-    rows = np.flatnonzero(out.state == _CHECK_MESH)
+    rows = (out.state == _CHECK_MESH).nonzero()[0]
     if len(rows) == 0:
         return
-    shape = pairs[pair[rows]]                                  # (K, 2)
-    slot = tables.mesh_slot[shape]                             # (K, 2)
-    is_mesh = tables.bvh[shape]
+    pair_rows = pair[rows]
+    shape = pairs[pair_rows]                                   # (K, 2)
+    slot = pair_tables.mesh_slot[pair_rows]                    # (K, 2)
+    is_mesh = pair_tables.bvh[pair_rows]
     k_idx, side = np.nonzero(is_mesh & (slot >= 0))
     d2 = np.zeros(len(k_idx))
     triangle = np.full(len(k_idx), -1, dtype=np.int64)
@@ -390,6 +430,7 @@ def chunk_rows(world: CollisionWorld, selection, q: np.ndarray, influence: float
     robot = world.robot
     tables = _tables(world)
     pairs, margins = selection.pairs, selection.margins
+    pt = _pair_tables(world, tables, selection)
     thresholds = influence + margins
     T_link = robot.link_transforms_batch(q)
     T_shape = world.shape_transforms(T_link)
@@ -398,13 +439,13 @@ def chunk_rows(world: CollisionWorld, selection, q: np.ndarray, influence: float
     if not candidates.any():                                  # (the common case of a small influence)
         return None
     cfg, pair = np.nonzero(candidates)                        # configuration-major, pairs in order
-    gaps = narrowphase.bounding_sphere_gaps(world, T_shape, cfg, pairs[pair, 0], pairs[pair, 1])
+    gaps = narrowphase.bounding_sphere_gaps(world, T_shape, cfg, pt.a[pair], pt.b[pair])
     keep = gaps < thresholds[pair]
     if not keep.any():
         return None
     cfg, pair = cfg[keep], pair[keep]
-    found = _measure(world, tables, T_shape, cfg, pair, pairs, thresholds, stop)
-    rows = np.flatnonzero(found.state == _DONE)
+    found = _measure(world, tables, T_shape, cfg, pair, pairs, thresholds, stop, pt)
+    rows = (found.state == _DONE).nonzero()[0]
     if len(rows) == 0:
         return None
     cfg, pair = cfg[rows], pair[rows]
@@ -418,18 +459,16 @@ def chunk_rows(world: CollisionWorld, selection, q: np.ndarray, influence: float
     rows, cfg, pair, d, d_padded = rows[order], cfg[order], pair[order], d[order], d_padded[order]
     pts = found.points[rows]
     nrm = found.normal[rows]
-    smooth = found.exact[rows] & np.all(np.isfinite(nrm), axis=1)
+    smooth = found.exact[rows] & np.isfinite(nrm).all(axis=1)
     smooth &= ~(np.abs(d) < SMOOTH_DISTANCE_M)                 # touching: no normal from the geometry
     smooth &= ~((d < 0.0) & found.deepest[rows])               # deepest-point depth of a non-convex mesh
     smooth &= ~found.kink[rows]                                # features touching along a segment or patch
-    shape_pairs = pairs[pair]
     jac = np.zeros((len(rows), 0))
     if compute_jacobians:
         mimic = tables.mk.mimic_matrix[:, columns]                 # (M, J)
-        jac = _row_jacobians(tables, T_link, cfg, (tables.shape_link[shape_pairs[:, 1]],
-                                                   tables.shape_link[shape_pairs[:, 0]]),
+        jac = _row_jacobians(tables, T_link, cfg, (pt.link1[pair], pt.link0[pair]),
                              (pts[:, 1], pts[:, 0]), nrm, (1.0, -1.0)) @ mimic
-    return (cfg, pair, d_padded, pts, _local_points(tables, T_link, cfg, shape_pairs, pts), nrm,
+    return (cfg, pair, d_padded, pts, _local_points(T_link, cfg, pt.owner_link[pair], tables.owner_offset[pairs[pair]], pts), nrm,
             found.subshapes[rows], smooth, jac)
 
 
@@ -537,9 +576,9 @@ def compute_clearance(resolver: ConfigurationResolver, request: CheckRequest, jo
     q_all = resolver.complete(indices, values)
     if resolver.check_joint_limits:
         lower, upper = robot.limit_arrays
-        outside = ((q_all < lower) | (q_all > upper)).any(axis=1)
+        outside = (q_all < lower) | (q_all > upper)
         if outside.any():
-            c = int(np.argmax(outside))
+            c = int(outside.any(axis=1).argmax())
             message = resolver.limits_message(q_all[c])
             return _refused(Status.OUT_OF_BOUNDS, message + (f" in configuration {c}" if n > 1 else ""), names)
     tables = _tables(world)
@@ -572,21 +611,22 @@ def compute_clearance(resolver: ConfigurationResolver, request: CheckRequest, jo
                          names, jacobian=np.zeros((0, len(names) if compute_jacobians else 0)))
     cfg, sel, dist, pts, local, nrm, sub, smooth, jac = (np.concatenate(x) for x in zip(*parts))
     shape_pairs = pairs[sel]
-    sub = np.where(tables.bvh[shape_pairs], sub, NO_SUBSHAPE).astype(np.int32)
+    pt = _pair_tables(world, tables, selection)
+    sub = np.where(pt.bvh[sel], sub, NO_SUBSHAPE).astype(np.int32)
     return Clearance(Status.VALID, f"{len(cfg)} pair rows within {influence:g} m in {n} configuration"
-                     f"{'s' if n > 1 else ''}", names, cfg.astype(np.int64), tables.names[shape_pairs],
-                     tables.types[shape_pairs], tables.ids[shape_pairs], sub, dist, pts, local, nrm, jac, smooth,
-                     shape_pairs)
+                     f"{'s' if n > 1 else ''}", names, cfg.astype(np.int64), pt.names[sel],
+                     pt.types[sel], pt.ids[sel], sub, dist, pts, local, nrm, jac, smooth, shape_pairs)
 
 
-def _local_points(tables: _Tables, T_world_link: np.ndarray, cfg: np.ndarray, shape_pairs: np.ndarray,
+def _local_points(T_world_link: np.ndarray, cfg: np.ndarray, owner_link: np.ndarray, owner_offset: np.ndarray,
                   pts: np.ndarray) -> np.ndarray:
     """Each witness point (R, 2, 3) in its body's own frame (link frame; object frame), row r at
-    configuration ``cfg[r]`` of ``T_world_link`` (C, L, 4, 4)."""
+    configuration ``cfg[r]`` of ``T_world_link`` (C, L, 4, 4), side s of row r owned by link
+    ``owner_link[r, s]`` (-1: the world) at ``owner_offset[r, s]`` (4, 4) from it."""
     C, L = T_world_link.shape[:2]
     # link -1 (world-fixed objects): the identity, appended after the links
     T_links = np.empty((C, L + 1, 4, 4))
     T_links[:, :L] = T_world_link
     T_links[:, L] = _EYE4
-    T_owner = T_links[cfg[:, None], tables.owner_link[shape_pairs]] @ tables.owner_offset[shape_pairs]  # (R, 2, 4, 4)
+    T_owner = T_links[cfg[:, None], owner_link] @ owner_offset  # (R, 2, 4, 4)
     return np.einsum("rsji,rsj->rsi", T_owner[..., :3, :3], pts - T_owner[..., :3, 3])
