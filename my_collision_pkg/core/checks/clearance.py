@@ -30,6 +30,8 @@ of a chunk at once.
 """
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 
 from my_collision_pkg.core.checks import narrowphase, octomap_cells, penetration, witness_features
@@ -104,6 +106,8 @@ class _Tables:
                    and e.geometry.triangles_shape is not None]
         self.mesh_slot = np.full(len(shapes), -1, dtype=np.int64)
         self.mesh_slot[checked] = np.arange(len(checked))
+        # per thread: coal poses of the shapes, reused from request to request (each is set before a row uses it)
+        self._scratch = threading.local()
         self.packed = pack_meshes([shapes[s].geometry.mesh_tree for s in checked],
                                   [shapes[s].geometry.triangles_shape for s in checked])
         # owner frame of shape s: T_world_link[owner_link[s]] @ owner_offset[s] (link -1: the identity)
@@ -116,6 +120,14 @@ class _Tables:
                 obj = world.objects[e.owner]
                 self.owner_link[s] = e.link_index if obj.attached else -1
                 self.owner_offset[s] = obj.T_frame_object
+
+
+    def coal_poses(self) -> list:
+        """This thread's coal pose of each shape (``Transform3s``, made once; set by the caller before use)."""
+        poses = getattr(self._scratch, "poses", None)
+        if poses is None:
+            poses = self._scratch.poses = [coal.Transform3s() for _ in range(len(self.shape_link))]
+        return poses
 
 
 def _tables(world: CollisionWorld) -> _Tables:
@@ -279,7 +291,7 @@ def _measure(world: CollisionWorld, tables: _Tables, T_shape: np.ndarray, cfg: n
     n_shapes = T_shape.shape[1]
     rotation = np.ascontiguousarray(T_shape[:, :, :3, :3])
     translation = np.ascontiguousarray(T_shape[:, :, :3, 3])
-    poses = {}                                  # shape -> its coal pose (made when a row first uses it)
+    poses = tables.coal_poses()                 # this thread's, set below before a row uses one
     posed = [-1] * n_shapes                     # configuration each pose holds
     first = tables.first
     pt = _PairTables(tables, pairs) if pair_tables is None else pair_tables
@@ -315,8 +327,6 @@ def _measure(world: CollisionWorld, tables: _Tables, T_shape: np.ndarray, cfg: n
         a, b = ab_list[i]
         for s in (a, b):
             if posed[s] != c:
-                if s not in poses:
-                    poses[s] = coal.Transform3s()
                 poses[s].setRotation(rotation[c, s])
                 poses[s].setTranslation(translation[c, s])
                 posed[s] = c
