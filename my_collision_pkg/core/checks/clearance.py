@@ -619,7 +619,10 @@ def compute_clearance(resolver: ConfigurationResolver, request: CheckRequest, jo
     if not parts:
         return Clearance(Status.VALID, f"no pair within {influence:g} m in {n} configuration{'s' if n > 1 else ''}",
                          names, jacobian=np.zeros((0, len(names) if compute_jacobians else 0)))
-    cfg, sel, dist, pts, local, nrm, sub, smooth, jac = (np.concatenate(x) for x in zip(*parts))
+    if len(parts) == 1:             # one chunk: its arrays are its own (made by chunk_rows), C-ordered as a concatenation
+        cfg, sel, dist, pts, local, nrm, sub, smooth, jac = (np.ascontiguousarray(x) for x in parts[0])
+    else:
+        cfg, sel, dist, pts, local, nrm, sub, smooth, jac = (np.concatenate(x) for x in zip(*parts))
     shape_pairs = pairs[sel]
     pt = _pair_tables(world, tables, selection)
     sub = np.where(pt.bvh[sel], sub, NO_SUBSHAPE).astype(np.int32)
