@@ -275,3 +275,30 @@ def test_witness_check_kernel_against_every_triangle():
         closest_on_triangle(local[i], triangles[mesh[i]], int(tri[i]), on_triangle)
         assert np.sum((on_triangle - local[i]) ** 2) == pytest.approx(d2[i], abs=1e-15)
     assert np.all(d2[on] < 1e-24)
+
+
+def test_answer_arrays_c_ordered_single_equal_to_batch_and_first_configuration_out_of_bounds(arm):
+    scene, checker = arm
+    names = ["turn", "slide"]
+    Q = np.array([[0.0, 0.0], [0.3, 0.2], [1.0, -0.5], [-2.0, 1.5]])
+    batch = checker.clearance(names, Q, 1.0)
+    assert batch.ok and len(set(batch.configuration_index.tolist())) >= 2
+    fields = ("configuration_index", "body_names", "body_types", "shape_ids", "subshape_ids", "distance", "points",
+              "points_local", "normals", "jacobian", "smooth", "shape_pairs")
+    for c, q in enumerate(Q):
+        single = checker.clearance(names, q, 1.0)
+        mine = batch.configuration_index == c
+        for name in fields:
+            value = getattr(single, name)
+            assert value.flags.c_contiguous, name
+            expected = getattr(batch, name)[mine]
+            if name == "configuration_index":
+                expected = expected - c
+            assert value.dtype == expected.dtype and value.shape == expected.shape, name
+            assert value.tobytes() == expected.tobytes() if value.dtype != object else value.tolist() == expected.tolist()
+    assert all(getattr(batch, name).flags.c_contiguous for name in fields)
+    # the first configuration outside the limits is named, with its first joint outside them
+    res = checker.clearance(names, [[0.0, 0.0], [0.0, 0.0], [3.5, -2.5], [3.5, 0.0]], 0.1)
+    assert res.status == Status.OUT_OF_BOUNDS and "configuration 2" in res.message and "'turn'" in res.message
+    res = checker.clearance(names, [[0.0, 0.0], [0.0, -2.5]], 0.1)
+    assert res.status == Status.OUT_OF_BOUNDS and "configuration 1" in res.message and "'slide'" in res.message
