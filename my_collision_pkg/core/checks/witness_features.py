@@ -29,6 +29,7 @@ import math
 import numpy as np
 
 from my_collision_pkg.core.kernels.codes import KIND_BOX, KIND_CAPSULE, KIND_CONE, KIND_CYLINDER, KIND_SPHERE
+from my_collision_pkg.core.kernels.support_features import support_points
 
 __all__ = ["FEATURE_TOLERANCE_M", "support_feature", "feature_witness"]
 
@@ -84,26 +85,16 @@ def _candidates(body, d_local: np.ndarray) -> np.ndarray:
 
 def support_feature(body, direction_world: np.ndarray, tolerance_m: float = FEATURE_TOLERANCE_M) -> np.ndarray:
     """The support feature of a posed convex solid (:class:`penetration.Body`) along a unit direction:
-    its points (world, (m, 3)) within ``tolerance_m`` of the largest projection, duplicates dropped.
-    One point: a vertex; two: a segment; more: a face."""
+    its points (world, (m, 3)) within ``tolerance_m`` of the largest projection, duplicates dropped
+    (compiled: :func:`kernels.support_features.support_points`). One point: a vertex; two: a
+    segment; more: a face (or collinear points, reduced to the segment's ends)."""
     d_local = body.R.T @ direction_world
     points = _candidates(body, d_local)
     if body.kind == KIND_SPHERE:
         return points @ body.R.T + body.t
-    h = points @ d_local
-    chosen = points[h >= h.max() - tolerance_m]
-    if len(chosen) == 1:
-        return chosen @ body.R.T + body.t
-    # the same point listed twice (a rim point that is also a disc point): once
-    chosen = np.array(sorted(set(map(tuple, np.round(chosen, 12).tolist()))))
-    if len(chosen) > 2:
-        # collinear points are a segment: keep its two ends
-        centred = chosen - chosen.mean(axis=0)
-        _, s, vt = np.linalg.svd(centred, full_matrices=False)
-        if s[1] <= tolerance_m:
-            t = centred @ vt[0]
-            chosen = chosen[[int(np.argmin(t)), int(np.argmax(t))]]
-    return chosen @ body.R.T + body.t
+    out = np.empty((len(points), 3))
+    count = support_points(np.ascontiguousarray(points, dtype=float), d_local, float(tolerance_m), out)
+    return out[:count] @ body.R.T + body.t
 
 
 def feature_witness(body0, body1, distance_m: float, normal: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
