@@ -5,8 +5,10 @@ most 1.5x (the core call + the floor); issue 40's: at most 1.1x. Where
 
 - *core* is ``CollisionChecker.clearance`` on the same scene, in this process;
 - *floor* is a server of ComputeClearance that does no work: it answers every request with
-  a response of the same rows, built once at its start (so the floor carries the same bytes:
-  serialization, DDS, deserialization), and the floor of an empty response.
+  a response of the same rows, built once at its start, and is sent the same request of
+  1000 configurations (so the floor carries the same bytes both ways: serialization, DDS,
+  deserialization; before 2026-12-06 it was sent one configuration, which left the
+  request's 56 kB out of the floor), and the floor of an empty response.
 
 Calls alternate ours, floor, core (machines are noisy). Prints per influence distance
 (0.05 m and 0.5 m, with Jacobians): rows, median round trip of each, the ratio and where
@@ -106,14 +108,14 @@ def main(rounds: int, batch_workers: int | None = None) -> int:
         for influence in INFLUENCES_M:
             answer = ours.compute_clearance(ARM, rows, influence)            # warm (and checked)
             assert answer.status == ComputeClearance.Response.VALID, answer.message
-            floor.compute_clearance(ARM, rows[:1], influence)
+            floor.compute_clearance(ARM, rows, influence)
             ours_s, floor_s, core_s, fill_s = [], [], [], []
             for _ in range(rounds):
                 start = time.perf_counter()
                 answer = ours.compute_clearance(ARM, rows, influence)
                 ours_s.append(time.perf_counter() - start)
                 start = time.perf_counter()
-                same = floor.compute_clearance(ARM, rows[:1], influence)
+                same = floor.compute_clearance(ARM, rows, influence)
                 floor_s.append(time.perf_counter() - start)
                 start = time.perf_counter()
                 result = core.clearance(ARM, rows, influence)

@@ -1,4 +1,5 @@
-"""The bool motion check's free tubes (``core/checks/free_tubes.py``) on the Panda with ``config/panda_world.yaml``.
+"""The bool motion check's free tubes (``core/checks/free_tubes.py``) on the Panda with ``config/panda_world.yaml``,
+1 cm padding and a tool attached to the hand.
 
 - The joint levers bound how fast every pair's distance changes: on 150 valid
   configurations moved by up to 0.03 rad per joint, no pair's distance (``clearance`` at a
@@ -25,13 +26,22 @@ REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 PANDA_WORLD = os.path.join(REPO, "config", "panda_world.yaml")
 ARM = tuple(f"panda_joint{i}" for i in range(1, 8))
 SEED = 20_261_207
+PADDING_M = 0.01
+# the request kinds, in turn per free edge: whole robot, group arm, environment padding off, self padding on
+KINDS = (dict(), dict(group_name="arm"), dict(pad_environment_collisions=False), dict(pad_self_collisions=True))
 NEAR_M, NEAR_EDGES = 0.01, 40        # free edges at most this close to contact, and how many
 
 
 @pytest.fixture(scope="module")
 def checker(panda_files):
+    """The Panda with the world, 1 cm padding and a tool attached to the hand (as test_panda_motion_bool)."""
     urdf, srdf = panda_files
-    return CollisionChecker(load_scene(urdf_path=urdf, srdf_path=srdf, world_path=PANDA_WORLD))
+    scene = load_scene(urdf_path=urdf, srdf_path=srdf, world_path=PANDA_WORLD)
+    scene.set_padding(default_padding_m=PADDING_M)
+    tool = SceneObject("tool", (ObjectShape(Box((0.04, 0.04, 0.12))),), make_transform(None, (0.0, 0.0, 0.16)),
+                       "panda_hand", ("panda_hand", "panda_leftfinger", "panda_rightfinger"))
+    scene.apply([AddObject(tool)])
+    return CollisionChecker(scene)
 
 
 def valid_configurations(checker, n, seed, random_configurations):
@@ -79,11 +89,12 @@ def test_edges_beside_a_free_edge_get_certified_verdicts(checker, random_configu
     hits = edges = 0
     for q0, q1 in zip(q[0::2], q[1::2]):
         q1 = q0 + 0.25 * (q1 - q0)                     # planner-sized edges
-        edge = checker.check_motion(names, q0, q1)
+        kind = KINDS[edges % len(KINDS)]
+        edge = checker.check_motion(names, q0, q1, **kind)
         if not (edge.valid and edge.min_clearance_m < NEAR_M) or edges == NEAR_EDGES:
             continue                                   # free edges near contact only
         edges += 1
-        validity = checker.motion_validity(names)
+        validity = checker.motion_validity(names, **kind)
         assert validity.is_motion_valid(q0, q1)
         for _ in range(10):
             s, t = np.sort(rng.uniform(0.0, 1.0, 2))
@@ -92,8 +103,8 @@ def test_edges_beside_a_free_edge_get_certified_verdicts(checker, random_configu
                 scale = rng.choice([0.003, 0.01, 0.03, 0.1])
                 a = np.clip(a + rng.uniform(-scale, scale, len(a)), robot.lower_limits, robot.upper_limits)
                 b = np.clip(b + rng.uniform(-scale, scale, len(b)), robot.lower_limits, robot.upper_limits)
-            certified = checker.check_motion(names, a, b)
-            assert validity.is_motion_valid(a, b) == certified.valid, certified.message
+            certified = checker.check_motion(names, a, b, **kind)
+            assert validity.is_motion_valid(a, b) == certified.valid, (kind, certified.message)
             verdicts[certified.valid] += 1
         hits += validity.tube_hits
     assert edges == NEAR_EDGES

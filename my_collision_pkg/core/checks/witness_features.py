@@ -24,9 +24,12 @@ and its row as not smooth (its derivative changes over a tiny motion).
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from my_collision_pkg.core.kernels.codes import KIND_BOX, KIND_CAPSULE, KIND_CONE, KIND_CYLINDER, KIND_SPHERE
+from my_collision_pkg.core.kernels.support_features import support_points
 
 __all__ = ["FEATURE_TOLERANCE_M", "support_feature", "feature_witness"]
 
@@ -38,17 +41,29 @@ _DISC_POINTS = 8
 _CROSSING_SLACK = 1e-6
 
 
+# the eight corners of a box of half-sizes 1 (x slowest, z fastest)
+_BOX_SIGNS = np.array([[sx, sy, sz] for sx in (-1, 1) for sy in (-1, 1) for sz in (-1, 1)], dtype=float)
+_DISC_ANGLES = np.linspace(0.0, 2.0 * np.pi, _DISC_POINTS, endpoint=False)
+_DISCS: dict = {}                 # (radius, z) -> the disc's points, read-only; a world has few
+_DISC_CACHE_SIZE = 1024
+
+
 def _disc(radius: float, z: float) -> np.ndarray:
-    angle = np.linspace(0.0, 2.0 * np.pi, _DISC_POINTS, endpoint=False)
-    return np.column_stack([radius * np.cos(angle), radius * np.sin(angle), np.full(_DISC_POINTS, z)])
+    disc = _DISCS.get((radius, z))
+    if disc is None:
+        disc = np.column_stack([radius * np.cos(_DISC_ANGLES), radius * np.sin(_DISC_ANGLES),
+                                np.full(_DISC_POINTS, z)])
+        disc.setflags(write=False)
+        if len(_DISCS) < _DISC_CACHE_SIZE:
+            _DISCS[(radius, z)] = disc
+    return disc
 
 
 def _candidates(body, d_local: np.ndarray) -> np.ndarray:
     """Points (shape frame) among which a support feature along ``d_local`` is found."""
     k, p = body.kind, body.params
     if k == KIND_BOX:
-        signs = np.array([[sx, sy, sz] for sx in (-1, 1) for sy in (-1, 1) for sz in (-1, 1)], dtype=float)
-        return signs * p[:3]
+        return _BOX_SIGNS * p[:3]
     if k == KIND_SPHERE:
         return (p[0] * d_local / np.linalg.norm(d_local))[None, :]
     if k in (KIND_CYLINDER, KIND_CAPSULE, KIND_CONE):
@@ -70,26 +85,16 @@ def _candidates(body, d_local: np.ndarray) -> np.ndarray:
 
 def support_feature(body, direction_world: np.ndarray, tolerance_m: float = FEATURE_TOLERANCE_M) -> np.ndarray:
     """The support feature of a posed convex solid (:class:`penetration.Body`) along a unit direction:
-    its points (world, (m, 3)) within ``tolerance_m`` of the largest projection, duplicates dropped.
-    One point: a vertex; two: a segment; more: a face."""
+    its points (world, (m, 3)) within ``tolerance_m`` of the largest projection, duplicates dropped
+    (compiled: :func:`kernels.support_features.support_points`). One point: a vertex; two: a
+    segment; more: a face (or collinear points, reduced to the segment's ends)."""
     d_local = body.R.T @ direction_world
     points = _candidates(body, d_local)
     if body.kind == KIND_SPHERE:
         return points @ body.R.T + body.t
-    h = points @ d_local
-    chosen = points[h >= h.max() - tolerance_m]
-    if len(chosen) == 1:
-        return chosen @ body.R.T + body.t
-    # the same point listed twice (a rim point that is also a disc point): once
-    chosen = np.array(sorted({tuple(np.round(p, 12)) for p in chosen.tolist()}))
-    if len(chosen) > 2:
-        # collinear points are a segment: keep its two ends
-        centred = chosen - chosen.mean(axis=0)
-        _, s, vt = np.linalg.svd(centred, full_matrices=False)
-        if s[1] <= tolerance_m:
-            t = centred @ vt[0]
-            chosen = chosen[[int(np.argmin(t)), int(np.argmax(t))]]
-    return chosen @ body.R.T + body.t
+    out = np.empty((len(points), 3))
+    count = support_points(np.ascontiguousarray(points, dtype=float), d_local, float(tolerance_m), out)
+    return out[:count] @ body.R.T + body.t
 
 
 def feature_witness(body0, body1, distance_m: float, normal: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
@@ -105,20 +110,31 @@ def feature_witness(body0, body1, distance_m: float, normal: np.ndarray) -> tupl
     if len(f1) == 1:
         return f1[0] - shift, f1[0]
     if len(f0) == 2 and len(f1) == 2:
-        # p0 = a + s e0, p1 = b + t e1 with p1 - p0 = shift: solve in the plane normal to n
+        # p0 = a + s e0, p1 = b + t e1 with p1 - p0 = shift: solve in the plane normal to n (basis u, v)
         a, e0 = f0[0], f0[1] - f0[0]
         b, e1 = f1[0], f1[1] - f1[0]
-        u = np.cross(normal, [1.0, 0.0, 0.0] if abs(normal[0]) < 0.9 else [0.0, 1.0, 0.0])
-        u /= np.linalg.norm(u)
-        basis = np.column_stack([u, np.cross(normal, u)])       # (3, 2): the plane normal to n
-        M = np.column_stack([e0, -e1]).T @ basis                 # (2, 2): rows e0, -e1 in the plane
-        if abs(np.linalg.det(M)) <= 1e-12 * (np.linalg.norm(e0) * np.linalg.norm(e1) + 1e-300):
+        nx, ny, nz = (float(x) for x in normal)
+        if abs(nx) < 0.9:                 # u = n x (1, 0, 0)
+            ux, uy, uz = 0.0, nz, -ny
+        else:                             # u = n x (0, 1, 0)
+            ux, uy, uz = -nz, 0.0, nx
+        norm = math.sqrt(ux * ux + uy * uy + uz * uz)
+        ux, uy, uz = ux / norm, uy / norm, uz / norm
+        vx, vy, vz = ny * uz - nz * uy, nz * ux - nx * uz, nx * uy - ny * ux
+        e0x, e0y, e0z = (float(x) for x in e0)
+        e1x, e1y, e1z = (float(x) for x in e1)
+        dx, dy, dz = (float(x) for x in (b - a))
+        e0u, e0v = e0x * ux + e0y * uy + e0z * uz, e0x * vx + e0y * vy + e0z * vz
+        e1u, e1v = e1x * ux + e1y * uy + e1z * uz, e1x * vx + e1y * vy + e1z * vz
+        du, dv = dx * ux + dy * uy + dz * uz, dx * vx + dy * vy + dz * vz
+        det = e1u * e0v - e0u * e1v      # of the rows e0, -e1 in the plane
+        scale = math.sqrt(e0x * e0x + e0y * e0y + e0z * e0z) * math.sqrt(e1x * e1x + e1y * e1y + e1z * e1z)
+        if abs(det) <= 1e-12 * (scale + 1e-300):
             return None                                           # parallel segments: a kink
-        rhs = (b - a) @ basis
-        s, t = np.linalg.solve(M.T, rhs)
+        s = (e1u * dv - e1v * du) / det            # s e0 - t e1 = b - a, in the plane
+        t = (e0u * dv - e0v * du) / det
         if not (-_CROSSING_SLACK <= s <= 1 + _CROSSING_SLACK and -_CROSSING_SLACK <= t <= 1 + _CROSSING_SLACK):
             return None
         p0 = a + min(max(s, 0.0), 1.0) * e0
         return p0, p0 + shift
     return None
-

@@ -27,6 +27,7 @@ from my_collision_pkg.core.kernels.mesh_queries import MeshTree, closest_point_o
 from my_collision_pkg.core.kernels.mtd import check_mtd, coal_answer_is_mtd, overlaps, search_mtd
 from my_collision_pkg.core.kernels.overlap import clip_edges_to_planes
 from my_collision_pkg.core.kernels.thickness import thickness_along_lines
+from my_collision_pkg.core.kernels.support_features import support_points
 from my_collision_pkg.core.kernels.tubes import tube_margin
 
 
@@ -36,6 +37,8 @@ def warm_up() -> None:
     warm_up_contacts()
     explain_batch.warm_up()
     tube_margin(np.zeros((1, 1)), np.ones((1, 1)), np.ones(1), np.ones(1), np.ones(1), 1, np.zeros(1), np.ones(1), 0.1)
+    square = np.array([[0.0, 0.0, 1.0], [1.0, 0.0, 1.0], [0.0, 1.0, 1.0], [1.0, 1.0, 1.0], [0.5, 0.5, 0.0]])
+    support_points(square, np.array([0.0, 0.0, 1.0]), 1e-7, np.empty((5, 3)))        # a face: the SVD too
 
 
 def warm_up_kinematics_and_culling() -> None:

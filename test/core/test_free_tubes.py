@@ -1,0 +1,63 @@
+"""Free tubes (``core/checks/free_tubes.py``) on the slider of core_scenes, where every number is exact.
+
+The ball (r = 0.1 m) slides along x towards the base sphere (r = 0.1 m at the origin): at
+carriage position x their distance is x - 0.2 m, and no other pair comes closer than 0.6 m
+there. A prismatic joint moves every point of its body by exactly its own change, so its
+lever is 1 m/m, and after the free edge x: 0.8 -> 1.0 (certified clearance 0.6 m less GJK's
+precision) the tube's bound for an edge from 0.9 to e is exactly e - 0.2 m, the true
+clearance at e: the tube must answer every such edge whose clearance is at least the touch
+tolerance plus GJK's precision, and no other.
+"""
+import numpy as np
+import pytest
+
+from my_collision_pkg.core.checks.free_tubes import FreeTubes, joint_levers
+from my_collision_pkg.core.checks.results import DEFAULT_TOUCH_TOLERANCE_M
+from my_collision_pkg.core.checks.sweep import gjk_tolerance
+
+
+def test_prismatic_levers_are_one(slider_checker):
+    world = slider_checker.scene.world
+    validity = slider_checker.motion_validity(["slide_x"])
+    levers = joint_levers(world, validity._selection_for(world))
+    np.testing.assert_array_equal(levers, [1.0, 1.0])
+
+
+@pytest.mark.parametrize("clearance_m, from_tube, valid", [
+    (0.3, True, True),
+    (2e-4, True, True),                # above the touch tolerance + GJK's precision (1.01e-4)
+    (1e-4, False, True),               # below it: searched, and not touching (distance == tolerance)
+    (5e-5, False, False),              # within the touch tolerance: CERTIFIED refuses it
+])
+def test_the_tube_answers_exactly_down_to_the_touch_tolerance(slider_checker, clearance_m, from_tube, valid):
+    validity = slider_checker.motion_validity(["slide_x"])
+    assert validity.is_motion_valid([0.8], [1.0])
+    assert validity.tube_hits == 0
+    end = 0.2 + clearance_m
+    assert validity.is_motion_valid([0.9], [end]) == valid
+    assert validity.tube_hits == int(from_tube)
+    assert slider_checker.check_motion(["slide_x"], [0.9], [end]).valid == valid
+
+
+def test_tubes_off_search_every_edge(slider_checker):
+    validity = slider_checker.motion_validity(["slide_x"], tubes=False)
+    assert validity.is_motion_valid([0.8], [1.0])
+    assert validity.is_motion_valid([0.9], [0.5])
+    assert validity.tube_hits == 0
+
+
+def test_memory_keeps_the_newest_and_refuses_useless_tubes():
+    tubes = FreeTubes(np.array([1.0]), DEFAULT_TOUCH_TOLERANCE_M + gjk_tolerance(DEFAULT_TOUCH_TOLERANCE_M),
+                      capacity=2)
+    tubes.add(np.array([0.0]), np.array([1.0]), 1e-5)          # below what can answer anything: not kept
+    assert len(tubes) == 0 and not tubes.covers(np.array([0.2]), np.array([0.3]))
+    tubes.add(np.array([0.0]), np.array([1.0]), 0.5)
+    tubes.add(np.array([5.0]), np.array([6.0]), 0.5)
+    assert tubes.covers(np.array([0.2]), np.array([1.3]))       # 0.3 beyond the first: 0.2 left
+    assert tubes.covers(np.array([0.2]), np.array([1.499]))     # 0.001 left
+    assert not tubes.covers(np.array([0.2]), np.array([1.49995]))   # 5e-5 left: less than needed
+    assert tubes.hits == 2
+    tubes.add(np.array([10.0]), np.array([11.0]), 0.5)        # the ring drops the oldest
+    assert len(tubes) == 2
+    assert not tubes.covers(np.array([0.2]), np.array([0.3]))
+    assert tubes.covers(np.array([10.2]), np.array([10.3]))
