@@ -18,6 +18,7 @@ import pytest
 
 from my_collision_pkg.core.checks.checker import CollisionChecker
 from my_collision_pkg.core.model.example_robots import example_robot_data_share, panda_paths
+from my_collision_pkg.core.model.transforms import make_transform
 from my_collision_pkg.core.scene.loading import load_scene
 from my_collision_pkg.core.model.robot_model import Box, Capsule, Cone, Cylinder, Sphere
 from my_collision_pkg.core.scene.planning_scene import AddObject, ObjectShape, PlanningScene, SceneObject
@@ -47,6 +48,23 @@ def thin_plate_scene(panda_files) -> PlanningScene:
     T[:3, :3] = [[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]]
     T[:3, 3] = (PLATE_RADIUS_M * c, PLATE_RADIUS_M * s, TABLE_TOP_Z_M + height / 2)
     scene.apply([AddObject(SceneObject("thin_plate", (ObjectShape(Box((0.06, 0.001, height))),), T))])
+    return scene
+
+
+# The bool motion check's harder scene (issue 37): every pair padded by this, a tool on the hand.
+TOOL_SCENE_PADDING_M = 0.01
+
+
+@pytest.fixture(scope="module")
+def padded_tool_scene(panda_files) -> PlanningScene:
+    """A new scene of the Panda with config/panda_world.yaml, TOOL_SCENE_PADDING_M padding and a
+    0.04 x 0.04 x 0.12 m box ``tool`` attached to the hand (touching the hand and fingers)."""
+    urdf, srdf = panda_files
+    scene = load_scene(urdf_path=urdf, srdf_path=srdf, world_path=PANDA_WORLD)
+    scene.set_padding(default_padding_m=TOOL_SCENE_PADDING_M)
+    tool = SceneObject("tool", (ObjectShape(Box((0.04, 0.04, 0.12))),), make_transform(None, (0.0, 0.0, 0.16)),
+                       "panda_hand", ("panda_hand", "panda_leftfinger", "panda_rightfinger"))
+    scene.apply([AddObject(tool)])
     return scene
 
 

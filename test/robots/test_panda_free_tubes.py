@@ -26,22 +26,15 @@ REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 PANDA_WORLD = os.path.join(REPO, "config", "panda_world.yaml")
 ARM = tuple(f"panda_joint{i}" for i in range(1, 8))
 SEED = 20_261_207
-PADDING_M = 0.01
 # the request kinds, in turn per free edge: whole robot, group arm, environment padding off, self padding on
 KINDS = (dict(), dict(group_name="arm"), dict(pad_environment_collisions=False), dict(pad_self_collisions=True))
 NEAR_M, NEAR_EDGES = 0.01, 40        # free edges at most this close to contact, and how many
 
 
 @pytest.fixture(scope="module")
-def checker(panda_files):
-    """The Panda with the world, 1 cm padding and a tool attached to the hand (as test_panda_motion_bool)."""
-    urdf, srdf = panda_files
-    scene = load_scene(urdf_path=urdf, srdf_path=srdf, world_path=PANDA_WORLD)
-    scene.set_padding(default_padding_m=PADDING_M)
-    tool = SceneObject("tool", (ObjectShape(Box((0.04, 0.04, 0.12))),), make_transform(None, (0.0, 0.0, 0.16)),
-                       "panda_hand", ("panda_hand", "panda_leftfinger", "panda_rightfinger"))
-    scene.apply([AddObject(tool)])
-    return CollisionChecker(scene)
+def checker(padded_tool_scene):
+    """The Panda with the world, 1 cm padding and a tool attached to the hand (conftest, as test_panda_motion_bool)."""
+    return CollisionChecker(padded_tool_scene)
 
 
 def valid_configurations(checker, n, seed, random_configurations):

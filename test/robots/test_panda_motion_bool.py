@@ -10,8 +10,6 @@
   within a minute; benchmarks/bench_planning.py checks every planned segment at 1e-4 rad.
 - The 1 mm plate that 0.05 rad sampling jumps over (the demo's swing) is refused.
 """
-import os
-
 import numpy as np
 import pytest
 
@@ -19,16 +17,9 @@ from my_collision_pkg.core.checks import motion
 from my_collision_pkg.core.checks.checker import CollisionChecker
 from my_collision_pkg.core.checks.results import MotionMode, Status
 from my_collision_pkg.core.errors import RequestError
-from my_collision_pkg.core.model.robot_model import Box
-from my_collision_pkg.core.model.transforms import make_transform
-from my_collision_pkg.core.scene.loading import load_scene
-from my_collision_pkg.core.scene.planning_scene import AddObject, ObjectShape, SceneObject
 
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-PANDA_WORLD = os.path.join(REPO, "config", "panda_world.yaml")
 N_EDGES = 1000
 EDGE_SEED = 20_261_206
-PADDING_M = 0.01
 REFERENCE_STEP_RAD = 1e-4
 N_REFERENCE_EDGES = 40
 ARM = tuple(f"panda_joint{i}" for i in range(1, 8))
@@ -39,14 +30,8 @@ STRETCHED = [0.0, 1.3, 0.0, -0.2, 0.0, 1.5, -0.785]
 
 
 @pytest.fixture(scope="module")
-def scene(panda_files):
-    urdf, srdf = panda_files
-    scene = load_scene(urdf_path=urdf, srdf_path=srdf, world_path=PANDA_WORLD)
-    scene.set_padding(default_padding_m=PADDING_M)
-    tool = SceneObject("tool", (ObjectShape(Box((0.04, 0.04, 0.12))),), make_transform(None, (0.0, 0.0, 0.16)),
-                       "panda_hand", ("panda_hand", "panda_leftfinger", "panda_rightfinger"))
-    scene.apply([AddObject(tool)])
-    return scene
+def scene(padded_tool_scene):
+    return padded_tool_scene
 
 
 @pytest.fixture(scope="module")

@@ -46,6 +46,17 @@ def reference_edges(checker: CollisionChecker, names, edges: np.ndarray) -> dict
             "min_clearance_m": np.array([r.min_clearance_m for r in rows])}
 
 
+def reference_clearance(checker: CollisionChecker, names, q: np.ndarray, influence_m: float):
+    """The smallest clearance row of each configuration of q (N, A), in one process: (distance (N,),
+    Jacobian (N, A), the rows) as the tool writes them (NaN where a configuration has no row)."""
+    rows = checker.clearance(names, q, influence_m, max_rows_per_configuration=1)
+    distance = np.full(len(q), np.nan)
+    distance[rows.configuration_index] = rows.distance
+    gradient = np.full((len(q), len(names)), np.nan)
+    gradient[rows.configuration_index] = rows.jacobian
+    return distance, gradient, rows
+
+
 def column(table, name: str) -> np.ndarray:
     """A column as numpy (lists of floats as (n, k))."""
     values = table.column(name).combine_chunks()

@@ -15,7 +15,8 @@ import pytest
 
 pytest.importorskip("pyarrow", reason="the labelling tool writes Parquet with pyarrow (requirements/python.txt)")
 
-from label_scenes import assert_same_labels, column, reference_checker, reference_edges, write_worlds  # noqa: E402
+from label_scenes import (assert_same_labels, column, reference_checker, reference_clearance,  # noqa: E402
+                          reference_edges, write_worlds)
 
 from my_collision_pkg.tools.label import output  # noqa: E402
 from my_collision_pkg.tools.label.items import (CONFIGURATIONS, EDGES, SAMPLE_BLOCK, ItemFileError,  # noqa: E402
@@ -81,11 +82,7 @@ def test_labels_are_the_single_process_answers(job, labelled, worlds):
         np.testing.assert_array_equal(column(table, "pair_1")[rows], first.pair_names[:, 1])
         assert 0 < np.count_nonzero(valid) < N_CONFIGURATIONS
         # clearance: one row per configuration within the limits (all of them here), the smallest distance
-        rows_c = checker.clearance(names, q, CLEARANCE_M, max_rows_per_configuration=1)
-        distance = np.full(N_CONFIGURATIONS, np.nan)
-        distance[rows_c.configuration_index] = rows_c.distance
-        gradient = np.full((N_CONFIGURATIONS, len(names)), np.nan)
-        gradient[rows_c.configuration_index] = rows_c.jacobian
+        distance, gradient, rows_c = reference_clearance(checker, names, q, CLEARANCE_M)
         assert column(table, "clearance_m")[rows].tobytes() == distance.tobytes()
         assert column(table, "clearance_gradient")[rows].tobytes() == gradient.tobytes()
         np.testing.assert_array_equal(column(table, "clearance_pair_0")[rows][rows_c.configuration_index],

@@ -27,7 +27,7 @@ os.environ["RAY_TMPDIR"] = RAY_TEMP_DIR
 os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"
 ray = pytest.importorskip("ray", reason="the labelling tool's Ray engine needs ray (requirements/python.txt)")
 
-from label_scenes import column, reference_checker, reference_edges, write_worlds  # noqa: E402
+from label_scenes import column, reference_checker, reference_clearance, reference_edges, write_worlds  # noqa: E402
 
 from my_collision_pkg.tools.label import labeller, output  # noqa: E402
 from my_collision_pkg.tools.label.items import CONFIGURATIONS, EDGES  # noqa: E402
@@ -184,11 +184,7 @@ def test_clearance_and_edges_from_the_command_line_on_the_cluster_match_one_proc
         rows = column(table, "world_index") == w
         valid, _ = checker.check_batch(names, q)
         assert column(table, "valid")[rows].tobytes() == valid.tobytes()
-        c = checker.clearance(names, q, influence, max_rows_per_configuration=1)
-        distance = np.full(n, np.nan)
-        distance[c.configuration_index] = c.distance
-        gradient = np.full((n, len(names)), np.nan)
-        gradient[c.configuration_index] = c.jacobian
+        distance, gradient, _ = reference_clearance(checker, names, q, influence)
         assert column(table, "clearance_m")[rows].tobytes() == distance.tobytes()
         assert column(table, "clearance_gradient")[rows].tobytes() == gradient.tobytes()
         edge_rows = column(edge_table, "world_index") == w
