@@ -887,7 +887,7 @@ class Sweep:
                                  _robot_shape_count(self.world), n_mov) > GRID_CACHE_MAX_FLOATS:
                 self._grid_cache = False
             else:
-                self._grid_cache = _pooled_grid_cache(self, n_links, n_mov)
+                self._grid_cache = _pooled_grid_cache(self, self.world, n_links, n_mov)
         return self._grid_cache or None
 
     def certified_clearance(self, p: np.ndarray) -> tuple[float, float, int]:
@@ -1074,13 +1074,14 @@ def _search_buffers(slots: int, n_links: int, n_pairs: int):
     return entry[1]
 
 
-def _pooled_grid_cache(sweep: Sweep, n_links: int, n_mov: int) -> tuple:
-    """A :class:`grid_advance.GridCache` (plain tuple) for ``sweep``: this thread's last one of
-    the same sizes, its flags cleared, when the sweep that had it is gone (its pages are then
-    warm, where fresh ones cost page faults on every motion); else a new one."""
-    shape_link = sweep.world.shape_link                  # the slots are cached per world: its own links
-    slot = sweep.world.cached(("sweep", "cache_slots"), gk.cache_slots, shape_link)
-    key = (n_links, len(shape_link), _robot_shape_count(sweep.world), n_mov)
+def _pooled_grid_cache(owner, world: CollisionWorld, n_links: int, n_mov: int) -> tuple:
+    """A :class:`grid_advance.GridCache` (plain tuple) for ``owner`` (a sweep, or the one call of
+    :func:`free_clearance_in_one_call`): this thread's last one of the same sizes, its flags
+    cleared, when the owner that had it is gone (its pages are then warm, where fresh ones cost
+    page faults on every motion); else a new one."""
+    shape_link = world.shape_link                        # the slots are cached per world: its own links
+    slot = world.cached(("sweep", "cache_slots"), gk.cache_slots, shape_link)
+    key = (n_links, len(shape_link), _robot_shape_count(world), n_mov)
     entry = getattr(_GRID_POOL, "entry", None)
     if entry is not None and entry[0] == key and entry[1]() is None:
         posed, T_link, measured, lever, _, T_shape, centre = entry[2]
@@ -1089,8 +1090,102 @@ def _pooled_grid_cache(sweep: Sweep, n_links: int, n_mov: int) -> tuple:
         cache = (posed, T_link, measured, lever, slot, T_shape, centre)
     else:
         cache = tuple(gk.new_grid_cache(n_links, shape_link, n_mov))
-    _GRID_POOL.entry = (key, weakref.ref(sweep), cache)
+    _GRID_POOL.entry = (key, weakref.ref(owner), cache)
     return cache
+
+
+class _CallOwner:
+    """The owner of a pooled grid cache for the length of one compiled call (a weak reference target)."""
+    __slots__ = ("__weakref__",)
+
+
+def _one_call_plan(world: CollisionWorld, selection: PairSelection) -> tuple | None:
+    """What :func:`free_clearance_in_one_call` needs of ``world`` and ``selection`` whatever the
+    motion (cached with them), or None where it never answers: no pairs, or a grid cache beyond
+    ``GRID_CACHE_MAX_FLOATS``. (The module's switches are read at each call, not here.)"""
+    n_pairs = len(selection.pairs)
+    if n_pairs == 0:
+        return None
+    kin = motion_kinematics(world)
+    static = sweep_tables(world, selection, kin)
+    n_links, n_mov = len(world.robot.link_names), len(kin.prismatic)
+    if gk.grid_cache_size(n_links, _robot_shape_count(world), n_mov) > GRID_CACHE_MAX_FLOATS:
+        return None
+    robot_pack, shape_pack, cover_pack = world.cached(("sweep", "static_packs"), _static_packs, world)
+    convex, kernel_route = kernel_routes(world, selection)
+    return (kin, static, n_pairs, n_links, n_mov, step_weight(n_links, n_mov), robot_pack, shape_pack, cover_pack,
+            convex, kernel_route)
+
+
+def free_clearance_in_one_call(world: CollisionWorld, selection: PairSelection, q0: np.ndarray, q1: np.ndarray,
+                               tolerance_m: float, meter: WorkMeter, track_clearance: bool) -> float | None:
+    """The bool check's certified search of the motion q0 -> q1 (A,) over every pair of
+    ``selection`` when one compiled call settles it, with none of :class:`Sweep`'s Python: the
+    same :func:`grid_advance.certify_then_advance` call that :meth:`Sweep.first_touch` makes
+    first, on the same arrays (fresh GJK directions, this thread's buffers and grid cache), and
+    the same account on ``meter``.
+
+    Returns the motion's certified clearance (``track_clearance``; as
+    :meth:`Sweep.certified_clearance`) or inf when that call certifies every pair free and,
+    with ``track_clearance``, its clearance needs no narrow phase at t = 1. Returns None, having
+    spent nothing, when it does not: a pair needs the caller's narrow phase (the only one that
+    can call a pair touching), the work limits could refuse the motion, the sweep would cull
+    world objects, the grid or the halving is switched off, or the grid cache is too large. The caller then runs the :class:`Sweep`,
+    which makes the same call again and goes on from it, so the verdict and the clearance are
+    the same either way."""
+    if not (GRID_STEPS and DYADIC_PREFIX):
+        return None
+    plan = world.cached(("sweep", "one_call", selection_key(world, selection)), _one_call_plan, world, selection)
+    if plan is None:
+        return None
+    kin, static, n_pairs, n_links, n_mov, weight, robot_pack, shape_pack, cover_pack, convex, kernel_route = plan
+    if CULL_FAR_OBJECTS and static["n_env"] >= CULL_MIN_ENV_PAIRS:
+        return None
+    steps_left = meter.limits.max_certified_steps - meter.steps
+    budget = meter.call_budget(weight)
+    if n_pairs * weight > steps_left or budget <= 0:
+        return None
+    adq, R_static, D_below, _ = mk.motion_speed_tables(
+        kin.mimic_matrix, kin.mimic_offset, kin.prismatic, static["chain"], kin.child_link, static["robot_shapes"],
+        static["robot_link"], static["robot_A"], static["robot_lever"], static["below_T"], len(static["A"]), q0, q1)
+    top = summed_top_speeds(static["top_terms"], kin.prismatic, adq, R_static, n_pairs)
+    speed_pack = tuple(mk.SpeedArrays(static["W_a"], static["W_b"], kin.child_link, kin.axis, kin.prismatic,
+                                      static["centre"], static["radius"], static["box_local"], adq, D_below))
+    (T_pair, T_link, status, V0, V1, need, seq, seq_n, tail_t, end, t, _, _, known,
+     track_pack) = _search_buffers(max(1, min(n_pairs, NEED_SLOTS)), n_links, n_pairs)
+    seq_n.fill(0)
+    t.fill(0.0)
+    known.fill(False)
+    track_pack[...] = _EMPTY_TRACK
+    narrow = tuple(gk.NarrowArrays(convex, kernel_route, np.zeros((n_pairs, 3)), gjk_tolerance(tolerance_m),
+                                   HULL_ACCEPT_M, np.zeros(n_pairs, dtype=np.int64), np.full(n_pairs, np.inf)))
+    owner = _CallOwner()
+    cache = _pooled_grid_cache(owner, world, n_links, n_mov)
+    out = tuple(mk.AdvanceOutputs(known, status, V0, V1, T_pair, T_link, np.zeros(n_pairs, dtype=np.int64), need))
+    used, live, count, stop, used_forward, clearance = gk.certify_then_advance(
+        q0, q1 - q0, t, np.arange(n_pairs, dtype=np.int64), tuple(mk.PairArrays(static["a"], static["b"],
+                                                                                 selection.margins, top)),
+        robot_pack, shape_pack, speed_pack, cover_pack, tolerance_m, COVER_ACCEPT_M, out, budget, track_pack,
+        track_clearance, cache, narrow, seq, seq_n, steps_left, ADVANCE_CALL_STEPS, weight, tail_t, end,
+        DYADIC_REFINEMENTS)
+    forward_done = count == 0 and stop == len(live)
+    if not (len(live) == 0 or forward_done):
+        return None
+    best = math.inf
+    if track_clearance:              # Sweep.certified_clearance, when grid_clearance ran in the call
+        k, best, _, k2, value, _, used_clearance = clearance
+        if used_clearance < 0 or (CLEARANCE_END_EVALUATIONS > 0 and k >= 0 and not math.isnan(end[k, 0])
+                                  and best < track_pack[4, k] - selection.margins[k]):
+            return None              # the narrow phase at t = 1 first: Sweep's
+        if k2 >= 0 and value < best:
+            best = value
+    meter.spend(math.ceil(used * weight))
+    if forward_done:
+        meter.spend(math.ceil(used_forward * weight))
+    if track_clearance:
+        meter.spend(math.ceil(used_clearance * weight))
+        return float(best) - gjk_tolerance(tolerance_m)
+    return math.inf
 
 
 def pair_top_speeds(static: dict, W_a: np.ndarray, W_b: np.ndarray, a: np.ndarray, b: np.ndarray,
@@ -1129,11 +1224,10 @@ def top_speed_terms(static: dict, W_a: np.ndarray, W_b: np.ndarray, a: np.ndarra
 
 def summed_top_speeds(terms: tuple, prismatic: np.ndarray, adq: np.ndarray, R_static: np.ndarray,
                       n_pairs: int) -> np.ndarray:
-    """:func:`pair_top_speeds` from the selection's :func:`top_speed_terms` (the same sum, a few
-    array operations per motion instead of two (P, M) products)."""
-    pair, joint, flat = terms
-    lever = np.where(prismatic[None, :], 1.0, R_static) * adq[None, :]
-    return np.bincount(pair, weights=lever.ravel()[flat], minlength=n_pairs)
+    """:func:`pair_top_speeds` from the selection's :func:`top_speed_terms` (the same sum, one
+    compiled pass over the terms per motion instead of two (P, M) products)."""
+    pair, _, flat = terms
+    return mk.summed_lever_speeds(pair, flat, prismatic, R_static, adq, n_pairs)
 
 
 def _robot_shape_count(world: CollisionWorld) -> int:

@@ -519,6 +519,21 @@ def _pair_speed(T_link, Ta, Tb, a, b, q, speed, corners):
 
 
 @njit(cache=True)
+def summed_lever_speeds(pair, flat, prismatic, R_static, adq, n_pairs):
+    """Per pair (n_pairs,), the sum over its terms i of ``lever[flat[i]] * adq[j]`` (j = flat[i] mod M,
+    lever 1 for a prismatic joint, else ``R_static``'s entry), added in the terms' order: the
+    motion's top speed per pair from the selection's (pair, joint) terms (``sweep.summed_top_speeds``)."""
+    n_mov = adq.shape[0]
+    top = np.zeros(n_pairs)
+    for i in range(pair.shape[0]):
+        r = flat[i] // n_mov
+        j = flat[i] - r * n_mov
+        lever = 1.0 if prismatic[j] else R_static[r, j]
+        top[pair[i]] += lever * adq[j]
+    return top
+
+
+@njit(cache=True)
 def motion_speed_tables(mimic_matrix, mimic_offset, prismatic, chain, child_link, robot_shapes, robot_link, robot_A,
                         robot_lever, below_T, n_shapes, q0, q1):
     """The tables of :func:`pair_speed` that depend on the motion from q0 to q1 (A,): returns
