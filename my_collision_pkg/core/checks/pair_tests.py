@@ -22,7 +22,7 @@ import numpy as np
 
 from my_collision_pkg.core.checks.contact_builder import ContactBuilder
 from my_collision_pkg.core.checks.narrowphase import inside_closed_mesh, octree_pair_collides, pair_distance_lower_bound
-from my_collision_pkg.core.kernels.culling import obb_candidates
+from my_collision_pkg.core.kernels.culling import first_candidate_row, obb_candidates
 from my_collision_pkg.core.kernels.kinematics import shape_poses
 from my_collision_pkg.core.scene.planning_scene import CollisionWorld, PairSelection
 
@@ -277,21 +277,24 @@ def first_collision(scratch: PairTestScratch, world: CollisionWorld, q: np.ndarr
 def any_collision(scratch: PairTestScratch, world: CollisionWorld, q: np.ndarray, selection: PairSelection) -> int:
     """The row of ``q`` (N, A) that is the first, in row order, with a colliding pair of ``selection``, or -1.
 
-    The verdicts are :func:`first_collision`'s, but the rows' pair tests stop at the first
-    colliding row (poses and culling of every row are one compiled call each): the screen
-    that a motion's bool check runs before its certificate (the caller orders the rows so
-    that a collision is likely met early). N is at most ``POSE_CHUNK`` (the caller's samples).
+    The verdicts are :func:`first_collision`'s, but the rows are posed and culled one at a time
+    in one compiled call (:func:`kernels.culling.first_candidate_row`), which returns at the
+    next row with a candidate pair; its pair tests run, and the call goes on from the row after
+    it, so nothing past the first colliding row is computed: the screen that a motion's bool
+    check runs before its certificate (the caller orders the rows so that a collision is likely
+    met early). N is at most ``POSE_CHUNK`` (the caller's samples).
     """
     n = q.shape[0]
     if n == 0 or len(selection.pairs) == 0:
         return -1
-    T_link = world.robot.link_transforms_batch(q)
-    T_shape = np.empty((n, len(world.shapes), 4, 4))
-    shape_poses(T_link, world.shape_link, world.T_frame_shape, T_shape)
-    candidates = np.empty((n, len(selection.pairs)), dtype=np.bool_)
-    obb_candidates(T_shape, world.obb_center, world.obb_axes, world.obb_half, selection.pairs, selection.margins,
-                   candidates)
-    for row in np.flatnonzero(candidates.any(axis=1)).tolist():
-        if scratch.posed(world, T_shape[row]).first_hit(selection, np.flatnonzero(candidates[row])) >= 0:
-            return row
-    return -1
+    if not (q.flags.c_contiguous and q.flags.writeable and q.dtype == np.float64):
+        q = np.array(q, dtype=np.float64)               # one compiled signature for every caller
+    buffers, arguments = scratch.single_buffers(world, selection)
+    row = 0
+    while True:
+        row, count = first_candidate_row(q, row, *arguments)
+        if row < 0:
+            return -1
+        if scratch.posed(world, buffers.T_world_shape[0]).first_hit(selection, buffers.survivors[:count]) >= 0:
+            return int(row)
+        row += 1

@@ -160,3 +160,30 @@ def single_configuration_candidates(values, indices, current, check_limits, lowe
             n += 1
     return n
 
+
+
+@njit(cache=True)
+def first_candidate_row(rows, start, lower, upper, mimic_matrix, mimic_offset, joint_kind, joint_axis, link_parent,
+                        T_parent_origin, link_joint, shape_link, T_frame_shape, obb_center, obb_axes, obb_half, pairs,
+                        margins, q, T_world_link, T_world_shape, candidates, survivors):
+    """The first row r >= ``start`` of ``rows`` (N, A), complete configurations, at which a pair
+    survives culling, one row at a time (rows after it are not posed): returns (r, n) with
+    ``T_world_link[0]``, ``T_world_shape[0]``, ``candidates[0]`` and ``survivors[:n]`` filled
+    for row r as :func:`single_configuration_candidates` fills them (``q[0]`` its copy), or
+    (-1, 0) when no row has a candidate. ``lower`` and ``upper`` are not read (the same
+    arguments as that kernel's after the configuration)."""
+    for r in range(start, rows.shape[0]):
+        for a in range(rows.shape[1]):
+            q[0, a] = rows[r, a]
+        forward_kinematics(q, mimic_matrix, mimic_offset, joint_kind, joint_axis, link_parent, T_parent_origin,
+                           link_joint, T_world_link)
+        shape_poses(T_world_link, shape_link, T_frame_shape, T_world_shape)
+        obb_candidates(T_world_shape, obb_center, obb_axes, obb_half, pairs, margins, candidates)
+        n = 0
+        for p in range(pairs.shape[0]):
+            if candidates[0, p]:
+                survivors[n] = p
+                n += 1
+        if n > 0:
+            return r, n
+    return -1, 0

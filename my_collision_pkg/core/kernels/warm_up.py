@@ -17,7 +17,8 @@ from my_collision_pkg.core.kernels import explain_batch
 from my_collision_pkg.core.kernels.cells import cells_in_boxes
 from my_collision_pkg.core.kernels.codes import KIND_MESH
 from my_collision_pkg.core.kernels.contact_points import contact_points
-from my_collision_pkg.core.kernels.culling import obb_candidates, single_configuration_candidates
+from my_collision_pkg.core.kernels.culling import (first_candidate_row, obb_candidates,
+                                                    single_configuration_candidates)
 from my_collision_pkg.core.kernels.footprint import convex_footprint, polytope_volume_centroid
 from my_collision_pkg.core.kernels.depth import (SolidArrays, SurfaceSamples, adjacency, label_components, merge_regions,
                                                 pair_regions, points_depth, refine_to_support, summarize_regions,
@@ -67,6 +68,13 @@ def warm_up_kinematics_and_culling() -> None:
                                     np.array([[0, 1]], dtype=np.int64), np.zeros(1), np.empty((1, 1)),
                                     np.empty((1, 1, 4, 4)), np.empty((1, 2, 4, 4)), np.empty((1, 1), dtype=np.bool_),
                                     np.empty(1, dtype=np.int64))
+    first_candidate_row(np.zeros((2, 1)), 0, -np.ones(1), np.ones(1), np.ones((1, 1)), np.zeros(1),
+                        np.zeros(1, dtype=np.int64), np.array([[0.0, 0.0, 1.0]]), np.array([-1], dtype=np.int64),
+                        np.eye(4)[None].copy(), np.array([0], dtype=np.int64), np.array([0, -1], dtype=np.int64),
+                        np.stack([np.eye(4), np.eye(4)]), np.zeros((2, 3)), np.stack([np.eye(3), np.eye(3)]),
+                        np.ones((2, 3)), np.array([[0, 1]], dtype=np.int64), np.zeros(1), np.empty((1, 1)),
+                        np.empty((1, 1, 4, 4)), np.empty((1, 2, 4, 4)), np.empty((1, 1), dtype=np.bool_),
+                        np.empty(1, dtype=np.int64))
     thickness_along_lines(np.zeros((1, 2)), np.zeros(1, dtype=np.int64), np.array([0, 0], dtype=np.int64),
                           np.zeros(0, dtype=np.int64), np.zeros((1, 12)), np.zeros((1, 3), dtype=np.bool_),
                           np.zeros((1, 8)), 1.0)
