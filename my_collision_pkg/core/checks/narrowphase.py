@@ -274,7 +274,10 @@ def pair_contacts(world, T_world_shape: np.ndarray, a: int, b: int, max_regions:
     deepest first, at most ``max_regions``. ``likely_penetrating`` (e.g. the predicate
     refused the pair) only changes the order of the work: the overlap regions are
     looked for first, and coal's distance is not needed when there are some (a surface
-    point inside the other body means the bodies overlap, whatever coal says).
+    point inside the other body means the bodies overlap, whatever coal says); for two
+    nearly convex solids, whose regions the hulls' MTD replaces, only whether there is one
+    (:func:`regions_exist`, stopped at the first surface point inside), the regions
+    themselves only where the hulls then come out apart.
     ``surfaces_cross`` (fcl found the two surfaces intersecting) or ``penetrating`` (the caller
     knows the pair penetrates, e.g. the predicate refused it without padding: its surfaces cross
     or one body is inside the other) makes the pair penetrating for certain: two nearly convex
