@@ -20,7 +20,7 @@ from my_collision_pkg.core.kernels.mesh_queries import FEATURE_EDGE, FEATURE_FAC
 from my_collision_pkg.core.geometry.shape_geometry import build_shape
 from my_collision_pkg.core.geometry.shape_geometry import MeshResolver
 from my_collision_pkg.core.kernels.mesh_queries import INSIDE_WINDING, winding_number
-from my_collision_pkg.core.checks.narrowphase import pair_contacts, pair_distance
+from my_collision_pkg.core.checks.narrowphase import deepest_regions, pair_contacts, pair_distance, regions_exist
 from my_collision_pkg.core.model.robot_model import Box, Capsule, Cone, Cylinder, RobotModel, Sphere, TriangleMesh
 from my_collision_pkg.core.scene.planning_scene import AddObject, ObjectShape, PlanningScene, SceneObject
 
@@ -415,3 +415,32 @@ def test_explain_on_a_mesh_reports_the_deepest_point_in_the_message():
     assert not c.single_contact_point and not c.depth_is_fallback
     assert "'block' and 'thing': penetration 7.00 mm" in e.message
     assert_contact_invariants(c)
+
+
+# ----- the overlap test of likely-penetrating pairs (issue 40) --------------------
+def _crossed_shells():
+    """Closed but not a 2-manifold: two boxes crossing as separate shells (the winding number decides)."""
+    return as_mesh(trimesh.util.concatenate([trimesh.creation.box(extents=(0.3, 0.1, 0.1)),
+                                             trimesh.creation.box(extents=(0.1, 0.1, 0.3))]))
+
+
+@pytest.mark.parametrize("make_a, make_b", [
+    (lambda: as_mesh(trimesh.creation.torus(major_radius=0.12, minor_radius=0.04, major_sections=24,
+                                            minor_sections=12)), lambda: as_mesh(notched_box((0.2, 0.15, 0.1), 0.03))),
+    (_crossed_shells, lambda: as_mesh(trimesh.creation.icosphere(subdivisions=2, radius=0.08))),
+    (lambda: as_mesh(notched_box((0.2, 0.15, 0.1), 0.03)), lambda: Box((0.12, 0.08, 0.2))),
+    (lambda: Cylinder(0.05, 0.3), lambda: as_mesh(trimesh.creation.icosphere(subdivisions=2, radius=0.08))),
+], ids=["torus-notched box", "crossed shells-icosphere", "notched box-box", "cylinder-icosphere"])
+def test_overlap_test_agrees_with_the_deepest_regions(make_a, make_b):
+    """narrowphase.regions_exist (kernels.depth.pair_overlaps: stops at the first surface point inside) is
+    true exactly where deepest_regions finds a region, over poses from deep overlaps to apart, both ways."""
+    rng = np.random.default_rng(40)
+    found = {True: 0, False: 0}
+    for _ in range(60):
+        T_b = pose(rng.uniform(-0.2, 0.2, 3), rot(rng.normal(size=3), rng.uniform(0, np.pi)))
+        world, T, a, b = two_objects(make_a(), pose(), make_b(), T_b)
+        for x, y in ((a, b), (b, a)):
+            exists = regions_exist(world, T, x, y)
+            assert exists == bool(deepest_regions(world, T, x, y, 1))
+            found[exists] += 1
+    assert found[True] >= 10 and found[False] >= 10

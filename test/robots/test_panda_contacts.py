@@ -13,6 +13,7 @@ import pinocchio as pin
 import pytest
 import trimesh
 
+from my_collision_pkg.core.checks import narrowphase
 from my_collision_pkg.core.checks.checker import CollisionChecker
 from my_collision_pkg.core.kernels.depth import points_depth
 from my_collision_pkg.core.kernels.mesh_queries import INSIDE_WINDING, tree_closest_point, winding_number
@@ -113,3 +114,36 @@ def test_link_mesh_trees_match_brute_force(panda_files):
         np.testing.assert_array_equal(depth > 0.0, winding > INSIDE_WINDING)
         assert 0 < np.count_nonzero(depth > 0.0) < len(points)
         np.testing.assert_allclose(depth[depth > 0.0], expected[depth > 0.0], atol=1e-12)
+
+
+def _same(x, y) -> bool:
+    """Two PairDistance answers equal bit for bit."""
+    return (np.float64(x.distance_m).tobytes() == np.float64(y.distance_m).tobytes()
+            and all(np.asarray(u, dtype=float).tobytes() == np.asarray(v, dtype=float).tobytes()
+                    for u, v in zip(x[1:4], y[1:4]))
+            and x.exact == y.exact and tuple(x.subshapes) == tuple(y.subshapes) and x.rule == y.rule)
+
+
+def test_likely_penetrating_pairs_answer_as_with_the_regions_first(panda_files, panda_configurations):
+    """pair_contacts(likely_penetrating=True) asks only whether an overlap region exists before the
+    hulls' MTD (issue 40): bit for bit the answer of the regions computed first (deepest_regions, then the
+    convex-mesh rule; coal's distance where there is none), on Panda link pairs and link-world pairs
+    whose convex hulls overlap."""
+    urdf, srdf = panda_files
+    scene = load_scene(urdf_path=urdf, srdf_path=srdf, world_path=PANDA_WORLD)      # the table and the post too
+    world, robot = scene.world, scene.robot
+    pairs = world.pair_selection("", False, False).pairs
+    seen = {True: 0, False: 0}
+    for q in panda_configurations[:200]:
+        T = world.shape_transforms(robot.link_transforms(q))
+        for a, b in pairs.tolist():
+            ga, gb = world.shapes[a].geometry, world.shapes[b].geometry
+            if not (ga.is_closed_bvh or gb.is_closed_bvh) or narrowphase.hull_distance_lower_bound(world, T, a, b) > 0:
+                continue
+            regions = narrowphase.deepest_regions(world, T, a, b, 1)
+            expected = narrowphase._as_convex(world, T, a, b, regions) if regions \
+                else narrowphase.pair_contacts(world, T, a, b, 1)
+            got = narrowphase.pair_contacts(world, T, a, b, 1, likely_penetrating=True)
+            assert len(got) == len(expected) and all(_same(x, y) for x, y in zip(got, expected))
+            seen[bool(regions)] += 1
+    assert seen[True] >= 20 and seen[False] >= 1, seen

@@ -56,7 +56,7 @@ import numpy as np
 from my_collision_pkg.core.checks import penetration
 from my_collision_pkg.core.geometry.coal_setup import coal   # coal with its box support pinned (see there)
 from my_collision_pkg.core.kernels.mtd import coal_answer_is_mtd
-from my_collision_pkg.core.kernels.depth import SolidArrays, SurfaceSamples, pair_regions
+from my_collision_pkg.core.kernels.depth import SolidArrays, SurfaceSamples, pair_overlaps, pair_regions
 from my_collision_pkg.core.kernels.mesh_queries import MeshTree, contains_any_point, contains_probe
 
 # coal's GJK and EPA stop when the signed distance is known to this absolute precision
@@ -274,7 +274,10 @@ def pair_contacts(world, T_world_shape: np.ndarray, a: int, b: int, max_regions:
     deepest first, at most ``max_regions``. ``likely_penetrating`` (e.g. the predicate
     refused the pair) only changes the order of the work: the overlap regions are
     looked for first, and coal's distance is not needed when there are some (a surface
-    point inside the other body means the bodies overlap, whatever coal says).
+    point inside the other body means the bodies overlap, whatever coal says); for two
+    nearly convex solids, whose regions the hulls' MTD replaces, only whether there is one
+    (:func:`regions_exist`, stopped at the first surface point inside), the regions
+    themselves only where the hulls then come out apart.
     ``surfaces_cross`` (fcl found the two surfaces intersecting) or ``penetrating`` (the caller
     knows the pair penetrates, e.g. the predicate refused it without padding: its surfaces cross
     or one body is inside the other) makes the pair penetrating for certain: two nearly convex
@@ -291,9 +294,19 @@ def pair_contacts(world, T_world_shape: np.ndarray, a: int, b: int, max_regions:
         if hulls is not None:           # (None: the hulls came out apart, numerically; the full rules then)
             return [hulls]
     if likely_penetrating and solids and (ga.is_closed_bvh or gb.is_closed_bvh):
-        regions = deepest_regions(world, T_world_shape, a, b, max_regions)
-        if regions:
-            return _as_convex(world, T_world_shape, a, b, regions)
+        if penetration.nearly_convex(world, a) and penetration.nearly_convex(world, b):
+            # the regions' numbers would be replaced by the hulls' MTD (_as_convex) unless the hulls come out
+            # apart: whether there is a region is all that is needed first (the same answer, less work)
+            if not regions_exist(world, T_world_shape, a, b):
+                likely_penetrating = False          # no region: what follows, as when deepest_regions is empty
+            else:
+                hulls = hull_mtd(world, T_world_shape, a, b, None, coal_poses)
+                if hulls is not None:
+                    return [hulls]
+        if likely_penetrating:
+            regions = deepest_regions(world, T_world_shape, a, b, max_regions)
+            if regions:
+                return _as_convex(world, T_world_shape, a, b, regions)
     distance, p0, p1, hint = _coal_distance(ga.coal_geometry, T_a, gb.coal_geometry, T_b)
     if not (ga.is_bvh or gb.is_bvh):
         normal = _unit_normal(p0, p1, distance, hint, T_a, T_b)
@@ -401,6 +414,14 @@ def _body_arguments(g) -> tuple[tuple, tuple]:
 def _body_packs(world, shape: int) -> tuple[tuple, tuple]:
     """:func:`_body_arguments` of ``world.shapes[shape]``, built once per world snapshot."""
     return world.cached((_BODY_PACKS, shape), _body_arguments, world.shapes[shape].geometry)
+
+
+def regions_exist(world, T_world_shape: np.ndarray, a: int, b: int) -> bool:
+    """Whether :func:`deepest_regions` finds a region (a surface point of either solid inside the other),
+    in one compiled call that stops at the first such point (``kernels.depth.pair_overlaps``)."""
+    samples_a, solid_a = _body_packs(world, a)
+    samples_b, solid_b = _body_packs(world, b)
+    return bool(pair_overlaps(samples_a, solid_a, T_world_shape[a], samples_b, solid_b, T_world_shape[b]))
 
 
 def deepest_regions(world, T_world_shape: np.ndarray, a: int, b: int, max_regions: int) -> list[PairDistance]:

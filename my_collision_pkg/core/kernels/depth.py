@@ -505,45 +505,25 @@ def _to_world(T_world_solid, surface, out, j):
 
 
 @njit(cache=True)
-def surface_points_inside(samples, T_world_x, T_world_solid, solid):
-    """Body x's surface points (:class:`SurfaceSamples`, posed at ``T_world_x``) inside a solid
-    (:class:`SolidArrays`, posed at ``T_world_solid``), grouped along their ``edges``, and the
-    deepest point of each group.
-
-    The same depths as :func:`points_depth` for every point that may be the deepest of its
-    group. For a closed 2-manifold mesh the signed distance s is 1-Lipschitz: each point
-    gets an interval of s, exact when computed, else from its ``parent`` (an earlier point
-    near it, -1 for none: then the last computed point) widened by the distance between
-    the two, narrowed when that does not tell the side by its earlier neighbours along
-    ``edges`` (``adjacent_start``, ``adjacent``: :func:`adjacency` of ``edges``; when
-    ``adjacent_start`` does not have one entry per point plus one, the parent alone) the same
-    way; the side is known when the interval does not hold 0. Points outside the box
-    or the hull get an upper bound (minus their distance to it). An inside point's exact
-    depth is computed only when its upper bound (also from the exact depths computed
-    so far) reaches the deepest exact depth of its group; the others keep their lower
-    bound in ``depth`` (and no surface point).
-    Returns an :class:`InsidePoints`.
+def _scan_surface_points(samples, T_world_x, T_world_solid, solid, planes_t, points_world, local, depth,
+                         surface_world, triangle, s_lo, s_hi, exact, placed, first_only):
+    """The first pass of :func:`surface_points_inside` over body x's points in order: each point's
+    side and (bounds of) its depth, filled into the arrays (N points; see there), each point decided
+    from earlier points only. ``planes_t``: the solid's planes as columns (``planes.T``, C-ordered).
+    With ``first_only`` it returns at the first point found inside (depth > 0), the arrays then
+    filled up to that point only. Returns (the last nearest triangle, the seed of the next search;
+    whether a point was found inside when ``first_only``, else False).
     """
-    points_shape, parent, edges = samples.points, samples.parents, samples.edges
+    points_shape, parent = samples.points, samples.parents
     adjacent_start, adjacent = samples.adjacent_start, samples.adjacent
     kind, params, planes, triangles = solid.kind, solid.params, solid.planes, solid.triangles
     bounds, nodes, order, pseudo_normals = solid.bounds, solid.nodes, solid.order, solid.pseudo_normals
     manifold, face_normals = solid.manifold, solid.face_normals
     box_center, box_axes, box_half = solid.box_center, solid.box_axes, solid.box_half
     n = points_shape.shape[0]
-    points_world = np.empty((n, 3))
-    local = np.empty((n, 3))
-    depth = np.full(n, OUTSIDE)
-    surface_world = np.zeros((n, 3))
-    triangle = np.full(n, -1)
-    s_lo = np.full(n, np.nan)               # interval of the signed distance (NaN: nothing known)
-    s_hi = np.full(n, np.nan)
-    exact = np.zeros(n, dtype=np.bool_)
-    placed = np.zeros(n, dtype=np.bool_)   # points_world, local (and s_hi) computed in full
     surface = np.empty(3)
     one = np.empty(1, dtype=np.int64)
     bounded = kind == KIND_MESH and manifold
-    planes_t = np.ascontiguousarray(planes.T)     # hull planes as columns: a vectorised scan
     neighbours = adjacent_start.shape[0] == n + 1
     last = -1
     seed = -1
@@ -588,6 +568,8 @@ def surface_points_inside(samples, T_world_x, T_world_solid, solid):
             triangle[j] = one[0] if kind == KIND_MESH else -1
             depth[j] = d
             _to_world(T_world_solid, surface, surface_world, j)
+            if first_only and d > 0.0:
+                return seed, True
             continue
         ref = parent[j]
         if ref < 0 or np.isnan(s_hi[ref]):
@@ -622,6 +604,8 @@ def surface_points_inside(samples, T_world_x, T_world_solid, solid):
         if lo_j > ON_SURFACE_M:                  # inside, depth within [lo_j, hi_j]
             s_lo[j], s_hi[j] = lo_j, hi_j
             depth[j] = lo_j
+            if first_only:
+                return seed, True
             continue
         if hi_j < 0.0:                           # outside
             s_lo[j], s_hi[j] = lo_j, hi_j
@@ -642,6 +626,50 @@ def surface_points_inside(samples, T_world_x, T_world_solid, solid):
             continue
         depth[j] = s
         _to_world(T_world_solid, surface, surface_world, j)
+        if first_only:
+            return seed, True
+    return seed, False
+
+
+@njit(cache=True)
+def surface_points_inside(samples, T_world_x, T_world_solid, solid):
+    """Body x's surface points (:class:`SurfaceSamples`, posed at ``T_world_x``) inside a solid
+    (:class:`SolidArrays`, posed at ``T_world_solid``), grouped along their ``edges``, and the
+    deepest point of each group.
+
+    The same depths as :func:`points_depth` for every point that may be the deepest of its
+    group. For a closed 2-manifold mesh the signed distance s is 1-Lipschitz: each point
+    gets an interval of s, exact when computed, else from its ``parent`` (an earlier point
+    near it, -1 for none: then the last computed point) widened by the distance between
+    the two, narrowed when that does not tell the side by its earlier neighbours along
+    ``edges`` (``adjacent_start``, ``adjacent``: :func:`adjacency` of ``edges``; when
+    ``adjacent_start`` does not have one entry per point plus one, the parent alone) the same
+    way; the side is known when the interval does not hold 0. Points outside the box
+    or the hull get an upper bound (minus their distance to it). An inside point's exact
+    depth is computed only when its upper bound (also from the exact depths computed
+    so far) reaches the deepest exact depth of its group; the others keep their lower
+    bound in ``depth`` (and no surface point).
+    Returns an :class:`InsidePoints`.
+    """
+    edges = samples.edges
+    kind, planes, triangles = solid.kind, solid.planes, solid.triangles
+    bounds, nodes, order, pseudo_normals = solid.bounds, solid.nodes, solid.order, solid.pseudo_normals
+    manifold, face_normals = solid.manifold, solid.face_normals
+    n = samples.points.shape[0]
+    points_world = np.empty((n, 3))
+    local = np.empty((n, 3))
+    depth = np.full(n, OUTSIDE)
+    surface_world = np.zeros((n, 3))
+    triangle = np.full(n, -1)
+    s_lo = np.full(n, np.nan)               # interval of the signed distance (NaN: nothing known)
+    s_hi = np.full(n, np.nan)
+    exact = np.zeros(n, dtype=np.bool_)
+    placed = np.zeros(n, dtype=np.bool_)   # points_world, local (and s_hi) computed in full
+    surface = np.empty(3)
+    bounded = kind == KIND_MESH and manifold
+    planes_t = np.ascontiguousarray(planes.T)     # hull planes as columns: a vectorised scan
+    seed, _ = _scan_surface_points(samples, T_world_x, T_world_solid, solid, planes_t, points_world, local, depth,
+                                   surface_world, triangle, s_lo, s_hi, exact, placed, False)
     keep = depth > 0.0
     if not keep.any():                       # nothing inside: no group
         return InsidePoints(points_world, depth, surface_world, triangle, np.full(n, -1), np.full(0, -1),
@@ -758,6 +786,36 @@ def pair_regions(max_regions, steps, samples_a, solid_a, T_world_a, samples_b, s
     arrays at the speed of single arrays, a NamedTuple field by field in Python on every call)."""
     return deepest_of_regions(max_regions, steps, SurfaceSamples(*samples_a), SolidArrays(*solid_a), T_world_a,
                               SurfaceSamples(*samples_b), SolidArrays(*solid_b), T_world_b)
+
+
+@njit(cache=True)
+def any_surface_point_inside(samples, T_world_x, T_world_solid, solid):
+    """Whether :func:`surface_points_inside` finds any of body x's points inside the solid (depth > 0):
+    its first pass, in the same order and with the same numbers, stopped at the first such point."""
+    n = samples.points.shape[0]
+    points_world = np.empty((n, 3))
+    local = np.empty((n, 3))
+    depth = np.full(n, OUTSIDE)
+    surface_world = np.zeros((n, 3))
+    triangle = np.full(n, -1)
+    s_lo = np.full(n, np.nan)
+    s_hi = np.full(n, np.nan)
+    exact = np.zeros(n, dtype=np.bool_)
+    placed = np.zeros(n, dtype=np.bool_)
+    planes_t = np.ascontiguousarray(solid.planes.T)
+    _, found = _scan_surface_points(samples, T_world_x, T_world_solid, solid, planes_t, points_world, local, depth,
+                                    surface_world, triangle, s_lo, s_hi, exact, placed, True)
+    return found
+
+
+@njit(cache=True)
+def pair_overlaps(samples_a, solid_a, T_world_a, samples_b, solid_b, T_world_b):
+    """Whether :func:`pair_regions` (same arguments, without its counts) finds a region: a surface point
+    of a inside b or of b inside a (:func:`any_surface_point_inside`, a's points first). The same answer
+    as ``len(pair_regions(...)[0]) > 0``, at the cost of the points up to the first one inside."""
+    if any_surface_point_inside(SurfaceSamples(*samples_a), T_world_a, T_world_b, SolidArrays(*solid_b)):
+        return True
+    return any_surface_point_inside(SurfaceSamples(*samples_b), T_world_b, T_world_a, SolidArrays(*solid_a))
 
 
 @njit(cache=True)

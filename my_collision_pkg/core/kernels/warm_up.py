@@ -21,8 +21,8 @@ from my_collision_pkg.core.kernels.culling import (first_candidate_row, obb_cand
                                                     single_configuration_candidates)
 from my_collision_pkg.core.kernels.footprint import convex_footprint, polytope_volume_centroid
 from my_collision_pkg.core.kernels.depth import (SolidArrays, SurfaceSamples, adjacency, label_components, merge_regions,
-                                                pair_regions, points_depth, refine_to_support, summarize_regions,
-                                                support_point, surface_points_inside)
+                                                pair_overlaps, pair_regions, points_depth, refine_to_support,
+                                                summarize_regions, support_point, surface_points_inside)
 from my_collision_pkg.core.kernels.kinematics import forward_kinematics, shape_poses
 from my_collision_pkg.core.kernels.mesh_queries import MeshTree, closest_point_on_triangles, contains_probe
 from my_collision_pkg.core.kernels.mtd import check_mtd, coal_answer_is_mtd, overlaps, search_mtd
@@ -121,6 +121,7 @@ def warm_up_contacts() -> None:
     warm_up_mtd()
     solid = _solid(KIND_MESH, planes, triangles, tree, True)
     pair_regions(1, 1, tuple(samples), tuple(solid), np.eye(4), tuple(samples), tuple(solid), np.eye(4))
+    pair_overlaps(tuple(samples), tuple(solid), np.eye(4), tuple(samples), tuple(solid), np.eye(4))
     labels = label_components(2, np.array([[0, 1]], dtype=np.int64), np.array([True, True]))
     _, lo, hi = summarize_regions(labels, np.ones(2), np.zeros((2, 3)))
     merge_regions(np.ones(len(lo)), lo, hi)
