@@ -103,6 +103,7 @@ class VampPlanner:
         self.robot, self.rrtc, self.plan_settings, self.simplify_settings = \
             vamp.configure_robot_and_planner_with_kwargs("panda", "rrtc")
         self.sampler = self.robot.halton()
+        self.own_times_ns: list[tuple[int, int]] = []   # VAMP's own (plan, simplify) nanoseconds, solved plans
 
     def endpoints_valid(self, a: np.ndarray, b: np.ndarray) -> bool:
         """Both ends free for VAMP's sphere model (its planner finds nothing otherwise)."""
@@ -119,6 +120,8 @@ class VampPlanner:
         simple = self.robot.simplify(result.path, self.env, self.simplify_settings, self.sampler) if solved \
             else None
         t2, c2 = time.perf_counter(), time.process_time()
+        if solved:
+            self.own_times_ns.append((int(result.nanoseconds), int(simple.nanoseconds)))
         raw = np.array(result.path.numpy(), dtype=float) if solved else np.empty((0, len(arm)))
         path = np.array(simple.path.numpy(), dtype=float) if solved else np.empty((0, len(arm)))
         return adapters.PlanResult(solved=solved, joint_names=tuple(arm), path=path, raw_path=raw,
@@ -304,8 +307,13 @@ def vamp_notes(checker, arm, planner: VampPlanner, pairs, rows, medians) -> None
           f"sphere model of the 7 arm joints, no finger joints (the reference check puts the fingers at "
           f"{', '.join(f'{n} {v:g}' for n, v in fingers.items()) or 'none'}); times wall, as timed around the "
           f"Python calls")
-    print(f"vamp: {ends_invalid} of {len(pairs)} pairs have an end VAMP's spheres call colliding; "
+    print(f"vamp: {ends_invalid} of {len(pairs)} pairs have an end that VAMP's spheres find colliding (its RRTConnect "
+          f"does not check the start: such a pair can still be solved); "
           f"{outside} of {len(done)} final paths leave our joint limits (VAMP's Panda bounds are its own)")
+    if planner.own_times_ns:
+        own = np.array(planner.own_times_ns, dtype=float) * 1e-3
+        print(f"vamp: its own timers (PlanningResult.nanoseconds), medians: plan {np.median(own[:, 0]):.1f} us, "
+              f"plan + simplify {np.median(own.sum(axis=1)):.1f} us")
     if "ours" in medians:
         print(f"vamp / ours: solve {medians['vamp'][0] / medians['ours'][0]:.4f}x, solve + simplify "
               f"{medians['vamp'][1] / medians['ours'][1]:.4f}x")
