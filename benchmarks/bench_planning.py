@@ -1,4 +1,4 @@
-"""Planning with OMPL on the Panda: OMPL's discrete edge checks against our certified bool check, one run.
+"""Planning on the Panda: OMPL's discrete edge checks, our certified bool check and VAMP where installed, one run.
 
 Run:  python benchmarks/bench_planning.py [--pairs 30] [--repeats 1] [--seed 20261206] [--time-limit 10]
       [--reference-step 1e-4] [--invalid-edges 300]
@@ -15,18 +15,31 @@ order rotated from one pair to the next:
   the space's extent), states by ``CollisionChecker.check`` (our StateValidityChecker);
 - ``ompl 0.001``: the same at 0.001;
 - ``ours``: our CertifiedMotionValidator (``MotionValidity.is_motion_valid``, the certified
-  bool check) and the same StateValidityChecker.
+  bool check) and the same StateValidityChecker;
+- ``vamp``, only where ``import vamp`` works (vamp-planner; its PyPI sdist fetches its C++
+  dependencies while building, so it is installed by hand, see docs/performance.md): VAMP's
+  own RRTConnect and simplifier on its sphere model of the Panda, settings from
+  ``vamp.configure_robot_and_planner_with_kwargs("panda", "rrtc")``, one Halton sampler for
+  the run. Its world is made from the scene's objects (a box as ``vamp.Cuboid``, a cylinder
+  as ``vamp.Cylinder`` added as the capsule around it, which is how VAMP checks cylinders).
+  Its Panda has the 7 arm joints and no finger joints (its fingers are spheres at one fixed
+  opening); the reference check below keeps our fingers at the scene's current positions.
+  Its times are wall and CPU around the Python calls (its own timer, which starts after the
+  planner has allocated its buffers, is printed beside them).
 
 Printed per method: solved pairs, median solve and solve + simplify time (wall, and this
 process's CPU time, steadier when the machine is shared), median state
-validity and motion validator calls per pair, and the final paths that collide, by a
-dense discrete check of every segment at ``--reference-step`` rad (the deepest first
-penetration among them, by the certified trajectory check's contact intervals). Then the time of an invalid edge: the edges our validator refused
-while planning (up to ``--invalid-edges``), each timed with the bool check, with our
-discrete check at OMPL's resolution (``check_motion(mode=DISCRETE)`` with the step that
-gives OMPL's ``validSegmentCount`` samples) and with the discrete bool of the same samples
-(``MotionValidity.is_motion_valid_discrete``), alternating. VAMP is reported only where
-``vamp`` imports (it is not installed here: the line says it was skipped).
+validity and motion validator calls per pair (not counted for VAMP: nan), and the final
+paths that collide with our meshes, by a dense discrete check of every segment at
+``--reference-step`` rad (the deepest first penetration among them, by the certified
+trajectory check's contact intervals). For VAMP, then: its world, how many pairs have an
+end its spheres call colliding, how many of its paths leave our joint limits, its own
+timers' medians, and its times over ours. Then the time of an invalid edge: the edges our
+validator refused while planning (up to ``--invalid-edges``), each timed with the bool
+check, with our discrete check at OMPL's resolution (``check_motion(mode=DISCRETE)`` with
+the step that gives OMPL's ``validSegmentCount`` samples) and with the discrete bool of the
+same samples (``MotionValidity.is_motion_valid_discrete``), alternating. Without ``vamp``
+the last line says VAMP was skipped.
 """
 from __future__ import annotations
 
@@ -284,7 +297,10 @@ def make_vamp_planner(checker, arm):
         import vamp  # noqa: F401
     except ImportError:
         return None, "vamp-planner is not installed; its PyPI sdist downloads its dependencies at build time"
-    return VampPlanner(checker, arm), ""
+    try:
+        return VampPlanner(checker, arm), ""
+    except ValueError as exc:                      # a world object or a joint VAMP has no counterpart for
+        return None, f"vamp imports, but {exc}"
 
 
 def vamp_notes(checker, arm, planner: VampPlanner, pairs, rows, medians) -> None:
@@ -296,7 +312,7 @@ def vamp_notes(checker, arm, planner: VampPlanner, pairs, rows, medians) -> None
     done = [r[0] for r in rows if r[0].solved]
     outside = sum(1 for r in done if np.any(r.path < lower - 1e-9) or np.any(r.path > upper + 1e-9))
     ends_invalid = sum(1 for _, a, b in pairs if not planner.endpoints_valid(a, b))
-    fingers = {name: float(robot_q) for name, robot_q in zip(robot.active_joint_names, checker.scene.current_positions)
+    fingers = {name: float(value) for name, value in zip(robot.active_joint_names, checker.scene.current_positions)
                if name not in arm}
     version = getattr(vamp, "__version__", None)
     if version is None:
@@ -308,7 +324,7 @@ def vamp_notes(checker, arm, planner: VampPlanner, pairs, rows, medians) -> None
           f"{', '.join(f'{n} {v:g}' for n, v in fingers.items()) or 'none'}); times wall, as timed around the "
           f"Python calls")
     print(f"vamp: {ends_invalid} of {len(pairs)} pairs have an end that VAMP's spheres find colliding (its RRTConnect "
-          f"does not check the start: such a pair can still be solved); "
+          f"does not check the ends before planning: such a pair can still be solved); "
           f"{outside} of {len(done)} final paths leave our joint limits (VAMP's Panda bounds are its own)")
     if planner.own_times_ns:
         own = np.array(planner.own_times_ns, dtype=float) * 1e-3
