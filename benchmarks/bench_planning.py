@@ -119,7 +119,7 @@ class VampPlanner:
         self.own_times_ns: list[tuple[int, int]] = []   # VAMP's own (plan, simplify) nanoseconds, solved plans
 
     def endpoints_valid(self, a: np.ndarray, b: np.ndarray) -> bool:
-        """Both ends free for VAMP's sphere model (its planner finds nothing otherwise)."""
+        """Both ends free for VAMP's sphere model (its RRTConnect does not check them before planning)."""
         return bool(self.robot.validate(np.asarray(a, np.float32), self.env)
                     and self.robot.validate(np.asarray(b, np.float32), self.env))
 
@@ -321,8 +321,8 @@ def vamp_notes(checker, arm, planner: VampPlanner, pairs, rows, medians) -> None
     print(f"\nvamp: vamp-planner {version}, panda + rrtc (configure_robot_and_planner_with_kwargs defaults) and "
           f"simplify; world {', '.join(planner.shapes)} (VAMP checks a cylinder as its capsule); VAMP's own "
           f"sphere model of the 7 arm joints, no finger joints (the reference check puts the fingers at "
-          f"{', '.join(f'{n} {v:g}' for n, v in fingers.items()) or 'none'}); times wall, as timed around the "
-          f"Python calls")
+          f"{', '.join(f'{n} {v:g}' for n, v in fingers.items()) or 'none'}); its times (wall and CPU) taken "
+          f"around the Python calls")
     print(f"vamp: {ends_invalid} of {len(pairs)} pairs have an end that VAMP's spheres find colliding (its RRTConnect "
           f"does not check the ends before planning: such a pair can still be solved); "
           f"{outside} of {len(done)} final paths leave our joint limits (VAMP's Panda bounds are its own)")
