@@ -11,7 +11,7 @@ from my_collision_pkg.core.checks.checker import CollisionChecker
 from my_collision_pkg.core.checks.limits import WorkLimits
 from my_collision_pkg.core.checks.request import CheckRequest
 from my_collision_pkg.core.checks.results import MotionMode, Status
-from my_collision_pkg.core.errors import CollisionPkgError, RequestStopped
+from my_collision_pkg.core.errors import CollisionPkgError, RequestStopped, WorkLimitError
 from my_collision_pkg.core.model.shapes import Box, Sphere
 from my_collision_pkg.core.scene.loading import load_scene
 from my_collision_pkg.core.scene.planning_scene import AddObject, ObjectShape, SceneObject
@@ -267,6 +267,9 @@ def test_limits_reassigned_take_effect_for_the_next_request(arm):
     refused = arm.check_motion(JOINTS, [0.0, 0.0, 0.0], [0.5, 0.0, 0.0])
     assert refused.status == Status.INVALID_REQUEST and "max_joint_delta = 0.1" in refused.message
     assert "split the motion into 5 parts" in refused.message
+    with pytest.raises(WorkLimitError, match="max_joint_delta = 0.1"):       # the planner's bool check too
+        arm.motion_validity(JOINTS).is_motion_valid([0.0, 0.0, 0.0], [0.5, 0.0, 0.0])
+    assert arm.motion_validity(JOINTS).is_motion_valid([0.0, 0.0, 0.0], [0.1, 0.0, 0.0])
     arm.limits = WorkLimits()
     assert arm.check_motion(JOINTS, [0.0, 0.0, 0.0], [0.5, 0.0, 0.0]).status == Status.VALID
     with pytest.raises(TypeError):

@@ -36,6 +36,7 @@ from my_collision_pkg.core.checks.request import CheckRequest
 from my_collision_pkg.core.checks.sweep import gjk_tolerance
 from my_collision_pkg.core.checks.results import DEFAULT_TOUCH_TOLERANCE_M, Status
 from my_collision_pkg.core.errors import RequestError
+from my_collision_pkg.core.kernels.tubes import EDGE_NOT_FINITE, EDGE_OUT_OF_LIMITS, EDGE_TOO_LONG, edge_ends
 
 # edge verdicts kept per snapshot (start and goal bytes -> bool), dropped all at once when full
 EDGE_MEMORY = 4096
@@ -178,16 +179,26 @@ class MotionValidity:
         """
         world = self._checker.scene.world
         _, selection, edges, tubes = self._snapshot_of(world)
-        ends = self._ends(start, goal)                     # (2, A): start and goal, complete
+        limit = self._checker.limits.max_joint_delta
+        try:
+            values = np.array((start, goal), dtype=float)
+        except ValueError:                                 # ragged: lengths differ
+            values = None
+        if values is None or values.shape != (2, len(self._indices)):
+            self._ends(start, goal)                        # raises, naming what is wrong
+        ends = np.empty((2, len(self._lower)))             # (2, A): start and goal, complete
+        code = edge_ends(values, self._indices, self._checker.scene.current_positions,
+                         self._resolver.check_joint_limits, self._lower, self._upper, limit, ends)
+        if code == EDGE_NOT_FINITE:
+            self._ends(start, goal)                        # raises, naming the values
         key = ends.tobytes()
         known = edges.get(key)
         if known is not None:
             return known
-        if self._out_of_limits(ends):
+        if code == EDGE_OUT_OF_LIMITS:
             return False
         q0, q1 = ends
-        limit = self._checker.limits.max_joint_delta
-        if not float(np.abs(q1 - q0).max(initial=0.0)) <= limit:
+        if code == EDGE_TOO_LONG:
             motion.check_joint_delta(world.robot, q0, q1, limit)           # raises, naming the joint
         if tubes is not None and tubes.covers(q0, q1):
             valid = True

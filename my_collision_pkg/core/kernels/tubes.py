@@ -1,4 +1,5 @@
-"""Compiled lookup of a joint-space edge among the free motions kept by ``core.checks.free_tubes`` (numba).
+"""Compiled lookup of a joint-space edge among the free motions kept by ``core.checks.free_tubes`` (numba),
+and the edge's complete ends with their checks (:func:`edge_ends`, the bool check's first step).
 
 :func:`tube_margin` returns, over kept motions k (a ring of ``count`` rows), the largest of
 ``bound[k] - levers @ max(|a - E_k(ta)|, |b - E_k(tb)|)``, the smallest (distance -
@@ -38,3 +39,34 @@ def tube_margin(start, step, length2, bound, levers, count, q0, q1, enough):
             if best >= enough:
                 break
     return best, where
+
+
+# edge_ends' codes
+EDGE_OK, EDGE_NOT_FINITE, EDGE_OUT_OF_LIMITS, EDGE_TOO_LONG = 0, 1, 2, 3
+
+
+@njit(cache=True)
+def edge_ends(values, indices, current, check_limits, lower, upper, max_delta, out):
+    """The complete start and goal (2, A) of an edge into ``out``: ``current`` (A,) with the
+    joint values ``values`` (2, K) at ``indices`` (K,). Returns ``EDGE_NOT_FINITE`` when a
+    value is NaN or infinite (``out`` unfilled), else ``EDGE_OUT_OF_LIMITS`` when
+    ``check_limits`` and an end leaves [lower, upper], else ``EDGE_TOO_LONG`` when a joint
+    moves by more than ``max_delta``, else ``EDGE_OK``."""
+    for e in range(2):
+        for k in range(values.shape[1]):
+            if not np.isfinite(values[e, k]):
+                return EDGE_NOT_FINITE
+    for e in range(2):
+        for a in range(current.shape[0]):
+            out[e, a] = current[a]
+        for k in range(values.shape[1]):
+            out[e, indices[k]] = values[e, k]
+    if check_limits:
+        for e in range(2):
+            for a in range(current.shape[0]):
+                if out[e, a] < lower[a] or out[e, a] > upper[a]:
+                    return EDGE_OUT_OF_LIMITS
+    for a in range(current.shape[0]):
+        if not abs(out[1, a] - out[0, a]) <= max_delta:
+            return EDGE_TOO_LONG
+    return EDGE_OK

@@ -29,7 +29,7 @@ from my_collision_pkg.core.kernels.mtd import check_mtd, coal_answer_is_mtd, ove
 from my_collision_pkg.core.kernels.overlap import clip_edges_to_planes
 from my_collision_pkg.core.kernels.thickness import thickness_along_lines
 from my_collision_pkg.core.kernels.support_features import support_points
-from my_collision_pkg.core.kernels.tubes import tube_margin
+from my_collision_pkg.core.kernels.tubes import edge_ends, tube_margin
 
 
 def warm_up() -> None:
@@ -38,6 +38,10 @@ def warm_up() -> None:
     warm_up_contacts()
     explain_batch.warm_up()
     tube_margin(np.zeros((1, 1)), np.ones((1, 1)), np.ones(1), np.ones(1), np.ones(1), 1, np.zeros(1), np.ones(1), 0.1)
+    current = np.zeros(1)
+    current.setflags(write=False)       # as PlanningScene.current_positions
+    edge_ends(np.zeros((2, 1)), np.zeros(1, dtype=np.int64), current, True, -np.ones(1), np.ones(1), 1.0,
+              np.empty((2, 1)))
     square = np.array([[0.0, 0.0, 1.0], [1.0, 0.0, 1.0], [0.0, 1.0, 1.0], [1.0, 1.0, 1.0], [0.5, 0.5, 0.0]])
     support_points(square, np.array([0.0, 0.0, 1.0]), 1e-7, np.empty((5, 3)))        # a face: the SVD too
 
