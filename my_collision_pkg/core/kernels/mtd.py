@@ -332,3 +332,60 @@ def coal_answer_is_mtd(kind_a, params_a, vertices_a, T_a, kind_b, params_b, vert
     depth = -distance
     return check_mtd(kind_a, params_a, vertices_a, T_a, kind_b, params_b, vertices_b, T_b, out[0], depth,
                      tol_abs + tol_rel * abs(depth), local_rad)
+
+
+@njit(inline="always")
+def _face_overlap(kind_o, params_o, vertices_o, T_o, T_f, offset, m0, m1, m2):
+    """The overlap along a face's outward unit normal (m0, m1, m2) (world) of body f, pushing the other body o
+    out through that face: ``offset + m . t_f`` (the face's plane: body f's support there) ``+ h_o(-m)``."""
+    return offset + m0 * T_f[0, 3] + m1 * T_f[1, 3] + m2 * T_f[2, 3] + _support(kind_o, params_o, vertices_o, T_o,
+                                                                                  -m0, -m1, -m2)
+
+
+@njit(cache=True, nogil=True)
+def other_basin_gap(kind_a, params_a, vertices_a, T_a, faces_a, offsets_a, kind_b, params_b, vertices_b, T_b, faces_b,
+                    offsets_b, normal, depth, margin, min_cos, start, stop):
+    """How much deeper than ``depth`` the best *other* local minimum of the overlap lies, among those reached
+    from a candidate direction (:func:`candidate_directions`) or a face normal of either body (``faces_x``
+    (F, 3) unit outward normals in the body's frame, ``offsets_x`` (F,) their planes' offsets ``max n . v``):
+    a candidate whose overlap is within ``margin`` of ``depth`` and more than ``acos(min_cos)`` from the unit
+    ``normal`` (from A to B) is refined (:func:`_refine`, ``start`` to ``stop`` radians); it counts when it stays
+    that far away. Metres; +inf when no candidate is within ``margin``."""
+    n0, n1, n2 = normal[0], normal[1], normal[2]
+    best = np.inf
+    refined = np.empty(3)
+    dirs = np.empty((MAX_CANDIDATES, 3))
+    m = candidate_directions(kind_a, params_a, T_a, kind_b, params_b, T_b, np.empty((0, 3)), dirs)
+    n_faces_a, n_faces_b = faces_a.shape[0], faces_b.shape[0]
+    d = np.empty(3)
+    for i in range(m + n_faces_a + n_faces_b):
+        if i < m:
+            d0, d1, d2 = dirs[i, 0], dirs[i, 1], dirs[i, 2]
+        elif i < m + n_faces_a:                # a face of A: the direction from A to B is its outward normal
+            f = i - m
+            x, y, z = faces_a[f, 0], faces_a[f, 1], faces_a[f, 2]
+            d0 = T_a[0, 0] * x + T_a[0, 1] * y + T_a[0, 2] * z
+            d1 = T_a[1, 0] * x + T_a[1, 1] * y + T_a[1, 2] * z
+            d2 = T_a[2, 0] * x + T_a[2, 1] * y + T_a[2, 2] * z
+        else:                                  # a face of B: the direction from A to B is minus its normal
+            f = i - m - n_faces_a
+            x, y, z = faces_b[f, 0], faces_b[f, 1], faces_b[f, 2]
+            d0 = -(T_b[0, 0] * x + T_b[0, 1] * y + T_b[0, 2] * z)
+            d1 = -(T_b[1, 0] * x + T_b[1, 1] * y + T_b[1, 2] * z)
+            d2 = -(T_b[2, 0] * x + T_b[2, 1] * y + T_b[2, 2] * z)
+        if d0 * n0 + d1 * n1 + d2 * n2 >= min_cos:
+            continue
+        if i < m:
+            value = _overlap(kind_a, params_a, vertices_a, T_a, kind_b, params_b, vertices_b, T_b, d0, d1, d2)
+        elif i < m + n_faces_a:
+            value = _face_overlap(kind_b, params_b, vertices_b, T_b, T_a, offsets_a[i - m], d0, d1, d2)
+        else:
+            value = _face_overlap(kind_a, params_a, vertices_a, T_a, T_b, offsets_b[i - m - n_faces_a], -d0, -d1, -d2)
+        if not value - depth < margin:
+            continue
+        d[0], d[1], d[2] = d0, d1, d2
+        value = _refine(kind_a, params_a, vertices_a, T_a, kind_b, params_b, vertices_b, T_b, d, value, start, stop,
+                        refined)
+        if refined[0] * n0 + refined[1] * n1 + refined[2] * n2 < min_cos and value - depth < best:
+            best = value - depth
+    return best
