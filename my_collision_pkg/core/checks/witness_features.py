@@ -225,10 +225,11 @@ def _contact(body0, body1, distance_m: float, normal: np.ndarray, margin: bool):
         if not margin:
             return p0, p1
         switch = min(gap0, gap1)
+        unit = np.ascontiguousarray(normal, dtype=float)
         if len(f1) > 1:
-            switch = min(switch, inside_margin(p0, np.ascontiguousarray(f1), len(f1), normal))
+            switch = min(switch, inside_margin(np.ascontiguousarray(p0), np.ascontiguousarray(f1), len(f1), unit))
         elif len(f0) > 1:
-            switch = min(switch, inside_margin(p1, np.ascontiguousarray(f0), len(f0), normal))
+            switch = min(switch, inside_margin(np.ascontiguousarray(p1), np.ascontiguousarray(f0), len(f0), unit))
         if switch >= SWITCH_MARGIN_M:
             switch = min(switch, _other_basin(body0, body1, -distance_m, normal))
         return p0, p1, switch
