@@ -183,15 +183,17 @@ def _faces(body) -> tuple[np.ndarray, np.ndarray]:
     return held[1], held[2]
 
 
-def _other_basin(body0, body1, depth_m: float, normal: np.ndarray) -> float:
-    """:func:`kernels.mtd.other_basin_gap` of the pair (metres; +inf when none is within SWITCH_MARGIN_M)."""
+def _other_basin(body0, body1, depth_m: float, normal: np.ndarray, p0: np.ndarray, p1: np.ndarray) -> float:
+    """:func:`kernels.mtd.other_basin_gap` of the pair, witness points ``p0``, ``p1`` (metres; +inf when none
+    is within SWITCH_MARGIN_M)."""
     faces0, offsets0 = _faces(body0)
     faces1, offsets1 = _faces(body1)
-    k0, p0, v0, T0 = body0.kernel_arguments()
-    k1, p1, v1, T1 = body1.kernel_arguments()
-    return other_basin_gap(k0, p0, v0, T0, faces0, offsets0, k1, p1, v1, T1, faces1, offsets1,
-                           np.ascontiguousarray(normal, dtype=float), float(depth_m), SWITCH_MARGIN_M,
-                           _SAME_BASIN_COS, _BASIN_START_RAD, _BASIN_STOP_RAD)
+    k0, s0, v0, T0 = body0.kernel_arguments()
+    k1, s1, v1, T1 = body1.kernel_arguments()
+    return other_basin_gap(k0, s0, v0, T0, faces0, offsets0, k1, s1, v1, T1, faces1, offsets1,
+                           np.ascontiguousarray(normal, dtype=float), float(depth_m), np.ascontiguousarray(p0),
+                           np.ascontiguousarray(p1), SWITCH_MARGIN_M, _SAME_BASIN_COS, _BASIN_START_RAD,
+                           _BASIN_STOP_RAD)
 
 
 def feature_witness(body0, body1, distance_m: float, normal: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
@@ -231,7 +233,7 @@ def _contact(body0, body1, distance_m: float, normal: np.ndarray, margin: bool):
         elif len(f0) > 1:
             switch = min(switch, inside_margin(np.ascontiguousarray(p1), np.ascontiguousarray(f0), len(f0), unit))
         if switch >= SWITCH_MARGIN_M:
-            switch = min(switch, _other_basin(body0, body1, -distance_m, normal))
+            switch = min(switch, _other_basin(body0, body1, -distance_m, normal, p0, p1))
         return p0, p1, switch
     if len(f0) == 2 and len(f1) == 2:
         # p0 = a + s e0, p1 = b + t e1 with p1 - p0 = shift: solve in the plane normal to n (basis u, v)
@@ -266,6 +268,6 @@ def _contact(body0, body1, distance_m: float, normal: np.ndarray, margin: bool):
         length1 = math.sqrt(e1x * e1x + e1y * e1y + e1z * e1z)
         switch = min(gap0, gap1, min(s, 1.0 - s) * length0, min(t, 1.0 - t) * length1)
         if switch >= SWITCH_MARGIN_M:
-            switch = min(switch, _other_basin(body0, body1, -distance_m, normal))
+            switch = min(switch, _other_basin(body0, body1, -distance_m, normal, p0, p0 + shift))
         return p0, p0 + shift, switch
     return None

@@ -344,13 +344,16 @@ def _face_overlap(kind_o, params_o, vertices_o, T_o, T_f, offset, m0, m1, m2):
 
 @njit(cache=True, nogil=True)
 def other_basin_gap(kind_a, params_a, vertices_a, T_a, faces_a, offsets_a, kind_b, params_b, vertices_b, T_b, faces_b,
-                    offsets_b, normal, depth, margin, min_cos, start, stop):
+                    offsets_b, normal, depth, p0, p1, margin, min_cos, start, stop):
     """How much deeper than ``depth`` the best *other* local minimum of the overlap lies, among those reached
     from a candidate direction (:func:`candidate_directions`) or a face normal of either body (``faces_x``
     (F, 3) unit outward normals in the body's frame, ``offsets_x`` (F,) their planes' offsets ``max n . v``):
     a candidate whose overlap is within ``margin`` of ``depth`` and more than ``acos(min_cos)`` from the unit
     ``normal`` (from A to B) is refined (:func:`_refine`, ``start`` to ``stop`` radians); it counts when it stays
-    that far away. Metres; +inf when no candidate is within ``margin``."""
+    that far away. Metres; +inf when no candidate is within ``margin``. ``p0``, ``p1``: a point of A and one of
+    B (the witness points): a face normal whose overlap is at least its own body's support there plus the other
+    body's support at that point (``offset + m . (t_f - p)``, a lower bound) is skipped beyond ``margin``
+    without the other body's support function."""
     n0, n1, n2 = normal[0], normal[1], normal[2]
     best = np.inf
     refined = np.empty(3)
@@ -378,9 +381,17 @@ def other_basin_gap(kind_a, params_a, vertices_a, T_a, faces_a, offsets_a, kind_
         if i < m:
             value = _overlap(kind_a, params_a, vertices_a, T_a, kind_b, params_b, vertices_b, T_b, d0, d1, d2)
         elif i < m + n_faces_a:
-            value = _face_overlap(kind_b, params_b, vertices_b, T_b, T_a, offsets_a[i - m], d0, d1, d2)
+            offset = offsets_a[i - m]
+            if not (offset + d0 * (T_a[0, 3] - p1[0]) + d1 * (T_a[1, 3] - p1[1]) + d2 * (T_a[2, 3] - p1[2])
+                    - depth < margin):
+                continue
+            value = _face_overlap(kind_b, params_b, vertices_b, T_b, T_a, offset, d0, d1, d2)
         else:
-            value = _face_overlap(kind_a, params_a, vertices_a, T_a, T_b, offsets_b[i - m - n_faces_a], -d0, -d1, -d2)
+            offset = offsets_b[i - m - n_faces_a]
+            if not (offset - d0 * (T_b[0, 3] - p0[0]) - d1 * (T_b[1, 3] - p0[1]) - d2 * (T_b[2, 3] - p0[2])
+                    - depth < margin):
+                continue
+            value = _face_overlap(kind_a, params_a, vertices_a, T_a, T_b, offset, -d0, -d1, -d2)
         if not value - depth < margin:
             continue
         d[0], d[1], d[2] = d0, d1, d2

@@ -139,7 +139,7 @@ def warm_up_mtd() -> None:
                        -normal, normal.copy(), 1e-6, 1e-6, 1e-3, np.empty((2, 3)))
     faces = np.array([[0.0, 0.0, -1.0]])            # a vertex set's unit face normals and offsets; none for a primitive
     other_basin_gap(5, np.zeros(3), vertices, pose, faces, np.zeros(1), kind_b, params, np.zeros((1, 3)), pose,
-                    np.zeros((0, 3)), np.zeros(0), normal.copy(), 1.0, 2e-5, 0.99995, 0.05, 1e-9)
+                    np.zeros((0, 3)), np.zeros(0), normal.copy(), 1.0, np.zeros(3), -normal, 2e-5, 0.99995, 0.05, 1e-9)
 
 
 def _solid(kind: int, planes: np.ndarray, triangles: np.ndarray, tree: MeshTree, manifold: bool) -> SolidArrays:
