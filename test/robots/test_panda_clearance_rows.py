@@ -134,8 +134,8 @@ def test_index_142_finger_box_post_jacobian_matches_central_differences(panda):
 
 def test_index_800_link5_finger_two_contacts_as_deep_is_not_smooth(panda):
     """issue 40: panda_link5 / panda_rightfinger shape 2 (hull-box) at -1.294 mm at index 800: an edge-edge
-    contact, and a hull face against a finger corner 0.82 um less deep 13.8 degrees away, which becomes the
-    deepest within a 1e-5 rad step of joint 7; the Jacobian row is 46 % off central differences (the
+    contact, and a hull face against a finger corner 13.8 degrees away whose overlap is only 0.82 um larger,
+    which becomes the MTD within a 1e-5 rad step of joint 7; the Jacobian row is 46 % off central differences (the
     one-sided slopes differ), and the row was smooth. Now: not smooth, the other contact within the margin."""
     scene, checker, Q = panda
     names = scene.robot.active_joint_names
@@ -151,7 +151,7 @@ def test_index_800_link5_finger_two_contacts_as_deep_is_not_smooth(panda):
     a, b = (int(x) for x in result.shape_pairs[k])
     p0, p1, margin_m = witness_features.feature_contact(penetration.body(world, T, a), penetration.body(world, T, b),
                                                         float(result.distance[k]), result.normals[k])
-    assert margin_m < 1e-6                      # the other contact: 0.82 um deeper than this one
+    assert margin_m < 1e-6                      # the other contact's overlap: 0.82 um above the depth
     np.testing.assert_array_equal(np.stack([p0, p1]), result.points[k])
 
 

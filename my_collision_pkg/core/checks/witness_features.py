@@ -38,7 +38,7 @@ returns the contact's *switch margin* (metres), the smallest of
   two crossing segments: how far inside each the crossing lies;
 - how much deeper than the depth the best other local minimum of the overlap is, among those
   reached from the MTD check's candidate directions and the bodies' face normals more than
-  ``_SAME_BASIN_RAD`` from ``n`` (:func:`kernels.mtd.other_basin_gap`; computed only when the
+  0.01 rad (``_SAME_BASIN_COS``) from ``n`` (:func:`kernels.mtd.other_basin_gap`; computed only when the
   others are at least ``SWITCH_MARGIN_M``).
 
 Each of them changes by at most about twice the largest point speed times the motion (the
