@@ -6,8 +6,13 @@ independent computation (issue 40), and the two rows the issue found wrong, by n
   minimum translation distance, checked with the two support functions: the overlap along the
   row's normal is its depth within 1 um, and no direction of a dense set (plus the bodies' own
   face normals and axes) separates them by less than the depth minus 1 um;
-- every smooth row's Jacobian against central differences of the same pair's distance
-  (step ``H``): max |J - fd| <= max(1e-3 max |fd|, 1e-6).
+- every smooth row's Jacobian, apart or penetrating, against central differences of the same
+  pair's distance (step ``H``): max |J - fd| <= max(1e-3 max |fd|, 1e-6); a penetrating row
+  within ``SWITCH_MARGIN_M`` of a switch of its contact is not smooth (docs/clearance.md), and
+  one such row, whose Jacobian really is off, by name. (Over all 2000 configurations, 13 smooth
+  penetrating rows against the post and 2 apart rows at 0.5 m still miss the bound, none among
+  the first 300: coal's penetrating depth at the neighbouring configurations is only checked to
+  1e-6 m, and apart rows get no switch margin; docs/clearance.md.)
 
 The configurations are those of bench_core's seed (20260611, uniform within the limits).
 """
@@ -17,7 +22,7 @@ import coal
 import numpy as np
 import pytest
 
-from my_collision_pkg.core.checks import penetration
+from my_collision_pkg.core.checks import penetration, witness_features
 from my_collision_pkg.core.checks.checker import CollisionChecker
 from my_collision_pkg.core.checks.limits import WorkLimits
 from my_collision_pkg.core.scene.loading import load_scene
@@ -29,9 +34,6 @@ N_CHECKED = 300
 H = 1e-5                       # central-difference step (rad, m): above the distances' 1e-9 m precision
 DISTANCE_TOL_M = 1e-6
 JACOBIAN_REL, JACOBIAN_ABS = 1e-3, 1e-6
-# The share of smooth penetrating rows whose Jacobian must meet the bound (the rest: see docs/clearance.md,
-# rows within a step of a switch of the deepest feature; measured 15 of 768 penetrating rows of the 2000)
-PENETRATING_JACOBIAN_SHARE = 0.95
 
 
 @pytest.fixture(scope="module")
@@ -133,6 +135,29 @@ def test_index_142_finger_box_post_jacobian_matches_central_differences(panda):
     assert np.max(np.abs(result.jacobian[k] - fd[k])) <= max(JACOBIAN_REL * np.max(np.abs(fd[k])), JACOBIAN_ABS)
 
 
+def test_index_800_link5_finger_two_contacts_as_deep_is_not_smooth(panda):
+    """issue 40: panda_link5 / panda_rightfinger shape 2 (hull-box) at -1.294 mm at index 800: an edge-edge
+    contact, and a hull face against a finger corner 13.8 degrees away whose overlap is only 0.82 um larger,
+    which becomes the MTD within a 1e-5 rad step of joint 7; the Jacobian row is 46 % off central differences (the
+    one-sided slopes differ), and the row was smooth. Now: not smooth, the other contact within the margin."""
+    scene, checker, Q = panda
+    names = scene.robot.active_joint_names
+    result = checker.clearance(names, Q[800], 0.05)
+    k = _row(result, ("panda_link5", "panda_rightfinger"), (0, 2))
+    assert k is not None
+    assert result.distance[k] == pytest.approx(-1.294e-3, abs=0.001e-3)
+    assert not result.smooth[k]
+    fd = _central_differences(checker, names, Q[800:801], result, 0.05)
+    assert np.max(np.abs(result.jacobian[k] - fd[k])) > 0.1 * np.max(np.abs(fd[k]))
+    world, robot = scene.world, scene.robot
+    T = world.shape_transforms(robot.link_transforms_batch(Q[800:801]))[0]
+    a, b = (int(x) for x in result.shape_pairs[k])
+    p0, p1, margin_m = witness_features.feature_contact(penetration.body(world, T, a), penetration.body(world, T, b),
+                                                        float(result.distance[k]), result.normals[k])
+    assert margin_m < 1e-6                      # the other contact's overlap: 0.82 um above the depth
+    np.testing.assert_array_equal(np.stack([p0, p1]), result.points[k])
+
+
 @pytest.mark.parametrize("influence", [0.05, 0.5])
 def test_every_row_against_an_independent_distance_and_central_differences(panda, influence):
     scene, checker, Q = panda
@@ -167,8 +192,7 @@ def test_every_row_against_an_independent_distance_and_central_differences(panda
     apart = result.distance > 0.0
     smooth = result.smooth
     assert smooth.sum() > 0.9 * len(result)
-    bad_apart = np.flatnonzero(smooth & apart & ~ok)
-    assert len(bad_apart) == 0, [(int(result.configuration_index[k]), tuple(result.body_names[k]), float(err[k]))
-                                 for k in bad_apart]
-    pen_smooth = smooth & ~apart
-    assert ok[pen_smooth].mean() >= PENETRATING_JACOBIAN_SHARE, ok[pen_smooth].mean()
+    assert (smooth & ~apart).sum() > 10
+    bad = np.flatnonzero(smooth & ~ok)
+    assert len(bad) == 0, [(int(result.configuration_index[k]), tuple(result.body_names[k]), float(err[k]))
+                           for k in bad]

@@ -254,7 +254,7 @@ class _Measured:
         self.subshapes = np.full((k, 2), -1, dtype=np.int32)
         self.exact = np.ones(k, dtype=bool)
         self.deepest = np.zeros(k, dtype=bool)      # rule "deepest_point"
-        self.kink = np.zeros(k, dtype=bool)         # features that touch along a segment or patch
+        self.kink = np.zeros(k, dtype=bool)         # features touching along a segment or patch, or near a switch
 
     def store(self, k: int, result: narrowphase.PairDistance) -> None:
         self.state[k] = _DONE
@@ -378,13 +378,15 @@ def _measure(world: CollisionWorld, tables: _Tables, T_shape: np.ndarray, cfg: n
 def _feature_witness(world: CollisionWorld, T_shape: np.ndarray, a: int, b: int, k: int, out: _Measured) -> None:
     """A penetrating convex pair's witness points moved to where the two bodies' features meet along the
     MTD normal (:func:`witness_features.feature_witness`: EPA's points are right for the depth, not always
-    for the gradient); marked a kink (not smooth) where the features touch along a segment or a patch."""
-    found = witness_features.feature_witness(penetration.body(world, T_shape, a), penetration.body(world, T_shape, b),
+    for the gradient); marked a kink (not smooth) where the features touch along a segment or a patch, or
+    where the contact is within ``witness_features.SWITCH_MARGIN_M`` of a switch."""
+    found = witness_features.feature_contact(penetration.body(world, T_shape, a), penetration.body(world, T_shape, b),
                                              float(out.distance[k]), out.normal[k])
     if found is None:
         out.kink[k] = True
     else:
-        out.points[k, 0], out.points[k, 1] = found
+        out.points[k, 0], out.points[k, 1], margin_m = found
+        out.kink[k] = not margin_m >= witness_features.SWITCH_MARGIN_M
 
 
 def _check_on_meshes(world: CollisionWorld, tables: _Tables, T_shape: np.ndarray, cfg: np.ndarray, pair: np.ndarray,
@@ -472,7 +474,7 @@ def chunk_rows(world: CollisionWorld, selection, q: np.ndarray, influence: float
     smooth = found.exact[rows] & np.isfinite(nrm).all(axis=1)
     smooth &= ~(np.abs(d) < SMOOTH_DISTANCE_M)                 # touching: no normal from the geometry
     smooth &= ~((d < 0.0) & found.deepest[rows])               # deepest-point depth of a non-convex mesh
-    smooth &= ~found.kink[rows]                                # features touching along a segment or patch
+    smooth &= ~found.kink[rows]                                # ... along a segment or patch, or near a switch
     jac = np.zeros((len(rows), 0))
     if compute_jacobians:
         mimic = tables.mk.mimic_matrix[:, columns]                 # (M, J)

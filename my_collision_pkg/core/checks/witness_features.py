@@ -21,6 +21,31 @@ through the post, edge against the cylinder's side line, Jacobian 62 % off).
 Features are found with a tolerance of ``FEATURE_TOLERANCE_M`` along ``n``: a feature that
 is a point only by less than that (a face tilted by a micro-radian) is taken as the face,
 and its row as not smooth (its derivative changes over a tiny motion).
+
+A smooth contact must also stay the same contact over a small motion: the distance is
+differentiable at a switch-free configuration, but a switch (another vertex reaching the
+support plane, the contact point leaving the other feature, another local minimum of the
+overlap becoming the deepest) one tiny motion away puts a kink right beside it, and a
+Jacobian there is the gradient only on one side. :func:`feature_contact` therefore also
+returns the contact's *switch margin* (metres), the smallest of
+
+- for a point or segment feature: how far behind its support plane the body's next
+  candidate point lies (:func:`kernels.support_features.support_gap`; a cylinder's rim
+  point: its opposite rim point, ``2 hl |n . axis|``, or the rim point across the cap,
+  ``2 r sin(angle to the axis)``; a capsule's or cone's likewise);
+- where one feature is a point and the other a segment or a polygon: how far inside the
+  other the point lies, seen along ``n`` (:func:`kernels.support_features.inside_margin`);
+  two crossing segments: how far inside each the crossing lies;
+- how much deeper than the depth the best other local minimum of the overlap is, among those
+  reached from the MTD check's candidate directions and the bodies' face normals more than
+  0.01 rad (``_SAME_BASIN_COS``) from ``n`` (:func:`kernels.mtd.other_basin_gap`; computed only when the
+  others are at least ``SWITCH_MARGIN_M``).
+
+Each of them changes by at most about twice the largest point speed times the motion (the
+Panda: about 2 m per radian), so a row whose margin is below ``SWITCH_MARGIN_M`` (2e-5 m:
+a 1e-5 rad joint step, the central differences of the tests) may switch within that
+motion, and is not smooth. Other local minima that no candidate or face normal reaches
+(a hull edge across another body's edge, a contact on a curved rim) are not looked for.
 """
 from __future__ import annotations
 
@@ -29,11 +54,19 @@ import math
 import numpy as np
 
 from my_collision_pkg.core.kernels.codes import KIND_BOX, KIND_CAPSULE, KIND_CONE, KIND_CYLINDER, KIND_SPHERE
-from my_collision_pkg.core.kernels.support_features import support_points
+from my_collision_pkg.core.kernels.mtd import other_basin_gap
+from my_collision_pkg.core.kernels.support_features import inside_margin, support_gap, support_points
 
-__all__ = ["FEATURE_TOLERANCE_M", "support_feature", "feature_witness"]
+__all__ = ["FEATURE_TOLERANCE_M", "SWITCH_MARGIN_M", "support_feature", "feature_contact", "feature_witness"]
 
 FEATURE_TOLERANCE_M = 1e-7
+# A contact whose switch margin (see the module docstring) is below this is not smooth: metres,
+# twice the Panda's largest point speed (about 1 m per radian) times a 1e-5 rad step.
+SWITCH_MARGIN_M = 2e-5
+# Local minima of the overlap closer than this to the normal (radians, after refinement) are its own.
+_SAME_BASIN_COS = math.cos(1e-2)
+# The refinement of another local minimum: from this step down to that one (radians).
+_BASIN_START_RAD, _BASIN_STOP_RAD = 0.05, 1e-9
 # points of a disc (a cylinder's or cone's flat end) used as its feature's polygon
 _DISC_POINTS = 8
 # How far (in the segments' own parameter, 0..1) a crossing may lie outside both segments and
@@ -88,27 +121,120 @@ def support_feature(body, direction_world: np.ndarray, tolerance_m: float = FEAT
     its points (world, (m, 3)) within ``tolerance_m`` of the largest projection, duplicates dropped
     (compiled: :func:`kernels.support_features.support_points`). One point: a vertex; two: a
     segment; more: a face (or collinear points, reduced to the segment's ends)."""
+    return _feature(body, direction_world, tolerance_m)[0]
+
+
+def _round_gap(body, d_local: np.ndarray) -> float:
+    """How far behind the support plane the next extreme point of a round body lies (its single support
+    point is a rim point or a cap's point): the opposite rim, or the rim point across the axis."""
+    k, p = body.kind, body.params
+    r, hl = float(p[0]), float(p[1])
+    x, y, z = (float(v) for v in d_local)
+    length = math.sqrt(x * x + y * y + z * z)
+    rho, z = math.hypot(x, y) / length, z / length
+    if k == KIND_CYLINDER:
+        return min(2.0 * hl * abs(z), 2.0 * r * rho)
+    if k == KIND_CAPSULE:
+        return 2.0 * hl * abs(z)
+    apex_over_rim = 2.0 * hl * z - r * rho          # cone: the apex at +hl, the base rim at -hl
+    return abs(apex_over_rim) if apex_over_rim >= 0.0 else min(-apex_over_rim, 2.0 * r * rho)
+
+
+def _feature(body, direction_world: np.ndarray, tolerance_m: float = FEATURE_TOLERANCE_M) -> tuple[np.ndarray, float]:
+    """(support feature as :func:`support_feature`, its gap): how far behind the support plane the body's
+    next candidate point lies, for a point or a segment (+inf for a face, a sphere, a round body's side
+    line or cap)."""
     d_local = body.R.T @ direction_world
     points = _candidates(body, d_local)
     if body.kind == KIND_SPHERE:
-        return points @ body.R.T + body.t
+        return points @ body.R.T + body.t, math.inf
+    points = np.ascontiguousarray(points, dtype=float)
     out = np.empty((len(points), 3))
-    count = support_points(np.ascontiguousarray(points, dtype=float), d_local, float(tolerance_m), out)
-    return out[:count] @ body.R.T + body.t
+    count = support_points(points, d_local, float(tolerance_m), out)
+    if count > 2:
+        gap = math.inf
+    elif body.kind in (KIND_CYLINDER, KIND_CAPSULE, KIND_CONE):
+        gap = _round_gap(body, d_local) if count == 1 else math.inf
+    else:
+        gap = support_gap(points, d_local, float(tolerance_m))
+    return out[:count] @ body.R.T + body.t, gap
+
+
+_NO_FACES = np.zeros((0, 3))
+_NO_OFFSETS = np.zeros(0)
+_FACES: dict = {}                 # id(face normals) -> (those normals, unit normals, offsets); a world has few
+_FACES_CACHE_SIZE = 1024
+
+
+def _faces(body) -> tuple[np.ndarray, np.ndarray]:
+    """(unit outward face normals (F, 3), their planes' offsets (F,)) of a convex vertex set in its own frame,
+    kept per normals array (the world keeps one per shape); none for a primitive (its faces are the MTD
+    check's candidate directions)."""
+    normals = body.face_normals_shape
+    if normals is None or body.vertices_shape is None:
+        return _NO_FACES, _NO_OFFSETS
+    held = _FACES.get(id(normals))
+    if held is None or held[0] is not normals:
+        unit = np.ascontiguousarray(normals / np.linalg.norm(normals, axis=1)[:, None])
+        offsets = np.ascontiguousarray((unit @ np.asarray(body.vertices_shape, dtype=float).T).max(axis=1))
+        held = (normals, unit, offsets)
+        if len(_FACES) < _FACES_CACHE_SIZE:
+            _FACES[id(normals)] = held
+    return held[1], held[2]
+
+
+def _other_basin(body0, body1, depth_m: float, normal: np.ndarray, p0: np.ndarray, p1: np.ndarray) -> float:
+    """:func:`kernels.mtd.other_basin_gap` of the pair, witness points ``p0``, ``p1`` (metres; +inf when none
+    is within SWITCH_MARGIN_M)."""
+    faces0, offsets0 = _faces(body0)
+    faces1, offsets1 = _faces(body1)
+    k0, s0, v0, T0 = body0.kernel_arguments()
+    k1, s1, v1, T1 = body1.kernel_arguments()
+    return other_basin_gap(k0, s0, v0, T0, faces0, offsets0, k1, s1, v1, T1, faces1, offsets1,
+                           np.ascontiguousarray(normal, dtype=float), float(depth_m), np.ascontiguousarray(p0),
+                           np.ascontiguousarray(p1), SWITCH_MARGIN_M, _SAME_BASIN_COS, _BASIN_START_RAD,
+                           _BASIN_STOP_RAD)
 
 
 def feature_witness(body0, body1, distance_m: float, normal: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
     """The witness points (p0, p1) where the two bodies' features along ``normal`` (body 0 -> body 1)
-    meet, ``p1 = p0 + distance_m * normal``, when they meet at one point (the distance is smooth
-    there); None when they touch along a segment or a patch (a kink: not smooth) or do not meet
-    as found (numerical trouble: not smooth either)."""
-    f0 = support_feature(body0, normal)
-    f1 = support_feature(body1, -normal)
+    meet, ``p1 = p0 + distance_m * normal``, when they meet at one point (the distance is
+    differentiable there); None when they touch along a segment or a patch (a kink: not smooth) or
+    do not meet as found (numerical trouble: not smooth either). :func:`feature_contact` with the
+    switch margin left out."""
+    found = _contact(body0, body1, distance_m, normal, False)
+    return None if found is None else found[:2]
+
+
+def feature_contact(body0, body1, distance_m: float, normal: np.ndarray) -> tuple[np.ndarray, np.ndarray, float] | None:
+    """(p0, p1, switch margin in metres) of a penetrating convex pair (``distance_m`` < 0): the witness
+    points of :func:`feature_witness` and how far the contact is from a switch (module docstring: a row
+    is smooth only when it is at least SWITCH_MARGIN_M); None where :func:`feature_witness` is None."""
+    return _contact(body0, body1, distance_m, normal, True)
+
+
+def _contact(body0, body1, distance_m: float, normal: np.ndarray, margin: bool):
+    f0, gap0 = _feature(body0, normal)
+    f1, gap1 = _feature(body1, -normal)
     shift = distance_m * normal
-    if len(f0) == 1:
-        return f0[0], f0[0] + shift
-    if len(f1) == 1:
-        return f1[0] - shift, f1[0]
+    if len(f0) == 1 or len(f1) == 1:
+        if len(f0) == 1:
+            p0 = f0[0]
+            p1 = p0 + shift
+        else:
+            p1 = f1[0]
+            p0 = p1 - shift
+        if not margin:
+            return p0, p1
+        switch = min(gap0, gap1)
+        unit = np.ascontiguousarray(normal, dtype=float)
+        if len(f1) > 1:
+            switch = min(switch, inside_margin(np.ascontiguousarray(p0), np.ascontiguousarray(f1), len(f1), unit))
+        elif len(f0) > 1:
+            switch = min(switch, inside_margin(np.ascontiguousarray(p1), np.ascontiguousarray(f0), len(f0), unit))
+        if switch >= SWITCH_MARGIN_M:
+            switch = min(switch, _other_basin(body0, body1, -distance_m, normal, p0, p1))
+        return p0, p1, switch
     if len(f0) == 2 and len(f1) == 2:
         # p0 = a + s e0, p1 = b + t e1 with p1 - p0 = shift: solve in the plane normal to n (basis u, v)
         a, e0 = f0[0], f0[1] - f0[0]
@@ -136,5 +262,12 @@ def feature_witness(body0, body1, distance_m: float, normal: np.ndarray) -> tupl
         if not (-_CROSSING_SLACK <= s <= 1 + _CROSSING_SLACK and -_CROSSING_SLACK <= t <= 1 + _CROSSING_SLACK):
             return None
         p0 = a + min(max(s, 0.0), 1.0) * e0
-        return p0, p0 + shift
+        if not margin:
+            return p0, p0 + shift
+        length0 = math.sqrt(e0x * e0x + e0y * e0y + e0z * e0z)
+        length1 = math.sqrt(e1x * e1x + e1y * e1y + e1z * e1z)
+        switch = min(gap0, gap1, min(s, 1.0 - s) * length0, min(t, 1.0 - t) * length1)
+        if switch >= SWITCH_MARGIN_M:
+            switch = min(switch, _other_basin(body0, body1, -distance_m, normal, p0, p0 + shift))
+        return p0, p0 + shift, switch
     return None

@@ -332,3 +332,90 @@ def coal_answer_is_mtd(kind_a, params_a, vertices_a, T_a, kind_b, params_b, vert
     depth = -distance
     return check_mtd(kind_a, params_a, vertices_a, T_a, kind_b, params_b, vertices_b, T_b, out[0], depth,
                      tol_abs + tol_rel * abs(depth), local_rad)
+
+
+@njit(inline="always")
+def _face_overlap(kind_o, params_o, vertices_o, T_o, T_f, offset, m0, m1, m2):
+    """The overlap along a face's outward unit normal (m0, m1, m2) (world) of body f, pushing the other body o
+    out through that face: ``offset + m . t_f`` (the face's plane: body f's support there) ``+ h_o(-m)``."""
+    return offset + m0 * T_f[0, 3] + m1 * T_f[1, 3] + m2 * T_f[2, 3] + _support(kind_o, params_o, vertices_o, T_o,
+                                                                                  -m0, -m1, -m2)
+
+
+@njit(cache=True, nogil=True)
+def other_basin_gap(kind_a, params_a, vertices_a, T_a, faces_a, offsets_a, kind_b, params_b, vertices_b, T_b, faces_b,
+                    offsets_b, normal, depth, p0, p1, margin, min_cos, start, stop):
+    """How much deeper than ``depth`` the best *other* local minimum of the overlap lies, among those reached
+    from a candidate direction (:func:`candidate_directions`) or a face normal of either body (``faces_x``
+    (F, 3) unit outward normals in the body's frame, ``offsets_x`` (F,) their planes' offsets ``max n . v``):
+    a candidate whose overlap is within ``margin`` of ``depth`` and more than ``acos(min_cos)`` from the unit
+    ``normal`` (from A to B) is refined (:func:`_refine`, ``start`` to ``stop`` radians); it counts when it stays
+    that far away. Metres; +inf when no candidate is within ``margin``. ``p0``, ``p1``: a point of A and one of
+    B (the witness points): a face normal whose overlap is at least its own body's support there plus the other
+    body's support at that point (``offset + m . (t_f - p)``, a lower bound) is skipped beyond ``margin``
+    without the other body's support function; so is a candidate direction where one body is a vertex set and
+    the other a primitive, bounded by the primitive's support and the vertex set's witness point."""
+    n0, n1, n2 = normal[0], normal[1], normal[2]
+    best = np.inf
+    refined = np.empty(3)
+    dirs = np.empty((MAX_CANDIDATES, 3))
+    m = candidate_directions(kind_a, params_a, T_a, kind_b, params_b, T_b, np.empty((0, 3)), dirs)
+    n_faces_a, n_faces_b = faces_a.shape[0], faces_b.shape[0]
+    # one body a vertex set (its support costs a pass over its vertices), the other a primitive
+    vertices_a_only = kind_a > KIND_CONE and not kind_b > KIND_CONE
+    vertices_b_only = kind_b > KIND_CONE and not kind_a > KIND_CONE
+    # a face's lower bound, offset + face . w, with w the other witness point's offset from the body's origin,
+    # in the body's frame: w_a = R_a^T (t_a - p1), w_b = R_b^T (t_b - p0)
+    x, y, z = T_a[0, 3] - p1[0], T_a[1, 3] - p1[1], T_a[2, 3] - p1[2]
+    wa0, wa1, wa2 = (T_a[0, 0] * x + T_a[1, 0] * y + T_a[2, 0] * z, T_a[0, 1] * x + T_a[1, 1] * y + T_a[2, 1] * z,
+                     T_a[0, 2] * x + T_a[1, 2] * y + T_a[2, 2] * z)
+    x, y, z = T_b[0, 3] - p0[0], T_b[1, 3] - p0[1], T_b[2, 3] - p0[2]
+    wb0, wb1, wb2 = (T_b[0, 0] * x + T_b[1, 0] * y + T_b[2, 0] * z, T_b[0, 1] * x + T_b[1, 1] * y + T_b[2, 1] * z,
+                     T_b[0, 2] * x + T_b[1, 2] * y + T_b[2, 2] * z)
+    d = np.empty(3)
+    for i in range(m + n_faces_a + n_faces_b):
+        if i < m:
+            d0, d1, d2 = dirs[i, 0], dirs[i, 1], dirs[i, 2]
+        elif i < m + n_faces_a:                # a face of A: the direction from A to B is its outward normal
+            f = i - m
+            x, y, z = faces_a[f, 0], faces_a[f, 1], faces_a[f, 2]
+            if not (offsets_a[f] + x * wa0 + y * wa1 + z * wa2 - depth < margin):
+                continue                       # its plane beyond B's witness point: deeper by the margin at least
+            d0 = T_a[0, 0] * x + T_a[0, 1] * y + T_a[0, 2] * z
+            d1 = T_a[1, 0] * x + T_a[1, 1] * y + T_a[1, 2] * z
+            d2 = T_a[2, 0] * x + T_a[2, 1] * y + T_a[2, 2] * z
+        else:                                  # a face of B: the direction from A to B is minus its normal
+            f = i - m - n_faces_a
+            x, y, z = faces_b[f, 0], faces_b[f, 1], faces_b[f, 2]
+            if not (offsets_b[f] + x * wb0 + y * wb1 + z * wb2 - depth < margin):
+                continue
+            d0 = -(T_b[0, 0] * x + T_b[0, 1] * y + T_b[0, 2] * z)
+            d1 = -(T_b[1, 0] * x + T_b[1, 1] * y + T_b[1, 2] * z)
+            d2 = -(T_b[2, 0] * x + T_b[2, 1] * y + T_b[2, 2] * z)
+        if d0 * n0 + d1 * n1 + d2 * n2 >= min_cos:
+            continue
+        if i < m:
+            if vertices_a_only:        # A's support bounded below by its witness point, B's exact (a primitive)
+                h_b = _support(kind_b, params_b, vertices_b, T_b, -d0, -d1, -d2)
+                if not (d0 * p0[0] + d1 * p0[1] + d2 * p0[2] + h_b - depth < margin):
+                    continue
+                value = _support(kind_a, params_a, vertices_a, T_a, d0, d1, d2) + h_b
+            elif vertices_b_only:
+                h_a = _support(kind_a, params_a, vertices_a, T_a, d0, d1, d2)
+                if not (h_a - (d0 * p1[0] + d1 * p1[1] + d2 * p1[2]) - depth < margin):
+                    continue
+                value = h_a + _support(kind_b, params_b, vertices_b, T_b, -d0, -d1, -d2)
+            else:
+                value = _overlap(kind_a, params_a, vertices_a, T_a, kind_b, params_b, vertices_b, T_b, d0, d1, d2)
+        elif i < m + n_faces_a:
+            value = _face_overlap(kind_b, params_b, vertices_b, T_b, T_a, offsets_a[i - m], d0, d1, d2)
+        else:
+            value = _face_overlap(kind_a, params_a, vertices_a, T_a, T_b, offsets_b[i - m - n_faces_a], -d0, -d1, -d2)
+        if not value - depth < margin:
+            continue
+        d[0], d[1], d[2] = d0, d1, d2
+        value = _refine(kind_a, params_a, vertices_a, T_a, kind_b, params_b, vertices_b, T_b, d, value, start, stop,
+                        refined)
+        if refined[0] * n0 + refined[1] * n1 + refined[2] * n2 < min_cos and value - depth < best:
+            best = value - depth
+    return best

@@ -67,3 +67,71 @@ def support_points(points, d, tolerance, out):
             out[1] = b
             kept = 2
     return kept
+
+
+@njit(cache=True)
+def support_gap(points, d, tolerance):
+    """How far behind the support plane along ``d`` the nearest point of ``points`` (m, 3) outside the
+    support feature lies: ``max h - max {h_i : h_i < max h - tolerance}`` with ``h = points @ d``
+    (metres for a unit ``d``); +inf when every point is in the feature."""
+    m = points.shape[0]
+    top = -np.inf
+    for i in range(m):
+        h = points[i, 0] * d[0] + points[i, 1] * d[1] + points[i, 2] * d[2]
+        if h > top:
+            top = h
+    below = -np.inf
+    for i in range(m):
+        h = points[i, 0] * d[0] + points[i, 1] * d[1] + points[i, 2] * d[2]
+        if h < top - tolerance and h > below:
+            below = h
+    return top - below
+
+
+@njit(cache=True)
+def inside_margin(point, feature, count, normal):
+    """How far ``point`` (3,), seen along the unit ``normal``, lies inside the convex feature ``feature[:count]``
+    (a segment: along it, from its nearer end; a polygon of unordered points: from its nearest edge line),
+    metres; negative outside."""
+    n0, n1, n2 = normal[0], normal[1], normal[2]
+    if abs(n0) < 0.9:                 # u = n x (1, 0, 0)
+        u0, u1, u2 = 0.0, n2, -n1
+    else:                             # u = n x (0, 1, 0)
+        u0, u1, u2 = -n2, 0.0, n0
+    length = np.sqrt(u0 * u0 + u1 * u1 + u2 * u2)
+    u0, u1, u2 = u0 / length, u1 / length, u2 / length
+    v0, v1, v2 = n1 * u2 - n2 * u1, n2 * u0 - n0 * u2, n0 * u1 - n1 * u0
+    xs = np.empty(count)
+    ys = np.empty(count)
+    for i in range(count):
+        xs[i] = feature[i, 0] * u0 + feature[i, 1] * u1 + feature[i, 2] * u2
+        ys[i] = feature[i, 0] * v0 + feature[i, 1] * v1 + feature[i, 2] * v2
+    px = point[0] * u0 + point[1] * u1 + point[2] * u2
+    py = point[0] * v0 + point[1] * v1 + point[2] * v2
+    if count == 2:
+        ex, ey = xs[1] - xs[0], ys[1] - ys[0]
+        span = np.sqrt(ex * ex + ey * ey)
+        if span <= 0.0:
+            return -np.inf
+        s = ((px - xs[0]) * ex + (py - ys[0]) * ey) / span
+        return min(s, span - s)
+    # a convex polygon: its edges are the point pairs with every other point on one side
+    best = np.inf
+    for i in range(count):
+        for j in range(i + 1, count):
+            ex, ey = xs[j] - xs[i], ys[j] - ys[i]
+            span = np.sqrt(ex * ex + ey * ey)
+            if span <= 0.0:
+                continue
+            nx, ny = -ey / span, ex / span
+            lo, hi = 0.0, 0.0
+            for k in range(count):
+                side = (xs[k] - xs[i]) * nx + (ys[k] - ys[i]) * ny
+                lo = min(lo, side)
+                hi = max(hi, side)
+            scale = 1e-9 * span
+            if lo >= -scale:              # the others on the + side: inside is +
+                best = min(best, (px - xs[i]) * nx + (py - ys[i]) * ny)
+            elif hi <= scale:
+                best = min(best, -((px - xs[i]) * nx + (py - ys[i]) * ny))
+    return best

@@ -25,10 +25,10 @@ from my_collision_pkg.core.kernels.depth import (SolidArrays, SurfaceSamples, ad
                                                 summarize_regions, support_point, surface_points_inside)
 from my_collision_pkg.core.kernels.kinematics import forward_kinematics, shape_poses
 from my_collision_pkg.core.kernels.mesh_queries import MeshTree, closest_point_on_triangles, contains_probe
-from my_collision_pkg.core.kernels.mtd import check_mtd, coal_answer_is_mtd, overlaps, search_mtd
+from my_collision_pkg.core.kernels.mtd import check_mtd, coal_answer_is_mtd, other_basin_gap, overlaps, search_mtd
 from my_collision_pkg.core.kernels.overlap import clip_edges_to_planes
 from my_collision_pkg.core.kernels.thickness import thickness_along_lines
-from my_collision_pkg.core.kernels.support_features import support_points
+from my_collision_pkg.core.kernels.support_features import inside_margin, support_gap, support_points
 from my_collision_pkg.core.kernels.tubes import edge_ends, tube_margin
 
 
@@ -44,6 +44,10 @@ def warm_up() -> None:
               np.empty((2, 1)))
     square = np.array([[0.0, 0.0, 1.0], [1.0, 0.0, 1.0], [0.0, 1.0, 1.0], [1.0, 1.0, 1.0], [0.5, 0.5, 0.0]])
     support_points(square, np.array([0.0, 0.0, 1.0]), 1e-7, np.empty((5, 3)))        # a face: the SVD too
+    # the switch margin of witness_features.feature_contact: a gap, a point in a segment and in a face
+    support_gap(square, np.array([0.0, 0.0, 1.0]), 1e-7)
+    for count in (2, 4):
+        inside_margin(np.array([0.5, 0.5, 1.0]), square[:count].copy(), count, np.array([0.0, 0.0, 1.0]))
 
 
 def warm_up_kinematics_and_culling() -> None:
@@ -146,6 +150,9 @@ def warm_up_mtd() -> None:
     contact_points(np.zeros(3), normal.copy(), -1.0, np.eye(3), np.zeros(3), np.eye(3), np.zeros(3), np.empty((4, 3)))
     coal_answer_is_mtd(5, np.zeros(3), vertices, pose, kind_b, params, np.zeros((1, 3)), pose, -1.0, np.zeros(3),
                        -normal, normal.copy(), 1e-6, 1e-6, 1e-3, np.empty((2, 3)))
+    faces = np.array([[0.0, 0.0, -1.0]])            # a vertex set's unit face normals and offsets; none for a primitive
+    other_basin_gap(5, np.zeros(3), vertices, pose, faces, np.zeros(1), kind_b, params, np.zeros((1, 3)), pose,
+                    np.zeros((0, 3)), np.zeros(0), normal.copy(), 1.0, np.zeros(3), -normal, 2e-5, 0.99995, 0.05, 1e-9)
 
 
 def _solid(kind: int, planes: np.ndarray, triangles: np.ndarray, tree: MeshTree, manifold: bool) -> SolidArrays:
