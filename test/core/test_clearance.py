@@ -302,3 +302,50 @@ def test_answer_arrays_c_ordered_single_equal_to_batch_and_first_configuration_o
     assert res.status == Status.OUT_OF_BOUNDS and "configuration 2" in res.message and "'turn'" in res.message
     res = checker.clearance(names, [[0.0, 0.0], [0.0, -2.5]], 0.1)
     assert res.status == Status.OUT_OF_BOUNDS and "configuration 1" in res.message and "'slide'" in res.message
+
+
+def test_compiled_rows_bit_identical_to_numpy(arm):
+    """The compiled Jacobian rows and body-frame points (kernels.clearance_rows) are numpy's numbers bit for
+    bit: revolute, prismatic and mimic joints, robot links, world objects, an object attached with an offset."""
+    from my_collision_pkg.core.checks import clearance
+    from my_collision_pkg.core.kernels.clearance_rows import jacobian_and_local_points
+    scene, _ = arm
+    scene.apply([_add("tool", Box((0.1, 0.05, 0.08)), (0.7, 0.1, 0.0), link="arm", touch=("arm",))])
+    world = scene.world
+    tables = clearance._tables(world)
+    mk = tables.mk
+    rng = np.random.default_rng(7)
+    n_shapes, n_rows, n_cfg = len(world.shapes), 400, 5
+    q = rng.uniform(scene.robot.lower_limits, scene.robot.upper_limits, size=(n_cfg, len(scene.robot.active_joint_names)))
+    T_link = scene.robot.link_transforms_batch(q)
+    cfg = np.sort(rng.integers(0, n_cfg, n_rows))
+    shape_pair = rng.integers(0, n_shapes, (n_rows, 2))
+    points = rng.normal(size=(n_rows, 2, 3))
+    normals = rng.normal(size=(n_rows, 3))
+    normals /= np.linalg.norm(normals, axis=1)[:, None]
+    normals[:5] = [[1.0, 0.0, 0.0], [0.0, -1.0, 0.0], [0.0, 0.0, 1.0], [-0.0, 0.0, -1.0], [0.6, 0.0, 0.8]]
+    jac = np.empty((n_rows, len(mk.child_link)))
+    local = np.empty((n_rows, 2, 3))
+    jacobian_and_local_points(T_link, cfg, shape_pair, tables.shape_link, tables.owner_link, tables.owner_offset,
+                              mk.child_link, mk.axis, mk.prismatic, tables.chain, points, normals, True, jac, local)
+    link = tables.shape_link[shape_pair]
+    expected = clearance._row_jacobians(tables, T_link, cfg, (link[:, 1], link[:, 0]), (points[:, 1], points[:, 0]),
+                                        normals, (1.0, -1.0))
+    assert jac.tobytes() == expected.tobytes()
+    assert (jac != 0.0).any(axis=0).all()             # every joint column moves some row
+    plain = tables.plain_frame[shape_pair].all(axis=1)
+    assert plain.any() and not plain.all()            # the tool (attached with an offset) is left to numpy
+    expected = clearance._local_points(T_link, cfg, tables.owner_link[shape_pair], tables.owner_offset[shape_pair],
+                                       points)
+    assert local[plain].tobytes() == expected[plain].tobytes()
+    # through the public call, the tool's rows included (numpy's frames for the chunk that has them)
+    res = CollisionChecker(scene).clearance(["turn", "slide"], q, 5.0)
+    assert res.status == Status.VALID and "tool" in res.body_names
+    for r in range(len(res)):
+        T = T_link[res.configuration_index[r]]
+        for s in range(2):
+            shape = res.shape_pairs[r, s]
+            T_owner = (np.eye(4) if tables.owner_link[shape] < 0 else T[tables.owner_link[shape]]) \
+                @ tables.owner_offset[shape]
+            np.testing.assert_allclose(T_owner[:3, :3] @ res.points_local[r, s] + T_owner[:3, 3], res.points[r, s],
+                                       atol=1e-12)

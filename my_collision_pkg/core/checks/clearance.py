@@ -41,6 +41,7 @@ from my_collision_pkg.core.checks.results import NO_SUBSHAPE, BodyType, Clearanc
 from my_collision_pkg.core.checks.sweep import convex_solids, motion_kinematics
 from my_collision_pkg.core.errors import CollisionPkgError, RequestError
 from my_collision_pkg.core.geometry.coal_setup import coal   # coal with its box support pinned (see there)
+from my_collision_pkg.core.kernels.clearance_rows import jacobian_and_local_points
 from my_collision_pkg.core.kernels.codes import KIND_BOX, KIND_CONVEX, KIND_MESH, KIND_OPEN_MESH
 from my_collision_pkg.core.kernels.culling import obb_candidates
 from my_collision_pkg.core.kernels.gjk import hull_distances
@@ -120,6 +121,10 @@ class _Tables:
                 obj = world.objects[e.owner]
                 self.owner_link[s] = e.link_index if obj.attached else -1
                 self.owner_offset[s] = obj.T_frame_object
+        # body frames the compiled rows take as they are (clearance_rows.jacobian_and_local_points): a link's
+        # own frame (offset exactly the identity) or a world object's frame (link -1); others (an object
+        # attached with an offset) are computed by numpy (_local_points)
+        self.plain_frame = (self.owner_link < 0) | (self.owner_offset == np.eye(4)).all(axis=(1, 2))
 
 
     def coal_poses(self) -> list:
@@ -137,7 +142,7 @@ def _tables(world: CollisionWorld) -> _Tables:
 class _PairTables:
     """The per-shape tables of :class:`_Tables` taken per checked pair of one selection (P pairs), so that
     a request indexes them once by its candidate rows' pair: shapes, the first-distance route, the mesh
-    checks, the links and owner links, and the answer's body columns."""
+    checks, the owner links, whether the body frames are taken as they are, and the answer's body columns."""
 
     def __init__(self, tables: _Tables, pairs: np.ndarray) -> None:
         pairs = np.asarray(pairs, dtype=np.int64)
@@ -152,9 +157,8 @@ class _PairTables:
         self.slack = np.where(self.mesh, _HULL_SLACK_M, 0.0)
         self.bvh = tables.bvh[pairs]                              # (P, 2)
         self.mesh_slot = tables.mesh_slot[pairs]                  # (P, 2)
-        self.link0 = tables.shape_link[self.a]
-        self.link1 = tables.shape_link[self.b]
         self.owner_link = tables.owner_link[pairs]                # (P, 2)
+        self.plain_frames = tables.plain_frame[pairs].all(axis=1)  # both body frames taken as they are
         self.names = tables.names[pairs]                          # (P, 2)
         self.types = tables.types[pairs]
         self.ids = tables.ids[pairs]
@@ -473,13 +477,19 @@ def chunk_rows(world: CollisionWorld, selection, q: np.ndarray, influence: float
     smooth &= ~(np.abs(d) < SMOOTH_DISTANCE_M)                 # touching: no normal from the geometry
     smooth &= ~((d < 0.0) & found.deepest[rows])               # deepest-point depth of a non-convex mesh
     smooth &= ~found.kink[rows]                                # features touching along a segment or patch
-    jac = np.zeros((len(rows), 0))
-    if compute_jacobians:
-        mimic = tables.mk.mimic_matrix[:, columns]                 # (M, J)
-        jac = _row_jacobians(tables, T_link, cfg, (pt.link1[pair], pt.link0[pair]),
-                             (pts[:, 1], pts[:, 0]), nrm, (1.0, -1.0)) @ mimic
-    return (cfg, pair, d_padded, pts, _local_points(T_link, cfg, pt.owner_link[pair], tables.owner_offset[pairs[pair]], pts), nrm,
-            found.subshapes[rows], smooth, jac)
+    # Jacobian rows over the movable joints and body-frame points, all rows in one compiled call (the numbers
+    # numpy's _row_jacobians and _local_points gave, bit for bit)
+    mk = tables.mk
+    shape_pair = pairs[pair]
+    local = np.empty((len(rows), 2, 3))
+    jac_m = np.empty((len(rows), len(mk.child_link) if compute_jacobians else 0))
+    jacobian_and_local_points(T_link, cfg, shape_pair, tables.shape_link, tables.owner_link, tables.owner_offset,
+                              mk.child_link, mk.axis, mk.prismatic, tables.chain, pts, nrm, bool(compute_jacobians),
+                              jac_m, local)
+    if not pt.plain_frames[pair].all():          # an object attached with an offset: its frame by numpy
+        local = _local_points(T_link, cfg, pt.owner_link[pair], tables.owner_offset[shape_pair], pts)
+    jac = jac_m @ mk.mimic_matrix[:, columns] if compute_jacobians else np.zeros((len(rows), 0))
+    return cfg, pair, d_padded, pts, local, nrm, found.subshapes[rows], smooth, jac
 
 
 def chunk_configurations(n_pairs: int) -> int:
