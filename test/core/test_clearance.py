@@ -349,3 +349,53 @@ def test_compiled_rows_bit_identical_to_numpy(arm):
                 @ tables.owner_offset[shape]
             np.testing.assert_allclose(T_owner[:3, :3] @ res.points_local[r, s] + T_owner[:3, 3], res.points[r, s],
                                        atol=1e-12)
+
+
+def test_compiled_sphere_gaps_and_first_distances_bit_identical_to_numpy():
+    """kernels.clearance_rows.sphere_gaps and settle_first_distances give numpy's numbers (the formulas clearance
+    and narrowphase used before), bit for bit, culled, apart, failed and unmeasured rows included."""
+    from my_collision_pkg.core.kernels.clearance_rows import settle_first_distances, sphere_gaps
+    rng = np.random.default_rng(11)
+    n_cfg, n_shapes, k = 3, 6, 500
+    T = rng.normal(size=(n_cfg, n_shapes, 4, 4))
+    centre, radius = rng.normal(size=(n_shapes, 3)), rng.uniform(0.0, 1.0, n_shapes)
+    cfg, a, b = rng.integers(0, n_cfg, k), rng.integers(0, n_shapes, k), rng.integers(0, n_shapes, k)
+    gaps = np.empty(k)
+    sphere_gaps(T, cfg, a, b, centre, radius, gaps)
+    T_a, T_b = T[cfg, a], T[cfg, b]
+    centre_a = np.einsum("kij,kj->ki", T_a[:, :3, :3], centre[a]) + T_a[:, :3, 3]
+    centre_b = np.einsum("kij,kj->ki", T_b[:, :3, :3], centre[b]) + T_b[:, :3, 3]
+    assert gaps.tobytes() == (np.linalg.norm(centre_b - centre_a, axis=1) - radius[a] - radius[b]).tobytes()
+
+    raw = rng.uniform(-0.1, 0.6, k)
+    p0 = rng.normal(size=(k, 3))
+    p1 = p0 + rng.normal(size=(k, 3)) * raw[:, None]
+    measured = rng.random(k) < 0.9
+    raw[~measured] = np.nan
+    raw[:4] = [1e7, 0.2, 0.3, 1e-6]             # a failure, a failed point, touching points, below the slack
+    p0[1, 2] = 2e6
+    p1[2] = p0[2]
+    far_from = rng.uniform(0.0, 0.5, k)
+    mesh = rng.random(k) < 0.5
+    slack, sane_m = 1e-5, 1e6
+    got = (np.full(k, np.inf), np.zeros((k, 2, 3)), np.zeros((k, 3)), np.zeros(k, dtype=np.int8),
+           np.empty(k, dtype=np.bool_), np.empty(k, dtype=np.bool_))
+    settle_first_distances(raw, p0, p1, measured, far_from, slack, sane_m, mesh, *got[:4], 1, 2, *got[4:])
+    want = (np.full(k, np.inf), np.zeros((k, 2, 3)), np.zeros((k, 3)), np.zeros(k, dtype=np.int8))
+    with np.errstate(invalid="ignore"):
+        sane = measured & (np.abs(raw) < sane_m) & (np.abs(p0) < sane_m).all(axis=1) & (np.abs(p1) < sane_m).all(axis=1)
+        far = sane & (raw >= far_from)
+        delta = p1 - p0
+        gap = np.sqrt(np.einsum("ki,ki->k", delta, delta))
+        apart = sane & ~far & (raw > slack) & (gap > 1e-12)
+    rows = apart.nonzero()[0]
+    normal = delta[rows] / gap[rows, None]
+    want[0][rows] = raw[rows]
+    want[1][rows, 0] = p0[rows]
+    want[1][rows, 1] = p0[rows] + raw[rows, None] * normal
+    want[2][rows] = normal
+    want[3][rows] = np.where(mesh[rows], 2, 1)
+    for x, y in zip(got[:4], want):
+        assert x.tobytes() == y.tobytes()
+    assert (got[4] == (~far & ~apart)).all() and (got[5] == (sane & mesh & ~(raw > slack))).all()
+    assert 0 < len(rows) < k and far.any() and got[4].sum() > (~measured).sum() and got[5].any()

@@ -41,7 +41,7 @@ from my_collision_pkg.core.checks.results import NO_SUBSHAPE, BodyType, Clearanc
 from my_collision_pkg.core.checks.sweep import convex_solids, motion_kinematics
 from my_collision_pkg.core.errors import CollisionPkgError, RequestError
 from my_collision_pkg.core.geometry.coal_setup import coal   # coal with its box support pinned (see there)
-from my_collision_pkg.core.kernels.clearance_rows import jacobian_and_local_points
+from my_collision_pkg.core.kernels.clearance_rows import jacobian_and_local_points, settle_first_distances
 from my_collision_pkg.core.kernels.codes import KIND_BOX, KIND_CONVEX, KIND_MESH, KIND_OPEN_MESH
 from my_collision_pkg.core.kernels.culling import obb_candidates
 from my_collision_pkg.core.kernels.gjk import hull_distances
@@ -345,26 +345,16 @@ def _measure(world: CollisionWorld, tables: _Tables, T_shape: np.ndarray, cfg: n
     measured[direct] = True
     if len(compiled):
         measured[done] = True
-    with np.errstate(invalid="ignore"):
-        sane = measured & (np.abs(raw) < _SANE_M) & (np.abs(p0) < _SANE_M).all(axis=1) \
-            & (np.abs(p1) < _SANE_M).all(axis=1)
-        # a lower bound (exact for primitives) at or beyond the threshold: not a row
-        far = sane & (raw >= thresholds[pair] + pt.slack[pair])
-        delta = p1 - p0
-        gap = np.sqrt(np.einsum("ki,ki->k", delta, delta))
-        apart = sane & ~far & (raw > _HULL_SLACK_M) & (gap > 1e-12)
-    rows = apart.nonzero()[0]
-    if len(rows):
-        normal = delta[rows] / gap[rows, None]
-        out.distance[rows] = raw[rows]
-        out.points[rows, 0] = p0[rows]
-        out.points[rows, 1] = p0[rows] + raw[rows, None] * normal
-        out.normal[rows] = normal
-        out.state[rows] = np.where(mesh[rows], _CHECK_MESH, _DONE)
+    # one compiled pass over the rows: a sane first distance (a lower bound, exact for primitives) at or
+    # beyond the threshold culls the row; apart rows get their distance, witness points (point 1 at
+    # p0 + d n) and normal, to be checked on the meshes (mesh rows) or done; the rest are slow
+    slow_rows = np.empty(k_rows, dtype=np.bool_)
+    overlapping = np.empty(k_rows, dtype=np.bool_)
+    settle_first_distances(raw, p0, p1, measured, thresholds[pair] + pt.slack[pair], _HULL_SLACK_M, _SANE_M, mesh,
+                           out.distance, out.points, out.normal, out.state, _DONE, _CHECK_MESH, slow_rows, overlapping)
     # penetrating or touching (hulls or primitives), or no first distance: pair_distance's own rules
-    slow = (~far & ~apart).nonzero()[0].tolist()
+    slow = slow_rows.nonzero()[0].tolist()
     _check_on_meshes(world, tables, T_shape, cfg, pair, pairs, out, slow, pt)
-    overlapping = sane & mesh & ~(raw > _HULL_SLACK_M)
     for i, k in enumerate(slow):
         if stop is not None and i % _STOP_EVERY == _STOP_EVERY - 1:
             stop.check_stop()

@@ -1,8 +1,11 @@
-"""Compiled per-row work of a clearance answer (numba): Jacobian rows and body-frame witness points.
+"""Compiled per-row work of a clearance answer (numba): sphere culling, apart rows, Jacobian rows, body-frame points.
 
-:func:`jacobian_and_local_points` fills, for every row of a chunk at once, the Jacobian row
-``n . (v_1(p1) - v_0(p0))`` over the movable joints and each witness point in its body's
-own frame, what ``checks.clearance`` computed with a dozen numpy operations per chunk.
+For every candidate row of a chunk at once, what ``checks.clearance`` computed with numpy
+operations per chunk: :func:`sphere_gaps` (the bounding spheres' distances that cull rows),
+:func:`settle_first_distances` (which rows the first distance culls, which are apart and
+their witness points and normal, which go to the narrow phase) and
+:func:`jacobian_and_local_points` (the Jacobian row ``n . (v_1(p1) - v_0(p0))`` over the
+movable joints and each witness point in its body's own frame).
 
 The numbers are those numpy gave, bit for bit: every product and sum is written in the
 order numpy's calls made them on this build (numpy's ``einsum`` over a contiguous axis of
@@ -83,3 +86,69 @@ def jacobian_and_local_points(T_world_link, cfg, shape_pair, shape_link, owner_l
             d2 = points[r, s, 2] - T[2, 3]
             for i in range(3):
                 out_local[r, s, i] = (T[0, i] * d0 + T[1, i] * d1) + T[2, i] * d2
+
+
+@njit(cache=True, fastmath=False)
+def sphere_gaps(T_world_shape, cfg, a, b, centre, radius, out_gap):
+    """The distance between two shapes' bounding spheres, negative when they overlap, for K rows
+    (what ``narrowphase.bounding_sphere_gaps`` computed with numpy's einsum and norm, bit for bit).
+
+    Parameters
+    ----------
+    T_world_shape : (N, S, 4, 4) every shape's pose at N configurations.
+    cfg, a, b : (K,) int64, row k: shapes ``a[k]`` and ``b[k]`` at configuration ``cfg[k]``.
+    centre : (S, 3) each bounding sphere's centre in its shape's frame; radius : (S,) its radius.
+    out_gap : (K,) written.
+    """
+    for k in range(cfg.shape[0]):
+        Ta = T_world_shape[cfg[k], a[k]]
+        Tb = T_world_shape[cfg[k], b[k]]
+        ca, cb = centre[a[k]], centre[b[k]]
+        s = 0.0
+        for i in range(3):
+            xa = ((Ta[i, 0] * ca[0] + Ta[i, 2] * ca[2]) + Ta[i, 1] * ca[1]) + Ta[i, 3]
+            xb = ((Tb[i, 0] * cb[0] + Tb[i, 2] * cb[2]) + Tb[i, 1] * cb[1]) + Tb[i, 3]
+            d = xb - xa
+            s = d * d if i == 0 else s + d * d          # numpy's norm: (x0^2 + x1^2) + x2^2
+        out_gap[k] = (np.sqrt(s) - radius[a[k]]) - radius[b[k]]
+
+
+@njit(cache=True, fastmath=False)
+def settle_first_distances(raw, p0, p1, measured, far_from, apart_above, sane_below, mesh, out_distance, out_points,
+                           out_normal, out_state, done, check_mesh, out_slow, out_overlapping):
+    """Sort the K candidate rows of a chunk by their first distance (hulls or primitives, measured or not).
+
+    Parameters
+    ----------
+    raw : (K,) first signed distance (NaN: not measured); p0, p1 : (K, 3) its witness points.
+    measured : (K,) bool, rows with a first distance.
+    far_from : (K,) the threshold plus the slack beyond which a first distance culls the row.
+    apart_above : float, a first distance above this (and witness points apart) is an apart row.
+    sane_below : float, a first distance or witness coordinate at this or beyond is a failure.
+    mesh : (K,) bool, rows with a mesh (an apart row to be checked on the meshes).
+    out_distance, out_points (K, 2, 3), out_normal (K, 3), out_state (K,) int8 : written for the
+        apart rows: the distance, the witness points (point 1 at ``p0 + d n``), the unit normal
+        ``(p1 - p0) / |p1 - p0|``, and ``check_mesh`` (mesh rows) or ``done``.
+    out_slow : (K,) bool written: rows neither culled nor apart (measured by the narrow phase).
+    out_overlapping : (K,) bool written: sane mesh rows whose first distance is not above ``apart_above``.
+    """
+    for k in range(raw.shape[0]):
+        d = raw[k]
+        sane = measured[k] and abs(d) < sane_below
+        for i in range(3):
+            sane = sane and abs(p0[k, i]) < sane_below and abs(p1[k, i]) < sane_below
+        far = sane and d >= far_from[k]
+        x0, x1, x2 = p1[k, 0] - p0[k, 0], p1[k, 1] - p0[k, 1], p1[k, 2] - p0[k, 2]
+        gap = np.sqrt((x0 * x0 + x2 * x2) + x1 * x1)      # numpy's einsum order
+        apart = sane and not far and d > apart_above and gap > 1e-12
+        if apart:
+            n0, n1, n2 = x0 / gap, x1 / gap, x2 / gap
+            out_distance[k] = d
+            out_points[k, 0, 0], out_points[k, 0, 1], out_points[k, 0, 2] = p0[k, 0], p0[k, 1], p0[k, 2]
+            out_points[k, 1, 0] = p0[k, 0] + d * n0
+            out_points[k, 1, 1] = p0[k, 1] + d * n1
+            out_points[k, 1, 2] = p0[k, 2] + d * n2
+            out_normal[k, 0], out_normal[k, 1], out_normal[k, 2] = n0, n1, n2
+            out_state[k] = check_mesh if mesh[k] else done
+        out_slow[k] = not far and not apart
+        out_overlapping[k] = sane and mesh[k] and not d > apart_above

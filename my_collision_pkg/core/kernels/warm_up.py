@@ -15,7 +15,7 @@ import numpy as np
 
 from my_collision_pkg.core.kernels import explain_batch
 from my_collision_pkg.core.kernels.cells import cells_in_boxes
-from my_collision_pkg.core.kernels.clearance_rows import jacobian_and_local_points
+from my_collision_pkg.core.kernels.clearance_rows import jacobian_and_local_points, settle_first_distances, sphere_gaps
 from my_collision_pkg.core.kernels.codes import KIND_MESH
 from my_collision_pkg.core.kernels.contact_points import contact_points
 from my_collision_pkg.core.kernels.culling import (first_candidate_row, obb_candidates,
@@ -84,6 +84,11 @@ def warm_up_kinematics_and_culling() -> None:
                                   np.array([[0.0, 0.0, 1.0], [1.0, 0.0, 0.0]]), np.array([False, True]),
                                   np.array([[1.0, 1.0], [0.0, 0.0]]), np.zeros((1, 2, 3)), np.array([[0.0, 0.0, 1.0]]),
                                   n_jac > 0, np.empty((1, n_jac)), np.empty((1, 2, 3)))
+    one = np.zeros(1, dtype=np.int64)
+    sphere_gaps(poses, one, one, np.ones(1, dtype=np.int64), np.zeros((2, 3)), np.ones(2), np.empty(1))
+    settle_first_distances(np.ones(1), np.zeros((1, 3)), np.ones((1, 3)), np.ones(1, dtype=np.bool_), np.ones(1), 1e-5,
+                           1e6, np.ones(1, dtype=np.bool_), np.empty(1), np.empty((1, 2, 3)), np.empty((1, 3)),
+                           np.zeros(1, dtype=np.int8), 1, 2, np.empty(1, dtype=np.bool_), np.empty(1, dtype=np.bool_))
     thickness_along_lines(np.zeros((1, 2)), np.zeros(1, dtype=np.int64), np.array([0, 0], dtype=np.int64),
                           np.zeros(0, dtype=np.int64), np.zeros((1, 12)), np.zeros((1, 3), dtype=np.bool_),
                           np.zeros((1, 8)), 1.0)
