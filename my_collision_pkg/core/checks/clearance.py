@@ -41,11 +41,12 @@ from my_collision_pkg.core.checks.results import NO_SUBSHAPE, BodyType, Clearanc
 from my_collision_pkg.core.checks.sweep import convex_solids, motion_kinematics
 from my_collision_pkg.core.errors import CollisionPkgError, RequestError
 from my_collision_pkg.core.geometry.coal_setup import coal   # coal with its box support pinned (see there)
-from my_collision_pkg.core.kernels.clearance_rows import jacobian_and_local_points, settle_first_distances
+from my_collision_pkg.core.kernels.clearance_rows import (check_on_meshes, jacobian_and_local_points,
+                                                           settle_first_distances)
 from my_collision_pkg.core.kernels.codes import KIND_BOX, KIND_CONVEX, KIND_MESH, KIND_OPEN_MESH
 from my_collision_pkg.core.kernels.culling import obb_candidates
 from my_collision_pkg.core.kernels.gjk import hull_distances
-from my_collision_pkg.core.kernels.witness_check import pack_meshes, project_onto_meshes
+from my_collision_pkg.core.kernels.witness_check import pack_meshes
 from my_collision_pkg.core.scene.objects import OCTOMAP_ID
 from my_collision_pkg.core.scene.planning_scene import CollisionWorld
 
@@ -281,7 +282,7 @@ def _measure(world: CollisionWorld, tables: _Tables, T_shape: np.ndarray, cfg: n
     - two primitive (or convex) shapes apart: coal's distance of the two (the same call);
     - a pair with a mesh: coal's distance of the hulls (a hull contains its mesh: a lower
       bound, which culls the pair when it is the threshold or more); with the hulls apart and
-      each mesh's hull witness point on the mesh's surface (:func:`kernels.witness_check.project_onto_meshes`,
+      each mesh's hull witness point on the mesh's surface (:func:`kernels.clearance_rows.check_on_meshes`,
       all rows of the chunk in one call), the meshes are at the hulls' distance, attained at
       those points (the meshes are apart, neither inside the other); otherwise coal's mesh
       distance, as :func:`narrowphase.pair_distance` has it while the surfaces are apart;
@@ -385,26 +386,11 @@ def _check_on_meshes(world: CollisionWorld, tables: _Tables, T_shape: np.ndarray
                      pairs: np.ndarray, out: _Measured, slow: list, pair_tables: _PairTables) -> None:
     """Settle the rows measured on hulls (``_CHECK_MESH``): kept when each mesh's witness point lies on
     its mesh (subshape: the triangle it lies on), else measured on the meshes (``_mesh_distance``)."""
-    rows = (out.state == _CHECK_MESH).nonzero()[0]
-    if len(rows) == 0:
+    if not (out.state == _CHECK_MESH).any():
         return
-    pair_rows = pair[rows]
-    shape = pairs[pair_rows]                                   # (K, 2)
-    slot = pair_tables.mesh_slot[pair_rows]                    # (K, 2)
-    is_mesh = pair_tables.bvh[pair_rows]
-    k_idx, side = np.nonzero(is_mesh & (slot >= 0))
-    d2 = np.zeros(len(k_idx))
-    triangle = np.full(len(k_idx), -1, dtype=np.int64)
-    if len(k_idx):
-        project_onto_meshes(np.ascontiguousarray(out.points[rows[k_idx], side]),
-                            np.ascontiguousarray(T_shape[cfg[rows[k_idx]], shape[k_idx, side]]),
-                            np.ascontiguousarray(slot[k_idx, side]), *tables.packed, d2, triangle)
-    on_mesh = ~(is_mesh & (slot < 0))                          # a mesh without a tree: never on it
-    on_mesh[k_idx, side] = d2 <= ON_MESH_M ** 2
-    out.subshapes[rows[k_idx], side] = triangle
-    ok = on_mesh.all(axis=1)
-    out.state[rows[ok]] = _DONE
-    for k in rows[~ok].tolist():
+    rest = check_on_meshes(out.state, out.points, T_shape, cfg, pairs[pair], pair_tables.mesh_slot[pair],
+                           pair_tables.bvh[pair], _CHECK_MESH, _DONE, ON_MESH_M ** 2, *tables.packed, out.subshapes)
+    for k in rest.tolist():
         _mesh_distance(world, tables, T_shape, int(cfg[k]), pairs[pair[k]], k, out, slow)
 
 

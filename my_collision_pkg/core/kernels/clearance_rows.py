@@ -3,7 +3,8 @@
 For every candidate row of a chunk at once, what ``checks.clearance`` computed with numpy
 operations per chunk: :func:`sphere_gaps` (the bounding spheres' distances that cull rows),
 :func:`settle_first_distances` (which rows the first distance culls, which are apart and
-their witness points and normal, which go to the narrow phase) and
+their witness points and normal, which go to the narrow phase), :func:`check_on_meshes`
+(whether the hull witness points of apart mesh rows lie on their meshes) and
 :func:`jacobian_and_local_points` (the Jacobian row ``n . (v_1(p1) - v_0(p0))`` over the
 movable joints and each witness point in its body's own frame).
 
@@ -17,6 +18,8 @@ from __future__ import annotations
 
 import numpy as np
 from numba import njit
+
+from my_collision_pkg.core.kernels.witness_check import project_onto_meshes
 
 
 @njit(cache=True, fastmath=False)
@@ -152,3 +155,73 @@ def settle_first_distances(raw, p0, p1, measured, far_from, apart_above, sane_be
             out_state[k] = check_mesh if mesh[k] else done
         out_slow[k] = not far and not apart
         out_overlapping[k] = sane and mesh[k] and not d > apart_above
+
+
+@njit(cache=True, fastmath=False)
+def check_on_meshes(state, points, T_world_shape, cfg, shape_pair, mesh_slot, is_mesh, check_mesh, done, on_mesh_d2,
+                    triangle_start, node_start, triangles, bounds, nodes, order, face_normals, out_subshapes):
+    """Settle the rows whose state is ``check_mesh`` (hulls apart): ``done`` where each mesh's hull witness
+    point lies on its mesh (squared distance at most ``on_mesh_d2``); returns the other rows, in order.
+
+    Parameters
+    ----------
+    state : (K,) int8, read and written.
+    points : (K, 2, 3) the rows' witness points (planning frame).
+    T_world_shape : (N, S, 4, 4); cfg : (K,) int64, each row's configuration.
+    shape_pair, mesh_slot : (K, 2) int64, each row's shapes and their meshes in the packed trees (-1: none).
+    is_mesh : (K, 2) bool, sides that are meshes (a mesh without a packed tree is never on its mesh).
+    triangle_start ... face_normals : the packed meshes (``witness_check.pack_meshes``).
+    out_subshapes : (K, 2) int32, written for the projected sides: the nearest triangle.
+
+    The projection is :func:`witness_check.project_onto_meshes` on the projected sides in
+    (row, side) order, so its numbers are those of a call on all of them.
+    """
+    n = 0
+    for k in range(state.shape[0]):
+        if state[k] == check_mesh:
+            for s in range(2):
+                if is_mesh[k, s] and mesh_slot[k, s] >= 0:
+                    n += 1
+    at_point = np.empty((n, 3))
+    at_pose = np.empty((n, 4, 4))
+    at_slot = np.empty(n, dtype=np.int64)
+    at_row = np.empty(n, dtype=np.int64)
+    at_side = np.empty(n, dtype=np.int64)
+    i = 0
+    for k in range(state.shape[0]):
+        if state[k] == check_mesh:
+            for s in range(2):
+                if is_mesh[k, s] and mesh_slot[k, s] >= 0:
+                    at_point[i] = points[k, s]
+                    at_pose[i] = T_world_shape[cfg[k], shape_pair[k, s]]
+                    at_slot[i], at_row[i], at_side[i] = mesh_slot[k, s], k, s
+                    i += 1
+    d2 = np.zeros(n)
+    triangle = np.full(n, -1, dtype=np.int64)
+    if n:
+        project_onto_meshes(at_point, at_pose, at_slot, triangle_start, node_start, triangles, bounds, nodes, order,
+                            face_normals, d2, triangle)
+    off = np.zeros(state.shape[0], dtype=np.bool_)
+    for k in range(state.shape[0]):
+        if state[k] == check_mesh:
+            for s in range(2):
+                if is_mesh[k, s] and mesh_slot[k, s] < 0:
+                    off[k] = True
+    for i in range(n):
+        out_subshapes[at_row[i], at_side[i]] = triangle[i]
+        if not d2[i] <= on_mesh_d2:
+            off[at_row[i]] = True
+    count = 0
+    for k in range(state.shape[0]):
+        if state[k] == check_mesh:
+            if off[k]:
+                count += 1
+            else:
+                state[k] = done
+    rest = np.empty(count, dtype=np.int64)
+    count = 0
+    for k in range(state.shape[0]):
+        if state[k] == check_mesh:
+            rest[count] = k
+            count += 1
+    return rest

@@ -15,7 +15,8 @@ import numpy as np
 
 from my_collision_pkg.core.kernels import explain_batch
 from my_collision_pkg.core.kernels.cells import cells_in_boxes
-from my_collision_pkg.core.kernels.clearance_rows import jacobian_and_local_points, settle_first_distances, sphere_gaps
+from my_collision_pkg.core.kernels.clearance_rows import (check_on_meshes, jacobian_and_local_points,
+                                                           settle_first_distances, sphere_gaps)
 from my_collision_pkg.core.kernels.codes import KIND_MESH
 from my_collision_pkg.core.kernels.contact_points import contact_points
 from my_collision_pkg.core.kernels.culling import (first_candidate_row, obb_candidates,
@@ -31,6 +32,7 @@ from my_collision_pkg.core.kernels.overlap import clip_edges_to_planes
 from my_collision_pkg.core.kernels.thickness import thickness_along_lines
 from my_collision_pkg.core.kernels.support_features import support_points
 from my_collision_pkg.core.kernels.tubes import tube_margin
+from my_collision_pkg.core.kernels.witness_check import pack_meshes
 
 
 def warm_up() -> None:
@@ -133,6 +135,11 @@ def warm_up_contacts() -> None:
         refine_to_support(1, kind, np.ones(3), corners, np.eye(4), np.zeros(3), np.ones(3), 0.5, np.eye(4),
                           _solid(KIND_MESH, planes, triangles, tree, True))
     warm_up_mtd()
+    # clearance's check of hull witness points on their meshes (one mesh side, as the clearance tables pass them)
+    check_on_meshes(np.full(1, 2, dtype=np.int8), np.zeros((1, 2, 3)), np.eye(4)[None, None].repeat(2, axis=1),
+                    np.zeros(1, dtype=np.int64), np.array([[0, 1]], dtype=np.int64), np.array([[0, -1]], dtype=np.int64),
+                    np.array([[True, False]]), 2, 1, 1e-18, *pack_meshes([tree], [triangles]),
+                    np.full((1, 2), -1, dtype=np.int32))
     solid = _solid(KIND_MESH, planes, triangles, tree, True)
     pair_regions(1, 1, tuple(samples), tuple(solid), np.eye(4), tuple(samples), tuple(solid), np.eye(4))
     pair_overlaps(tuple(samples), tuple(solid), np.eye(4), tuple(samples), tuple(solid), np.eye(4))
