@@ -399,3 +399,37 @@ def test_compiled_sphere_gaps_and_first_distances_bit_identical_to_numpy():
         assert x.tobytes() == y.tobytes()
     assert (got[4] == (~far & ~apart)).all() and (got[5] == (sane & mesh & ~(raw > slack))).all()
     assert 0 < len(rows) < k and far.any() and got[4].sum() > (~measured).sum() and got[5].any()
+
+
+@pytest.mark.parametrize("k_max", [0, 1, 3])
+def test_compiled_row_order_is_numpy_lexsort(k_max):
+    """kernels.clearance_rows.assemble_rows keeps, orders and flags the rows as numpy's lexsort by (configuration,
+    padded distance) did, ties (equal distances, +0 and -0) in candidate order, k_max per configuration."""
+    from my_collision_pkg.core.kernels.clearance_rows import assemble_rows
+    rng = np.random.default_rng(5 + k_max)
+    k, n_pairs = 600, 7
+    cfg = np.sort(rng.integers(0, 40, k))
+    pair = rng.integers(0, n_pairs, k)
+    margins = rng.choice([0.0, 0.01, 0.02], n_pairs)
+    distance = rng.choice([-0.01, -0.0, 0.0, 1e-10, 0.01, 0.02, 0.03], k) + np.where(rng.random(k) < 0.5, 0.0, margins[pair])
+    state = rng.integers(0, 3, k).astype(np.int8)
+    points, normal = rng.normal(size=(k, 2, 3)), rng.normal(size=(k, 3))
+    normal[rng.random(k) < 0.05] = np.nan
+    subshapes = rng.integers(-1, 50, (k, 2)).astype(np.int32)
+    exact, deepest, kink = (rng.random(k) < p for p in (0.9, 0.3, 0.1))
+    got = assemble_rows(state, distance, points, normal, subshapes, exact, deepest, kink, cfg, pair, margins, k_max, 1,
+                        1e-9)
+    rows = (state == 1).nonzero()[0]
+    d_padded = distance[rows] - margins[pair[rows]]
+    order = np.lexsort((d_padded, cfg[rows]))
+    if k_max > 0:
+        c_sorted = cfg[rows][order]
+        order = order[np.arange(len(order)) - np.searchsorted(c_sorted, c_sorted, side="left") < k_max]
+    rows = rows[order]
+    d = distance[rows]
+    smooth = exact[rows] & np.isfinite(normal[rows]).all(axis=1) & ~(np.abs(d) < 1e-9) & ~((d < 0.0) & deepest[rows]) \
+        & ~kink[rows]
+    want = (rows, cfg[rows], pair[rows], d_padded[order], points[rows], normal[rows], subshapes[rows], smooth)
+    for x, y in zip(got, want):
+        assert x.dtype == y.dtype and x.tobytes() == y.tobytes()
+    assert smooth.any() and not smooth.all() and len(rows) >= 40          # (40 configurations)

@@ -41,7 +41,7 @@ from my_collision_pkg.core.checks.results import NO_SUBSHAPE, BodyType, Clearanc
 from my_collision_pkg.core.checks.sweep import convex_solids, motion_kinematics
 from my_collision_pkg.core.errors import CollisionPkgError, RequestError
 from my_collision_pkg.core.geometry.coal_setup import coal   # coal with its box support pinned (see there)
-from my_collision_pkg.core.kernels.clearance_rows import (check_on_meshes, jacobian_and_local_points,
+from my_collision_pkg.core.kernels.clearance_rows import (assemble_rows, check_on_meshes, jacobian_and_local_points,
                                                            settle_first_distances)
 from my_collision_pkg.core.kernels.codes import KIND_BOX, KIND_CONVEX, KIND_MESH, KIND_OPEN_MESH
 from my_collision_pkg.core.kernels.culling import obb_candidates
@@ -435,24 +435,13 @@ def chunk_rows(world: CollisionWorld, selection, q: np.ndarray, influence: float
         return None
     cfg, pair = cfg[keep], pair[keep]
     found = _measure(world, tables, T_shape, cfg, pair, pairs, thresholds, stop, pt)
-    rows = (found.state == _DONE).nonzero()[0]
+    # the rows kept, per configuration smallest padded distance first (stable), at most k_max each, with their
+    # witness points, normal, subshapes and smooth flag (one compiled pass)
+    rows, cfg, pair, d_padded, pts, nrm, subshapes, smooth = assemble_rows(
+        found.state, found.distance, found.points, found.normal, found.subshapes, found.exact, found.deepest,
+        found.kink, cfg, pair, margins, k_max, _DONE, SMOOTH_DISTANCE_M)
     if len(rows) == 0:
         return None
-    cfg, pair = cfg[rows], pair[rows]
-    d = found.distance[rows]
-    d_padded = d - margins[pair]
-    order = np.lexsort((d_padded, cfg))                        # per configuration, smallest first (stable)
-    if k_max > 0:
-        c_sorted = cfg[order]
-        rank = np.arange(len(order)) - np.searchsorted(c_sorted, c_sorted, side="left")
-        order = order[rank < k_max]
-    rows, cfg, pair, d, d_padded = rows[order], cfg[order], pair[order], d[order], d_padded[order]
-    pts = found.points[rows]
-    nrm = found.normal[rows]
-    smooth = found.exact[rows] & np.isfinite(nrm).all(axis=1)
-    smooth &= ~(np.abs(d) < SMOOTH_DISTANCE_M)                 # touching: no normal from the geometry
-    smooth &= ~((d < 0.0) & found.deepest[rows])               # deepest-point depth of a non-convex mesh
-    smooth &= ~found.kink[rows]                                # features touching along a segment or patch
     # Jacobian rows over the movable joints and body-frame points, all rows in one compiled call (the numbers
     # numpy's _row_jacobians and _local_points gave, bit for bit)
     mk = tables.mk
@@ -465,7 +454,7 @@ def chunk_rows(world: CollisionWorld, selection, q: np.ndarray, influence: float
     if not pt.plain_frames[pair].all():          # an object attached with an offset: its frame by numpy
         local = _local_points(T_link, cfg, pt.owner_link[pair], tables.owner_offset[shape_pair], pts)
     jac = jac_m @ mk.mimic_matrix[:, columns] if compute_jacobians else np.zeros((len(rows), 0))
-    return cfg, pair, d_padded, pts, local, nrm, found.subshapes[rows], smooth, jac
+    return cfg, pair, d_padded, pts, local, nrm, subshapes, smooth, jac
 
 
 def chunk_configurations(n_pairs: int) -> int:

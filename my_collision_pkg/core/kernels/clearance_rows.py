@@ -225,3 +225,73 @@ def check_on_meshes(state, points, T_world_shape, cfg, shape_pair, mesh_slot, is
             rest[count] = k
             count += 1
     return rest
+
+
+@njit(cache=True, fastmath=False)
+def assemble_rows(state, distance, points, normal, subshapes, exact, deepest, kink, cfg, pair, margins, k_max, done,
+                  smooth_distance):
+    """The rows of a chunk's answer: candidate rows whose state is ``done``, per configuration in increasing
+    padded distance (ties in candidate order), at most ``k_max`` per configuration (0: all).
+
+    Parameters
+    ----------
+    state, distance : (K,) each candidate's state and signed distance (unpadded).
+    points (K, 2, 3), normal (K, 3), subshapes (K, 2) int32 : its witness points, normal, subshapes.
+    exact, deepest, kink : (K,) bool, its flags (see ``checks.clearance._Measured``).
+    cfg, pair : (K,) int64, its configuration (nondecreasing) and checked pair.
+    margins : (P,) each pair's padding.
+    smooth_distance : float, below this |distance| a row is not smooth (the bodies touch).
+
+    Returns
+    -------
+    (rows, cfg, pair, padded distance, points, normal, subshapes, smooth) of the R rows kept, in order:
+    what ``numpy.lexsort((padded, cfg))`` and its gathers gave.
+    """
+    n = state.shape[0]
+    kept = np.empty(n, dtype=np.int64)
+    padded = np.empty(n)
+    r = 0
+    for k in range(n):
+        if k and cfg[k] < cfg[k - 1]:
+            raise ValueError("candidate rows must be in configuration order")
+        if state[k] == done:
+            kept[r] = k
+            padded[r] = distance[k] - margins[pair[k]]
+            r += 1
+    # each configuration's rows: a stable insertion sort by padded distance, then its first k_max
+    out = 0
+    start = 0
+    while start < r:
+        end = start + 1
+        while end < r and cfg[kept[end]] == cfg[kept[start]]:
+            end += 1
+        for i in range(start + 1, end):
+            key, row = padded[i], kept[i]
+            j = i - 1
+            while j >= start and padded[j] > key:
+                padded[j + 1], kept[j + 1] = padded[j], kept[j]
+                j -= 1
+            padded[j + 1], kept[j + 1] = key, row
+        stop = end if k_max <= 0 else min(end, start + k_max)
+        for i in range(start, stop):
+            kept[out], padded[out] = kept[i], padded[i]
+            out += 1
+        start = end
+    rows = kept[:out].copy()
+    out_cfg = np.empty(out, dtype=np.int64)
+    out_pair = np.empty(out, dtype=np.int64)
+    out_points = np.empty((out, 2, 3))
+    out_normal = np.empty((out, 3))
+    out_subshapes = np.empty((out, 2), dtype=np.int32)
+    smooth = np.empty(out, dtype=np.bool_)
+    for i in range(out):
+        k = rows[i]
+        out_cfg[i], out_pair[i] = cfg[k], pair[k]
+        out_points[i] = points[k]
+        out_normal[i] = normal[k]
+        out_subshapes[i] = subshapes[k]
+        d = distance[k]
+        finite = np.isfinite(normal[k, 0]) and np.isfinite(normal[k, 1]) and np.isfinite(normal[k, 2])
+        smooth[i] = exact[k] and finite and not abs(d) < smooth_distance and not (d < 0.0 and deepest[k]) \
+            and not kink[k]
+    return rows, out_cfg, out_pair, padded[:out].copy(), out_points, out_normal, out_subshapes, smooth

@@ -15,7 +15,7 @@ import numpy as np
 
 from my_collision_pkg.core.kernels import explain_batch
 from my_collision_pkg.core.kernels.cells import cells_in_boxes
-from my_collision_pkg.core.kernels.clearance_rows import (check_on_meshes, jacobian_and_local_points,
+from my_collision_pkg.core.kernels.clearance_rows import (assemble_rows, check_on_meshes, jacobian_and_local_points,
                                                            settle_first_distances, sphere_gaps)
 from my_collision_pkg.core.kernels.codes import KIND_MESH
 from my_collision_pkg.core.kernels.contact_points import contact_points
@@ -91,6 +91,9 @@ def warm_up_kinematics_and_culling() -> None:
     settle_first_distances(np.ones(1), np.zeros((1, 3)), np.ones((1, 3)), np.ones(1, dtype=np.bool_), np.ones(1), 1e-5,
                            1e6, np.ones(1, dtype=np.bool_), np.empty(1), np.empty((1, 2, 3)), np.empty((1, 3)),
                            np.zeros(1, dtype=np.int8), 1, 2, np.empty(1, dtype=np.bool_), np.empty(1, dtype=np.bool_))
+    flags = np.zeros(1, dtype=np.bool_)
+    assemble_rows(np.ones(1, dtype=np.int8), np.ones(1), np.zeros((1, 2, 3)), np.ones((1, 3)),
+                  np.full((1, 2), -1, dtype=np.int32), flags, flags, flags, one, one, np.zeros(1), 0, 1, 1e-9)
     thickness_along_lines(np.zeros((1, 2)), np.zeros(1, dtype=np.int64), np.array([0, 0], dtype=np.int64),
                           np.zeros(0, dtype=np.int64), np.zeros((1, 12)), np.zeros((1, 3), dtype=np.bool_),
                           np.zeros((1, 8)), 1.0)
