@@ -470,8 +470,8 @@ def bounding_sphere_gaps(world, T_world_shape: np.ndarray, configuration: np.nda
     """
     centre, radius = world.cached(("narrowphase", "bounding spheres"), _sphere_tables, world)
     gaps = np.empty(len(configuration))
-    sphere_gaps(T_world_shape, np.ascontiguousarray(configuration, dtype=np.int64), np.ascontiguousarray(a, dtype=np.int64),
-                np.ascontiguousarray(b, dtype=np.int64), centre, radius, gaps)
+    sphere_gaps(np.ascontiguousarray(T_world_shape, dtype=float), np.ascontiguousarray(configuration, dtype=np.int64),
+                np.ascontiguousarray(a, dtype=np.int64), np.ascontiguousarray(b, dtype=np.int64), centre, radius, gaps)
     return gaps
 
 
