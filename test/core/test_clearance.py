@@ -302,3 +302,134 @@ def test_answer_arrays_c_ordered_single_equal_to_batch_and_first_configuration_o
     assert res.status == Status.OUT_OF_BOUNDS and "configuration 2" in res.message and "'turn'" in res.message
     res = checker.clearance(names, [[0.0, 0.0], [0.0, -2.5]], 0.1)
     assert res.status == Status.OUT_OF_BOUNDS and "configuration 1" in res.message and "'slide'" in res.message
+
+
+def test_compiled_rows_bit_identical_to_numpy(arm):
+    """The compiled Jacobian rows and body-frame points (kernels.clearance_rows) are numpy's numbers bit for
+    bit: revolute, prismatic and mimic joints, robot links, world objects, an object attached with an offset."""
+    from my_collision_pkg.core.checks import clearance
+    from my_collision_pkg.core.kernels.clearance_rows import jacobian_and_local_points
+    scene, _ = arm
+    scene.apply([_add("tool", Box((0.1, 0.05, 0.08)), (0.7, 0.1, 0.0), link="arm", touch=("arm",))])
+    world = scene.world
+    tables = clearance._tables(world)
+    mk = tables.mk
+    rng = np.random.default_rng(7)
+    n_shapes, n_rows, n_cfg = len(world.shapes), 400, 5
+    q = rng.uniform(scene.robot.lower_limits, scene.robot.upper_limits, size=(n_cfg, len(scene.robot.active_joint_names)))
+    T_link = scene.robot.link_transforms_batch(q)
+    cfg = np.sort(rng.integers(0, n_cfg, n_rows))
+    shape_pair = rng.integers(0, n_shapes, (n_rows, 2))
+    points = rng.normal(size=(n_rows, 2, 3))
+    normals = rng.normal(size=(n_rows, 3))
+    normals /= np.linalg.norm(normals, axis=1)[:, None]
+    normals[:5] = [[1.0, 0.0, 0.0], [0.0, -1.0, 0.0], [0.0, 0.0, 1.0], [-0.0, 0.0, -1.0], [0.6, 0.0, 0.8]]
+    jac = np.empty((n_rows, len(mk.child_link)))
+    local = np.empty((n_rows, 2, 3))
+    jacobian_and_local_points(T_link, cfg, shape_pair, tables.shape_link, tables.owner_link, tables.owner_offset,
+                              mk.child_link, mk.axis, mk.prismatic, tables.chain, points, normals, True, jac, local)
+    link = tables.shape_link[shape_pair]
+    expected = clearance._row_jacobians(tables, T_link, cfg, (link[:, 1], link[:, 0]), (points[:, 1], points[:, 0]),
+                                        normals, (1.0, -1.0))
+    assert jac.tobytes() == expected.tobytes()
+    assert (jac != 0.0).any(axis=0).all()             # every joint column moves some row
+    plain = tables.plain_frame[shape_pair].all(axis=1)
+    assert plain.any() and not plain.all()            # the tool (attached with an offset) is left to numpy
+    expected = clearance._local_points(T_link, cfg, tables.owner_link[shape_pair], tables.owner_offset[shape_pair],
+                                       points)
+    assert local[plain].tobytes() == expected[plain].tobytes()
+    # through the public call, the tool's rows included (numpy's frames for the chunk that has them)
+    res = CollisionChecker(scene).clearance(["turn", "slide"], q, 5.0)
+    assert res.status == Status.VALID and "tool" in res.body_names
+    for r in range(len(res)):
+        T = T_link[res.configuration_index[r]]
+        for s in range(2):
+            shape = res.shape_pairs[r, s]
+            T_owner = (np.eye(4) if tables.owner_link[shape] < 0 else T[tables.owner_link[shape]]) \
+                @ tables.owner_offset[shape]
+            np.testing.assert_allclose(T_owner[:3, :3] @ res.points_local[r, s] + T_owner[:3, 3], res.points[r, s],
+                                       atol=1e-12)
+
+
+def test_compiled_sphere_gaps_and_first_distances_bit_identical_to_numpy():
+    """kernels.clearance_rows.sphere_gaps and settle_first_distances give numpy's numbers (the formulas clearance
+    and narrowphase used before), bit for bit, culled, apart, failed and unmeasured rows included."""
+    from my_collision_pkg.core.kernels.clearance_rows import settle_first_distances, sphere_gaps
+    rng = np.random.default_rng(11)
+    n_cfg, n_shapes, k = 3, 6, 500
+    T = rng.normal(size=(n_cfg, n_shapes, 4, 4))
+    centre, radius = rng.normal(size=(n_shapes, 3)), rng.uniform(0.0, 1.0, n_shapes)
+    cfg, a, b = rng.integers(0, n_cfg, k), rng.integers(0, n_shapes, k), rng.integers(0, n_shapes, k)
+    gaps = np.empty(k)
+    sphere_gaps(T, cfg, a, b, centre, radius, gaps)
+    T_a, T_b = T[cfg, a], T[cfg, b]
+    centre_a = np.einsum("kij,kj->ki", T_a[:, :3, :3], centre[a]) + T_a[:, :3, 3]
+    centre_b = np.einsum("kij,kj->ki", T_b[:, :3, :3], centre[b]) + T_b[:, :3, 3]
+    assert gaps.tobytes() == (np.linalg.norm(centre_b - centre_a, axis=1) - radius[a] - radius[b]).tobytes()
+
+    raw = rng.uniform(-0.1, 0.6, k)
+    p0 = rng.normal(size=(k, 3))
+    p1 = p0 + rng.normal(size=(k, 3)) * raw[:, None]
+    measured = rng.random(k) < 0.9
+    raw[~measured] = np.nan
+    raw[:4] = [1e7, 0.2, 0.3, 1e-6]             # a failure, a failed point, touching points, below the slack
+    p0[1, 2] = 2e6
+    p1[2] = p0[2]
+    far_from = rng.uniform(0.0, 0.5, k)
+    mesh = rng.random(k) < 0.5
+    slack, sane_m = 1e-5, 1e6
+    got = (np.full(k, np.inf), np.zeros((k, 2, 3)), np.zeros((k, 3)), np.zeros(k, dtype=np.int8),
+           np.empty(k, dtype=np.bool_), np.empty(k, dtype=np.bool_))
+    settle_first_distances(raw, p0, p1, measured, far_from, slack, sane_m, mesh, *got[:4], 1, 2, *got[4:])
+    want = (np.full(k, np.inf), np.zeros((k, 2, 3)), np.zeros((k, 3)), np.zeros(k, dtype=np.int8))
+    with np.errstate(invalid="ignore"):
+        sane = measured & (np.abs(raw) < sane_m) & (np.abs(p0) < sane_m).all(axis=1) & (np.abs(p1) < sane_m).all(axis=1)
+        far = sane & (raw >= far_from)
+        delta = p1 - p0
+        gap = np.sqrt(np.einsum("ki,ki->k", delta, delta))
+        apart = sane & ~far & (raw > slack) & (gap > 1e-12)
+    rows = apart.nonzero()[0]
+    normal = delta[rows] / gap[rows, None]
+    want[0][rows] = raw[rows]
+    want[1][rows, 0] = p0[rows]
+    want[1][rows, 1] = p0[rows] + raw[rows, None] * normal
+    want[2][rows] = normal
+    want[3][rows] = np.where(mesh[rows], 2, 1)
+    for x, y in zip(got[:4], want):
+        assert x.tobytes() == y.tobytes()
+    assert (got[4] == (~far & ~apart)).all() and (got[5] == (sane & mesh & ~(raw > slack))).all()
+    assert 0 < len(rows) < k and far.any() and got[4].sum() > (~measured).sum() and got[5].any()
+
+
+@pytest.mark.parametrize("k_max", [0, 1, 3])
+def test_compiled_row_order_is_numpy_lexsort(k_max):
+    """kernels.clearance_rows.assemble_rows keeps, orders and flags the rows as numpy's lexsort by (configuration,
+    padded distance) did, ties (equal distances, +0 and -0) in candidate order, k_max per configuration."""
+    from my_collision_pkg.core.kernels.clearance_rows import assemble_rows
+    rng = np.random.default_rng(5 + k_max)
+    k, n_pairs = 600, 7
+    cfg = np.sort(rng.integers(0, 40, k))
+    pair = rng.integers(0, n_pairs, k)
+    margins = rng.choice([0.0, 0.01, 0.02], n_pairs)
+    distance = rng.choice([-0.01, -0.0, 0.0, 1e-10, 0.01, 0.02, 0.03], k) + np.where(rng.random(k) < 0.5, 0.0, margins[pair])
+    state = rng.integers(0, 3, k).astype(np.int8)
+    points, normal = rng.normal(size=(k, 2, 3)), rng.normal(size=(k, 3))
+    normal[rng.random(k) < 0.05] = np.nan
+    subshapes = rng.integers(-1, 50, (k, 2)).astype(np.int32)
+    exact, deepest, kink = (rng.random(k) < p for p in (0.9, 0.3, 0.1))
+    got = assemble_rows(state, distance, points, normal, subshapes, exact, deepest, kink, cfg, pair, margins, k_max, 1,
+                        1e-9)
+    rows = (state == 1).nonzero()[0]
+    d_padded = distance[rows] - margins[pair[rows]]
+    order = np.lexsort((d_padded, cfg[rows]))
+    if k_max > 0:
+        c_sorted = cfg[rows][order]
+        order = order[np.arange(len(order)) - np.searchsorted(c_sorted, c_sorted, side="left") < k_max]
+    rows = rows[order]
+    d = distance[rows]
+    smooth = exact[rows] & np.isfinite(normal[rows]).all(axis=1) & ~(np.abs(d) < 1e-9) & ~((d < 0.0) & deepest[rows]) \
+        & ~kink[rows]
+    want = (rows, cfg[rows], pair[rows], d_padded[order], points[rows], normal[rows], subshapes[rows], smooth)
+    for x, y in zip(got, want):
+        assert x.dtype == y.dtype and x.tobytes() == y.tobytes()
+    assert smooth.any() and not smooth.all() and len(rows) >= 40          # (40 configurations)

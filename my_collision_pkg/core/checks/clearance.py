@@ -41,10 +41,12 @@ from my_collision_pkg.core.checks.results import NO_SUBSHAPE, BodyType, Clearanc
 from my_collision_pkg.core.checks.sweep import convex_solids, motion_kinematics
 from my_collision_pkg.core.errors import CollisionPkgError, RequestError
 from my_collision_pkg.core.geometry.coal_setup import coal   # coal with its box support pinned (see there)
+from my_collision_pkg.core.kernels.clearance_rows import (assemble_rows, check_on_meshes, jacobian_and_local_points,
+                                                           settle_first_distances)
 from my_collision_pkg.core.kernels.codes import KIND_BOX, KIND_CONVEX, KIND_MESH, KIND_OPEN_MESH
 from my_collision_pkg.core.kernels.culling import obb_candidates
 from my_collision_pkg.core.kernels.gjk import hull_distances
-from my_collision_pkg.core.kernels.witness_check import pack_meshes, project_onto_meshes
+from my_collision_pkg.core.kernels.witness_check import pack_meshes
 from my_collision_pkg.core.scene.objects import OCTOMAP_ID
 from my_collision_pkg.core.scene.planning_scene import CollisionWorld
 
@@ -120,6 +122,10 @@ class _Tables:
                 obj = world.objects[e.owner]
                 self.owner_link[s] = e.link_index if obj.attached else -1
                 self.owner_offset[s] = obj.T_frame_object
+        # body frames the compiled rows take as they are (clearance_rows.jacobian_and_local_points): a link's
+        # own frame (offset exactly the identity) or a world object's frame (link -1); others (an object
+        # attached with an offset) are computed by numpy (_local_points)
+        self.plain_frame = (self.owner_link < 0) | (self.owner_offset == np.eye(4)).all(axis=(1, 2))
 
 
     def coal_poses(self) -> list:
@@ -137,7 +143,7 @@ def _tables(world: CollisionWorld) -> _Tables:
 class _PairTables:
     """The per-shape tables of :class:`_Tables` taken per checked pair of one selection (P pairs), so that
     a request indexes them once by its candidate rows' pair: shapes, the first-distance route, the mesh
-    checks, the links and owner links, and the answer's body columns."""
+    checks, the owner links, whether the body frames are taken as they are, and the answer's body columns."""
 
     def __init__(self, tables: _Tables, pairs: np.ndarray) -> None:
         pairs = np.asarray(pairs, dtype=np.int64)
@@ -152,9 +158,8 @@ class _PairTables:
         self.slack = np.where(self.mesh, _HULL_SLACK_M, 0.0)
         self.bvh = tables.bvh[pairs]                              # (P, 2)
         self.mesh_slot = tables.mesh_slot[pairs]                  # (P, 2)
-        self.link0 = tables.shape_link[self.a]
-        self.link1 = tables.shape_link[self.b]
         self.owner_link = tables.owner_link[pairs]                # (P, 2)
+        self.plain_frames = tables.plain_frame[pairs].all(axis=1)  # both body frames taken as they are
         self.names = tables.names[pairs]                          # (P, 2)
         self.types = tables.types[pairs]
         self.ids = tables.ids[pairs]
@@ -277,7 +282,7 @@ def _measure(world: CollisionWorld, tables: _Tables, T_shape: np.ndarray, cfg: n
     - two primitive (or convex) shapes apart: coal's distance of the two (the same call);
     - a pair with a mesh: coal's distance of the hulls (a hull contains its mesh: a lower
       bound, which culls the pair when it is the threshold or more); with the hulls apart and
-      each mesh's hull witness point on the mesh's surface (:func:`kernels.witness_check.project_onto_meshes`,
+      each mesh's hull witness point on the mesh's surface (:func:`kernels.clearance_rows.check_on_meshes`,
       all rows of the chunk in one call), the meshes are at the hulls' distance, attained at
       those points (the meshes are apart, neither inside the other); otherwise coal's mesh
       distance, as :func:`narrowphase.pair_distance` has it while the surfaces are apart;
@@ -341,26 +346,16 @@ def _measure(world: CollisionWorld, tables: _Tables, T_shape: np.ndarray, cfg: n
     measured[direct] = True
     if len(compiled):
         measured[done] = True
-    with np.errstate(invalid="ignore"):
-        sane = measured & (np.abs(raw) < _SANE_M) & (np.abs(p0) < _SANE_M).all(axis=1) \
-            & (np.abs(p1) < _SANE_M).all(axis=1)
-        # a lower bound (exact for primitives) at or beyond the threshold: not a row
-        far = sane & (raw >= thresholds[pair] + pt.slack[pair])
-        delta = p1 - p0
-        gap = np.sqrt(np.einsum("ki,ki->k", delta, delta))
-        apart = sane & ~far & (raw > _HULL_SLACK_M) & (gap > 1e-12)
-    rows = apart.nonzero()[0]
-    if len(rows):
-        normal = delta[rows] / gap[rows, None]
-        out.distance[rows] = raw[rows]
-        out.points[rows, 0] = p0[rows]
-        out.points[rows, 1] = p0[rows] + raw[rows, None] * normal
-        out.normal[rows] = normal
-        out.state[rows] = np.where(mesh[rows], _CHECK_MESH, _DONE)
+    # one compiled pass over the rows: a sane first distance (a lower bound, exact for primitives) at or
+    # beyond the threshold culls the row; apart rows get their distance, witness points (point 1 at
+    # p0 + d n) and normal, to be checked on the meshes (mesh rows) or done; the rest are slow
+    slow_rows = np.empty(k_rows, dtype=np.bool_)
+    overlapping = np.empty(k_rows, dtype=np.bool_)
+    settle_first_distances(raw, p0, p1, measured, thresholds[pair] + pt.slack[pair], _HULL_SLACK_M, _SANE_M, mesh,
+                           out.distance, out.points, out.normal, out.state, _DONE, _CHECK_MESH, slow_rows, overlapping)
     # penetrating or touching (hulls or primitives), or no first distance: pair_distance's own rules
-    slow = (~far & ~apart).nonzero()[0].tolist()
+    slow = slow_rows.nonzero()[0].tolist()
     _check_on_meshes(world, tables, T_shape, cfg, pair, pairs, out, slow, pt)
-    overlapping = sane & mesh & ~(raw > _HULL_SLACK_M)
     for i, k in enumerate(slow):
         if stop is not None and i % _STOP_EVERY == _STOP_EVERY - 1:
             stop.check_stop()
@@ -393,26 +388,11 @@ def _check_on_meshes(world: CollisionWorld, tables: _Tables, T_shape: np.ndarray
                      pairs: np.ndarray, out: _Measured, slow: list, pair_tables: _PairTables) -> None:
     """Settle the rows measured on hulls (``_CHECK_MESH``): kept when each mesh's witness point lies on
     its mesh (subshape: the triangle it lies on), else measured on the meshes (``_mesh_distance``)."""
-    rows = (out.state == _CHECK_MESH).nonzero()[0]
-    if len(rows) == 0:
+    if not (out.state == _CHECK_MESH).any():
         return
-    pair_rows = pair[rows]
-    shape = pairs[pair_rows]                                   # (K, 2)
-    slot = pair_tables.mesh_slot[pair_rows]                    # (K, 2)
-    is_mesh = pair_tables.bvh[pair_rows]
-    k_idx, side = np.nonzero(is_mesh & (slot >= 0))
-    d2 = np.zeros(len(k_idx))
-    triangle = np.full(len(k_idx), -1, dtype=np.int64)
-    if len(k_idx):
-        project_onto_meshes(np.ascontiguousarray(out.points[rows[k_idx], side]),
-                            np.ascontiguousarray(T_shape[cfg[rows[k_idx]], shape[k_idx, side]]),
-                            np.ascontiguousarray(slot[k_idx, side]), *tables.packed, d2, triangle)
-    on_mesh = ~(is_mesh & (slot < 0))                          # a mesh without a tree: never on it
-    on_mesh[k_idx, side] = d2 <= ON_MESH_M ** 2
-    out.subshapes[rows[k_idx], side] = triangle
-    ok = on_mesh.all(axis=1)
-    out.state[rows[ok]] = _DONE
-    for k in rows[~ok].tolist():
+    rest = check_on_meshes(out.state, out.points, T_shape, cfg, pairs[pair], pair_tables.mesh_slot[pair],
+                           pair_tables.bvh[pair], _CHECK_MESH, _DONE, ON_MESH_M ** 2, *tables.packed, out.subshapes)
+    for k in rest.tolist():
         _mesh_distance(world, tables, T_shape, int(cfg[k]), pairs[pair[k]], k, out, slow)
 
 
@@ -457,31 +437,26 @@ def chunk_rows(world: CollisionWorld, selection, q: np.ndarray, influence: float
         return None
     cfg, pair = cfg[keep], pair[keep]
     found = _measure(world, tables, T_shape, cfg, pair, pairs, thresholds, stop, pt)
-    rows = (found.state == _DONE).nonzero()[0]
+    # the rows kept, per configuration smallest padded distance first (stable), at most k_max each, with their
+    # witness points, normal, subshapes and smooth flag (one compiled pass)
+    rows, cfg, pair, d_padded, pts, nrm, subshapes, smooth = assemble_rows(
+        found.state, found.distance, found.points, found.normal, found.subshapes, found.exact, found.deepest,
+        found.kink, cfg, pair, margins, k_max, _DONE, SMOOTH_DISTANCE_M)
     if len(rows) == 0:
         return None
-    cfg, pair = cfg[rows], pair[rows]
-    d = found.distance[rows]
-    d_padded = d - margins[pair]
-    order = np.lexsort((d_padded, cfg))                        # per configuration, smallest first (stable)
-    if k_max > 0:
-        c_sorted = cfg[order]
-        rank = np.arange(len(order)) - np.searchsorted(c_sorted, c_sorted, side="left")
-        order = order[rank < k_max]
-    rows, cfg, pair, d, d_padded = rows[order], cfg[order], pair[order], d[order], d_padded[order]
-    pts = found.points[rows]
-    nrm = found.normal[rows]
-    smooth = found.exact[rows] & np.isfinite(nrm).all(axis=1)
-    smooth &= ~(np.abs(d) < SMOOTH_DISTANCE_M)                 # touching: no normal from the geometry
-    smooth &= ~((d < 0.0) & found.deepest[rows])               # deepest-point depth of a non-convex mesh
-    smooth &= ~found.kink[rows]                                # ... along a segment or patch, or near a switch
-    jac = np.zeros((len(rows), 0))
-    if compute_jacobians:
-        mimic = tables.mk.mimic_matrix[:, columns]                 # (M, J)
-        jac = _row_jacobians(tables, T_link, cfg, (pt.link1[pair], pt.link0[pair]),
-                             (pts[:, 1], pts[:, 0]), nrm, (1.0, -1.0)) @ mimic
-    return (cfg, pair, d_padded, pts, _local_points(T_link, cfg, pt.owner_link[pair], tables.owner_offset[pairs[pair]], pts), nrm,
-            found.subshapes[rows], smooth, jac)
+    # Jacobian rows over the movable joints and body-frame points, all rows in one compiled call (the numbers
+    # numpy's _row_jacobians and _local_points gave, bit for bit)
+    mk = tables.mk
+    shape_pair = pairs[pair]
+    local = np.empty((len(rows), 2, 3))
+    jac_m = np.empty((len(rows), len(mk.child_link) if compute_jacobians else 0))
+    jacobian_and_local_points(T_link, cfg, shape_pair, tables.shape_link, tables.owner_link, tables.owner_offset,
+                              mk.child_link, mk.axis, mk.prismatic, tables.chain, pts, nrm, bool(compute_jacobians),
+                              jac_m, local)
+    if not pt.plain_frames[pair].all():          # an object attached with an offset: its frame by numpy
+        local = _local_points(T_link, cfg, pt.owner_link[pair], tables.owner_offset[shape_pair], pts)
+    jac = jac_m @ mk.mimic_matrix[:, columns] if compute_jacobians else np.zeros((len(rows), 0))
+    return cfg, pair, d_padded, pts, local, nrm, subshapes, smooth, jac
 
 
 def chunk_configurations(n_pairs: int) -> int:

@@ -55,6 +55,7 @@ import numpy as np
 
 from my_collision_pkg.core.checks import penetration
 from my_collision_pkg.core.geometry.coal_setup import coal   # coal with its box support pinned (see there)
+from my_collision_pkg.core.kernels.clearance_rows import sphere_gaps
 from my_collision_pkg.core.kernels.mtd import coal_answer_is_mtd
 from my_collision_pkg.core.kernels.depth import SolidArrays, SurfaceSamples, pair_overlaps, pair_regions
 from my_collision_pkg.core.kernels.mesh_queries import MeshTree, contains_any_point, contains_probe
@@ -468,11 +469,10 @@ def bounding_sphere_gaps(world, T_world_shape: np.ndarray, configuration: np.nda
     ``bounding_radius_m``), negative when they overlap.
     """
     centre, radius = world.cached(("narrowphase", "bounding spheres"), _sphere_tables, world)
-    T_a = T_world_shape[configuration, a]
-    T_b = T_world_shape[configuration, b]
-    centre_a = np.einsum("kij,kj->ki", T_a[:, :3, :3], centre[a]) + T_a[:, :3, 3]
-    centre_b = np.einsum("kij,kj->ki", T_b[:, :3, :3], centre[b]) + T_b[:, :3, 3]
-    return np.linalg.norm(centre_b - centre_a, axis=1) - radius[a] - radius[b]
+    gaps = np.empty(len(configuration))
+    sphere_gaps(np.ascontiguousarray(T_world_shape, dtype=float), np.ascontiguousarray(configuration, dtype=np.int64),
+                np.ascontiguousarray(a, dtype=np.int64), np.ascontiguousarray(b, dtype=np.int64), centre, radius, gaps)
+    return gaps
 
 
 def pair_distance_lower_bound(world, T_world_shape: np.ndarray, a: int, b: int, enough_m: float) -> float:

@@ -15,6 +15,8 @@ import numpy as np
 
 from my_collision_pkg.core.kernels import explain_batch
 from my_collision_pkg.core.kernels.cells import cells_in_boxes
+from my_collision_pkg.core.kernels.clearance_rows import (assemble_rows, check_on_meshes, jacobian_and_local_points,
+                                                           settle_first_distances, sphere_gaps)
 from my_collision_pkg.core.kernels.codes import KIND_MESH
 from my_collision_pkg.core.kernels.contact_points import contact_points
 from my_collision_pkg.core.kernels.culling import (first_candidate_row, obb_candidates,
@@ -30,6 +32,7 @@ from my_collision_pkg.core.kernels.overlap import clip_edges_to_planes
 from my_collision_pkg.core.kernels.thickness import thickness_along_lines
 from my_collision_pkg.core.kernels.support_features import inside_margin, support_gap, support_points
 from my_collision_pkg.core.kernels.tubes import edge_ends, tube_margin
+from my_collision_pkg.core.kernels.witness_check import pack_meshes
 
 
 def warm_up() -> None:
@@ -83,6 +86,22 @@ def warm_up_kinematics_and_culling() -> None:
                         np.ones((2, 3)), np.array([[0, 1]], dtype=np.int64), np.zeros(1), np.empty((1, 1)),
                         np.empty((1, 1, 4, 4)), np.empty((1, 2, 4, 4)), np.empty((1, 1), dtype=np.bool_),
                         np.empty(1, dtype=np.int64))
+    # clearance's rows: a robot link against a world object, one revolute and one prismatic joint
+    for n_jac in (2, 0):
+        jacobian_and_local_points(T, np.zeros(1, dtype=np.int64), np.array([[0, 1]], dtype=np.int64),
+                                  np.array([0, -1], dtype=np.int64), np.array([0, -1], dtype=np.int64),
+                                  np.stack([np.eye(4), np.eye(4)]), np.zeros(2, dtype=np.int64),
+                                  np.array([[0.0, 0.0, 1.0], [1.0, 0.0, 0.0]]), np.array([False, True]),
+                                  np.array([[1.0, 1.0], [0.0, 0.0]]), np.zeros((1, 2, 3)), np.array([[0.0, 0.0, 1.0]]),
+                                  n_jac > 0, np.empty((1, n_jac)), np.empty((1, 2, 3)))
+    one = np.zeros(1, dtype=np.int64)
+    sphere_gaps(poses, one, one, np.ones(1, dtype=np.int64), np.zeros((2, 3)), np.ones(2), np.empty(1))
+    settle_first_distances(np.ones(1), np.zeros((1, 3)), np.ones((1, 3)), np.ones(1, dtype=np.bool_), np.ones(1), 1e-5,
+                           1e6, np.ones(1, dtype=np.bool_), np.empty(1), np.empty((1, 2, 3)), np.empty((1, 3)),
+                           np.zeros(1, dtype=np.int8), 1, 2, np.empty(1, dtype=np.bool_), np.empty(1, dtype=np.bool_))
+    flags = np.zeros(1, dtype=np.bool_)
+    assemble_rows(np.ones(1, dtype=np.int8), np.ones(1), np.zeros((1, 2, 3)), np.ones((1, 3)),
+                  np.full((1, 2), -1, dtype=np.int32), flags, flags, flags, one, one, np.zeros(1), 0, 1, 1e-9)
     thickness_along_lines(np.zeros((1, 2)), np.zeros(1, dtype=np.int64), np.array([0, 0], dtype=np.int64),
                           np.zeros(0, dtype=np.int64), np.zeros((1, 12)), np.zeros((1, 3), dtype=np.bool_),
                           np.zeros((1, 8)), 1.0)
@@ -127,6 +146,11 @@ def warm_up_contacts() -> None:
         refine_to_support(1, kind, np.ones(3), corners, np.eye(4), np.zeros(3), np.ones(3), 0.5, np.eye(4),
                           _solid(KIND_MESH, planes, triangles, tree, True))
     warm_up_mtd()
+    # clearance's check of hull witness points on their meshes (one mesh side, as the clearance tables pass them)
+    check_on_meshes(np.full(1, 2, dtype=np.int8), np.zeros((1, 2, 3)), np.eye(4)[None, None].repeat(2, axis=1),
+                    np.zeros(1, dtype=np.int64), np.array([[0, 1]], dtype=np.int64), np.array([[0, -1]], dtype=np.int64),
+                    np.array([[True, False]]), 2, 1, 1e-18, *pack_meshes([tree], [triangles]),
+                    np.full((1, 2), -1, dtype=np.int32))
     solid = _solid(KIND_MESH, planes, triangles, tree, True)
     pair_regions(1, 1, tuple(samples), tuple(solid), np.eye(4), tuple(samples), tuple(solid), np.eye(4))
     pair_overlaps(tuple(samples), tuple(solid), np.eye(4), tuple(samples), tuple(solid), np.eye(4))

@@ -1,0 +1,297 @@
+"""Compiled per-row work of a clearance answer (numba): sphere culling, apart rows, Jacobian rows, body-frame points.
+
+For every candidate row of a chunk at once, what ``checks.clearance`` computed with numpy
+operations per chunk: :func:`sphere_gaps` (the bounding spheres' distances that cull rows),
+:func:`settle_first_distances` (which rows the first distance culls, which are apart and
+their witness points and normal, which go to the narrow phase), :func:`check_on_meshes`
+(whether the hull witness points of apart mesh rows lie on their meshes) and
+:func:`jacobian_and_local_points` (the Jacobian row ``n . (v_1(p1) - v_0(p0))`` over the
+movable joints and each witness point in its body's own frame).
+
+The numbers are those numpy gave, bit for bit: every product and sum is written in the
+order numpy's calls made them on this build (numpy's ``einsum`` over a contiguous axis of
+three sums the first and the third term first, then the second; over a strided axis, in
+order), and there is no fused multiply-add (``fastmath`` off). Arrays are float64, metres;
+``T_world_x`` (4, 4) is the pose of ``x`` in the planning frame; link -1 is the world.
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from my_collision_pkg.core.kernels.witness_check import project_onto_meshes
+
+
+@njit(cache=True, fastmath=False)
+def jacobian_and_local_points(T_world_link, cfg, shape_pair, shape_link, owner_link, owner_offset, child_link, axis,
+                              prismatic, chain, points, normals, jacobians, out_jacobian, out_local):
+    """Jacobian rows over the movable joints and body-frame witness points of R rows.
+
+    Parameters
+    ----------
+    T_world_link : (C, L, 4, 4) link poses of the chunk's configurations.
+    cfg : (R,) int64, each row's configuration in ``T_world_link``.
+    shape_pair : (R, 2) int64, each row's two shapes (body 0, body 1).
+    shape_link : (S,) int64, the link that carries each shape (-1: the world).
+    owner_link : (S,) int64, the link each shape's body frame is fixed to (-1: the world).
+    owner_offset : (S, 4, 4) each shape's body frame in its owner link's frame; read only for the
+        world (link -1). A body on a link must have its link's frame (a robot link): the caller
+        computes rows with any other body frame (an object attached with an offset) another way.
+    child_link : (M,) int64, the link each movable joint moves directly.
+    axis : (M, 3) each movable joint's axis in its child link's frame.
+    prismatic : (M,) bool, per movable joint.
+    chain : (L + 1, M) float, 1.0 where joint m moves link l (row L, picked by link -1: zeros).
+    points : (R, 2, 3) witness points (planning frame), body 0 then body 1.
+    normals : (R, 3) unit normals from body 0 to body 1.
+    jacobians : bool, False: ``out_jacobian`` is not written.
+    out_jacobian : (R, M) written: ``sum over the two points of sign * n . d point / d m`` (+ point 1,
+        - point 0); revolute ``(p - o) . (n x a)``, prismatic ``n . a``, zero for joints not moving the link.
+    out_local : (R, 2, 3) written: each witness point in its body's frame.
+    """
+    n_rows = cfg.shape[0]
+    n_mov = child_link.shape[0]
+    world_row = chain.shape[0] - 1
+    for r in range(n_rows):
+        c = cfg[r]
+        n0, n1, n2 = normals[r, 0], normals[r, 1], normals[r, 2]
+        if jacobians:
+            l1 = shape_link[shape_pair[r, 1]]
+            l0 = shape_link[shape_pair[r, 0]]
+            l1 = l1 if l1 >= 0 else world_row
+            l0 = l0 if l0 >= 0 else world_row
+            for m in range(n_mov):
+                T = T_world_link[c, child_link[m]]
+                # the axis in the planning frame (numpy's einsum over j: terms 0 and 2, then 1)
+                a0 = (T[0, 0] * axis[m, 0] + T[0, 2] * axis[m, 2]) + T[0, 1] * axis[m, 1]
+                a1 = (T[1, 0] * axis[m, 0] + T[1, 2] * axis[m, 2]) + T[1, 1] * axis[m, 1]
+                a2 = (T[2, 0] * axis[m, 0] + T[2, 2] * axis[m, 2]) + T[2, 1] * axis[m, 1]
+                if prismatic[m]:
+                    v1 = (n0 * a0 + n2 * a2) + n1 * a1
+                    v0 = v1
+                else:
+                    c0 = n1 * a2 - n2 * a1
+                    c1 = n2 * a0 - n0 * a2
+                    c2 = n0 * a1 - n1 * a0
+                    v1 = ((points[r, 1, 0] - T[0, 3]) * c0 + (points[r, 1, 1] - T[1, 3]) * c1) \
+                        + (points[r, 1, 2] - T[2, 3]) * c2
+                    v0 = ((points[r, 0, 0] - T[0, 3]) * c0 + (points[r, 0, 1] - T[1, 3]) * c1) \
+                        + (points[r, 0, 2] - T[2, 3]) * c2
+                total = 0.0 + (1.0 * v1) * chain[l1, m]
+                out_jacobian[r, m] = total + (-1.0 * v0) * chain[l0, m]
+        for s in range(2):
+            k = owner_link[shape_pair[r, s]]
+            if k < 0:
+                T = owner_offset[shape_pair[r, s]]
+            else:
+                T = T_world_link[c, k]
+            d0 = points[r, s, 0] - T[0, 3]
+            d1 = points[r, s, 1] - T[1, 3]
+            d2 = points[r, s, 2] - T[2, 3]
+            for i in range(3):
+                out_local[r, s, i] = (T[0, i] * d0 + T[1, i] * d1) + T[2, i] * d2
+
+
+@njit(cache=True, fastmath=False)
+def sphere_gaps(T_world_shape, cfg, a, b, centre, radius, out_gap):
+    """The distance between two shapes' bounding spheres, negative when they overlap, for K rows
+    (what ``narrowphase.bounding_sphere_gaps`` computed with numpy's einsum and norm, bit for bit).
+
+    Parameters
+    ----------
+    T_world_shape : (N, S, 4, 4) every shape's pose at N configurations.
+    cfg, a, b : (K,) int64, row k: shapes ``a[k]`` and ``b[k]`` at configuration ``cfg[k]``.
+    centre : (S, 3) each bounding sphere's centre in its shape's frame; radius : (S,) its radius.
+    out_gap : (K,) written.
+    """
+    for k in range(cfg.shape[0]):
+        Ta = T_world_shape[cfg[k], a[k]]
+        Tb = T_world_shape[cfg[k], b[k]]
+        ca, cb = centre[a[k]], centre[b[k]]
+        s = 0.0
+        for i in range(3):
+            xa = ((Ta[i, 0] * ca[0] + Ta[i, 2] * ca[2]) + Ta[i, 1] * ca[1]) + Ta[i, 3]
+            xb = ((Tb[i, 0] * cb[0] + Tb[i, 2] * cb[2]) + Tb[i, 1] * cb[1]) + Tb[i, 3]
+            d = xb - xa
+            s = d * d if i == 0 else s + d * d          # numpy's norm: (x0^2 + x1^2) + x2^2
+        out_gap[k] = (np.sqrt(s) - radius[a[k]]) - radius[b[k]]
+
+
+@njit(cache=True, fastmath=False)
+def settle_first_distances(raw, p0, p1, measured, far_from, apart_above, sane_below, mesh, out_distance, out_points,
+                           out_normal, out_state, done, check_mesh, out_slow, out_overlapping):
+    """Sort the K candidate rows of a chunk by their first distance (hulls or primitives, measured or not).
+
+    Parameters
+    ----------
+    raw : (K,) first signed distance (NaN: not measured); p0, p1 : (K, 3) its witness points.
+    measured : (K,) bool, rows with a first distance.
+    far_from : (K,) the threshold plus the slack beyond which a first distance culls the row.
+    apart_above : float, a first distance above this (and witness points apart) is an apart row.
+    sane_below : float, a first distance or witness coordinate at this or beyond is a failure.
+    mesh : (K,) bool, rows with a mesh (an apart row to be checked on the meshes).
+    out_distance, out_points (K, 2, 3), out_normal (K, 3), out_state (K,) int8 : written for the
+        apart rows: the distance, the witness points (point 1 at ``p0 + d n``), the unit normal
+        ``(p1 - p0) / |p1 - p0|``, and ``check_mesh`` (mesh rows) or ``done``.
+    out_slow : (K,) bool written: rows neither culled nor apart (measured by the narrow phase).
+    out_overlapping : (K,) bool written: sane mesh rows whose first distance is not above ``apart_above``.
+    """
+    for k in range(raw.shape[0]):
+        d = raw[k]
+        sane = measured[k] and abs(d) < sane_below
+        for i in range(3):
+            sane = sane and abs(p0[k, i]) < sane_below and abs(p1[k, i]) < sane_below
+        far = sane and d >= far_from[k]
+        x0, x1, x2 = p1[k, 0] - p0[k, 0], p1[k, 1] - p0[k, 1], p1[k, 2] - p0[k, 2]
+        gap = np.sqrt((x0 * x0 + x2 * x2) + x1 * x1)      # numpy's einsum order
+        apart = sane and not far and d > apart_above and gap > 1e-12
+        if apart:
+            n0, n1, n2 = x0 / gap, x1 / gap, x2 / gap
+            out_distance[k] = d
+            out_points[k, 0, 0], out_points[k, 0, 1], out_points[k, 0, 2] = p0[k, 0], p0[k, 1], p0[k, 2]
+            out_points[k, 1, 0] = p0[k, 0] + d * n0
+            out_points[k, 1, 1] = p0[k, 1] + d * n1
+            out_points[k, 1, 2] = p0[k, 2] + d * n2
+            out_normal[k, 0], out_normal[k, 1], out_normal[k, 2] = n0, n1, n2
+            out_state[k] = check_mesh if mesh[k] else done
+        out_slow[k] = not far and not apart
+        out_overlapping[k] = sane and mesh[k] and not d > apart_above
+
+
+@njit(cache=True, fastmath=False)
+def check_on_meshes(state, points, T_world_shape, cfg, shape_pair, mesh_slot, is_mesh, check_mesh, done, on_mesh_d2,
+                    triangle_start, node_start, triangles, bounds, nodes, order, face_normals, out_subshapes):
+    """Settle the rows whose state is ``check_mesh`` (hulls apart): ``done`` where each mesh's hull witness
+    point lies on its mesh (squared distance at most ``on_mesh_d2``); returns the other rows, in order.
+
+    Parameters
+    ----------
+    state : (K,) int8, read and written.
+    points : (K, 2, 3) the rows' witness points (planning frame).
+    T_world_shape : (N, S, 4, 4); cfg : (K,) int64, each row's configuration.
+    shape_pair, mesh_slot : (K, 2) int64, each row's shapes and their meshes in the packed trees (-1: none).
+    is_mesh : (K, 2) bool, sides that are meshes (a mesh without a packed tree is never on its mesh).
+    triangle_start ... face_normals : the packed meshes (``witness_check.pack_meshes``).
+    out_subshapes : (K, 2) int32, written for the projected sides: the nearest triangle.
+
+    The projection is :func:`witness_check.project_onto_meshes` on the projected sides in
+    (row, side) order, so its numbers are those of a call on all of them.
+    """
+    n = 0
+    for k in range(state.shape[0]):
+        if state[k] == check_mesh:
+            for s in range(2):
+                if is_mesh[k, s] and mesh_slot[k, s] >= 0:
+                    n += 1
+    at_point = np.empty((n, 3))
+    at_pose = np.empty((n, 4, 4))
+    at_slot = np.empty(n, dtype=np.int64)
+    at_row = np.empty(n, dtype=np.int64)
+    at_side = np.empty(n, dtype=np.int64)
+    i = 0
+    for k in range(state.shape[0]):
+        if state[k] == check_mesh:
+            for s in range(2):
+                if is_mesh[k, s] and mesh_slot[k, s] >= 0:
+                    at_point[i] = points[k, s]
+                    at_pose[i] = T_world_shape[cfg[k], shape_pair[k, s]]
+                    at_slot[i], at_row[i], at_side[i] = mesh_slot[k, s], k, s
+                    i += 1
+    d2 = np.zeros(n)
+    triangle = np.full(n, -1, dtype=np.int64)
+    if n:
+        project_onto_meshes(at_point, at_pose, at_slot, triangle_start, node_start, triangles, bounds, nodes, order,
+                            face_normals, d2, triangle)
+    off = np.zeros(state.shape[0], dtype=np.bool_)
+    for k in range(state.shape[0]):
+        if state[k] == check_mesh:
+            for s in range(2):
+                if is_mesh[k, s] and mesh_slot[k, s] < 0:
+                    off[k] = True
+    for i in range(n):
+        out_subshapes[at_row[i], at_side[i]] = triangle[i]
+        if not d2[i] <= on_mesh_d2:
+            off[at_row[i]] = True
+    count = 0
+    for k in range(state.shape[0]):
+        if state[k] == check_mesh:
+            if off[k]:
+                count += 1
+            else:
+                state[k] = done
+    rest = np.empty(count, dtype=np.int64)
+    count = 0
+    for k in range(state.shape[0]):
+        if state[k] == check_mesh:
+            rest[count] = k
+            count += 1
+    return rest
+
+
+@njit(cache=True, fastmath=False)
+def assemble_rows(state, distance, points, normal, subshapes, exact, deepest, kink, cfg, pair, margins, k_max, done,
+                  smooth_distance):
+    """The rows of a chunk's answer: candidate rows whose state is ``done``, per configuration in increasing
+    padded distance (ties in candidate order), at most ``k_max`` per configuration (0: all).
+
+    Parameters
+    ----------
+    state, distance : (K,) each candidate's state and signed distance (unpadded).
+    points (K, 2, 3), normal (K, 3), subshapes (K, 2) int32 : its witness points, normal, subshapes.
+    exact, deepest, kink : (K,) bool, its flags (see ``checks.clearance._Measured``).
+    cfg, pair : (K,) int64, its configuration (nondecreasing) and checked pair.
+    margins : (P,) each pair's padding.
+    smooth_distance : float, below this |distance| a row is not smooth (the bodies touch).
+
+    Returns
+    -------
+    (rows, cfg, pair, padded distance, points, normal, subshapes, smooth) of the R rows kept, in order:
+    what ``numpy.lexsort((padded, cfg))`` and its gathers gave.
+    """
+    n = state.shape[0]
+    kept = np.empty(n, dtype=np.int64)
+    padded = np.empty(n)
+    r = 0
+    for k in range(n):
+        if k and cfg[k] < cfg[k - 1]:
+            raise ValueError("candidate rows must be in configuration order")
+        if state[k] == done:
+            kept[r] = k
+            padded[r] = distance[k] - margins[pair[k]]
+            r += 1
+    # each configuration's rows: a stable insertion sort by padded distance, then its first k_max
+    out = 0
+    start = 0
+    while start < r:
+        end = start + 1
+        while end < r and cfg[kept[end]] == cfg[kept[start]]:
+            end += 1
+        for i in range(start + 1, end):
+            key, row = padded[i], kept[i]
+            j = i - 1
+            while j >= start and padded[j] > key:
+                padded[j + 1], kept[j + 1] = padded[j], kept[j]
+                j -= 1
+            padded[j + 1], kept[j + 1] = key, row
+        stop = end if k_max <= 0 else min(end, start + k_max)
+        for i in range(start, stop):
+            kept[out], padded[out] = kept[i], padded[i]
+            out += 1
+        start = end
+    rows = kept[:out].copy()
+    out_cfg = np.empty(out, dtype=np.int64)
+    out_pair = np.empty(out, dtype=np.int64)
+    out_points = np.empty((out, 2, 3))
+    out_normal = np.empty((out, 3))
+    out_subshapes = np.empty((out, 2), dtype=np.int32)
+    smooth = np.empty(out, dtype=np.bool_)
+    for i in range(out):
+        k = rows[i]
+        out_cfg[i], out_pair[i] = cfg[k], pair[k]
+        out_points[i] = points[k]
+        out_normal[i] = normal[k]
+        out_subshapes[i] = subshapes[k]
+        d = distance[k]
+        finite = np.isfinite(normal[k, 0]) and np.isfinite(normal[k, 1]) and np.isfinite(normal[k, 2])
+        smooth[i] = exact[k] and finite and not abs(d) < smooth_distance and not (d < 0.0 and deepest[k]) \
+            and not kink[k]
+    return rows, out_cfg, out_pair, padded[:out].copy(), out_points, out_normal, out_subshapes, smooth
