@@ -149,6 +149,18 @@ def single_configuration_candidates(values, indices, current, check_limits, lowe
         for a in range(current.shape[0]):
             if q[0, a] < lower[a] or q[0, a] > upper[a]:
                 return OUT_OF_LIMITS_BASE - a
+    return posed_survivors(q, mimic_matrix, mimic_offset, joint_kind, joint_axis, link_parent, T_parent_origin,
+                           link_joint, shape_link, T_frame_shape, obb_center, obb_axes, obb_half, pairs, margins,
+                           T_world_link, T_world_shape, candidates, survivors)
+
+
+@njit(cache=True)
+def posed_survivors(q, mimic_matrix, mimic_offset, joint_kind, joint_axis, link_parent, T_parent_origin, link_joint,
+                    shape_link, T_frame_shape, obb_center, obb_axes, obb_half, pairs, margins, T_world_link,
+                    T_world_shape, candidates, survivors):
+    """The configuration ``q`` (1, A) posed (``T_world_link``, ``T_world_shape``) and culled
+    (``candidates`` (1, P) as :func:`obb_candidates`): the number n of candidate pairs, their
+    indices in ``survivors[:n]``, in pair order."""
     forward_kinematics(q, mimic_matrix, mimic_offset, joint_kind, joint_axis, link_parent, T_parent_origin,
                        link_joint, T_world_link)
     shape_poses(T_world_link, shape_link, T_frame_shape, T_world_shape)
@@ -159,7 +171,6 @@ def single_configuration_candidates(values, indices, current, check_limits, lowe
             survivors[n] = p
             n += 1
     return n
-
 
 
 @njit(cache=True)
@@ -175,15 +186,9 @@ def first_candidate_row(rows, start, lower, upper, mimic_matrix, mimic_offset, j
     for r in range(start, rows.shape[0]):
         for a in range(rows.shape[1]):
             q[0, a] = rows[r, a]
-        forward_kinematics(q, mimic_matrix, mimic_offset, joint_kind, joint_axis, link_parent, T_parent_origin,
-                           link_joint, T_world_link)
-        shape_poses(T_world_link, shape_link, T_frame_shape, T_world_shape)
-        obb_candidates(T_world_shape, obb_center, obb_axes, obb_half, pairs, margins, candidates)
-        n = 0
-        for p in range(pairs.shape[0]):
-            if candidates[0, p]:
-                survivors[n] = p
-                n += 1
+        n = posed_survivors(q, mimic_matrix, mimic_offset, joint_kind, joint_axis, link_parent, T_parent_origin,
+                            link_joint, shape_link, T_frame_shape, obb_center, obb_axes, obb_half, pairs, margins,
+                            T_world_link, T_world_shape, candidates, survivors)
         if n > 0:
             return r, n
     return -1, 0
