@@ -115,3 +115,39 @@ def test_screen_order_covers_every_sample_once():
         assert sorted(order.tolist()) == list(range(1, n + 1))
         if n >= 4:
             assert order[0] == n // 2                        # the midpoint first
+
+
+def test_one_call_answers_as_the_sweep_does(scene, checker, edges, monkeypatch):
+    """``sweep.free_clearance_in_one_call`` (the search's first compiled call without a Sweep) gives
+    each free edge the Sweep's certified clearance and work count to the bit, and answers most of
+    them; the edges it leaves to the Sweep get the Sweep's own answer."""
+    names = scene.robot.active_joint_names
+    validity = checker.motion_validity(names, **KINDS[1])
+    world = scene.world
+    selection = validity._selection_for(world)
+    request, explainer = validity._request, validity._explainer
+    one_call = motion.free_clearance_in_one_call
+    settled = [0]
+
+    def counted(*args):
+        found = one_call(*args)
+        settled[0] += found is not None
+        return found
+
+    def answers(fast: bool):
+        monkeypatch.setattr(motion, "free_clearance_in_one_call", counted if fast else (lambda *args: None))
+        out = []
+        for q0, q1 in edges[:120]:
+            for clearance in (True, False):
+                meter = checker.work_meter()
+                found = motion._free_motion(explainer, world, selection, request, q0, q1,
+                                            validity._tolerance_m, meter, validity.screen_step, clearance)
+                out.append((found, meter.steps))
+        return out
+
+    with_sweep = answers(False)
+    assert settled[0] == 0
+    with_one_call = answers(True)
+    assert with_one_call == with_sweep
+    free = sum(found is not None for found, _ in with_sweep)
+    assert free > 50 and settled[0] > 0.8 * free
