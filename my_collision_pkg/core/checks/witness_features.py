@@ -55,7 +55,7 @@ import numpy as np
 
 from my_collision_pkg.core.kernels.codes import KIND_BOX, KIND_CAPSULE, KIND_CONE, KIND_CYLINDER, KIND_SPHERE
 from my_collision_pkg.core.kernels.mtd import other_basin_gap
-from my_collision_pkg.core.kernels.support_features import inside_margin, support_gap, support_points
+from my_collision_pkg.core.kernels.support_features import inside_margin, plane_basis, support_gap, support_points
 
 __all__ = ["FEATURE_TOLERANCE_M", "SWITCH_MARGIN_M", "support_feature", "feature_contact", "feature_witness"]
 
@@ -239,14 +239,7 @@ def _contact(body0, body1, distance_m: float, normal: np.ndarray, margin: bool):
         # p0 = a + s e0, p1 = b + t e1 with p1 - p0 = shift: solve in the plane normal to n (basis u, v)
         a, e0 = f0[0], f0[1] - f0[0]
         b, e1 = f1[0], f1[1] - f1[0]
-        nx, ny, nz = (float(x) for x in normal)
-        if abs(nx) < 0.9:                 # u = n x (1, 0, 0)
-            ux, uy, uz = 0.0, nz, -ny
-        else:                             # u = n x (0, 1, 0)
-            ux, uy, uz = -nz, 0.0, nx
-        norm = math.sqrt(ux * ux + uy * uy + uz * uz)
-        ux, uy, uz = ux / norm, uy / norm, uz / norm
-        vx, vy, vz = ny * uz - nz * uy, nz * ux - nx * uz, nx * uy - ny * ux
+        ux, uy, uz, vx, vy, vz = plane_basis(*(float(x) for x in normal))
         e0x, e0y, e0z = (float(x) for x in e0)
         e1x, e1y, e1z = (float(x) for x in e1)
         dx, dy, dz = (float(x) for x in (b - a))

@@ -89,18 +89,24 @@ def support_gap(points, d, tolerance):
 
 
 @njit(cache=True)
-def inside_margin(point, feature, count, normal):
-    """How far ``point`` (3,), seen along the unit ``normal``, lies inside the convex feature ``feature[:count]``
-    (a segment: along it, from its nearer end; a polygon of unordered points: from its nearest edge line),
-    metres; negative outside."""
-    n0, n1, n2 = normal[0], normal[1], normal[2]
+def plane_basis(n0, n1, n2):
+    """Unit vectors u, v (u0, u1, u2, v0, v1, v2) with (u, v, n) a right-handed orthonormal frame of
+    the unit normal n: u = n x (1, 0, 0) normalised, or n x (0, 1, 0) where n is near x; v = n x u."""
     if abs(n0) < 0.9:                 # u = n x (1, 0, 0)
         u0, u1, u2 = 0.0, n2, -n1
     else:                             # u = n x (0, 1, 0)
         u0, u1, u2 = -n2, 0.0, n0
     length = np.sqrt(u0 * u0 + u1 * u1 + u2 * u2)
     u0, u1, u2 = u0 / length, u1 / length, u2 / length
-    v0, v1, v2 = n1 * u2 - n2 * u1, n2 * u0 - n0 * u2, n0 * u1 - n1 * u0
+    return u0, u1, u2, n1 * u2 - n2 * u1, n2 * u0 - n0 * u2, n0 * u1 - n1 * u0
+
+
+@njit(cache=True)
+def inside_margin(point, feature, count, normal):
+    """How far ``point`` (3,), seen along the unit ``normal``, lies inside the convex feature ``feature[:count]``
+    (a segment: along it, from its nearer end; a polygon of unordered points: from its nearest edge line),
+    metres; negative outside."""
+    u0, u1, u2, v0, v1, v2 = plane_basis(normal[0], normal[1], normal[2])
     xs = np.empty(count)
     ys = np.empty(count)
     for i in range(count):

@@ -30,7 +30,7 @@ from my_collision_pkg.core.kernels.mesh_queries import MeshTree, closest_point_o
 from my_collision_pkg.core.kernels.mtd import check_mtd, coal_answer_is_mtd, other_basin_gap, overlaps, search_mtd
 from my_collision_pkg.core.kernels.overlap import clip_edges_to_planes
 from my_collision_pkg.core.kernels.thickness import thickness_along_lines
-from my_collision_pkg.core.kernels.support_features import inside_margin, support_gap, support_points
+from my_collision_pkg.core.kernels.support_features import inside_margin, plane_basis, support_gap, support_points
 from my_collision_pkg.core.kernels.tubes import edge_ends, tube_margin
 from my_collision_pkg.core.kernels.witness_check import pack_meshes
 
@@ -49,6 +49,7 @@ def warm_up() -> None:
     support_points(square, np.array([0.0, 0.0, 1.0]), 1e-7, np.empty((5, 3)))        # a face: the SVD too
     # the switch margin of witness_features.feature_contact: a gap, a point in a segment and in a face
     support_gap(square, np.array([0.0, 0.0, 1.0]), 1e-7)
+    plane_basis(0.0, 0.0, 1.0)                         # also called from Python (crossing segments)
     for count in (2, 4):
         inside_margin(np.array([0.5, 0.5, 1.0]), square[:count].copy(), count, np.array([0.0, 0.0, 1.0]))
 
