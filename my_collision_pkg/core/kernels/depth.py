@@ -632,6 +632,16 @@ def _scan_surface_points(samples, T_world_x, T_world_solid, solid, planes_t, poi
 
 
 @njit(cache=True)
+def _scan_buffers(n):
+    """What :func:`_scan_surface_points` fills for n points, as it expects them before the scan:
+    world and solid-frame points, depth (``OUTSIDE``), surface point, triangle (-1), the interval
+    of the signed distance (NaN: nothing known), exact, and placed (points_world, local and the
+    interval's top computed in full)."""
+    return (np.empty((n, 3)), np.empty((n, 3)), np.full(n, OUTSIDE), np.zeros((n, 3)), np.full(n, -1),
+            np.full(n, np.nan), np.full(n, np.nan), np.zeros(n, dtype=np.bool_), np.zeros(n, dtype=np.bool_))
+
+
+@njit(cache=True)
 def surface_points_inside(samples, T_world_x, T_world_solid, solid):
     """Body x's surface points (:class:`SurfaceSamples`, posed at ``T_world_x``) inside a solid
     (:class:`SolidArrays`, posed at ``T_world_solid``), grouped along their ``edges``, and the
@@ -656,15 +666,7 @@ def surface_points_inside(samples, T_world_x, T_world_solid, solid):
     bounds, nodes, order, pseudo_normals = solid.bounds, solid.nodes, solid.order, solid.pseudo_normals
     manifold, face_normals = solid.manifold, solid.face_normals
     n = samples.points.shape[0]
-    points_world = np.empty((n, 3))
-    local = np.empty((n, 3))
-    depth = np.full(n, OUTSIDE)
-    surface_world = np.zeros((n, 3))
-    triangle = np.full(n, -1)
-    s_lo = np.full(n, np.nan)               # interval of the signed distance (NaN: nothing known)
-    s_hi = np.full(n, np.nan)
-    exact = np.zeros(n, dtype=np.bool_)
-    placed = np.zeros(n, dtype=np.bool_)   # points_world, local (and s_hi) computed in full
+    points_world, local, depth, surface_world, triangle, s_lo, s_hi, exact, placed = _scan_buffers(n)
     surface = np.empty(3)
     bounded = kind == KIND_MESH and manifold
     planes_t = np.ascontiguousarray(planes.T)     # hull planes as columns: a vectorised scan
@@ -792,16 +794,8 @@ def pair_regions(max_regions, steps, samples_a, solid_a, T_world_a, samples_b, s
 def any_surface_point_inside(samples, T_world_x, T_world_solid, solid):
     """Whether :func:`surface_points_inside` finds any of body x's points inside the solid (depth > 0):
     its first pass, in the same order and with the same numbers, stopped at the first such point."""
-    n = samples.points.shape[0]
-    points_world = np.empty((n, 3))
-    local = np.empty((n, 3))
-    depth = np.full(n, OUTSIDE)
-    surface_world = np.zeros((n, 3))
-    triangle = np.full(n, -1)
-    s_lo = np.full(n, np.nan)
-    s_hi = np.full(n, np.nan)
-    exact = np.zeros(n, dtype=np.bool_)
-    placed = np.zeros(n, dtype=np.bool_)
+    points_world, local, depth, surface_world, triangle, s_lo, s_hi, exact, placed = _scan_buffers(
+        samples.points.shape[0])
     planes_t = np.ascontiguousarray(solid.planes.T)
     _, found = _scan_surface_points(samples, T_world_x, T_world_solid, solid, planes_t, points_world, local, depth,
                                     surface_world, triangle, s_lo, s_hi, exact, placed, True)
