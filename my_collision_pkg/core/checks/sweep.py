@@ -929,7 +929,7 @@ class Sweep:
             margins = self.margins
             evaluations = CLEARANCE_END_EVALUATIONS
             T_end = None
-            while evaluations > 0 and k >= 0 and not math.isnan(end[k, 0]) and best < low_row[k] - margins[p[k]]:
+            while evaluations > 0 and _tail_needs_narrow(k, best, end, low_row, margins, p):
                 track = self.track
                 if T_end is None:                 # the narrow phase at t = 1, for the smallest last steps
                     T_end = self.poses(np.array([1.0]))
@@ -1025,6 +1025,15 @@ class Sweep:
             else:
                 lo = m1
         return best
+
+
+def _tail_needs_narrow(k: int, best: float, end: np.ndarray, low: np.ndarray, margins: np.ndarray,
+                       p: np.ndarray) -> bool:
+    """Whether the smallest clearance so far, ``best``, is item k's last-step bound and that bound can
+    still be tightened by the narrow phase at t = 1 (:meth:`Sweep.certified_clearance`): k >= 0, its
+    end not yet measured (``end[k, 0]`` not NaN), and ``best`` below its interval bounds (``low[k]``)
+    less its padding (``margins[p[k]]``)."""
+    return k >= 0 and not math.isnan(end[k, 0]) and best < low[k] - margins[p[k]]
 
 
 def _static_packs(world: CollisionWorld) -> tuple[tuple, tuple, tuple]:
@@ -1162,9 +1171,9 @@ def free_clearance_in_one_call(world: CollisionWorld, selection: PairSelection, 
     owner = _CallOwner()
     cache = _pooled_grid_cache(owner, world, n_links, n_mov)
     out = tuple(mk.AdvanceOutputs(known, status, V0, V1, T_pair, T_link, np.zeros(n_pairs, dtype=np.int64), need))
+    every = np.arange(n_pairs, dtype=np.int64)
     used, live, count, stop, used_forward, clearance = gk.certify_then_advance(
-        q0, q1 - q0, t, np.arange(n_pairs, dtype=np.int64), tuple(mk.PairArrays(static["a"], static["b"],
-                                                                                 selection.margins, top)),
+        q0, q1 - q0, t, every, tuple(mk.PairArrays(static["a"], static["b"], selection.margins, top)),
         robot_pack, shape_pack, speed_pack, cover_pack, tolerance_m, COVER_ACCEPT_M, out, budget, track_pack,
         track_clearance, cache, narrow, seq, seq_n, steps_left, ADVANCE_CALL_STEPS, weight, tail_t, end,
         DYADIC_REFINEMENTS)
@@ -1174,8 +1183,8 @@ def free_clearance_in_one_call(world: CollisionWorld, selection: PairSelection, 
     best = math.inf
     if track_clearance:              # Sweep.certified_clearance, when grid_clearance ran in the call
         k, best, _, k2, value, _, used_clearance = clearance
-        if used_clearance < 0 or (CLEARANCE_END_EVALUATIONS > 0 and k >= 0 and not math.isnan(end[k, 0])
-                                  and best < track_pack[4, k] - selection.margins[k]):
+        if used_clearance < 0 or (CLEARANCE_END_EVALUATIONS > 0
+                                  and _tail_needs_narrow(k, best, end, track_pack[4], selection.margins, every)):
             return None              # the narrow phase at t = 1 first: Sweep's
         if k2 >= 0 and value < best:
             best = value
