@@ -60,7 +60,7 @@ from my_collision_pkg.core.kernels.mtd import other_basin_gap
 from my_collision_pkg.core.kernels.support_features import inside_margin, plane_basis, support_gap, support_points
 
 __all__ = ["FEATURE_TOLERANCE_M", "SWITCH_MARGIN_M", "support_feature", "feature_contact", "feature_witness",
-           "posed_feature_contact"]
+           "posed_feature_contact", "compiled_feature_contact"]
 
 FEATURE_TOLERANCE_M = 1e-7
 # A contact whose switch margin (see the module docstring) is below this is not smooth: metres,
@@ -218,6 +218,22 @@ def posed_feature_contact(world, T_world_shape: np.ndarray, a: int, b: int, dist
         *parts_a[:3], _kernel_pose(T_world_shape[a]), *parts_a[3:], *parts_b[:3], _kernel_pose(T_world_shape[b]),
         *parts_b[3:], float(distance_m), _kernel_pose(normal), FEATURE_TOLERANCE_M, _DISC_COS, _DISC_SIN,
         _CROSSING_SLACK, SWITCH_MARGIN_M, _SAME_BASIN_COS, _BASIN_START_RAD, _BASIN_STOP_RAD, out)
+    if not found:
+        return None
+    return out[0], out[1], float(margin_m)
+
+
+def compiled_feature_contact(body0, body1, distance_m: float,
+                             normal: np.ndarray) -> tuple[np.ndarray, np.ndarray, float] | None:
+    """:func:`feature_contact` of two posed bodies (:class:`penetration.Body`) through the compiled call that
+    :func:`posed_feature_contact` makes (for tests and one-off pairs)."""
+    faces0, offsets0 = _faces(body0)
+    faces1, offsets1 = _faces(body1)
+    out = np.empty((2, 3))
+    found, margin_m = compiled.feature_contact(
+        *body0.kernel_arguments(), faces0, offsets0, *body1.kernel_arguments(), faces1, offsets1, float(distance_m),
+        _kernel_pose(np.asarray(normal, dtype=float)), FEATURE_TOLERANCE_M, _DISC_COS, _DISC_SIN, _CROSSING_SLACK,
+        SWITCH_MARGIN_M, _SAME_BASIN_COS, _BASIN_START_RAD, _BASIN_STOP_RAD, out)
     if not found:
         return None
     return out[0], out[1], float(margin_m)
