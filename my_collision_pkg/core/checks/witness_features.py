@@ -46,6 +46,11 @@ Panda: about 2 m per radian), so a row whose margin is below ``SWITCH_MARGIN_M``
 a 1e-5 rad joint step, the central differences of the tests) may switch within that
 motion, and is not smooth. Other local minima that no candidate or face normal reaches
 (a hull edge across another body's edge, a contact on a curved rim) are not looked for.
+
+The clearance's penetrating rows use :func:`posed_feature_contact`: all of :func:`feature_contact`
+in one compiled call (:func:`kernels.support_features.feature_contact`), the same features, kinks
+and margins, and points equal but for the last bit or two (the Python path's matrix products are
+numpy's); this module's Python functions are its reference (test/core/test_witness_features.py).
 """
 from __future__ import annotations
 
