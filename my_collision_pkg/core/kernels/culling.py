@@ -14,6 +14,7 @@ import numpy as np
 from numba import njit
 
 from my_collision_pkg.core.kernels.frames import axes_to_world, point_to_world
+from my_collision_pkg.core.kernels.gjk import ConvexArrays, lower_bound
 from my_collision_pkg.core.kernels.kinematics import forward_kinematics, shape_poses
 
 # Slack added to every separating-axis comparison so that touching boxes are
@@ -22,6 +23,15 @@ SAT_EPSILON = 1e-9
 # Bounding spheres apart by less than this still go to the separating-axis test.
 SPHERE_SLACK_M = 1e-6
 SQRT3 = np.sqrt(3.0)
+# first_screened_row drops a candidate pair whose convex solids' certified distance bound is at
+# least its margin plus this (metres): far above the tolerances of fcl's contact test and
+# coal's distance, which decide the pair otherwise.
+SCREEN_SLACK_M = 1e-5
+# ... and stops GJK once its lower and upper bounds are within this many metres plus
+# SCREEN_GJK_RELATIVE of the bound: the screen needs only "beyond the margin or not", so a
+# loose search suffices (a pair it cannot settle is kept for the narrow phase).
+SCREEN_GJK_EPS_M = 1e-4
+SCREEN_GJK_RELATIVE = 0.05
 
 
 @njit(cache=True)
@@ -191,4 +201,47 @@ def first_candidate_row(rows, start, lower, upper, mimic_matrix, mimic_offset, j
                             T_world_link, T_world_shape, candidates, survivors)
         if n > 0:
             return r, n
+    return -1, 0
+
+
+@njit(cache=True)
+def first_screened_row(rows, start, lower, upper, mimic_matrix, mimic_offset, joint_kind, joint_axis, link_parent,
+                       T_parent_origin, link_joint, shape_link, T_frame_shape, obb_center, obb_axes, obb_half, pairs,
+                       margins, q, T_world_link, T_world_shape, candidates, survivors, convex_tuple, measurable,
+                       warm):
+    """:func:`first_candidate_row` with a convex pre-test of the pairs that survive culling.
+
+    A surviving pair p whose two shapes have convex solids (``measurable[p]``: primitives,
+    convex meshes, meshes' convex hulls, each containing its shape; ``convex_tuple`` the
+    world's :class:`gjk.ConvexArrays` as a plain tuple) gets :func:`gjk.lower_bound` of their
+    distance at the row's poses; when that bound is at least ``margins[p] + SCREEN_SLACK_M``
+    the shapes are farther apart than the margin (a hull contains its mesh, so a body inside
+    a closed mesh makes the bound <= 0), so the pair cannot collide and is dropped
+    (``candidates[0, p]`` cleared). Returns the first row r >= ``start`` with a pair left,
+    (r, n) with ``survivors[:n]`` those pairs in pair order and the row's poses filled as
+    :func:`first_candidate_row` fills them, or (-1, 0). ``warm`` (P, 3): per pair, the last
+    GJK direction (any values; kept between calls, it only speeds the search up).
+    """
+    convex = ConvexArrays(*convex_tuple)
+    for r in range(start, rows.shape[0]):
+        for a in range(rows.shape[1]):
+            q[0, a] = rows[r, a]
+        n = posed_survivors(q, mimic_matrix, mimic_offset, joint_kind, joint_axis, link_parent, T_parent_origin,
+                            link_joint, shape_link, T_frame_shape, obb_center, obb_axes, obb_half, pairs, margins,
+                            T_world_link, T_world_shape, candidates, survivors)
+        kept = 0
+        for i in range(n):
+            p = survivors[i]
+            if measurable[p]:
+                a = pairs[p, 0]
+                b = pairs[p, 1]
+                bound = lower_bound(convex, a, T_world_shape[0, a], b, T_world_shape[0, b], warm[p], SCREEN_GJK_EPS_M,
+                                    SCREEN_GJK_RELATIVE)
+                if bound >= margins[p] + SCREEN_SLACK_M:
+                    candidates[0, p] = False
+                    continue
+            survivors[kept] = p
+            kept += 1
+        if kept > 0:
+            return r, kept
     return -1, 0
