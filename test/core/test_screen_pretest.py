@@ -1,4 +1,4 @@
-"""The screen's convex pre-test (``kernels.culling.first_screened_row``, run by ``pair_tests.any_collision``).
+"""The screen's convex pre-test (``kernels.culling.first_candidate_row``, run by ``pair_tests.any_collision``).
 
 The pre-test drops a candidate pair before the narrow phase when GJK proves its convex
 solids farther apart than its margin. It must drop only pairs the narrow phase calls free,
@@ -9,6 +9,7 @@ so the screen's answers stay :func:`pair_tests.first_collision`'s:
   bisected to within 1e-6 rad of the first contact along lines (so that pairs at their
   margin are met), every pair the pre-test drops is free by ``PosedPairs.collides``, and
   pairs are both dropped and kept (the test exercises both sides);
+- without the pre-test the kernel keeps exactly ``obb_candidates``' pairs;
 - ``any_collision`` returns the first colliding row of a block, as ``first_collision`` says.
 """
 import os
@@ -17,7 +18,7 @@ import numpy as np
 import pytest
 
 from my_collision_pkg.core.checks.pair_tests import PairTestScratch, any_collision, first_collision, posed_candidates
-from my_collision_pkg.core.kernels.culling import first_screened_row
+from my_collision_pkg.core.kernels.culling import first_candidate_row
 from my_collision_pkg.core.model.shapes import Box, Capsule, Cone, Cylinder, Sphere
 from my_collision_pkg.core.scene.loading import load_scene, panda_paths
 from my_collision_pkg.core.scene.planning_scene import AddObject, ObjectShape, SceneObject
@@ -85,13 +86,14 @@ def test_the_pretest_drops_only_pairs_the_narrow_phase_calls_free(panda):
     dropped = kept = 0
     for k in range(len(rows)):
         one = np.ascontiguousarray(rows[k:k + 1])
-        row, n = first_screened_row(one, 0, *arguments, *screen)
+        row, n = first_candidate_row(one, 0, *arguments, *screen)
         assert row == (0 if n > 0 else -1)
         survivors = set(buffers.survivors[:n].tolist())
         assert set(np.flatnonzero(buffers.candidates[0]).tolist()) == survivors     # cleared where dropped
         # culled again without the pre-test: every pair it dropped must be free
         _, T_shape, candidates = posed_candidates(world, one, selection.pairs, selection.margins)
         np.testing.assert_array_equal(T_shape[0], buffers.T_world_shape[0])
+        assert survivors <= set(np.flatnonzero(candidates[0]).tolist())
         posed = scratch.posed(world, T_shape[0])
         for p in np.flatnonzero(candidates[0]).tolist():
             if p in survivors:
@@ -101,6 +103,25 @@ def test_the_pretest_drops_only_pairs_the_narrow_phase_calls_free(panda):
             a, b = selection.pairs[p].tolist()
             assert not posed.collides(a, b, selection.calls[p], selection.margins[p]), (k, a, b)
     assert dropped > 100 and kept > 100, (dropped, kept)
+
+
+def test_the_kernel_culls_as_obb_candidates(panda):
+    """With no pair measurable (no pre-test), the kernel's own culling keeps exactly the pairs
+    of ``obb_candidates``, at every row (with and without padding)."""
+    world, selection = panda
+    scratch = PairTestScratch()
+    rows = _rows(world, N_RANDOM, SEED + 2)
+    for pad in (True, False):
+        chosen = world.pair_selection("", pad, pad)
+        buffers, arguments = scratch.single_buffers(world, chosen)
+        convex, measurable, warm = scratch.screen_arguments(world, chosen)
+        none = np.zeros_like(measurable)
+        _, _, candidates = posed_candidates(world, rows, chosen.pairs, chosen.margins)
+        assert candidates.any(axis=1).sum() > N_RANDOM // 10
+        for k in range(len(rows)):
+            row, n = first_candidate_row(np.ascontiguousarray(rows[k:k + 1]), 0, *arguments, convex, none, warm)
+            np.testing.assert_array_equal(buffers.candidates[0], candidates[k])
+            assert buffers.survivors[:n].tolist() == np.flatnonzero(candidates[k]).tolist()
 
 
 def test_any_collision_is_the_first_colliding_row(panda):

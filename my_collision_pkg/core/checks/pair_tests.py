@@ -23,7 +23,7 @@ import numpy as np
 from my_collision_pkg.core.checks.contact_builder import ContactBuilder
 from my_collision_pkg.core.checks.narrowphase import inside_closed_mesh, octree_pair_collides, pair_distance_lower_bound
 from my_collision_pkg.core.checks.sweep import convex_solids
-from my_collision_pkg.core.kernels.culling import first_screened_row, obb_candidates
+from my_collision_pkg.core.kernels.culling import first_candidate_row, obb_candidates
 from my_collision_pkg.core.kernels.kinematics import shape_poses
 from my_collision_pkg.core.scene.planning_scene import CollisionWorld, PairSelection
 
@@ -93,7 +93,7 @@ class PairTestScratch(threading.local):
 
 
     def screen_arguments(self, world: CollisionWorld, selection: PairSelection) -> tuple:
-        """The convex pre-test's arguments of :func:`kernels.culling.first_screened_row` for
+        """The convex pre-test's arguments of :func:`kernels.culling.first_candidate_row` for
         ``selection`` of ``world`` (kept until the snapshot or selection changes): the world's
         convex solids (``sweep.convex_solids``, as a plain tuple), per pair whether both of
         its shapes have one, and this thread's GJK directions per pair."""
@@ -296,7 +296,7 @@ def any_collision(scratch: PairTestScratch, world: CollisionWorld, q: np.ndarray
     """The row of ``q`` (N, A) that is the first, in row order, with a colliding pair of ``selection``, or -1.
 
     The verdicts are :func:`first_collision`'s, but the rows are posed and culled one at a time
-    in one compiled call (:func:`kernels.culling.first_screened_row`), which also drops the
+    in one compiled call (:func:`kernels.culling.first_candidate_row`), which also drops the
     candidate pairs whose convex solids GJK proves farther apart than their margin, and
     returns at the next row with a pair left; its pair tests run, and the call goes on from
     the row after it, so nothing past the first colliding row is computed: the screen that a
@@ -312,7 +312,7 @@ def any_collision(scratch: PairTestScratch, world: CollisionWorld, q: np.ndarray
     screen = scratch.screen_arguments(world, selection)
     row = 0
     while True:
-        row, count = first_screened_row(q, row, *arguments, *screen)
+        row, count = first_candidate_row(q, row, *arguments, *screen)
         if row < 0:
             return -1
         if scratch.posed(world, buffers.T_world_shape[0]).first_hit(selection, buffers.survivors[:count]) >= 0:

@@ -23,7 +23,7 @@ SAT_EPSILON = 1e-9
 # Bounding spheres apart by less than this still go to the separating-axis test.
 SPHERE_SLACK_M = 1e-6
 SQRT3 = np.sqrt(3.0)
-# first_screened_row drops a candidate pair whose convex solids' certified distance bound is at
+# first_candidate_row drops a candidate pair whose convex solids' certified distance bound is at
 # least its margin plus this (metres): far above the tolerances of fcl's contact test and
 # coal's distance, which decide the pair otherwise.
 SCREEN_SLACK_M = 1e-5
@@ -184,51 +184,142 @@ def posed_survivors(q, mimic_matrix, mimic_offset, joint_kind, joint_axis, link_
 
 
 @njit(cache=True)
-def first_candidate_row(rows, start, lower, upper, mimic_matrix, mimic_offset, joint_kind, joint_axis, link_parent,
-                        T_parent_origin, link_joint, shape_link, T_frame_shape, obb_center, obb_axes, obb_half, pairs,
-                        margins, q, T_world_link, T_world_shape, candidates, survivors):
-    """The first row r >= ``start`` of ``rows`` (N, A), complete configurations, at which a pair
-    survives culling, one row at a time (rows after it are not posed): returns (r, n) with
-    ``T_world_link[0]``, ``T_world_shape[0]``, ``candidates[0]`` and ``survivors[:n]`` filled
-    for row r as :func:`single_configuration_candidates` fills them (``q[0]`` its copy), or
-    (-1, 0) when no row has a candidate. ``lower`` and ``upper`` are not read (the same
-    arguments as that kernel's after the configuration)."""
-    for r in range(start, rows.shape[0]):
-        for a in range(rows.shape[1]):
-            q[0, a] = rows[r, a]
-        n = posed_survivors(q, mimic_matrix, mimic_offset, joint_kind, joint_axis, link_parent, T_parent_origin,
-                            link_joint, shape_link, T_frame_shape, obb_center, obb_axes, obb_half, pairs, margins,
-                            T_world_link, T_world_shape, candidates, survivors)
-        if n > 0:
-            return r, n
-    return -1, 0
+def _sat_separated(centers, axes, obb_half, a, b, margin, R, absR, t):
+    """:func:`_obb_overlap` of shapes a and b (rows of ``centers`` (S, 3), ``axes`` (S, 3, 3),
+    ``obb_half`` (S, 3)) negated, in the same arithmetic (so with the same answer), read by
+    index rather than through row views, and with the rotation between the boxes computed a
+    row at a time as box A's face axes need it: most separated pairs are told apart by the
+    first of those, before the rest is computed. ``R``, ``absR`` (3, 3), ``t`` (3,): scratch."""
+    ea0 = obb_half[a, 0] + margin
+    ea1 = obb_half[a, 1] + margin
+    ea2 = obb_half[a, 2] + margin
+    hb0 = obb_half[b, 0]
+    hb1 = obb_half[b, 1]
+    hb2 = obb_half[b, 2]
+    for i in range(3):
+        for j in range(3):
+            acc = 0.0
+            for u in range(3):
+                acc += axes[a, u, i] * axes[b, u, j]
+            R[i, j] = acc
+            absR[i, j] = abs(acc) + SAT_EPSILON
+        acc = 0.0
+        for u in range(3):
+            acc += axes[a, u, i] * (centers[b, u] - centers[a, u])
+        t[i] = acc
+        ea = ea0 if i == 0 else (ea1 if i == 1 else ea2)
+        rb = hb0 * absR[i, 0] + hb1 * absR[i, 1] + hb2 * absR[i, 2]
+        if abs(t[i]) > ea + rb:
+            return True
+    for j in range(3):
+        ra = ea0 * absR[0, j] + ea1 * absR[1, j] + ea2 * absR[2, j]
+        proj = t[0] * R[0, j] + t[1] * R[1, j] + t[2] * R[2, j]
+        hb = hb0 if j == 0 else (hb1 if j == 1 else hb2)
+        if abs(proj) > ra + hb:
+            return True
+    for i in range(3):
+        i1 = (i + 1) % 3
+        i2 = (i + 2) % 3
+        e1 = ea0 if i1 == 0 else (ea1 if i1 == 1 else ea2)
+        e2 = ea0 if i2 == 0 else (ea1 if i2 == 1 else ea2)
+        for j in range(3):
+            j1 = (j + 1) % 3
+            j2 = (j + 2) % 3
+            h1 = hb0 if j1 == 0 else (hb1 if j1 == 1 else hb2)
+            h2 = hb0 if j2 == 0 else (hb1 if j2 == 1 else hb2)
+            ra = e1 * absR[i2, j] + e2 * absR[i1, j]
+            rb = h1 * absR[i, j2] + h2 * absR[i, j1]
+            proj = t[i2] * R[i1, j] - t[i1] * R[i2, j]
+            if abs(proj) > ra + rb:
+                return True
+    return False
 
 
 @njit(cache=True)
-def first_screened_row(rows, start, lower, upper, mimic_matrix, mimic_offset, joint_kind, joint_axis, link_parent,
-                       T_parent_origin, link_joint, shape_link, T_frame_shape, obb_center, obb_axes, obb_half, pairs,
-                       margins, q, T_world_link, T_world_shape, candidates, survivors, convex_tuple, measurable,
-                       warm):
-    """:func:`first_candidate_row` with a convex pre-test of the pairs that survive culling.
+def _cull_posed_row(T_world_shape, obb_center, obb_axes, obb_half, pairs, margins, radius, centers, axes, axes_ready,
+                    R, absR, t, candidates, survivors):
+    """:func:`obb_candidates` of the one configuration posed in ``T_world_shape`` (1, S, 4, 4),
+    with the same answers, into ``candidates`` (1, P) and the candidate pairs' indices into
+    ``survivors``; returns their number. ``radius`` (S,): the boxes' circumscribed radii;
+    ``centers`` (S, 3), ``axes`` (S, 3, 3), ``axes_ready`` (S,) bool, ``R``, ``absR`` (3, 3) and
+    ``t`` (3,): scratch. A shape's
+    box axes are turned to the planning frame only when one of its pairs passes the sphere test."""
+    n_shapes = obb_center.shape[0]
+    for s in range(n_shapes):
+        for r in range(3):
+            acc = T_world_shape[0, s, r, 3]
+            for u in range(3):
+                acc += T_world_shape[0, s, r, u] * obb_center[s, u]
+            centers[s, r] = acc
+        axes_ready[s] = False
+    n = 0
+    for p in range(pairs.shape[0]):
+        a = pairs[p, 0]
+        b = pairs[p, 1]
+        dx = centers[b, 0] - centers[a, 0]
+        dy = centers[b, 1] - centers[a, 1]
+        dz = centers[b, 2] - centers[a, 2]
+        reach = radius[a] + radius[b] + SQRT3 * margins[p] + SPHERE_SLACK_M
+        keep = False
+        if not dx * dx + dy * dy + dz * dz > reach * reach:
+            for s in (a, b):
+                if not axes_ready[s]:
+                    for r in range(3):
+                        for col in range(3):
+                            acc = 0.0
+                            for u in range(3):
+                                acc += T_world_shape[0, s, r, u] * obb_axes[s, u, col]
+                            axes[s, r, col] = acc
+                    axes_ready[s] = True
+            keep = not _sat_separated(centers, axes, obb_half, a, b, margins[p], R, absR, t)
+        candidates[0, p] = keep
+        if keep:
+            survivors[n] = p
+            n += 1
+    return n
 
-    A surviving pair p whose two shapes have convex solids (``measurable[p]``: primitives,
+
+@njit(cache=True)
+def first_candidate_row(rows, start, lower, upper, mimic_matrix, mimic_offset, joint_kind, joint_axis, link_parent,
+                        T_parent_origin, link_joint, shape_link, T_frame_shape, obb_center, obb_axes, obb_half, pairs,
+                        margins, q, T_world_link, T_world_shape, candidates, survivors, convex_tuple, measurable,
+                        warm):
+    """The first row r >= ``start`` of ``rows`` (N, A), complete configurations, at which a pair
+    survives culling and a convex pre-test, one row at a time (rows after it are not posed).
+
+    Each row is posed (``q[0]`` its copy, ``T_world_link``, ``T_world_shape``) and culled as
+    :func:`single_configuration_candidates` culls (:func:`_cull_posed_row`, the same answers
+    as :func:`obb_candidates`). A surviving pair p whose two shapes have convex solids (``measurable[p]``: primitives,
     convex meshes, meshes' convex hulls, each containing its shape; ``convex_tuple`` the
     world's :class:`gjk.ConvexArrays` as a plain tuple) gets :func:`gjk.lower_bound` of their
     distance at the row's poses; when that bound is at least ``margins[p] + SCREEN_SLACK_M``
     the shapes are farther apart than the margin (a hull contains its mesh, so a body inside
     a closed mesh makes the bound <= 0), so the pair cannot collide and is dropped
-    (``candidates[0, p]`` cleared). Returns the first row r >= ``start`` with a pair left,
-    (r, n) with ``survivors[:n]`` those pairs in pair order and the row's poses filled as
-    :func:`first_candidate_row` fills them, or (-1, 0). ``warm`` (P, 3): per pair, the last
-    GJK direction (any values; kept between calls, it only speeds the search up).
+    (``candidates[0, p]`` cleared). Returns (r, n) for the first row with a pair left, with
+    ``survivors[:n]`` those pairs in pair order and the buffers filled for row r, or (-1, 0).
+    ``lower`` and ``upper`` are not read (the arguments after the configuration are
+    :func:`single_configuration_candidates`'); ``warm`` (P, 3): per pair, the last GJK
+    direction (any values; kept between calls, it only speeds the search up).
     """
     convex = ConvexArrays(*convex_tuple)
+    n_shapes = obb_center.shape[0]
+    radius = np.empty(n_shapes)
+    for s in range(n_shapes):
+        radius[s] = np.sqrt(obb_half[s, 0] ** 2 + obb_half[s, 1] ** 2 + obb_half[s, 2] ** 2)
+    centers = np.empty((n_shapes, 3))
+    axes = np.empty((n_shapes, 3, 3))
+    axes_ready = np.empty(n_shapes, dtype=np.bool_)
+    R = np.empty((3, 3))
+    absR = np.empty((3, 3))
+    t = np.empty(3)
     for r in range(start, rows.shape[0]):
         for a in range(rows.shape[1]):
             q[0, a] = rows[r, a]
-        n = posed_survivors(q, mimic_matrix, mimic_offset, joint_kind, joint_axis, link_parent, T_parent_origin,
-                            link_joint, shape_link, T_frame_shape, obb_center, obb_axes, obb_half, pairs, margins,
-                            T_world_link, T_world_shape, candidates, survivors)
+        forward_kinematics(q, mimic_matrix, mimic_offset, joint_kind, joint_axis, link_parent, T_parent_origin,
+                           link_joint, T_world_link)
+        shape_poses(T_world_link, shape_link, T_frame_shape, T_world_shape)
+        n = _cull_posed_row(T_world_shape, obb_center, obb_axes, obb_half, pairs, margins, radius, centers, axes,
+                            axes_ready, R, absR, t, candidates, survivors)
         kept = 0
         for i in range(n):
             p = survivors[i]

@@ -19,7 +19,7 @@ from my_collision_pkg.core.kernels.clearance_rows import (assemble_rows, check_o
                                                            settle_first_distances, sphere_gaps)
 from my_collision_pkg.core.kernels.codes import KIND_BOX, KIND_CONVEX, KIND_MESH
 from my_collision_pkg.core.kernels.contact_points import contact_points
-from my_collision_pkg.core.kernels.culling import (first_candidate_row, first_screened_row, obb_candidates,
+from my_collision_pkg.core.kernels.culling import (first_candidate_row, obb_candidates,
                                                     single_configuration_candidates)
 from my_collision_pkg.core.kernels.footprint import convex_footprint, polytope_volume_centroid
 from my_collision_pkg.core.kernels.depth import (SolidArrays, SurfaceSamples, adjacency, label_components, merge_regions,
@@ -88,12 +88,11 @@ def warm_up_kinematics_and_culling() -> None:
                      np.ones((2, 3)), np.array([[0, 1]], dtype=np.int64), np.zeros(1), np.empty((1, 1)),
                      np.empty((1, 1, 4, 4)), np.empty((1, 2, 4, 4)), np.empty((1, 1), dtype=np.bool_),
                      np.empty(1, dtype=np.int64))
-    first_candidate_row(np.zeros((2, 1)), 0, *row_arguments)
-    # the screen's convex pre-test, as pair_tests.any_collision passes it: a box and a hull (a tetrahedron)
+    # the screen, with its convex pre-test as pair_tests.any_collision passes it: a box and a hull (a tetrahedron)
     tetrahedron = np.array([[0.0, 0.0, 0.0], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]])
     convex = tuple(convex_arrays([KIND_BOX, KIND_CONVEX], np.ones((2, 3)), [np.zeros((0, 3)), tetrahedron],
                                  [[], [[1, 2, 3], [0, 2, 3], [0, 1, 3], [0, 1, 2]]]))
-    first_screened_row(np.zeros((2, 1)), 0, *row_arguments, convex, np.ones(1, dtype=np.bool_), np.zeros((1, 3)))
+    first_candidate_row(np.zeros((2, 1)), 0, *row_arguments, convex, np.ones(1, dtype=np.bool_), np.zeros((1, 3)))
     # clearance's rows: a robot link against a world object, one revolute and one prismatic joint
     for n_jac in (2, 0):
         jacobian_and_local_points(T, np.zeros(1, dtype=np.int64), np.array([[0, 1]], dtype=np.int64),
