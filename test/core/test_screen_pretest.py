@@ -54,7 +54,8 @@ def panda():
 
 def _rows(world, n, seed):
     robot = world.robot
-    return np.random.default_rng(seed).uniform(robot.lower_limits, robot.upper_limits, size=(n, len(robot.lower_limits)))
+    lower, upper = robot.lower_limits, robot.upper_limits
+    return np.random.default_rng(seed).uniform(lower, upper, size=(n, len(lower)))
 
 
 def _boundary_rows(world, selection, scratch, q):
@@ -79,7 +80,9 @@ def test_the_pretest_drops_only_pairs_the_narrow_phase_calls_free(panda):
     world, selection = panda
     scratch = PairTestScratch()
     q = _rows(world, N_RANDOM, SEED)
-    rows = np.vstack([q, _boundary_rows(world, selection, scratch, q)])
+    boundary = _boundary_rows(world, selection, scratch, q)
+    assert len(boundary) == N_BOUNDARY
+    rows = np.vstack([q, boundary])
     buffers, arguments = scratch.single_buffers(world, selection)
     screen = scratch.screen_arguments(world, selection)
     assert screen[1].any()                       # pairs with convex solids on both sides

@@ -91,7 +91,6 @@ class PairTestScratch(threading.local):
         self.single = (buffers, selection, arguments)
         return buffers, arguments
 
-
     def screen_arguments(self, world: CollisionWorld, selection: PairSelection) -> tuple:
         """The convex pre-test's arguments of :func:`kernels.culling.first_candidate_row` for
         ``selection`` of ``world`` (kept until the snapshot or selection changes): the world's

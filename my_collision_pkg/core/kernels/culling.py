@@ -5,6 +5,8 @@ margin of each other (bounding spheres first, then the separating-axis test; it 
 drops a pair that touches). :func:`single_configuration_candidates` runs one
 configuration from named joint values through the limits check, the forward
 kinematics, the shape poses and the culling in one call (the checker's fast path).
+:func:`first_candidate_row` poses and culls a motion's samples one at a time (the bool
+check's screen), with a convex pre-test (GJK's distance bound) of the pairs that survive.
 
 Arrays are float64; ``T_world_x`` (4, 4) is the pose of ``x`` in the planning frame.
 """
@@ -240,10 +242,10 @@ def _cull_posed_row(T_world_shape, obb_center, obb_axes, obb_half, pairs, margin
                     R, absR, t, candidates, survivors):
     """:func:`obb_candidates` of the one configuration posed in ``T_world_shape`` (1, S, 4, 4),
     with the same answers, into ``candidates`` (1, P) and the candidate pairs' indices into
-    ``survivors``; returns their number. ``radius`` (S,): the boxes' circumscribed radii;
-    ``centers`` (S, 3), ``axes`` (S, 3, 3), ``axes_ready`` (S,) bool, ``R``, ``absR`` (3, 3) and
-    ``t`` (3,): scratch. A shape's
-    box axes are turned to the planning frame only when one of its pairs passes the sphere test."""
+    ``survivors``; returns their number. A shape's box axes are turned to the planning frame
+    only when one of its pairs passes the sphere test. ``radius`` (S,): the boxes'
+    circumscribed radii; ``centers`` (S, 3), ``axes`` (S, 3, 3), ``axes_ready`` (S,) bool,
+    ``R``, ``absR`` (3, 3) and ``t`` (3,): scratch."""
     n_shapes = obb_center.shape[0]
     for s in range(n_shapes):
         for r in range(3):
@@ -289,17 +291,19 @@ def first_candidate_row(rows, start, lower, upper, mimic_matrix, mimic_offset, j
 
     Each row is posed (``q[0]`` its copy, ``T_world_link``, ``T_world_shape``) and culled as
     :func:`single_configuration_candidates` culls (:func:`_cull_posed_row`, the same answers
-    as :func:`obb_candidates`). A surviving pair p whose two shapes have convex solids (``measurable[p]``: primitives,
-    convex meshes, meshes' convex hulls, each containing its shape; ``convex_tuple`` the
-    world's :class:`gjk.ConvexArrays` as a plain tuple) gets :func:`gjk.lower_bound` of their
-    distance at the row's poses; when that bound is at least ``margins[p] + SCREEN_SLACK_M``
-    the shapes are farther apart than the margin (a hull contains its mesh, so a body inside
-    a closed mesh makes the bound <= 0), so the pair cannot collide and is dropped
-    (``candidates[0, p]`` cleared). Returns (r, n) for the first row with a pair left, with
-    ``survivors[:n]`` those pairs in pair order and the buffers filled for row r, or (-1, 0).
-    ``lower`` and ``upper`` are not read (the arguments after the configuration are
-    :func:`single_configuration_candidates`'); ``warm`` (P, 3): per pair, the last GJK
-    direction (any values; kept between calls, it only speeds the search up).
+    as :func:`obb_candidates`). A surviving pair p whose two shapes have convex solids
+    (``measurable[p]``: primitives, convex meshes, meshes' convex hulls, each containing its
+    shape; ``convex_tuple`` the world's :class:`gjk.ConvexArrays` as a plain tuple) gets
+    :func:`gjk.lower_bound` of their distance at the row's poses; when that bound is at least
+    ``margins[p] + SCREEN_SLACK_M`` the shapes are farther apart than the margin (a hull
+    contains its mesh, so a body inside a closed mesh makes the bound <= 0), so the pair
+    cannot collide and is dropped (``candidates[0, p]`` cleared).
+
+    Returns (r, n) for the first row with a pair left, with ``survivors[:n]`` those pairs in
+    pair order and the buffers filled for row r, or (-1, 0). ``lower`` and ``upper`` are not
+    read (the arguments after the configuration are :func:`single_configuration_candidates`');
+    ``warm`` (P, 3): per pair, the last GJK direction (any values; kept between calls, it
+    only speeds the search up).
     """
     convex = ConvexArrays(*convex_tuple)
     n_shapes = obb_center.shape[0]
