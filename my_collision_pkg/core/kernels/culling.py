@@ -186,66 +186,21 @@ def posed_survivors(q, mimic_matrix, mimic_offset, joint_kind, joint_axis, link_
 
 
 @njit(cache=True)
-def _sat_separated(centers, axes, obb_half, a, b, margin, R, absR, t):
-    """:func:`_obb_overlap` of shapes a and b (rows of ``centers`` (S, 3), ``axes`` (S, 3, 3),
-    ``obb_half`` (S, 3)) negated, in the same arithmetic (so with the same answer), read by
-    index rather than through row views, and with the rotation between the boxes computed a
-    row at a time as box A's face axes need it: most separated pairs are told apart by the
-    first of those, before the rest is computed. ``R``, ``absR`` (3, 3), ``t`` (3,): scratch."""
-    ea0 = obb_half[a, 0] + margin
-    ea1 = obb_half[a, 1] + margin
-    ea2 = obb_half[a, 2] + margin
-    hb0 = obb_half[b, 0]
-    hb1 = obb_half[b, 1]
-    hb2 = obb_half[b, 2]
-    for i in range(3):
-        for j in range(3):
-            acc = 0.0
-            for u in range(3):
-                acc += axes[a, u, i] * axes[b, u, j]
-            R[i, j] = acc
-            absR[i, j] = abs(acc) + SAT_EPSILON
-        acc = 0.0
-        for u in range(3):
-            acc += axes[a, u, i] * (centers[b, u] - centers[a, u])
-        t[i] = acc
-        ea = ea0 if i == 0 else (ea1 if i == 1 else ea2)
-        rb = hb0 * absR[i, 0] + hb1 * absR[i, 1] + hb2 * absR[i, 2]
-        if abs(t[i]) > ea + rb:
-            return True
-    for j in range(3):
-        ra = ea0 * absR[0, j] + ea1 * absR[1, j] + ea2 * absR[2, j]
-        proj = t[0] * R[0, j] + t[1] * R[1, j] + t[2] * R[2, j]
-        hb = hb0 if j == 0 else (hb1 if j == 1 else hb2)
-        if abs(proj) > ra + hb:
-            return True
-    for i in range(3):
-        i1 = (i + 1) % 3
-        i2 = (i + 2) % 3
-        e1 = ea0 if i1 == 0 else (ea1 if i1 == 1 else ea2)
-        e2 = ea0 if i2 == 0 else (ea1 if i2 == 1 else ea2)
-        for j in range(3):
-            j1 = (j + 1) % 3
-            j2 = (j + 2) % 3
-            h1 = hb0 if j1 == 0 else (hb1 if j1 == 1 else hb2)
-            h2 = hb0 if j2 == 0 else (hb1 if j2 == 1 else hb2)
-            ra = e1 * absR[i2, j] + e2 * absR[i1, j]
-            rb = h1 * absR[i, j2] + h2 * absR[i, j1]
-            proj = t[i2] * R[i1, j] - t[i1] * R[i2, j]
-            if abs(proj) > ra + rb:
-                return True
-    return False
-
-
-@njit(cache=True)
 def _cull_posed_row(T_world_shape, obb_center, obb_axes, obb_half, pairs, margins, radius, centers, axes, axes_ready,
                     R, absR, t, candidates, survivors):
     """:func:`obb_candidates` of the one configuration posed in ``T_world_shape`` (1, S, 4, 4),
     with the same answers, into ``candidates`` (1, P) and the candidate pairs' indices into
-    ``survivors``; returns their number. A shape's box axes are turned to the planning frame
-    only when one of its pairs passes the sphere test. ``radius`` (S,): the boxes'
-    circumscribed radii; ``centers`` (S, 3), ``axes`` (S, 3, 3), ``axes_ready`` (S,) bool,
-    ``R``, ``absR`` (3, 3) and ``t`` (3,): scratch."""
+    ``survivors``; returns their number.
+
+    The separating-axis test is :func:`_obb_overlap`'s in the same arithmetic, written out in
+    the loop (a helper handed these arrays costs numba reference counts per call, which
+    here cost as much as the test), reading the boxes by index, and with the rotation
+    between the boxes computed a row at a time as box A's face axes need it: most pairs
+    past the sphere test are told apart by the first of those. A shape's box axes are
+    turned to the planning frame only when one of its pairs passes the sphere test.
+    ``radius`` (S,): the boxes' circumscribed radii; ``centers`` (S, 3), ``axes`` (S, 3, 3),
+    ``axes_ready`` (S,) bool, ``R``, ``absR`` (3, 3) and ``t`` (3,): scratch.
+    """
     n_shapes = obb_center.shape[0]
     for s in range(n_shapes):
         for r in range(3):
@@ -258,13 +213,15 @@ def _cull_posed_row(T_world_shape, obb_center, obb_axes, obb_half, pairs, margin
     for p in range(pairs.shape[0]):
         a = pairs[p, 0]
         b = pairs[p, 1]
+        margin = margins[p]
         dx = centers[b, 0] - centers[a, 0]
         dy = centers[b, 1] - centers[a, 1]
         dz = centers[b, 2] - centers[a, 2]
-        reach = radius[a] + radius[b] + SQRT3 * margins[p] + SPHERE_SLACK_M
+        reach = radius[a] + radius[b] + SQRT3 * margin + SPHERE_SLACK_M
         keep = False
         if not dx * dx + dy * dy + dz * dz > reach * reach:
-            for s in (a, b):
+            for side in range(2):
+                s = a if side == 0 else b
                 if not axes_ready[s]:
                     for r in range(3):
                         for col in range(3):
@@ -273,7 +230,56 @@ def _cull_posed_row(T_world_shape, obb_center, obb_axes, obb_half, pairs, margin
                                 acc += T_world_shape[0, s, r, u] * obb_axes[s, u, col]
                             axes[s, r, col] = acc
                     axes_ready[s] = True
-            keep = not _sat_separated(centers, axes, obb_half, a, b, margins[p], R, absR, t)
+            ea0 = obb_half[a, 0] + margin
+            ea1 = obb_half[a, 1] + margin
+            ea2 = obb_half[a, 2] + margin
+            hb0 = obb_half[b, 0]
+            hb1 = obb_half[b, 1]
+            hb2 = obb_half[b, 2]
+            separated = False
+            for i in range(3):                       # box A's face axes
+                for j in range(3):
+                    acc = 0.0
+                    for u in range(3):
+                        acc += axes[a, u, i] * axes[b, u, j]
+                    R[i, j] = acc
+                    absR[i, j] = abs(acc) + SAT_EPSILON
+                acc = 0.0
+                for u in range(3):
+                    acc += axes[a, u, i] * (centers[b, u] - centers[a, u])
+                t[i] = acc
+                ea = ea0 if i == 0 else (ea1 if i == 1 else ea2)
+                rb = hb0 * absR[i, 0] + hb1 * absR[i, 1] + hb2 * absR[i, 2]
+                if abs(t[i]) > ea + rb:
+                    separated = True
+                    break
+            if not separated:
+                for j in range(3):                   # box B's face axes
+                    ra = ea0 * absR[0, j] + ea1 * absR[1, j] + ea2 * absR[2, j]
+                    proj = t[0] * R[0, j] + t[1] * R[1, j] + t[2] * R[2, j]
+                    hb = hb0 if j == 0 else (hb1 if j == 1 else hb2)
+                    if abs(proj) > ra + hb:
+                        separated = True
+                        break
+            if not separated:
+                for k in range(9):                   # the edges' cross products
+                    i = k // 3
+                    j = k % 3
+                    i1 = (i + 1) % 3
+                    i2 = (i + 2) % 3
+                    e1 = ea0 if i1 == 0 else (ea1 if i1 == 1 else ea2)
+                    e2 = ea0 if i2 == 0 else (ea1 if i2 == 1 else ea2)
+                    j1 = (j + 1) % 3
+                    j2 = (j + 2) % 3
+                    h1 = hb0 if j1 == 0 else (hb1 if j1 == 1 else hb2)
+                    h2 = hb0 if j2 == 0 else (hb1 if j2 == 1 else hb2)
+                    ra = e1 * absR[i2, j] + e2 * absR[i1, j]
+                    rb = h1 * absR[i, j2] + h2 * absR[i, j1]
+                    proj = t[i2] * R[i1, j] - t[i1] * R[i2, j]
+                    if abs(proj) > ra + rb:
+                        separated = True
+                        break
+            keep = not separated
         candidates[0, p] = keep
         if keep:
             survivors[n] = p
