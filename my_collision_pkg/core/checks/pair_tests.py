@@ -22,6 +22,7 @@ import numpy as np
 
 from my_collision_pkg.core.checks.contact_builder import ContactBuilder
 from my_collision_pkg.core.checks.narrowphase import inside_closed_mesh, octree_pair_collides, pair_distance_lower_bound
+from my_collision_pkg.core.checks.sweep import convex_solids
 from my_collision_pkg.core.kernels.culling import first_candidate_row, obb_candidates
 from my_collision_pkg.core.kernels.kinematics import shape_poses
 from my_collision_pkg.core.scene.planning_scene import CollisionWorld, PairSelection
@@ -67,6 +68,7 @@ class PairTestScratch(threading.local):
         self.stamp: dict[int, list[int]] = {}
         self.counter = 0
         self.single: tuple | None = None     # (buffers, selection, kernel arguments)
+        self.screen: tuple | None = None     # (world, selection, the convex pre-test's kernel arguments)
 
     def posed(self, world: CollisionWorld, T_world_shape: np.ndarray) -> "PosedPairs":
         """The pair tests of ``world`` at shape poses ``T_world_shape`` (S, 4, 4), on this thread's fcl objects."""
@@ -88,6 +90,21 @@ class PairTestScratch(threading.local):
         arguments = buffers.kernel_arguments(selection)
         self.single = (buffers, selection, arguments)
         return buffers, arguments
+
+    def screen_arguments(self, world: CollisionWorld, selection: PairSelection) -> tuple:
+        """The convex pre-test's arguments of :func:`kernels.culling.first_candidate_row` for
+        ``selection`` of ``world`` (kept until the snapshot or selection changes): the world's
+        convex solids (``sweep.convex_solids``, as a plain tuple), per pair whether both of
+        its shapes have one, and this thread's GJK directions per pair."""
+        screen = self.screen
+        if screen is not None and screen[1] is selection and screen[0] is world:
+            return screen[2]
+        convex = convex_solids(world)
+        pairs = selection.pairs
+        measurable = np.ascontiguousarray(convex.supported[pairs[:, 0]] & convex.supported[pairs[:, 1]])
+        arguments = (tuple(convex), measurable, np.zeros((len(pairs), 3)))
+        self.screen = (world, selection, arguments)
+        return arguments
 
 
 class PosedPairs:
@@ -278,11 +295,12 @@ def any_collision(scratch: PairTestScratch, world: CollisionWorld, q: np.ndarray
     """The row of ``q`` (N, A) that is the first, in row order, with a colliding pair of ``selection``, or -1.
 
     The verdicts are :func:`first_collision`'s, but the rows are posed and culled one at a time
-    in one compiled call (:func:`kernels.culling.first_candidate_row`), which returns at the
-    next row with a candidate pair; its pair tests run, and the call goes on from the row after
-    it, so nothing past the first colliding row is computed: the screen that a motion's bool
-    check runs before its certificate (the caller orders the rows so that a collision is likely
-    met early). N is at most ``POSE_CHUNK`` (the caller's samples).
+    in one compiled call (:func:`kernels.culling.first_candidate_row`), which also drops the
+    candidate pairs whose convex solids GJK proves farther apart than their margin, and
+    returns at the next row with a pair left; its pair tests run, and the call goes on from
+    the row after it, so nothing past the first colliding row is computed: the screen that a
+    motion's bool check runs before its certificate (the caller orders the rows so that a
+    collision is likely met early). N is at most ``POSE_CHUNK`` (the caller's samples).
     """
     n = q.shape[0]
     if n == 0 or len(selection.pairs) == 0:
@@ -290,9 +308,10 @@ def any_collision(scratch: PairTestScratch, world: CollisionWorld, q: np.ndarray
     if not (q.flags.c_contiguous and q.flags.writeable and q.dtype == np.float64):
         q = np.array(q, dtype=np.float64)               # one compiled signature for every caller
     buffers, arguments = scratch.single_buffers(world, selection)
+    screen = scratch.screen_arguments(world, selection)
     row = 0
     while True:
-        row, count = first_candidate_row(q, row, *arguments)
+        row, count = first_candidate_row(q, row, *arguments, *screen)
         if row < 0:
             return -1
         if scratch.posed(world, buffers.T_world_shape[0]).first_hit(selection, buffers.survivors[:count]) >= 0:

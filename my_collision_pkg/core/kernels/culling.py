@@ -5,6 +5,8 @@ margin of each other (bounding spheres first, then the separating-axis test; it 
 drops a pair that touches). :func:`single_configuration_candidates` runs one
 configuration from named joint values through the limits check, the forward
 kinematics, the shape poses and the culling in one call (the checker's fast path).
+:func:`first_candidate_row` poses and culls a motion's samples one at a time (the bool
+check's screen), with a convex pre-test (GJK's distance bound) of the pairs that survive.
 
 Arrays are float64; ``T_world_x`` (4, 4) is the pose of ``x`` in the planning frame.
 """
@@ -14,6 +16,7 @@ import numpy as np
 from numba import njit
 
 from my_collision_pkg.core.kernels.frames import axes_to_world, point_to_world
+from my_collision_pkg.core.kernels.gjk import ConvexArrays, lower_bound
 from my_collision_pkg.core.kernels.kinematics import forward_kinematics, shape_poses
 
 # Slack added to every separating-axis comparison so that touching boxes are
@@ -22,6 +25,15 @@ SAT_EPSILON = 1e-9
 # Bounding spheres apart by less than this still go to the separating-axis test.
 SPHERE_SLACK_M = 1e-6
 SQRT3 = np.sqrt(3.0)
+# first_candidate_row drops a candidate pair whose convex solids' certified distance bound is at
+# least its margin plus this (metres): far above the tolerances of fcl's contact test and
+# coal's distance, which decide the pair otherwise.
+SCREEN_SLACK_M = 1e-5
+# ... and stops GJK once its lower and upper bounds are within this many metres plus
+# SCREEN_GJK_RELATIVE of the bound: the screen needs only "beyond the margin or not", so a
+# loose search suffices (a pair it cannot settle is kept for the narrow phase).
+SCREEN_GJK_EPS_M = 1e-4
+SCREEN_GJK_RELATIVE = 0.05
 
 
 @njit(cache=True)
@@ -174,21 +186,163 @@ def posed_survivors(q, mimic_matrix, mimic_offset, joint_kind, joint_axis, link_
 
 
 @njit(cache=True)
+def _cull_posed_row(T_world_shape, obb_center, obb_axes, obb_half, pairs, margins, radius, centers, axes, axes_ready,
+                    R, absR, t, candidates, survivors):
+    """:func:`obb_candidates` of the one configuration posed in ``T_world_shape`` (1, S, 4, 4),
+    with the same answers, into ``candidates`` (1, P) and the candidate pairs' indices into
+    ``survivors``; returns their number.
+
+    The separating-axis test is :func:`_obb_overlap`'s in the same arithmetic, written out in
+    the loop (a helper handed these arrays costs numba reference counts per call, which
+    here cost as much as the test), reading the boxes by index, and with the rotation
+    between the boxes computed a row at a time as box A's face axes need it: most pairs
+    past the sphere test are told apart by the first of those. A shape's box axes are
+    turned to the planning frame only when one of its pairs passes the sphere test.
+    ``radius`` (S,): the boxes' circumscribed radii; ``centers`` (S, 3), ``axes`` (S, 3, 3),
+    ``axes_ready`` (S,) bool, ``R``, ``absR`` (3, 3) and ``t`` (3,): scratch.
+    """
+    n_shapes = obb_center.shape[0]
+    for s in range(n_shapes):
+        for r in range(3):
+            acc = T_world_shape[0, s, r, 3]
+            for u in range(3):
+                acc += T_world_shape[0, s, r, u] * obb_center[s, u]
+            centers[s, r] = acc
+        axes_ready[s] = False
+    n = 0
+    for p in range(pairs.shape[0]):
+        a = pairs[p, 0]
+        b = pairs[p, 1]
+        margin = margins[p]
+        dx = centers[b, 0] - centers[a, 0]
+        dy = centers[b, 1] - centers[a, 1]
+        dz = centers[b, 2] - centers[a, 2]
+        reach = radius[a] + radius[b] + SQRT3 * margin + SPHERE_SLACK_M
+        keep = False
+        if not dx * dx + dy * dy + dz * dz > reach * reach:
+            for side in range(2):
+                s = a if side == 0 else b
+                if not axes_ready[s]:
+                    for r in range(3):
+                        for col in range(3):
+                            acc = 0.0
+                            for u in range(3):
+                                acc += T_world_shape[0, s, r, u] * obb_axes[s, u, col]
+                            axes[s, r, col] = acc
+                    axes_ready[s] = True
+            ea0 = obb_half[a, 0] + margin
+            ea1 = obb_half[a, 1] + margin
+            ea2 = obb_half[a, 2] + margin
+            hb0 = obb_half[b, 0]
+            hb1 = obb_half[b, 1]
+            hb2 = obb_half[b, 2]
+            separated = False
+            for i in range(3):                       # box A's face axes
+                for j in range(3):
+                    acc = 0.0
+                    for u in range(3):
+                        acc += axes[a, u, i] * axes[b, u, j]
+                    R[i, j] = acc
+                    absR[i, j] = abs(acc) + SAT_EPSILON
+                acc = 0.0
+                for u in range(3):
+                    acc += axes[a, u, i] * (centers[b, u] - centers[a, u])
+                t[i] = acc
+                ea = ea0 if i == 0 else (ea1 if i == 1 else ea2)
+                rb = hb0 * absR[i, 0] + hb1 * absR[i, 1] + hb2 * absR[i, 2]
+                if abs(t[i]) > ea + rb:
+                    separated = True
+                    break
+            if not separated:
+                for j in range(3):                   # box B's face axes
+                    ra = ea0 * absR[0, j] + ea1 * absR[1, j] + ea2 * absR[2, j]
+                    proj = t[0] * R[0, j] + t[1] * R[1, j] + t[2] * R[2, j]
+                    hb = hb0 if j == 0 else (hb1 if j == 1 else hb2)
+                    if abs(proj) > ra + hb:
+                        separated = True
+                        break
+            if not separated:
+                for k in range(9):                   # the edges' cross products
+                    i = k // 3
+                    j = k % 3
+                    i1 = (i + 1) % 3
+                    i2 = (i + 2) % 3
+                    e1 = ea0 if i1 == 0 else (ea1 if i1 == 1 else ea2)
+                    e2 = ea0 if i2 == 0 else (ea1 if i2 == 1 else ea2)
+                    j1 = (j + 1) % 3
+                    j2 = (j + 2) % 3
+                    h1 = hb0 if j1 == 0 else (hb1 if j1 == 1 else hb2)
+                    h2 = hb0 if j2 == 0 else (hb1 if j2 == 1 else hb2)
+                    ra = e1 * absR[i2, j] + e2 * absR[i1, j]
+                    rb = h1 * absR[i, j2] + h2 * absR[i, j1]
+                    proj = t[i2] * R[i1, j] - t[i1] * R[i2, j]
+                    if abs(proj) > ra + rb:
+                        separated = True
+                        break
+            keep = not separated
+        candidates[0, p] = keep
+        if keep:
+            survivors[n] = p
+            n += 1
+    return n
+
+
+@njit(cache=True)
 def first_candidate_row(rows, start, lower, upper, mimic_matrix, mimic_offset, joint_kind, joint_axis, link_parent,
                         T_parent_origin, link_joint, shape_link, T_frame_shape, obb_center, obb_axes, obb_half, pairs,
-                        margins, q, T_world_link, T_world_shape, candidates, survivors):
+                        margins, q, T_world_link, T_world_shape, candidates, survivors, convex_tuple, measurable,
+                        warm):
     """The first row r >= ``start`` of ``rows`` (N, A), complete configurations, at which a pair
-    survives culling, one row at a time (rows after it are not posed): returns (r, n) with
-    ``T_world_link[0]``, ``T_world_shape[0]``, ``candidates[0]`` and ``survivors[:n]`` filled
-    for row r as :func:`single_configuration_candidates` fills them (``q[0]`` its copy), or
-    (-1, 0) when no row has a candidate. ``lower`` and ``upper`` are not read (the same
-    arguments as that kernel's after the configuration)."""
+    survives culling and a convex pre-test, one row at a time (rows after it are not posed).
+
+    Each row is posed (``q[0]`` its copy, ``T_world_link``, ``T_world_shape``) and culled as
+    :func:`single_configuration_candidates` culls (:func:`_cull_posed_row`, the same answers
+    as :func:`obb_candidates`). A surviving pair p whose two shapes have convex solids
+    (``measurable[p]``: primitives, convex meshes, meshes' convex hulls, each containing its
+    shape; ``convex_tuple`` the world's :class:`gjk.ConvexArrays` as a plain tuple) gets
+    :func:`gjk.lower_bound` of their distance at the row's poses; when that bound is at least
+    ``margins[p] + SCREEN_SLACK_M`` the shapes are farther apart than the margin (a hull
+    contains its mesh, so a body inside a closed mesh makes the bound <= 0), so the pair
+    cannot collide and is dropped (``candidates[0, p]`` cleared).
+
+    Returns (r, n) for the first row with a pair left, with ``survivors[:n]`` those pairs in
+    pair order and the buffers filled for row r, or (-1, 0). ``lower`` and ``upper`` are not
+    read (the arguments after the configuration are :func:`single_configuration_candidates`');
+    ``warm`` (P, 3): per pair, the last GJK direction (any values; kept between calls, it
+    only speeds the search up).
+    """
+    convex = ConvexArrays(*convex_tuple)
+    n_shapes = obb_center.shape[0]
+    radius = np.empty(n_shapes)
+    for s in range(n_shapes):
+        radius[s] = np.sqrt(obb_half[s, 0] ** 2 + obb_half[s, 1] ** 2 + obb_half[s, 2] ** 2)
+    centers = np.empty((n_shapes, 3))
+    axes = np.empty((n_shapes, 3, 3))
+    axes_ready = np.empty(n_shapes, dtype=np.bool_)
+    R = np.empty((3, 3))
+    absR = np.empty((3, 3))
+    t = np.empty(3)
     for r in range(start, rows.shape[0]):
         for a in range(rows.shape[1]):
             q[0, a] = rows[r, a]
-        n = posed_survivors(q, mimic_matrix, mimic_offset, joint_kind, joint_axis, link_parent, T_parent_origin,
-                            link_joint, shape_link, T_frame_shape, obb_center, obb_axes, obb_half, pairs, margins,
-                            T_world_link, T_world_shape, candidates, survivors)
-        if n > 0:
-            return r, n
+        forward_kinematics(q, mimic_matrix, mimic_offset, joint_kind, joint_axis, link_parent, T_parent_origin,
+                           link_joint, T_world_link)
+        shape_poses(T_world_link, shape_link, T_frame_shape, T_world_shape)
+        n = _cull_posed_row(T_world_shape, obb_center, obb_axes, obb_half, pairs, margins, radius, centers, axes,
+                            axes_ready, R, absR, t, candidates, survivors)
+        kept = 0
+        for i in range(n):
+            p = survivors[i]
+            if measurable[p]:
+                a = pairs[p, 0]
+                b = pairs[p, 1]
+                bound = lower_bound(convex, a, T_world_shape[0, a], b, T_world_shape[0, b], warm[p], SCREEN_GJK_EPS_M,
+                                    SCREEN_GJK_RELATIVE)
+                if bound >= margins[p] + SCREEN_SLACK_M:
+                    candidates[0, p] = False
+                    continue
+            survivors[kept] = p
+            kept += 1
+        if kept > 0:
+            return r, kept
     return -1, 0

@@ -17,7 +17,7 @@ from my_collision_pkg.core.kernels import explain_batch
 from my_collision_pkg.core.kernels.cells import cells_in_boxes
 from my_collision_pkg.core.kernels.clearance_rows import (assemble_rows, check_on_meshes, jacobian_and_local_points,
                                                            settle_first_distances, sphere_gaps)
-from my_collision_pkg.core.kernels.codes import KIND_MESH
+from my_collision_pkg.core.kernels.codes import KIND_BOX, KIND_CONVEX, KIND_MESH
 from my_collision_pkg.core.kernels.contact_points import contact_points
 from my_collision_pkg.core.kernels.culling import (first_candidate_row, obb_candidates,
                                                     single_configuration_candidates)
@@ -25,6 +25,7 @@ from my_collision_pkg.core.kernels.footprint import convex_footprint, polytope_v
 from my_collision_pkg.core.kernels.depth import (SolidArrays, SurfaceSamples, adjacency, label_components, merge_regions,
                                                 pair_overlaps, pair_regions, points_depth, refine_to_support,
                                                 summarize_regions, support_point, surface_points_inside)
+from my_collision_pkg.core.kernels.gjk import convex_arrays
 from my_collision_pkg.core.kernels.kinematics import forward_kinematics, shape_poses
 from my_collision_pkg.core.kernels.mesh_queries import MeshTree, closest_point_on_triangles, contains_probe
 from my_collision_pkg.core.kernels.mtd import check_mtd, coal_answer_is_mtd, other_basin_gap, overlaps, search_mtd
@@ -81,13 +82,18 @@ def warm_up_kinematics_and_culling() -> None:
                                     np.array([[0, 1]], dtype=np.int64), np.zeros(1), np.empty((1, 1)),
                                     np.empty((1, 1, 4, 4)), np.empty((1, 2, 4, 4)), np.empty((1, 1), dtype=np.bool_),
                                     np.empty(1, dtype=np.int64))
-    first_candidate_row(np.zeros((2, 1)), 0, -np.ones(1), np.ones(1), np.ones((1, 1)), np.zeros(1),
-                        np.zeros(1, dtype=np.int64), np.array([[0.0, 0.0, 1.0]]), np.array([-1], dtype=np.int64),
-                        np.eye(4)[None].copy(), np.array([0], dtype=np.int64), np.array([0, -1], dtype=np.int64),
-                        np.stack([np.eye(4), np.eye(4)]), np.zeros((2, 3)), np.stack([np.eye(3), np.eye(3)]),
-                        np.ones((2, 3)), np.array([[0, 1]], dtype=np.int64), np.zeros(1), np.empty((1, 1)),
-                        np.empty((1, 1, 4, 4)), np.empty((1, 2, 4, 4)), np.empty((1, 1), dtype=np.bool_),
-                        np.empty(1, dtype=np.int64))
+    row_arguments = (-np.ones(1), np.ones(1), np.ones((1, 1)), np.zeros(1), np.zeros(1, dtype=np.int64),
+                     np.array([[0.0, 0.0, 1.0]]), np.array([-1], dtype=np.int64), np.eye(4)[None].copy(),
+                     np.array([0], dtype=np.int64), np.array([0, -1], dtype=np.int64),
+                     np.stack([np.eye(4), np.eye(4)]), np.zeros((2, 3)), np.stack([np.eye(3), np.eye(3)]),
+                     np.ones((2, 3)), np.array([[0, 1]], dtype=np.int64), np.zeros(1), np.empty((1, 1)),
+                     np.empty((1, 1, 4, 4)), np.empty((1, 2, 4, 4)), np.empty((1, 1), dtype=np.bool_),
+                     np.empty(1, dtype=np.int64))
+    # the screen, with its convex pre-test as pair_tests.any_collision passes it: a box and a hull (a tetrahedron)
+    tetrahedron = np.array([[0.0, 0.0, 0.0], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]])
+    convex = tuple(convex_arrays([KIND_BOX, KIND_CONVEX], np.ones((2, 3)), [np.zeros((0, 3)), tetrahedron],
+                                 [[], [[1, 2, 3], [0, 2, 3], [0, 1, 3], [0, 1, 2]]]))
+    first_candidate_row(np.zeros((2, 1)), 0, *row_arguments, convex, np.ones(1, dtype=np.bool_), np.zeros((1, 3)))
     # clearance's rows: a robot link against a world object, one revolute and one prismatic joint
     for n_jac in (2, 0):
         jacobian_and_local_points(T, np.zeros(1, dtype=np.int64), np.array([[0, 1]], dtype=np.int64),
