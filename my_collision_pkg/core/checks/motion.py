@@ -387,7 +387,8 @@ def _free_motion(explainer: Explainer, world: CollisionWorld, selection, request
                  clearance: bool, plan: OneCallPlan | None = None) -> float | None:
     """None when the motion touches; else its certified clearance (``clearance``) or inf."""
     dq = q1 - q0
-    largest = float(np.max(np.abs(world.robot.kinematics_arrays[0] @ dq))) if dq.size else 0.0
+    mimic_matrix = world.robot.kinematics_arrays[0] if plan is None else plan.robot_pack[0]     # the same array
+    largest = float(np.abs(mimic_matrix @ dq).max()) if dq.size else 0.0
     n = min(SCREEN_MAX_SAMPLES, max(1, int(math.ceil(largest / screen_step - 1e-12))))
     if n > SCREEN_MIN_SAMPLES:
         order = screen_order(n)
