@@ -42,7 +42,7 @@ from my_collision_pkg.core.checks.narrowphase import hull_distance_lower_bound, 
 from my_collision_pkg.core.checks.request import CheckRequest, ConfigurationResolver
 from my_collision_pkg.core.checks.results import (CCType, Contact, DEFAULT_TOUCH_TOLERANCE_M, MotionMode,  # noqa: F401
                                                   MotionResult, NO_CC_TIME, Status, TrajectoryResult)
-from my_collision_pkg.core.checks.sweep import OneCallPlan, Sweep, free_clearance_in_one_call
+from my_collision_pkg.core.checks.sweep import OneCallLeft, OneCallPlan, Sweep, one_call_search
 from my_collision_pkg.core.errors import CollisionPkgError, RequestError, RequestStopped, WorkLimitError
 from my_collision_pkg.core.kernels import advancement as mk
 from my_collision_pkg.core.scene.planning_scene import CollisionWorld
@@ -395,13 +395,13 @@ def _free_motion(explainer: Explainer, world: CollisionWorld, selection, request
         q = q0[None, :] + (order / n)[:, None] * dq[None, :]
         if explainer.any_collision(world, q, selection) >= 0:
             return None
-    settled = free_clearance_in_one_call(world, selection, q0, q1, tolerance_m, meter, clearance, plan)
-    if settled is not None:          # free, settled by the search's first compiled call
-        return settled
+    settled = one_call_search(world, selection, q0, q1, tolerance_m, meter, clearance, plan)
+    if settled is not None and not isinstance(settled, OneCallLeft):
+        return settled               # free, settled by the search's first compiled call
     sweep = Sweep(world, selection, request, q0, q1, tolerance_m, meter=meter)
     every = np.arange(len(sweep.pairs))
     sweep.first_touch(every, np.zeros(len(sweep.pairs)), stop_at_first=True, reuse_buffers=True,
-                      track_clearance=clearance)
+                      track_clearance=clearance, handover=settled)   # from the first call's returns, when made
     if math.isfinite(sweep.earliest_touch):
         return None
     return sweep.certified_clearance(every)[0] if clearance else math.inf

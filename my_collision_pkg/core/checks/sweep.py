@@ -110,6 +110,7 @@ import enum
 import math
 import threading
 import weakref
+from typing import NamedTuple
 
 import coal
 import numpy as np
@@ -715,7 +716,7 @@ class Sweep:
 
     # ----- conservative advancement ------------------------------------
     def first_touch(self, p: np.ndarray, t_start: np.ndarray, stop_at_first: bool, *, track_clearance: bool = False,
-                    reuse_buffers: bool = False):
+                    reuse_buffers: bool = False, handover: OneCallLeft | None = None):
         """Per pair p[k], the first time >= t_start[k] at which it touches (inf when never).
 
         With ``stop_at_first`` the search stops once no pair can touch before the earliest
@@ -729,6 +730,12 @@ class Sweep:
         sweep's tracks and the returned arrays then hold another search's values after the
         next one, so :meth:`certified_clearance` must not follow and the caller reads the
         returns (or ``earliest_touch``) before the next search.
+
+        ``handover``: what :func:`one_call_search` left of the same search (this sweep's motion,
+        tolerance, meter and ``track_clearance``, every pair of the request from t = 0, the
+        sweep culling none): its first compiled call is not made again, the search goes on from
+        that call's returns and arrays (the same as this sweep's own would be; they are then
+        this thread's, as with ``reuse_buffers``).
 
         The compiled :func:`advancement.advance` steps every pair on the bounds of its
         bounding and cover spheres; a pair whose bound comes within ``COVER_ACCEPT_M`` of its
@@ -745,7 +752,14 @@ class Sweep:
         best = NEVER
         slots = max(1, min(len(self.pairs), NEED_SLOTS))        # buffers live for this search only
         buffers = _search_buffers(slots, len(self.robot.link_names), len(p)) if reuse_buffers else None
-        if buffers is None:
+        if handover is not None:
+            (known, status, V0, V1, T_pair, T_link, self.kernel_steps, need), track_pack = handover.out, handover.track
+            self._grid_cache, self._narrow_pack = handover.cache, handover.narrow
+            self.gjk_calls, self.hull_gap = handover.narrow[5], handover.narrow[6]
+            seq, seq_n, t, tail_t, end = handover.seq, handover.seq_n, handover.t, handover.tail_t, handover.end
+            touch = np.full(len(p), NEVER)
+            speed = np.zeros(len(p))
+        elif buffers is None:
             t = np.asarray(t_start, dtype=float).copy()
             touch = np.full(len(p), NEVER)
             speed = np.zeros(len(p))
@@ -770,7 +784,8 @@ class Sweep:
         narrow_calls = self.narrow_calls
         snap = snapped_step if GRID_STEPS and self.grid_cache() is not None else plain_step
         self.track_table = track_pack
-        track_pack[...] = _EMPTY_TRACK
+        if handover is None:
+            track_pack[...] = _EMPTY_TRACK
         self._track = None                       # the views of self.track, made when asked for
         packs = (*self.kernel_packs, tol, COVER_ACCEPT_M,
                  tuple(mk.AdvanceOutputs(known, status, V0, V1, T_pair, T_link, self.kernel_steps, need)))
@@ -785,16 +800,19 @@ class Sweep:
         self._dyadic = None
         self._clearance = None        # grid_clearance's inputs and returns when made with the search
         first = None                  # the first forward call's returns, made with the halving
-        if extra and DYADIC_PREFIX and (t == 0.0).any():   # far pairs certified by halving first
+        if handover is not None or (extra and DYADIC_PREFIX and (t == 0.0).any()):   # far pairs: halving first
             budget = meter.call_budget(weight)
             if budget > 0:
                 if seq is None:
                     seq, seq_n = np.empty((6, len(p), DYADIC_POINTS)), np.zeros(len(p), dtype=np.int64)
                     tail_t, end = np.empty(len(p)), np.empty((len(p), 3))
-                used, live, count, stop, used_forward, clearance = gk.certify_then_advance(
-                    self.q0, self.dq, t, p, *packs, budget, track_pack, track_clearance, *extra, seq, seq_n,
-                    meter.limits.max_certified_steps - meter.steps, ADVANCE_CALL_STEPS, weight, tail_t, end,
-                    DYADIC_REFINEMENTS)
+                if handover is not None:          # made by one_call_search, the same call on the same arrays
+                    used, live, count, stop, used_forward, clearance = handover.returns
+                else:
+                    used, live, count, stop, used_forward, clearance = gk.certify_then_advance(
+                        self.q0, self.dq, t, p, *packs, budget, track_pack, track_clearance, *extra, seq, seq_n,
+                        meter.limits.max_certified_steps - meter.steps, ADVANCE_CALL_STEPS, weight, tail_t, end,
+                        DYADIC_REFINEMENTS)
                 meter.spend(math.ceil(used * weight))
                 if count == 0 and stop == len(live):     # the forward call finished every live pair
                     meter.spend(math.ceil(used_forward * weight))
@@ -1195,9 +1213,34 @@ def _one_call_buffers(plan: OneCallPlan, tolerance_m: float) -> tuple:
     return buffers
 
 
+class OneCallLeft(NamedTuple):
+    """What :func:`one_call_search` leaves of a search its call did not settle, for
+    :meth:`Sweep.first_touch` (``handover``) to go on from: the call's returns and the arrays it
+    worked on (this thread's: valid until the next one-call search on the thread)."""
+    returns: tuple               # certify_then_advance's (used, live, count, stop, used_forward, clearance)
+    out: tuple                   # advancement.AdvanceOutputs, as a plain tuple
+    track: np.ndarray            # (7, P) the clearance track's rows
+    cache: tuple                 # grid_advance.GridCache
+    narrow: tuple                # grid_advance.NarrowArrays
+    seq: np.ndarray
+    seq_n: np.ndarray
+    t: np.ndarray
+    tail_t: np.ndarray
+    end: np.ndarray
+
+
 def free_clearance_in_one_call(world: CollisionWorld, selection: PairSelection, q0: np.ndarray, q1: np.ndarray,
                                tolerance_m: float, meter: WorkMeter, track_clearance: bool,
                                plan: OneCallPlan | None = None) -> float | None:
+    """:func:`one_call_search`'s clearance when its call settles the motion, else None (then a
+    :class:`Sweep` answers, from the start)."""
+    found = one_call_search(world, selection, q0, q1, tolerance_m, meter, track_clearance, plan)
+    return None if isinstance(found, OneCallLeft) else found
+
+
+def one_call_search(world: CollisionWorld, selection: PairSelection, q0: np.ndarray, q1: np.ndarray,
+                    tolerance_m: float, meter: WorkMeter, track_clearance: bool,
+                    plan: OneCallPlan | None = None) -> float | OneCallLeft | None:
     """The bool check's certified search of the motion q0 -> q1 (A,) over every pair of
     ``selection`` when one compiled call settles it, with none of :class:`Sweep`'s Python: the
     same :func:`grid_advance.certify_then_advance` call that :meth:`Sweep.first_touch` makes
@@ -1208,12 +1251,14 @@ def free_clearance_in_one_call(world: CollisionWorld, selection: PairSelection, 
 
     Returns the motion's certified clearance (``track_clearance``; as
     :meth:`Sweep.certified_clearance`) or inf when that call certifies every pair free and,
-    with ``track_clearance``, its clearance needs no narrow phase at t = 1. Returns None, having
-    spent nothing, when it does not: a pair needs the caller's narrow phase (the only one that
-    can call a pair touching), the work limits could refuse the motion, the sweep would cull
-    world objects, the grid or the halving is switched off, or the grid cache is too large. The caller then runs the :class:`Sweep`,
-    which makes the same call again and goes on from it, so the verdict and the clearance are
-    the same either way."""
+    with ``track_clearance``, its clearance needs no narrow phase at t = 1. Otherwise, having
+    spent nothing, it returns a :class:`OneCallLeft` when the call ran (a pair needs the
+    caller's narrow phase, the only one that can call a pair touching, or the clearance needs
+    it at t = 1): the caller runs the :class:`Sweep`, whose :meth:`Sweep.first_touch` goes on
+    from the call (``handover``) as from its own same call; or None when the call did not run
+    (the work limits could refuse the motion, the sweep would cull world objects, the grid or
+    the halving is switched off, or the grid cache is too large): the Sweep then makes the call
+    itself. The verdict, the clearance and the work are the same either way."""
     if not (GRID_STEPS and DYADIC_PREFIX):
         return None
     if plan is None:
@@ -1229,20 +1274,24 @@ def free_clearance_in_one_call(world: CollisionWorld, selection: PairSelection, 
         return None
     out, track, cache, warm, calls, hull_gap, seq, seq_n, t, tail_t, end, eps = _one_call_buffers(plan, tolerance_m)
     margins = selection.margins
-    used, n_live, count, stop, used_forward, clearance = gk.settle_in_one_call(
+    returns = gk.settle_in_one_call(
         q0, q1, plan.tables, plan.terms, (plan.pair_a, plan.pair_b, margins), plan.robot_pack, plan.shape_pack,
         plan.speed_static, plan.cover_pack, tolerance_m, COVER_ACCEPT_M, out, budget, track, track_clearance, cache,
         (plan.convex, plan.kernel_route, warm, eps, HULL_ACCEPT_M, calls, hull_gap), seq, seq_n, t, plan.every,
         steps_left, ADVANCE_CALL_STEPS, weight, tail_t, end, DYADIC_REFINEMENTS)
+    used, live, count, stop, used_forward, clearance = returns
+    n_live = len(live)
     forward_done = count == 0 and stop == n_live
     if not (n_live == 0 or forward_done):
-        return None
+        return OneCallLeft(returns, out, track, cache, (plan.convex, plan.kernel_route, warm, eps, HULL_ACCEPT_M, calls,
+                                                        hull_gap), seq, seq_n, t, tail_t, end)
     best = math.inf
     if track_clearance:              # Sweep.certified_clearance, when grid_clearance ran in the call
         k, best, _, k2, value, _, used_clearance = clearance
         if used_clearance < 0 or (CLEARANCE_END_EVALUATIONS > 0
                                   and _tail_needs_narrow(k, best, end, track[4], margins, plan.every)):
-            return None              # the narrow phase at t = 1 first: Sweep's
+            return OneCallLeft(returns, out, track, cache, (plan.convex, plan.kernel_route, warm, eps, HULL_ACCEPT_M,
+                                                            calls, hull_gap), seq, seq_n, t, tail_t, end)
         if k2 >= 0 and value < best:
             best = value
     meter.spend(math.ceil(used * weight))

@@ -1023,10 +1023,9 @@ def settle_in_one_call(q0, q1, tables, terms, pair_static, robot, shapes, speed_
     index terms), and the work arrays reset as fresh ones (``t`` 0, ``seq_n`` 0, ``known``, the
     per-pair ``steps``, the GJK directions and calls, the hull gaps, the clearance ``track``
     (7, P) and the grid ``cache``'s flags), so that the search's first compiled call is one
-    call of few arguments (``sweep.free_clearance_in_one_call``). ``pair_static`` is
-    (pair_a, pair_b, margins), ``speed_static`` the :class:`SpeedArrays` but ``adq`` and
-    ``D_below``. Returns certify_then_advance's returns with the live items' count in place of
-    the live items."""
+    call of few arguments (``sweep.one_call_search``). ``pair_static`` is (pair_a, pair_b,
+    margins), ``speed_static`` the :class:`SpeedArrays` but ``adq`` and ``D_below``. Returns
+    certify_then_advance's returns."""
     n_pairs = p.shape[0]
     t[:] = 0.0
     seq_n[:] = 0
@@ -1061,4 +1060,4 @@ def settle_in_one_call(q0, q1, tables, terms, pair_static, robot, shapes, speed_
     used, live, count, stop, used_forward, clearance = certify_then_advance(
         q0, q1 - q0, t, p, pairs, robot, shapes, speed, covers, tol, accept, out, budget, track, tracking, cache,
         narrow, seq, seq_n, steps_left, call_steps, weight, tail_t, end, evaluations)
-    return used, live.shape[0], count, stop, used_forward, clearance
+    return used, live, count, stop, used_forward, clearance
