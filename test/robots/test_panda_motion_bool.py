@@ -158,3 +158,56 @@ def test_one_call_answers_as_the_sweep_does(scene, checker, edges, monkeypatch):
     assert free > 50 and settled[0] > 0.8 * free
     assert handed[0] > 0                               # some edges went on in the Sweep from the call
     assert answers(True, with_plan=True) == with_sweep
+
+
+def test_one_call_threads_answer_as_one_thread(scene, checker, edges, monkeypatch):
+    """The one call's work arrays are per thread (``sweep._one_call_buffers``, and the Sweep that goes
+    on from them): two threads searching the same edges at once, switching often, get one thread's
+    answers and work counts, on edges the call settles and on edges it hands to the Sweep."""
+    import sys
+    import threading
+
+    names = scene.robot.active_joint_names
+    validity = checker.motion_validity(names, **KINDS[1])
+    world = scene.world
+    selection = validity._selection_for(world)
+    plan = validity._current(world)[4]
+    one_call = motion.one_call_search
+    handed = []
+
+    def spied(*args):
+        found = one_call(*args)
+        if isinstance(found, sweep.OneCallLeft):
+            handed.append(args[2:4])
+        return found
+
+    def answers(pairs):
+        out = []
+        for q0, q1 in pairs:
+            meter = checker.work_meter()
+            found = motion._free_motion(validity._explainer, world, selection, validity._request, q0, q1,
+                                        validity._tolerance_m, meter, validity.screen_step, True, plan)
+            out.append((found, meter.steps))
+        return out
+
+    monkeypatch.setattr(motion, "one_call_search", spied)
+    answers(edges)
+    monkeypatch.setattr(motion, "one_call_search", one_call)
+    assert handed                                      # edges the Sweep goes on with
+    chosen = list(edges[:40]) + [tuple(pair) for pair in handed[:10]] * 3
+    expected = answers(chosen)
+    assert sum(found is not None for found, _ in expected) > 20
+    found: dict[int, list] = {}
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    try:
+        threads = [threading.Thread(target=lambda i=i: found.__setitem__(i, answers(chosen[::1 - 2 * i])))
+                   for i in range(2)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    finally:
+        sys.setswitchinterval(interval)
+    assert found[0] == expected
+    assert found[1] == expected[::-1]
