@@ -1121,7 +1121,7 @@ def _pooled_grid_cache(owner, world: CollisionWorld, n_links: int, n_mov: int) -
 
 
 class OneCallPlan:
-    """What :func:`free_clearance_in_one_call` needs of a world and a selection whatever the
+    """What :func:`one_call_search` needs of a world and a selection whatever the
     motion, as the arguments of :func:`grid_advance.settle_in_one_call` (made by
     :func:`one_call_plan`, cached with the world; the margins are read from the selection at
     each call, since selections of one world with the same pairs share the plan).
@@ -1155,7 +1155,7 @@ class OneCallPlan:
 
 def one_call_plan(world: CollisionWorld, selection: PairSelection) -> OneCallPlan | None:
     """The :class:`OneCallPlan` of ``selection`` in ``world`` (cached with the world), or None where
-    :func:`free_clearance_in_one_call` never answers: no pairs, or a grid cache beyond
+    :func:`one_call_search` never answers: no pairs, or a grid cache beyond
     ``GRID_CACHE_MAX_FLOATS``. (The module's switches are read at each call, not here.)"""
     return world.cached(("sweep", "one_call", selection_key(world, selection)), _one_call_plan, world, selection)
 
@@ -1191,7 +1191,7 @@ _ONE_CALL_POOL = threading.local()
 
 
 def _one_call_buffers(plan: OneCallPlan, tolerance_m: float) -> tuple:
-    """This thread's work arrays of :func:`free_clearance_in_one_call` for ``plan`` (made at its first
+    """This thread's work arrays of :func:`one_call_search` for ``plan`` (made at its first
     call with the plan, tolerance and sizes, then the same arrays: the kernel resets what it reads),
     and the GJK precision: ``(out, track, cache, warm, calls, hull_gap, seq, seq_n, t, tail_t, end,
     eps)``."""
