@@ -1013,9 +1013,9 @@ def certify_then_advance(q0, dq, t, p, pairs, robot, shapes, speed, covers, tol,
 
 
 @njit(cache=True)
-def settle_in_one_call(q0, q1, tables, terms, pair_static, robot, shapes, speed_static, covers, tol, accept, out, budget,
-                       track, tracking, cache, narrow, seq, seq_n, t, p, steps_left, call_steps, weight, tail_t, end,
-                       evaluations):
+def settle_in_one_call(q0, q1, tables, terms, pair_static, robot, shapes, speed_static, covers, tol, accept, out,
+                       budget, track, tracking, cache, narrow, seq, seq_n, t, p, steps_left, call_steps, weight, tail_t,
+                       end, evaluations):
     """:func:`certify_then_advance` of the motion q0 -> q1 (A,) from t = 0 over pairs ``p`` (every
     pair of the selection), with what depends on the motion made here: the speed tables
     (:func:`advancement.motion_speed_tables` of ``tables``: its arguments but q0, q1), the top
