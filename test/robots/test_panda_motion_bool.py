@@ -126,7 +126,7 @@ def test_one_call_answers_as_the_sweep_does(scene, checker, edges, monkeypatch):
     validity = checker.motion_validity(names, **KINDS[1])
     world = scene.world
     selection = validity._selection_for(world)
-    plan = validity._current(world)[4]
+    plan = validity._plan_of(validity._current(world))
     assert plan is not None and plan is sweep.one_call_plan(world, selection)
     request, explainer = validity._request, validity._explainer
     one_call = motion.one_call_search
@@ -171,7 +171,7 @@ def test_one_call_threads_answer_as_one_thread(scene, checker, edges, monkeypatc
     validity = checker.motion_validity(names, **KINDS[1])
     world = scene.world
     selection = validity._selection_for(world)
-    plan = validity._current(world)[4]
+    plan = validity._plan_of(validity._current(world))
     one_call = motion.one_call_search
     handed = []
 
