@@ -166,6 +166,8 @@ def _exercise(checker: CollisionChecker, names, clear: np.ndarray, inside: np.nd
     checker.explain(world.robot.active_joint_names, scene.current_positions, world=world)   # the monitor's call
     checker.check_motion(names, clear, inside, mode=MotionMode.CERTIFIED, world=world)
     checker.check_motion(names, clear, clear + 1e-3, mode=int(MotionMode.CERTIFIED), world=world)   # no contact
+    # the planner's bool check: a short free motion is settled by its one compiled call (sweep.one_call_search)
+    checker.check_motion(names, clear, clear + 1e-3, mode=int(MotionMode.CERTIFIED_BOOL), world=world)
     checker.check_motion(names, clear, inside, mode=MotionMode.DISCRETE, max_step=0.05, world=world)
     points = np.stack([clear, 0.5 * (clear + inside), inside])
     for influence_m in (0.05, 0.5):             # clearance: near, penetrating and far pairs, meshes and hulls

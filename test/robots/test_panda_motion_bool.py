@@ -13,7 +13,7 @@
 import numpy as np
 import pytest
 
-from my_collision_pkg.core.checks import motion
+from my_collision_pkg.core.checks import motion, sweep
 from my_collision_pkg.core.checks.checker import CollisionChecker
 from my_collision_pkg.core.checks.results import MotionMode, Status
 from my_collision_pkg.core.errors import RequestError
@@ -118,36 +118,96 @@ def test_screen_order_covers_every_sample_once():
 
 
 def test_one_call_answers_as_the_sweep_does(scene, checker, edges, monkeypatch):
-    """``sweep.free_clearance_in_one_call`` (the search's first compiled call without a Sweep) gives
-    each free edge the Sweep's certified clearance and work count to the bit, and answers most of
-    them; the edges it leaves to the Sweep get the Sweep's own answer."""
+    """``sweep.one_call_search`` (the search's first compiled call without a Sweep) gives each free
+    edge the Sweep's certified clearance and work count to the bit, and answers most of them; the
+    edges it leaves to the Sweep (which goes on from the call's returns) get the Sweep's own
+    answer, as when the Sweep makes that call itself."""
     names = scene.robot.active_joint_names
     validity = checker.motion_validity(names, **KINDS[1])
     world = scene.world
     selection = validity._selection_for(world)
+    plan = validity._plan_of(validity._current(world))
+    assert plan is not None and plan is sweep.one_call_plan(world, selection)
     request, explainer = validity._request, validity._explainer
-    one_call = motion.free_clearance_in_one_call
-    settled = [0]
+    one_call = motion.one_call_search
+    settled, handed = [0], [0]
 
     def counted(*args):
         found = one_call(*args)
-        settled[0] += found is not None
+        settled[0] += found is not None and not isinstance(found, sweep.OneCallLeft)
+        handed[0] += isinstance(found, sweep.OneCallLeft)
         return found
 
-    def answers(fast: bool):
-        monkeypatch.setattr(motion, "free_clearance_in_one_call", counted if fast else (lambda *args: None))
+    def answers(fast: bool, with_plan: bool = False):
+        monkeypatch.setattr(motion, "one_call_search", counted if fast else (lambda *args: None))
         out = []
         for q0, q1 in edges[:120]:
             for clearance in (True, False):
                 meter = checker.work_meter()
                 found = motion._free_motion(explainer, world, selection, request, q0, q1,
-                                            validity._tolerance_m, meter, validity.screen_step, clearance)
+                                            validity._tolerance_m, meter, validity.screen_step, clearance,
+                                            plan if with_plan else None)
                 out.append((found, meter.steps))
         return out
 
     with_sweep = answers(False)
-    assert settled[0] == 0
+    assert settled[0] == 0 and handed[0] == 0
     with_one_call = answers(True)
     assert with_one_call == with_sweep
     free = sum(found is not None for found, _ in with_sweep)
     assert free > 50 and settled[0] > 0.8 * free
+    assert handed[0] > 0                               # some edges went on in the Sweep from the call
+    assert answers(True, with_plan=True) == with_sweep
+
+
+def test_one_call_threads_answer_as_one_thread(scene, checker, edges, monkeypatch):
+    """The one call's work arrays are per thread (``sweep._one_call_buffers``, and the Sweep that goes
+    on from them): two threads searching the same edges at once, switching often, get one thread's
+    answers and work counts, on edges the call settles and on edges it hands to the Sweep."""
+    import sys
+    import threading
+
+    names = scene.robot.active_joint_names
+    validity = checker.motion_validity(names, **KINDS[1])
+    world = scene.world
+    selection = validity._selection_for(world)
+    plan = validity._plan_of(validity._current(world))
+    one_call = motion.one_call_search
+    handed = []
+
+    def spied(*args):
+        found = one_call(*args)
+        if isinstance(found, sweep.OneCallLeft):
+            handed.append(args[2:4])
+        return found
+
+    def answers(pairs):
+        out = []
+        for q0, q1 in pairs:
+            meter = checker.work_meter()
+            found = motion._free_motion(validity._explainer, world, selection, validity._request, q0, q1,
+                                        validity._tolerance_m, meter, validity.screen_step, True, plan)
+            out.append((found, meter.steps))
+        return out
+
+    monkeypatch.setattr(motion, "one_call_search", spied)
+    answers(edges)
+    monkeypatch.setattr(motion, "one_call_search", one_call)
+    assert handed                                      # edges the Sweep goes on with
+    chosen = list(edges[:40]) + [tuple(pair) for pair in handed[:10]] * 3
+    expected = answers(chosen)
+    assert sum(found is not None for found, _ in expected) > 20
+    found: dict[int, list] = {}
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    try:
+        threads = [threading.Thread(target=lambda i=i: found.__setitem__(i, answers(chosen[::1 - 2 * i])))
+                   for i in range(2)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    finally:
+        sys.setswitchinterval(interval)
+    assert found[0] == expected
+    assert found[1] == expected[::-1]

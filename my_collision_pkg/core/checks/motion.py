@@ -42,7 +42,7 @@ from my_collision_pkg.core.checks.narrowphase import hull_distance_lower_bound, 
 from my_collision_pkg.core.checks.request import CheckRequest, ConfigurationResolver
 from my_collision_pkg.core.checks.results import (CCType, Contact, DEFAULT_TOUCH_TOLERANCE_M, MotionMode,  # noqa: F401
                                                   MotionResult, NO_CC_TIME, Status, TrajectoryResult)
-from my_collision_pkg.core.checks.sweep import Sweep, free_clearance_in_one_call
+from my_collision_pkg.core.checks.sweep import OneCallLeft, OneCallPlan, Sweep, one_call_search
 from my_collision_pkg.core.errors import CollisionPkgError, RequestError, RequestStopped, WorkLimitError
 from my_collision_pkg.core.kernels import advancement as mk
 from my_collision_pkg.core.scene.planning_scene import CollisionWorld
@@ -349,24 +349,26 @@ _SCREEN_ORDERS: dict[int, np.ndarray] = {}
 
 
 def motion_is_free(explainer: Explainer, world: CollisionWorld, selection, request: CheckRequest, q0: np.ndarray,
-                   q1: np.ndarray, tolerance_m: float, meter: WorkMeter, screen_step: float) -> bool:
+                   q1: np.ndarray, tolerance_m: float, meter: WorkMeter, screen_step: float,
+                   plan: OneCallPlan | None = None) -> bool:
     """CERTIFIED's verdict on the motion q0 -> q1 (A,), endpoints within limits: the discrete screen
     (:func:`screen_order`, samples at most ``screen_step`` apart, at most ``SCREEN_MAX_SAMPLES``),
     then, when every sample is free, the certified search stopping at the first touch with no
-    clearance kept (no contacts are made either way).
+    clearance kept (no contacts are made either way). ``plan``: ``sweep.one_call_plan(world,
+    selection)`` when the caller keeps it (default: looked up).
 
     Raises
     ------
     WorkLimitError, RequestStopped
         As the certified search (the request's limits and stop event).
     """
-    return _free_motion(explainer, world, selection, request, q0, q1, tolerance_m, meter, screen_step, False) \
-        is not None
+    return _free_motion(explainer, world, selection, request, q0, q1, tolerance_m, meter, screen_step, False,
+                        plan) is not None
 
 
 def free_motion_clearance(explainer: Explainer, world: CollisionWorld, selection, request: CheckRequest,
                           q0: np.ndarray, q1: np.ndarray, tolerance_m: float, meter: WorkMeter,
-                          screen_step: float) -> float | None:
+                          screen_step: float, plan: OneCallPlan | None = None) -> float | None:
     """:func:`motion_is_free`, with the certified clearance of a free motion: None when a
     configuration on the motion touches, else a lower bound of the smallest (signed distance -
     padding) over the motion and every pair of the request, metres (``Sweep.certified_clearance``;
@@ -377,28 +379,29 @@ def free_motion_clearance(explainer: Explainer, world: CollisionWorld, selection
     WorkLimitError, RequestStopped
         As :func:`motion_is_free`.
     """
-    return _free_motion(explainer, world, selection, request, q0, q1, tolerance_m, meter, screen_step, True)
+    return _free_motion(explainer, world, selection, request, q0, q1, tolerance_m, meter, screen_step, True, plan)
 
 
 def _free_motion(explainer: Explainer, world: CollisionWorld, selection, request: CheckRequest, q0: np.ndarray,
                  q1: np.ndarray, tolerance_m: float, meter: WorkMeter, screen_step: float,
-                 clearance: bool) -> float | None:
+                 clearance: bool, plan: OneCallPlan | None = None) -> float | None:
     """None when the motion touches; else its certified clearance (``clearance``) or inf."""
     dq = q1 - q0
-    largest = float(np.max(np.abs(world.robot.kinematics_arrays[0] @ dq))) if dq.size else 0.0
+    mimic_matrix = world.robot.kinematics_arrays[0] if plan is None else plan.robot_pack[0]     # the same array
+    largest = float(np.abs(mimic_matrix @ dq).max()) if dq.size else 0.0
     n = min(SCREEN_MAX_SAMPLES, max(1, int(math.ceil(largest / screen_step - 1e-12))))
     if n > SCREEN_MIN_SAMPLES:
         order = screen_order(n)
         q = q0[None, :] + (order / n)[:, None] * dq[None, :]
         if explainer.any_collision(world, q, selection) >= 0:
             return None
-    settled = free_clearance_in_one_call(world, selection, q0, q1, tolerance_m, meter, clearance)
-    if settled is not None:          # free, settled by the search's first compiled call
-        return settled
+    settled = one_call_search(world, selection, q0, q1, tolerance_m, meter, clearance, plan)
+    if settled is not None and not isinstance(settled, OneCallLeft):
+        return settled               # free, settled by the search's first compiled call
     sweep = Sweep(world, selection, request, q0, q1, tolerance_m, meter=meter)
     every = np.arange(len(sweep.pairs))
     sweep.first_touch(every, np.zeros(len(sweep.pairs)), stop_at_first=True, reuse_buffers=True,
-                      track_clearance=clearance)
+                      track_clearance=clearance, handover=settled)   # from the first call's returns, when made
     if math.isfinite(sweep.earliest_touch):
         return None
     return sweep.certified_clearance(every)[0] if clearance else math.inf

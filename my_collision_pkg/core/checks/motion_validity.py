@@ -33,13 +33,17 @@ import numpy as np
 from my_collision_pkg.core.checks import motion
 from my_collision_pkg.core.checks.free_tubes import FreeTubes, joint_levers
 from my_collision_pkg.core.checks.request import CheckRequest
-from my_collision_pkg.core.checks.sweep import gjk_tolerance
+from my_collision_pkg.core.checks.sweep import gjk_tolerance, one_call_plan
 from my_collision_pkg.core.checks.results import DEFAULT_TOUCH_TOLERANCE_M, Status
 from my_collision_pkg.core.errors import RequestError
 from my_collision_pkg.core.kernels.tubes import EDGE_NOT_FINITE, EDGE_OUT_OF_LIMITS, EDGE_TOO_LONG, edge_ends
 
 # edge verdicts kept per snapshot (start and goal bytes -> bool), dropped all at once when full
 EDGE_MEMORY = 4096
+
+# a snapshot's one-call plan before its first search (sweep.one_call_plan is made then: a
+# MotionValidity used for configurations only never builds it)
+_NO_PLAN_YET = object()
 
 
 class MotionValidity:
@@ -80,9 +84,10 @@ class MotionValidity:
         self._screen_step = screen_step if screen_step > 0 else motion.SCREEN_STEP
         self._tolerance_m = float(tolerance_m)
         self._use_tubes = bool(tubes)
-        # (world, selection, edge memory, tubes) of the current snapshot, replaced as one, so a
-        # call that started on one snapshot never writes what it found into another's memory
-        self._snapshot: tuple = (None, None, {}, None)
+        # (world, selection, edge memory, tubes, the search's sweep.one_call_plan or _NO_PLAN_YET)
+        # of the current snapshot, replaced as one, so a call that started on one snapshot never
+        # writes what it found into another's memory
+        self._snapshot: tuple = (None, None, {}, None, _NO_PLAN_YET)
         robot = checker.scene.robot
         self._lower, self._upper = robot.lower_limits, robot.upper_limits
         self._selection_for(checker.scene.world)         # an unknown group fails here, not at the first call
@@ -98,6 +103,11 @@ class MotionValidity:
 
     def _snapshot_of(self, world) -> tuple:
         """(world, selection, edge memory (see EDGE_MEMORY), FreeTubes or None) of ``world``."""
+        return self._current(world)[:4]
+
+    def _current(self, world) -> tuple:
+        """:meth:`_snapshot_of` and the selection's ``sweep.one_call_plan`` (None: it has none;
+        ``_NO_PLAN_YET`` before :meth:`_plan_of`) of ``world``."""
         snapshot = self._snapshot
         if world is not snapshot[0]:
             selection = self._request.selection(world)
@@ -106,11 +116,21 @@ class MotionValidity:
                 levers = joint_levers(world, selection)
                 if levers is not None:        # GJK's precision on top of the touch tolerance
                     tubes = FreeTubes(levers, self._tolerance_m + gjk_tolerance(self._tolerance_m))
-            snapshot = self._snapshot = (world, selection, {}, tubes)
+            snapshot = self._snapshot = (world, selection, {}, tubes, _NO_PLAN_YET)
         return snapshot
 
+    def _plan_of(self, snapshot: tuple):
+        """The ``sweep.one_call_plan`` (or None) of ``snapshot`` (a :meth:`_current` tuple), made at the
+        first call and kept with the snapshot while it is the current one."""
+        plan = snapshot[4]
+        if plan is _NO_PLAN_YET:
+            plan = one_call_plan(snapshot[0], snapshot[1])
+            if self._snapshot is snapshot:
+                self._snapshot = (*snapshot[:4], plan)
+        return plan
+
     def _selection_for(self, world):
-        return self._snapshot_of(world)[1]
+        return self._current(world)[1]
 
     @property
     def tube_hits(self) -> int:
@@ -178,7 +198,8 @@ class MotionValidity:
             When the checker's stop event is set while the check runs.
         """
         world = self._checker.scene.world
-        _, selection, edges, tubes = self._snapshot_of(world)
+        snapshot = self._current(world)
+        _, selection, edges, tubes, plan = snapshot
         limit = self._checker.limits.max_joint_delta
         try:
             values = np.array((start, goal), dtype=float)
@@ -200,15 +221,17 @@ class MotionValidity:
         q0, q1 = ends
         if code == EDGE_TOO_LONG:
             motion.check_joint_delta(world.robot, q0, q1, limit)           # raises, naming the joint
+        if plan is _NO_PLAN_YET:
+            plan = self._plan_of(snapshot)
         if tubes is not None and tubes.covers(q0, q1):
             valid = True
         elif tubes is None:
             valid = motion.motion_is_free(self._explainer, world, selection, self._request, q0, q1,
-                                          self._tolerance_m, self._checker.work_meter(), self._screen_step)
+                                          self._tolerance_m, self._checker.work_meter(), self._screen_step, plan)
         else:
             clearance = motion.free_motion_clearance(self._explainer, world, selection, self._request, q0, q1,
                                                      self._tolerance_m, self._checker.work_meter(),
-                                                     self._screen_step)
+                                                     self._screen_step, plan)
             valid = clearance is not None
             if valid:
                 tubes.add(q0, q1, clearance)

@@ -110,6 +110,7 @@ import enum
 import math
 import threading
 import weakref
+from typing import NamedTuple
 
 import coal
 import numpy as np
@@ -715,7 +716,7 @@ class Sweep:
 
     # ----- conservative advancement ------------------------------------
     def first_touch(self, p: np.ndarray, t_start: np.ndarray, stop_at_first: bool, *, track_clearance: bool = False,
-                    reuse_buffers: bool = False):
+                    reuse_buffers: bool = False, handover: OneCallLeft | None = None):
         """Per pair p[k], the first time >= t_start[k] at which it touches (inf when never).
 
         With ``stop_at_first`` the search stops once no pair can touch before the earliest
@@ -729,6 +730,12 @@ class Sweep:
         sweep's tracks and the returned arrays then hold another search's values after the
         next one, so :meth:`certified_clearance` must not follow and the caller reads the
         returns (or ``earliest_touch``) before the next search.
+
+        ``handover``: what :func:`one_call_search` left of the same search (this sweep's motion,
+        tolerance, meter and ``track_clearance``, every pair of the request from t = 0, the
+        sweep culling none): its first compiled call is not made again, the search goes on from
+        that call's returns and arrays (the same as this sweep's own would be; they are then
+        this thread's, as with ``reuse_buffers``).
 
         The compiled :func:`advancement.advance` steps every pair on the bounds of its
         bounding and cover spheres; a pair whose bound comes within ``COVER_ACCEPT_M`` of its
@@ -745,7 +752,14 @@ class Sweep:
         best = NEVER
         slots = max(1, min(len(self.pairs), NEED_SLOTS))        # buffers live for this search only
         buffers = _search_buffers(slots, len(self.robot.link_names), len(p)) if reuse_buffers else None
-        if buffers is None:
+        if handover is not None:
+            (known, status, V0, V1, T_pair, T_link, self.kernel_steps, need), track_pack = handover.out, handover.track
+            self._grid_cache, self._narrow_pack = handover.cache, handover.narrow
+            self.gjk_calls, self.hull_gap = handover.narrow[5], handover.narrow[6]
+            seq, seq_n, t, tail_t, end = handover.seq, handover.seq_n, handover.t, handover.tail_t, handover.end
+            touch = np.full(len(p), NEVER)
+            speed = np.zeros(len(p))
+        elif buffers is None:
             t = np.asarray(t_start, dtype=float).copy()
             touch = np.full(len(p), NEVER)
             speed = np.zeros(len(p))
@@ -770,7 +784,8 @@ class Sweep:
         narrow_calls = self.narrow_calls
         snap = snapped_step if GRID_STEPS and self.grid_cache() is not None else plain_step
         self.track_table = track_pack
-        track_pack[...] = _EMPTY_TRACK
+        if handover is None:
+            track_pack[...] = _EMPTY_TRACK
         self._track = None                       # the views of self.track, made when asked for
         packs = (*self.kernel_packs, tol, COVER_ACCEPT_M,
                  tuple(mk.AdvanceOutputs(known, status, V0, V1, T_pair, T_link, self.kernel_steps, need)))
@@ -785,16 +800,19 @@ class Sweep:
         self._dyadic = None
         self._clearance = None        # grid_clearance's inputs and returns when made with the search
         first = None                  # the first forward call's returns, made with the halving
-        if extra and DYADIC_PREFIX and (t == 0.0).any():   # far pairs certified by halving first
+        if handover is not None or (extra and DYADIC_PREFIX and (t == 0.0).any()):   # far pairs: halving first
             budget = meter.call_budget(weight)
             if budget > 0:
                 if seq is None:
                     seq, seq_n = np.empty((6, len(p), DYADIC_POINTS)), np.zeros(len(p), dtype=np.int64)
                     tail_t, end = np.empty(len(p)), np.empty((len(p), 3))
-                used, live, count, stop, used_forward, clearance = gk.certify_then_advance(
-                    self.q0, self.dq, t, p, *packs, budget, track_pack, track_clearance, *extra, seq, seq_n,
-                    meter.limits.max_certified_steps - meter.steps, ADVANCE_CALL_STEPS, weight, tail_t, end,
-                    DYADIC_REFINEMENTS)
+                if handover is not None:          # made by one_call_search, the same call on the same arrays
+                    used, live, count, stop, used_forward, clearance = handover.returns
+                else:
+                    used, live, count, stop, used_forward, clearance = gk.certify_then_advance(
+                        self.q0, self.dq, t, p, *packs, budget, track_pack, track_clearance, *extra, seq, seq_n,
+                        meter.limits.max_certified_steps - meter.steps, ADVANCE_CALL_STEPS, weight, tail_t, end,
+                        DYADIC_REFINEMENTS)
                 meter.spend(math.ceil(used * weight))
                 if count == 0 and stop == len(live):     # the forward call finished every live pair
                     meter.spend(math.ceil(used_forward * weight))
@@ -1084,10 +1102,9 @@ def _search_buffers(slots: int, n_links: int, n_pairs: int):
 
 
 def _pooled_grid_cache(owner, world: CollisionWorld, n_links: int, n_mov: int) -> tuple:
-    """A :class:`grid_advance.GridCache` (plain tuple) for ``owner`` (a sweep, or the one call of
-    :func:`free_clearance_in_one_call`): this thread's last one of the same sizes, its flags
-    cleared, when the owner that had it is gone (its pages are then warm, where fresh ones cost
-    page faults on every motion); else a new one."""
+    """A :class:`grid_advance.GridCache` (plain tuple) for ``owner`` (a sweep): this thread's last
+    one of the same sizes, its flags cleared, when the owner that had it is gone (its pages are
+    then warm, where fresh ones cost page faults on every motion); else a new one."""
     shape_link = world.shape_link                        # the slots are cached per world: its own links
     slot = world.cached(("sweep", "cache_slots"), gk.cache_slots, shape_link)
     key = (n_links, len(shape_link), _robot_shape_count(world), n_mov)
@@ -1103,15 +1120,47 @@ def _pooled_grid_cache(owner, world: CollisionWorld, n_links: int, n_mov: int) -
     return cache
 
 
-class _CallOwner:
-    """The owner of a pooled grid cache for the length of one compiled call (a weak reference target)."""
-    __slots__ = ("__weakref__",)
+class OneCallPlan:
+    """What :func:`one_call_search` needs of a world and a selection whatever the
+    motion, as the arguments of :func:`grid_advance.settle_in_one_call` (made by
+    :func:`one_call_plan`, cached with the world; the margins are read from the selection at
+    each call, since selections of one world with the same pairs share the plan).
+
+    Attributes
+    ----------
+    n_pairs, n_links, n_mov : int
+        Pairs of the selection, links of the robot, its movable joints.
+    weight : float
+        Steps per bound evaluation (:func:`step_weight`).
+    n_env : int
+        The selection's robot-to-world pairs (``static["n_env"]``: whether the sweep would cull).
+    tables : tuple
+        :func:`advancement.motion_speed_tables`' arguments but q0 and q1.
+    terms : tuple
+        (pair, flat) of the selection's :func:`top_speed_terms`.
+    pair_a, pair_b, every : (P,) int64
+        The pairs' shapes and their indices 0 .. P - 1.
+    robot_pack, shape_pack, cover_pack, speed_static : tuple
+        The kernels' packs (``speed_static``: :class:`advancement.SpeedArrays` without ``adq``
+        and ``D_below``).
+    convex, kernel_route
+        :func:`kernel_routes` of the selection.
+    shape_link : (S,) int64
+        The world's shapes' links (the grid cache's slots).
+    """
+    __slots__ = ("n_pairs", "n_links", "n_mov", "weight", "n_env", "tables", "terms", "pair_a", "pair_b", "every",
+                 "robot_pack", "shape_pack", "cover_pack", "speed_static", "convex", "kernel_route", "shape_link",
+                 "__weakref__")
 
 
-def _one_call_plan(world: CollisionWorld, selection: PairSelection) -> tuple | None:
-    """What :func:`free_clearance_in_one_call` needs of ``world`` and ``selection`` whatever the
-    motion (cached with them), or None where it never answers: no pairs, or a grid cache beyond
+def one_call_plan(world: CollisionWorld, selection: PairSelection) -> OneCallPlan | None:
+    """The :class:`OneCallPlan` of ``selection`` in ``world`` (cached with the world), or None where
+    :func:`one_call_search` never answers: no pairs, or a grid cache beyond
     ``GRID_CACHE_MAX_FLOATS``. (The module's switches are read at each call, not here.)"""
+    return world.cached(("sweep", "one_call", selection_key(world, selection)), _one_call_plan, world, selection)
+
+
+def _one_call_plan(world: CollisionWorld, selection: PairSelection) -> OneCallPlan | None:
     n_pairs = len(selection.pairs)
     if n_pairs == 0:
         return None
@@ -1120,72 +1169,129 @@ def _one_call_plan(world: CollisionWorld, selection: PairSelection) -> tuple | N
     n_links, n_mov = len(world.robot.link_names), len(kin.prismatic)
     if gk.grid_cache_size(n_links, _robot_shape_count(world), n_mov) > GRID_CACHE_MAX_FLOATS:
         return None
-    robot_pack, shape_pack, cover_pack = world.cached(("sweep", "static_packs"), _static_packs, world)
-    convex, kernel_route = kernel_routes(world, selection)
-    return (kin, static, n_pairs, n_links, n_mov, step_weight(n_links, n_mov), robot_pack, shape_pack, cover_pack,
-            convex, kernel_route)
+    plan = OneCallPlan()
+    plan.n_pairs, plan.n_links, plan.n_mov, plan.weight = n_pairs, n_links, n_mov, step_weight(n_links, n_mov)
+    plan.n_env = static["n_env"]
+    plan.tables = (kin.mimic_matrix, kin.mimic_offset, kin.prismatic, static["chain"], kin.child_link,
+                   static["robot_shapes"], static["robot_link"], static["robot_A"], static["robot_lever"],
+                   static["below_T"], len(static["A"]))
+    pair, _, flat = static["top_terms"]
+    plan.terms = (pair, flat)
+    plan.pair_a, plan.pair_b = static["a"], static["b"]
+    plan.every = np.arange(n_pairs, dtype=np.int64)
+    plan.robot_pack, plan.shape_pack, plan.cover_pack = world.cached(("sweep", "static_packs"), _static_packs, world)
+    plan.speed_static = (static["W_a"], static["W_b"], kin.child_link, kin.axis, kin.prismatic, static["centre"],
+                         static["radius"], static["box_local"])
+    plan.convex, plan.kernel_route = kernel_routes(world, selection)
+    plan.shape_link = world.shape_link
+    return plan
+
+
+_ONE_CALL_POOL = threading.local()
+
+
+def _one_call_buffers(plan: OneCallPlan, tolerance_m: float) -> tuple:
+    """This thread's work arrays of :func:`one_call_search` for ``plan`` (made at its first
+    call with the plan, tolerance and sizes, then the same arrays: the kernel resets what it reads),
+    and the GJK precision: ``(out, track, cache, warm, calls, hull_gap, seq, seq_n, t, tail_t, end,
+    eps)``."""
+    key = (tolerance_m, NEED_SLOTS, DYADIC_POINTS)
+    entry = getattr(_ONE_CALL_POOL, "entry", None)
+    if entry is not None and entry[0]() is plan and entry[1] == key:
+        return entry[2]
+    n_pairs, n_links = plan.n_pairs, plan.n_links
+    slots = max(1, min(n_pairs, NEED_SLOTS))
+    out = (np.empty(n_pairs, dtype=np.bool_), np.empty(n_pairs, dtype=np.int64), np.empty(slots), np.empty(slots),
+           np.empty((slots, 2, 4, 4)), np.empty((slots, n_links, 4, 4)), np.empty(n_pairs, dtype=np.int64),
+           np.empty(slots, dtype=np.int64))
+    buffers = (out, np.empty((len(mk.ClearanceTrack._fields), n_pairs)),
+               tuple(gk.new_grid_cache(n_links, plan.shape_link, plan.n_mov)), np.empty((n_pairs, 3)),
+               np.empty(n_pairs, dtype=np.int64), np.empty(n_pairs), np.empty((6, n_pairs, DYADIC_POINTS)),
+               np.empty(n_pairs, dtype=np.int64), np.empty(n_pairs), np.empty(n_pairs), np.empty((n_pairs, 3)),
+               gjk_tolerance(tolerance_m))
+    _ONE_CALL_POOL.entry = (weakref.ref(plan), key, buffers)
+    return buffers
+
+
+class OneCallLeft(NamedTuple):
+    """What :func:`one_call_search` leaves of a search its call did not settle, for
+    :meth:`Sweep.first_touch` (``handover``) to go on from: the call's returns and the arrays it
+    worked on (this thread's: valid until the next one-call search on the thread)."""
+    returns: tuple               # certify_then_advance's (used, live, count, stop, used_forward, clearance)
+    out: tuple                   # advancement.AdvanceOutputs, as a plain tuple
+    track: np.ndarray            # (7, P) the clearance track's rows
+    cache: tuple                 # grid_advance.GridCache
+    narrow: tuple                # grid_advance.NarrowArrays
+    seq: np.ndarray
+    seq_n: np.ndarray
+    t: np.ndarray
+    tail_t: np.ndarray
+    end: np.ndarray
 
 
 def free_clearance_in_one_call(world: CollisionWorld, selection: PairSelection, q0: np.ndarray, q1: np.ndarray,
-                               tolerance_m: float, meter: WorkMeter, track_clearance: bool) -> float | None:
+                               tolerance_m: float, meter: WorkMeter, track_clearance: bool,
+                               plan: OneCallPlan | None = None) -> float | None:
+    """:func:`one_call_search`'s clearance when its call settles the motion, else None (then a
+    :class:`Sweep` answers, from the start)."""
+    found = one_call_search(world, selection, q0, q1, tolerance_m, meter, track_clearance, plan)
+    return None if isinstance(found, OneCallLeft) else found
+
+
+def one_call_search(world: CollisionWorld, selection: PairSelection, q0: np.ndarray, q1: np.ndarray,
+                    tolerance_m: float, meter: WorkMeter, track_clearance: bool,
+                    plan: OneCallPlan | None = None) -> float | OneCallLeft | None:
     """The bool check's certified search of the motion q0 -> q1 (A,) over every pair of
     ``selection`` when one compiled call settles it, with none of :class:`Sweep`'s Python: the
     same :func:`grid_advance.certify_then_advance` call that :meth:`Sweep.first_touch` makes
-    first, on the same arrays (fresh GJK directions, this thread's buffers and grid cache), and
-    the same account on ``meter``.
+    first, on the same arrays (fresh GJK directions, fresh work arrays), and the same account
+    on ``meter``, made by :func:`grid_advance.settle_in_one_call` with the motion's speed
+    tables. ``plan``: :func:`one_call_plan` of ``world`` and ``selection`` when the caller
+    holds it (default: looked up).
 
     Returns the motion's certified clearance (``track_clearance``; as
     :meth:`Sweep.certified_clearance`) or inf when that call certifies every pair free and,
-    with ``track_clearance``, its clearance needs no narrow phase at t = 1. Returns None, having
-    spent nothing, when it does not: a pair needs the caller's narrow phase (the only one that
-    can call a pair touching), the work limits could refuse the motion, the sweep would cull
-    world objects, the grid or the halving is switched off, or the grid cache is too large. The caller then runs the :class:`Sweep`,
-    which makes the same call again and goes on from it, so the verdict and the clearance are
-    the same either way."""
+    with ``track_clearance``, its clearance needs no narrow phase at t = 1. Otherwise, having
+    spent nothing, it returns a :class:`OneCallLeft` when the call ran (a pair needs the
+    caller's narrow phase, the only one that can call a pair touching, or the clearance needs
+    it at t = 1): the caller runs the :class:`Sweep`, whose :meth:`Sweep.first_touch` goes on
+    from the call (``handover``) as from its own same call; or None when the call did not run
+    (the work limits could refuse the motion, the sweep would cull world objects, the grid or
+    the halving is switched off, or the grid cache is too large): the Sweep then makes the call
+    itself. The verdict, the clearance and the work are the same either way."""
     if not (GRID_STEPS and DYADIC_PREFIX):
         return None
-    plan = world.cached(("sweep", "one_call", selection_key(world, selection)), _one_call_plan, world, selection)
     if plan is None:
+        plan = one_call_plan(world, selection)
+        if plan is None:
+            return None
+    if CULL_FAR_OBJECTS and plan.n_env >= CULL_MIN_ENV_PAIRS:
         return None
-    kin, static, n_pairs, n_links, n_mov, weight, robot_pack, shape_pack, cover_pack, convex, kernel_route = plan
-    if CULL_FAR_OBJECTS and static["n_env"] >= CULL_MIN_ENV_PAIRS:
-        return None
+    weight = plan.weight
     steps_left = meter.limits.max_certified_steps - meter.steps
     budget = meter.call_budget(weight)
-    if n_pairs * weight > steps_left or budget <= 0:
+    if plan.n_pairs * weight > steps_left or budget <= 0:
         return None
-    adq, R_static, D_below, _ = mk.motion_speed_tables(
-        kin.mimic_matrix, kin.mimic_offset, kin.prismatic, static["chain"], kin.child_link, static["robot_shapes"],
-        static["robot_link"], static["robot_A"], static["robot_lever"], static["below_T"], len(static["A"]), q0, q1)
-    top = summed_top_speeds(static["top_terms"], kin.prismatic, adq, R_static, n_pairs)
-    speed_pack = tuple(mk.SpeedArrays(static["W_a"], static["W_b"], kin.child_link, kin.axis, kin.prismatic,
-                                      static["centre"], static["radius"], static["box_local"], adq, D_below))
-    (T_pair, T_link, status, V0, V1, need, seq, seq_n, tail_t, end, t, _, _, known,
-     track_pack) = _search_buffers(max(1, min(n_pairs, NEED_SLOTS)), n_links, n_pairs)
-    seq_n.fill(0)
-    t.fill(0.0)
-    known.fill(False)
-    track_pack[...] = _EMPTY_TRACK
-    narrow = tuple(gk.NarrowArrays(convex, kernel_route, np.zeros((n_pairs, 3)), gjk_tolerance(tolerance_m),
-                                   HULL_ACCEPT_M, np.zeros(n_pairs, dtype=np.int64), np.full(n_pairs, np.inf)))
-    owner = _CallOwner()
-    cache = _pooled_grid_cache(owner, world, n_links, n_mov)
-    out = tuple(mk.AdvanceOutputs(known, status, V0, V1, T_pair, T_link, np.zeros(n_pairs, dtype=np.int64), need))
-    every = np.arange(n_pairs, dtype=np.int64)
-    used, live, count, stop, used_forward, clearance = gk.certify_then_advance(
-        q0, q1 - q0, t, every, tuple(mk.PairArrays(static["a"], static["b"], selection.margins, top)),
-        robot_pack, shape_pack, speed_pack, cover_pack, tolerance_m, COVER_ACCEPT_M, out, budget, track_pack,
-        track_clearance, cache, narrow, seq, seq_n, steps_left, ADVANCE_CALL_STEPS, weight, tail_t, end,
-        DYADIC_REFINEMENTS)
-    forward_done = count == 0 and stop == len(live)
-    if not (len(live) == 0 or forward_done):
-        return None
+    out, track, cache, warm, calls, hull_gap, seq, seq_n, t, tail_t, end, eps = _one_call_buffers(plan, tolerance_m)
+    margins = selection.margins
+    returns = gk.settle_in_one_call(
+        q0, q1, plan.tables, plan.terms, (plan.pair_a, plan.pair_b, margins), plan.robot_pack, plan.shape_pack,
+        plan.speed_static, plan.cover_pack, tolerance_m, COVER_ACCEPT_M, out, budget, track, track_clearance, cache,
+        (plan.convex, plan.kernel_route, warm, eps, HULL_ACCEPT_M, calls, hull_gap), seq, seq_n, t, plan.every,
+        steps_left, ADVANCE_CALL_STEPS, weight, tail_t, end, DYADIC_REFINEMENTS)
+    used, live, count, stop, used_forward, clearance = returns
+    n_live = len(live)
+    forward_done = count == 0 and stop == n_live
+    if not (n_live == 0 or forward_done):
+        return OneCallLeft(returns, out, track, cache, (plan.convex, plan.kernel_route, warm, eps, HULL_ACCEPT_M, calls,
+                                                        hull_gap), seq, seq_n, t, tail_t, end)
     best = math.inf
     if track_clearance:              # Sweep.certified_clearance, when grid_clearance ran in the call
         k, best, _, k2, value, _, used_clearance = clearance
         if used_clearance < 0 or (CLEARANCE_END_EVALUATIONS > 0
-                                  and _tail_needs_narrow(k, best, end, track_pack[4], selection.margins, every)):
-            return None              # the narrow phase at t = 1 first: Sweep's
+                                  and _tail_needs_narrow(k, best, end, track[4], margins, plan.every)):
+            return OneCallLeft(returns, out, track, cache, (plan.convex, plan.kernel_route, warm, eps, HULL_ACCEPT_M,
+                                                            calls, hull_gap), seq, seq_n, t, tail_t, end)
         if k2 >= 0 and value < best:
             best = value
     meter.spend(math.ceil(used * weight))
@@ -1193,7 +1299,7 @@ def free_clearance_in_one_call(world: CollisionWorld, selection: PairSelection, 
         meter.spend(math.ceil(used_forward * weight))
     if track_clearance:
         meter.spend(math.ceil(used_clearance * weight))
-        return float(best) - gjk_tolerance(tolerance_m)
+        return float(best) - eps
     return math.inf
 
 

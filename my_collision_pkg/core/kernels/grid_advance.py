@@ -32,7 +32,8 @@ from my_collision_pkg.core.kernels.advancement import (DONE, NEED, AdvanceOutput
                                                        off_axis_sq, posed_centre,
                                                        primitive_bound, raised_by_covers, record_interval, rigid_fk,
                                                        shape_pose, smallest_clearance, solid_distance,
-                                                       solid_distance_of, sphere_lever, step_length, track_rows)
+                                                       solid_distance_of, sphere_lever, step_length, track_rows,
+                                                       motion_speed_tables, summed_lever_speeds)
 from my_collision_pkg.core.kernels.gjk import ConvexArrays, lower_bound
 
 GRID = 32                  # grid intervals over the motion's t in [0, 1] (a power of two)
@@ -1008,4 +1009,55 @@ def certify_then_advance(q0, dq, t, p, pairs, robot, shapes, speed, covers, tol,
     if tracking and (live.shape[0] == 0 or (count == 0 and stop == live.shape[0])):
         clearance = grid_clearance(q0, dq, p, pairs, robot, shapes, speed, covers, tol, accept, track, tail_t, end,
                                    cache, narrow, seq, seq_n, evaluations)
+    return used, live, count, stop, used_forward, clearance
+
+
+@njit(cache=True)
+def settle_in_one_call(q0, q1, tables, terms, pair_static, robot, shapes, speed_static, covers, tol, accept, out,
+                       budget, track, tracking, cache, narrow, seq, seq_n, t, p, steps_left, call_steps, weight, tail_t,
+                       end, evaluations):
+    """:func:`certify_then_advance` of the motion q0 -> q1 (A,) from t = 0 over pairs ``p`` (every
+    pair of the selection), with what depends on the motion made here: the speed tables
+    (:func:`advancement.motion_speed_tables` of ``tables``: its arguments but q0, q1), the top
+    speeds (:func:`advancement.summed_lever_speeds` of ``terms``: the selection's pair and flat
+    index terms), and the work arrays reset as fresh ones (``t`` 0, ``seq_n`` 0, ``known``, the
+    per-pair ``steps``, the GJK directions and calls, the hull gaps, the clearance ``track``
+    (7, P) and the grid ``cache``'s flags), so that the search's first compiled call is one
+    call of few arguments (``sweep.one_call_search``). ``pair_static`` is (pair_a, pair_b,
+    margins), ``speed_static`` the :class:`SpeedArrays` but ``adq`` and ``D_below``. Returns
+    certify_then_advance's returns."""
+    n_pairs = p.shape[0]
+    t[:] = 0.0
+    seq_n[:] = 0
+    known, steps = out[0], out[6]
+    known[:] = False
+    steps[:] = 0
+    warm, calls, hull_gap = narrow[2], narrow[5], narrow[6]
+    for k in range(n_pairs):
+        track[0, k] = np.nan
+        track[1, k] = 0.0
+        track[2, k] = 0.0
+        track[3, k] = 0.0
+        track[4, k] = np.inf
+        track[5, k] = 0.0
+        track[6, k] = np.inf
+        warm[k, 0] = 0.0
+        warm[k, 1] = 0.0
+        warm[k, 2] = 0.0
+        calls[k] = 0
+        hull_gap[k] = np.inf
+    cache[0][:] = False
+    cache[2][:] = False
+    (mimic_matrix, mimic_offset, prismatic, chain, child_link, robot_shapes, robot_link, robot_A, robot_lever, below_T,
+     n_shapes) = tables
+    adq, R_static, D_below, _ = motion_speed_tables(mimic_matrix, mimic_offset, prismatic, chain, child_link,
+                                                    robot_shapes, robot_link, robot_A, robot_lever, below_T, n_shapes,
+                                                    q0, q1)
+    top = summed_lever_speeds(terms[0], terms[1], prismatic, R_static, adq, n_pairs)
+    W_a, W_b, s_child, axis, s_prismatic, centre, radius, box_local = speed_static
+    speed = (W_a, W_b, s_child, axis, s_prismatic, centre, radius, box_local, adq, D_below)
+    pairs = (pair_static[0], pair_static[1], pair_static[2], top)
+    used, live, count, stop, used_forward, clearance = certify_then_advance(
+        q0, q1 - q0, t, p, pairs, robot, shapes, speed, covers, tol, accept, out, budget, track, tracking, cache,
+        narrow, seq, seq_n, steps_left, call_steps, weight, tail_t, end, evaluations)
     return used, live, count, stop, used_forward, clearance
