@@ -153,3 +153,22 @@ def test_a_flat_vertex_set_has_no_edges_and_is_scanned_whole():
                             0, *d)
     along = flat[:, 0] * d[0] + flat[:, 1] * d[1] + flat[:, 2] * d[2]
     assert along[at] == np.max(along)
+
+
+def test_kept_hull_edges_are_computed_once_per_live_array(monkeypatch):
+    # the same edges as hull_edges; qhull runs once per array while the array lives, again for
+    # an equal but new array, and the array is not kept alive by it
+    import weakref
+    from my_collision_pkg.core.geometry import hulls
+    points = np.random.default_rng(5).normal(size=(60, 3))
+    calls = []
+    plain = hulls.hull_edges
+    monkeypatch.setattr(hulls, "hull_edges", lambda p: calls.append(1) or plain(p))
+    first = hulls.kept_hull_edges(points)
+    assert [e.tolist() for e in first] == [e.tolist() for e in plain(points)]
+    assert hulls.kept_hull_edges(points) is first and len(calls) == 1
+    copy = points.copy()
+    assert [e.tolist() for e in hulls.kept_hull_edges(copy)] == [e.tolist() for e in first] and len(calls) == 2
+    gone = weakref.ref(copy)
+    del copy
+    assert gone() is None

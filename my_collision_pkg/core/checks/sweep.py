@@ -119,7 +119,7 @@ from my_collision_pkg.core.checks.limits import (ADVANCE_CALL_STEPS, EXACT_CALL_
                                                  step_weight)
 from my_collision_pkg.core.checks.narrowphase import pair_distance
 from my_collision_pkg.core.checks.request import CheckRequest
-from my_collision_pkg.core.geometry.hulls import hull_edges
+from my_collision_pkg.core.geometry.hulls import kept_hull_edges
 from my_collision_pkg.core.kernels import advancement as mk
 from my_collision_pkg.core.kernels import grid_advance as gk
 from my_collision_pkg.core.kernels import gjk
@@ -323,7 +323,7 @@ def convex_solids(world: CollisionWorld) -> gjk.ConvexArrays:
             kinds.append(g.solid_kind)
             params.append(np.asarray(g.solid_params, dtype=float) if is_primitive(g.spec) else np.zeros(3))
             vertices.append(g.hull_vertices_shape if g.coal_hull is not None else np.zeros((0, 3)))
-        return gjk.convex_arrays(kinds, params, vertices, [hull_edges(v) if len(v) else [] for v in vertices])
+        return gjk.convex_arrays(kinds, params, vertices, [kept_hull_edges(v) if len(v) else [] for v in vertices])
     return world.cached(("sweep", "convex_solids"), build)
 
 
