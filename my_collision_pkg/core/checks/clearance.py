@@ -41,10 +41,10 @@ from my_collision_pkg.core.checks.results import NO_SUBSHAPE, BodyType, Clearanc
 from my_collision_pkg.core.checks.sweep import convex_solids, motion_kinematics
 from my_collision_pkg.core.errors import CollisionPkgError, RequestError
 from my_collision_pkg.core.geometry.coal_setup import coal   # coal with its box support pinned (see there)
-from my_collision_pkg.core.kernels.clearance_rows import (assemble_rows, check_on_meshes, jacobian_and_local_points,
+from my_collision_pkg.core.kernels.clearance_rows import (CANDIDATES_OUT_OF_LIMITS, assemble_rows, candidate_rows,
+                                                           check_on_meshes, jacobian_and_local_points,
                                                            settle_first_distances)
 from my_collision_pkg.core.kernels.codes import KIND_BOX, KIND_CONVEX, KIND_MESH, KIND_OPEN_MESH
-from my_collision_pkg.core.kernels.culling import obb_candidates
 from my_collision_pkg.core.kernels.gjk import hull_distances
 from my_collision_pkg.core.kernels.witness_check import pack_meshes
 from my_collision_pkg.core.scene.objects import OCTOMAP_ID
@@ -126,7 +126,15 @@ class _Tables:
         # own frame (offset exactly the identity) or a world object's frame (link -1); others (an object
         # attached with an offset) are computed by numpy (_local_points)
         self.plain_frame = (self.owner_link < 0) | (self.owner_offset == np.eye(4)).all(axis=(1, 2))
-
+        # the shapes' bounding spheres (narrowphase.bounding_sphere_gaps's, the same cache entry)
+        self.sphere_centre, self.sphere_radius = world.cached(("narrowphase", "bounding spheres"),
+                                                              narrowphase._sphere_tables, world)
+        # a chunk's complete configurations as candidate_rows's named values: every active joint, in order
+        robot = world.robot
+        self.all_joints = np.arange(len(robot.active_joint_names), dtype=np.int64)
+        # candidate_rows's arguments after (values, indices, current, check_limits) and before (pairs, ...)
+        self.kernel_arguments = (*robot.limit_arrays, *robot.kinematics_arrays, world.shape_link, world.T_frame_shape,
+                                 world.obb_center, world.obb_axes, world.obb_half)
 
     def coal_poses(self) -> list:
         """This thread's coal pose of each shape (``Transform3s``, made once; set by the caller before use)."""
@@ -165,6 +173,17 @@ class _PairTables:
         self.ids = tables.ids[pairs]
         for array in vars(self).values():
             array.flags.writeable = False
+        self._thresholds: dict[float, np.ndarray] = {}
+
+    def thresholds(self, influence: float, margins: np.ndarray) -> np.ndarray:
+        """``influence + margins`` (P,), the selection's ``margins``, kept for the last few influences."""
+        found = self._thresholds.get(influence)
+        if found is None:
+            found = influence + margins
+            if len(self._thresholds) >= 8:
+                self._thresholds.clear()
+            self._thresholds[influence] = found
+        return found
 
 
 def _pair_tables(world: CollisionWorld, tables: _Tables, selection) -> _PairTables:
@@ -419,23 +438,28 @@ def chunk_rows(world: CollisionWorld, selection, q: np.ndarray, influence: float
     :func:`compute_clearance` concatenates them (configuration indices from 0 in ``q``), or
     None when no pair is within ``influence``. One chunk of a batch, in this process or in a
     batch worker (:mod:`batch_workers`): a configuration's rows do not depend on the others."""
-    robot = world.robot
     tables = _tables(world)
-    pairs, margins = selection.pairs, selection.margins
     pt = _pair_tables(world, tables, selection)
-    thresholds = influence + margins
-    T_link = robot.link_transforms_batch(q)
-    T_shape = world.shape_transforms(T_link)
-    candidates = np.empty((q.shape[0], len(pairs)), dtype=np.bool_)
-    obb_candidates(T_shape, world.obb_center, world.obb_axes, world.obb_half, pairs, thresholds, candidates)
-    if not candidates.any():                                  # (the common case of a small influence)
+    thresholds = pt.thresholds(influence, selection.margins)
+    q = np.ascontiguousarray(q, dtype=float)
+    if not q.flags.writeable:
+        q = q.copy()                        # (one compiled signature for every caller)
+    # poses and culling (boxes, then spheres) of every configuration in one compiled call
+    count, _, T_link, T_shape, cfg, pair = candidate_rows(q, tables.all_joints, q[0], False, *tables.kernel_arguments,
+                                                          selection.pairs, thresholds, tables.sphere_centre,
+                                                          tables.sphere_radius)
+    if count == 0:
         return None
-    cfg, pair = np.nonzero(candidates)                        # configuration-major, pairs in order
-    gaps = narrowphase.bounding_sphere_gaps(world, T_shape, cfg, pt.a[pair], pt.b[pair])
-    keep = gaps < thresholds[pair]
-    if not keep.any():
-        return None
-    cfg, pair = cfg[keep], pair[keep]
+    return _posed_rows(world, tables, pt, selection, T_link, T_shape, cfg[:count], pair[:count], thresholds, k_max,
+                       compute_jacobians, columns, stop)
+
+
+def _posed_rows(world: CollisionWorld, tables: _Tables, pt: _PairTables, selection, T_link: np.ndarray,
+                T_shape: np.ndarray, cfg: np.ndarray, pair: np.ndarray, thresholds: np.ndarray, k_max: int,
+                compute_jacobians: bool, columns: np.ndarray, stop) -> tuple | None:
+    """:func:`chunk_rows` after the poses (``T_link``, ``T_shape``) and the culling: the rows of the
+    candidate rows ``cfg``, ``pair`` (configuration-major, pairs in order), or None."""
+    pairs, margins = selection.pairs, selection.margins
     found = _measure(world, tables, T_shape, cfg, pair, pairs, thresholds, stop, pt)
     # the rows kept, per configuration smallest padded distance first (stable), at most k_max each, with their
     # witness points, normal, subshapes and smooth flag (one compiled pass)

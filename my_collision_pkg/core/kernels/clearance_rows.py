@@ -19,7 +19,14 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from my_collision_pkg.core.kernels.culling import obb_candidates
+from my_collision_pkg.core.kernels.kinematics import forward_kinematics, shape_poses
 from my_collision_pkg.core.kernels.witness_check import project_onto_meshes
+
+# Codes candidate_rows returns instead of a row count: a value is NaN or infinite, or a configuration is
+# outside the joint limits (the caller's own path then names the fault).
+CANDIDATES_NON_FINITE = -1
+CANDIDATES_OUT_OF_LIMITS = -2
 
 
 @njit(cache=True, fastmath=False)
@@ -104,16 +111,84 @@ def sphere_gaps(T_world_shape, cfg, a, b, centre, radius, out_gap):
     out_gap : (K,) written.
     """
     for k in range(cfg.shape[0]):
-        Ta = T_world_shape[cfg[k], a[k]]
-        Tb = T_world_shape[cfg[k], b[k]]
-        ca, cb = centre[a[k]], centre[b[k]]
-        s = 0.0
-        for i in range(3):
-            xa = ((Ta[i, 0] * ca[0] + Ta[i, 2] * ca[2]) + Ta[i, 1] * ca[1]) + Ta[i, 3]
-            xb = ((Tb[i, 0] * cb[0] + Tb[i, 2] * cb[2]) + Tb[i, 1] * cb[1]) + Tb[i, 3]
-            d = xb - xa
-            s = d * d if i == 0 else s + d * d          # numpy's norm: (x0^2 + x1^2) + x2^2
-        out_gap[k] = (np.sqrt(s) - radius[a[k]]) - radius[b[k]]
+        out_gap[k] = _sphere_gap(T_world_shape, cfg[k], a[k], b[k], centre, radius)
+
+
+@njit(cache=True, fastmath=False, inline="always")
+def _sphere_gap(T_world_shape, c, a, b, centre, radius):
+    """The bounding spheres' gap of shapes a and b at configuration c (see :func:`sphere_gaps`)."""
+    Ta = T_world_shape[c, a]
+    Tb = T_world_shape[c, b]
+    ca, cb = centre[a], centre[b]
+    s = 0.0
+    for i in range(3):
+        xa = ((Ta[i, 0] * ca[0] + Ta[i, 2] * ca[2]) + Ta[i, 1] * ca[1]) + Ta[i, 3]
+        xb = ((Tb[i, 0] * cb[0] + Tb[i, 2] * cb[2]) + Tb[i, 1] * cb[1]) + Tb[i, 3]
+        d = xb - xa
+        s = d * d if i == 0 else s + d * d          # numpy's norm: (x0^2 + x1^2) + x2^2
+    return (np.sqrt(s) - radius[a]) - radius[b]
+
+
+@njit(cache=True, fastmath=False)
+def candidate_rows(values, indices, current, check_limits, lower, upper, mimic_matrix, mimic_offset, joint_kind,
+                   joint_axis, link_parent, T_parent_origin, link_joint, shape_link, T_frame_shape, obb_center,
+                   obb_axes, obb_half, pairs, thresholds, centre, radius):
+    """N configurations from named values to the candidate rows of a clearance chunk, in one call: the
+    configurations completed, checked (finite, within the limits), posed (forward kinematics, shape poses)
+    and culled (oriented boxes as :func:`culling.obb_candidates`, then bounding spheres as :func:`sphere_gaps`),
+    what ``checks.clearance`` did in five calls and numpy between them, with the same numbers.
+
+    Parameters
+    ----------
+    values : (N, K) positions of the active joints ``indices`` (K,) int64; the others keep ``current`` (A,).
+    check_limits : bool, refuse a configuration outside [``lower``, ``upper``] (A,).
+    mimic_matrix ... link_joint : the robot's ``kinematics_arrays``.
+    shape_link, T_frame_shape : the world's shape placement (``CollisionWorld.shape_transforms``).
+    obb_center, obb_axes, obb_half : the shapes' bounding boxes.
+    pairs : (P, 2) int64 checked shape pairs; thresholds : (P,) influence plus each pair's padding.
+    centre, radius : (S, 3), (S,) the shapes' bounding spheres.
+
+    Returns
+    -------
+    (count, q (N, A), T_world_link (N, L, 4, 4), T_world_shape (N, S, 4, 4), cfg, pair): the R = count rows
+    (configuration-major, pairs in order) whose boxes are within their threshold and whose spheres' gap is
+    below it, ``cfg[:R]``, ``pair[:R]`` int64. ``count`` is ``CANDIDATES_NON_FINITE`` when a value is not
+    finite (nothing else is computed) or ``CANDIDATES_OUT_OF_LIMITS`` when a completed configuration is
+    outside the limits (``q`` filled, no pose).
+    """
+    n_cfg = values.shape[0]
+    n_pairs = pairs.shape[0]
+    q = np.empty((n_cfg, current.shape[0]))
+    T_world_link = np.empty((n_cfg, link_parent.shape[0], 4, 4))
+    T_world_shape = np.empty((n_cfg, shape_link.shape[0], 4, 4))
+    cfg = np.empty(n_cfg * n_pairs, dtype=np.int64)
+    pair = np.empty(n_cfg * n_pairs, dtype=np.int64)
+    for c in range(n_cfg):
+        for k in range(values.shape[1]):
+            if not np.isfinite(values[c, k]):
+                return CANDIDATES_NON_FINITE, q, T_world_link, T_world_shape, cfg, pair
+    for c in range(n_cfg):
+        for a in range(current.shape[0]):
+            q[c, a] = current[a]
+        for k in range(values.shape[1]):
+            q[c, indices[k]] = values[c, k]
+        if check_limits:
+            for a in range(current.shape[0]):
+                if q[c, a] < lower[a] or q[c, a] > upper[a]:
+                    return CANDIDATES_OUT_OF_LIMITS, q, T_world_link, T_world_shape, cfg, pair
+    forward_kinematics(q, mimic_matrix, mimic_offset, joint_kind, joint_axis, link_parent, T_parent_origin,
+                       link_joint, T_world_link)
+    shape_poses(T_world_link, shape_link, T_frame_shape, T_world_shape)
+    candidates = np.empty((n_cfg, n_pairs), dtype=np.bool_)
+    obb_candidates(T_world_shape, obb_center, obb_axes, obb_half, pairs, thresholds, candidates)
+    count = 0
+    for c in range(n_cfg):
+        for p in range(n_pairs):
+            if candidates[c, p] and _sphere_gap(T_world_shape, c, pairs[p, 0], pairs[p, 1], centre, radius) \
+                    < thresholds[p]:
+                cfg[count], pair[count] = c, p
+                count += 1
+    return count, q, T_world_link, T_world_shape, cfg, pair
 
 
 @njit(cache=True, fastmath=False)
