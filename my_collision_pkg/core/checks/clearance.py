@@ -132,6 +132,10 @@ class _Tables:
         # a chunk's complete configurations as candidate_rows's named values: every active joint, in order
         robot = world.robot
         self.all_joints = np.arange(len(robot.active_joint_names), dtype=np.int64)
+        # the values of joints not named (none, in a chunk): read-only, as the scene's current positions are
+        # (one compiled signature for both)
+        self.no_current = np.zeros(len(robot.active_joint_names))
+        self.no_current.flags.writeable = False
         # candidate_rows's arguments after (values, indices, current, check_limits) and before (pairs, ...)
         self.kernel_arguments = (*robot.limit_arrays, *robot.kinematics_arrays, world.shape_link, world.T_frame_shape,
                                  world.obb_center, world.obb_axes, world.obb_half)
@@ -445,7 +449,8 @@ def chunk_rows(world: CollisionWorld, selection, q: np.ndarray, influence: float
     if not q.flags.writeable:
         q = q.copy()                        # (one compiled signature for every caller)
     # poses and culling (boxes, then spheres) of every configuration in one compiled call
-    count, _, T_link, T_shape, cfg, pair = candidate_rows(q, tables.all_joints, q[0], False, *tables.kernel_arguments,
+    count, _, T_link, T_shape, cfg, pair = candidate_rows(q, tables.all_joints, tables.no_current, False,
+                                                          *tables.kernel_arguments,
                                                           selection.pairs, thresholds, tables.sphere_centre,
                                                           tables.sphere_radius)
     if count == 0:
@@ -584,6 +589,9 @@ def compute_clearance(resolver: ConfigurationResolver, request: CheckRequest, jo
     k_max = int(max_rows_per_configuration)
     names = tuple(joint_names) if len(joint_names) else robot.active_joint_names
     columns = indices if len(joint_names) else np.arange(len(robot.active_joint_names))
+    if n == 1:
+        return _single_clearance(resolver, world, selection, indices, values, influence, k_max,
+                                 bool(compute_jacobians), columns, names, stop, max_rows)
     q_all = resolver.complete(indices, values)
     if resolver.check_joint_limits:
         lower, upper = robot.limit_arrays
@@ -630,6 +638,43 @@ def compute_clearance(resolver: ConfigurationResolver, request: CheckRequest, jo
     return Clearance(Status.VALID, f"{len(cfg)} pair rows within {influence:g} m in {n} configuration"
                      f"{'s' if n > 1 else ''}", names, cfg.astype(np.int64), pt.names[sel],
                      pt.types[sel], pt.ids[sel], sub, dist, pts, local, nrm, jac, smooth, shape_pairs)
+
+
+def _single_clearance(resolver: ConfigurationResolver, world: CollisionWorld, selection, indices: np.ndarray,
+                      values: np.ndarray, influence: float, k_max: int, compute_jacobians: bool, columns: np.ndarray,
+                      names: tuple, stop, max_rows: int | None) -> Clearance:
+    """:func:`compute_clearance` of one configuration (``values`` (1, K) of joints ``indices``, finite), the
+    same answer: its completion, limits check, poses and culling in one compiled call, then its rows as a
+    chunk of one, in this process (a batch worker would give the same rows)."""
+    tables = _tables(world)
+    pt = _pair_tables(world, tables, selection)
+    thresholds = pt.thresholds(influence, selection.margins)
+    if not (values.flags.c_contiguous and values.flags.writeable):
+        values = np.array(values)                             # (one compiled signature for every caller)
+    count, q, T_link, T_shape, cfg, pair = candidate_rows(values, indices, resolver.scene.current_positions,
+                                                          bool(resolver.check_joint_limits), *tables.kernel_arguments,
+                                                          selection.pairs, thresholds, tables.sphere_centre,
+                                                          tables.sphere_radius)
+    if count == CANDIDATES_OUT_OF_LIMITS:
+        return _refused(Status.OUT_OF_BOUNDS, resolver.limits_message(q[0]), names)
+    if stop is not None:
+        stop.check_stop()
+    part = None if count == 0 else _posed_rows(world, tables, pt, selection, T_link, T_shape, cfg[:count],
+                                               pair[:count], thresholds, k_max, compute_jacobians,
+                                               np.asarray(columns, dtype=np.int64), stop)
+    if part is not None or max_rows is not None:
+        counter = _RowCounter(world, tables, selection.pairs, max_rows)
+        part = counter.count(0, 1, part)
+        if counter.passed:
+            return _refused(Status.INVALID_REQUEST, counter.message(1), names)
+    if part is None:
+        return Clearance(Status.VALID, f"no pair within {influence:g} m in 1 configuration", names,
+                         jacobian=np.zeros((0, len(names) if compute_jacobians else 0)))
+    cfg, sel, dist, pts, local, nrm, sub, smooth, jac = (np.ascontiguousarray(x) for x in part)
+    sub = np.where(pt.bvh[sel], sub, NO_SUBSHAPE).astype(np.int32)
+    return Clearance(Status.VALID, f"{len(cfg)} pair rows within {influence:g} m in 1 configuration", names,
+                     cfg.astype(np.int64), pt.names[sel], pt.types[sel], pt.ids[sel], sub, dist, pts, local, nrm, jac,
+                     smooth, selection.pairs[sel])
 
 
 def _local_points(T_world_link: np.ndarray, cfg: np.ndarray, owner_link: np.ndarray, owner_offset: np.ndarray,
