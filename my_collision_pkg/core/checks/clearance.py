@@ -42,10 +42,9 @@ from my_collision_pkg.core.checks.sweep import convex_solids, motion_kinematics
 from my_collision_pkg.core.errors import CollisionPkgError, RequestError
 from my_collision_pkg.core.geometry.coal_setup import coal   # coal with its box support pinned (see there)
 from my_collision_pkg.core.kernels.clearance_rows import (CANDIDATES_OUT_OF_LIMITS, assemble_rows, candidate_rows,
-                                                           check_on_meshes, jacobian_and_local_points,
-                                                           settle_first_distances)
+                                                           first_distance_rows, jacobian_and_local_points,
+                                                           settle_rows)
 from my_collision_pkg.core.kernels.codes import KIND_BOX, KIND_CONVEX, KIND_MESH, KIND_OPEN_MESH
-from my_collision_pkg.core.kernels.gjk import hull_distances
 from my_collision_pkg.core.kernels.witness_check import pack_meshes
 from my_collision_pkg.core.scene.objects import OCTOMAP_ID
 from my_collision_pkg.core.scene.planning_scene import CollisionWorld
@@ -316,69 +315,28 @@ def _measure(world: CollisionWorld, tables: _Tables, T_shape: np.ndarray, cfg: n
     out = _Measured(k_rows)
     if k_rows == 0:
         return out
-    n_shapes = T_shape.shape[1]
-    rotation = np.ascontiguousarray(T_shape[:, :, :3, :3])
-    translation = np.ascontiguousarray(T_shape[:, :, :3, 3])
-    poses = tables.coal_poses()                 # this thread's, set below before a row uses one
-    posed = [-1] * n_shapes                     # configuration each pose holds
-    first = tables.first
     pt = _PairTables(tables, pairs) if pair_tables is None else pair_tables
-    ab = pairs[pair]                                              # (K, 2)
-    direct = pt.direct[pair].nonzero()[0]
-    raw = np.full(k_rows, np.nan)
-    near0, near1 = [], []
-    mesh = pt.mesh[pair]
-    p0 = np.zeros((k_rows, 3))
-    p1 = np.zeros((k_rows, 3))
     # hull-hull (and hull-box) rows: one compiled GJK call over all of them (deterministic, no per-row
-    # Python); rows it leaves (touching, overlapping, not converged) go to coal below
-    compiled = pt.compiled[pair].nonzero()[0]
-    if len(compiled):
-        got = np.zeros(len(compiled), dtype=np.bool_)
-        d_c = np.empty(len(compiled))
-        q0, q1 = np.empty((len(compiled), 3)), np.empty((len(compiled), 3))
-        a_c, b_c, c_c = pt.a[pair[compiled]], pt.b[pair[compiled]], cfg[compiled]
-        hull_distances(tables.convex, a_c, b_c, np.ascontiguousarray(T_shape[c_c, a_c]),
-                       np.ascontiguousarray(T_shape[c_c, b_c]), _HULL_GJK_M, d_c, q0, q1, got)
-        done = compiled[got]
-        raw[done], p0[done], p1[done] = d_c[got], q0[got], q1[got]
-        rest = np.ones(k_rows, dtype=bool)
-        rest[done] = False
-        direct = direct[rest[direct]]
-    cfg_list, ab_list = cfg[direct].tolist(), ab[direct].tolist()
-    requests = [_HULL_REQUEST if m else _REQUEST for m in mesh[direct].tolist()]
-    result = coal.DistanceResult() if len(direct) else None
-    for i, k in enumerate(direct.tolist()):
-        if stop is not None and i % _STOP_EVERY == _STOP_EVERY - 1:
-            stop.check_stop()
-        c = cfg_list[i]
-        a, b = ab_list[i]
-        for s in (a, b):
-            if posed[s] != c:
-                poses[s].setRotation(rotation[c, s])
-                poses[s].setTranslation(translation[c, s])
-                posed[s] = c
-        result.clear()
-        raw[k] = coal.distance(first[a], poses[a], first[b], poses[b], requests[i], result)
-        near0.append(result.getNearestPoint1())
-        near1.append(result.getNearestPoint2())
-    if len(direct):
-        p0[direct] = np.asarray(near0, dtype=float).reshape(-1, 3)
-        p1[direct] = np.asarray(near1, dtype=float).reshape(-1, 3)
-    measured = np.zeros(k_rows, dtype=bool)
-    measured[direct] = True
-    if len(compiled):
-        measured[done] = True
+    # Python), in the call that gathers them; rows it leaves (touching, overlapping, not converged) and the
+    # other direct rows go to coal below
+    raw, p0, p1, measured, coal_rows = first_distance_rows(cfg, pair, pt.a, pt.b, pt.direct, pt.compiled, T_shape,
+                                                           tables.convex, _HULL_GJK_M)
+    if len(coal_rows):
+        _coal_first_distances(tables, T_shape, cfg, pair, pairs, pt, coal_rows, raw, p0, p1, stop)
     # one compiled pass over the rows: a sane first distance (a lower bound, exact for primitives) at or
     # beyond the threshold culls the row; apart rows get their distance, witness points (point 1 at
-    # p0 + d n) and normal, to be checked on the meshes (mesh rows) or done; the rest are slow
-    slow_rows = np.empty(k_rows, dtype=np.bool_)
-    overlapping = np.empty(k_rows, dtype=np.bool_)
-    settle_first_distances(raw, p0, p1, measured, thresholds[pair] + pt.slack[pair], _HULL_SLACK_M, _SANE_M, mesh,
-                           out.distance, out.points, out.normal, out.state, _DONE, _CHECK_MESH, slow_rows, overlapping)
+    # p0 + d n) and normal, to be checked on the meshes (mesh rows: kept where each mesh's hull witness point
+    # lies on its mesh) or done; the rest are slow
+    slow_rows, rest, overlapping = settle_rows(
+        raw, p0, p1, measured, cfg, pair, pairs, thresholds, pt.slack, _HULL_SLACK_M, _SANE_M, pt.mesh, pt.mesh_slot,
+        pt.bvh, ON_MESH_M ** 2, out.distance, out.points, out.normal, out.state, _DONE, _CHECK_MESH, out.subshapes,
+        *tables.packed, T_shape)
     # penetrating or touching (hulls or primitives), or no first distance: pair_distance's own rules
-    slow = slow_rows.nonzero()[0].tolist()
-    _check_on_meshes(world, tables, T_shape, cfg, pair, pairs, out, slow, pt)
+    slow = slow_rows.tolist()
+    ab = pairs[pair]                                              # (K, 2)
+    # hull witness points off their meshes: the meshes' own distance
+    for k in rest.tolist():
+        _mesh_distance(world, tables, T_shape, int(cfg[k]), ab[k], k, out, slow)
     for i, k in enumerate(slow):
         if stop is not None and i % _STOP_EVERY == _STOP_EVERY - 1:
             stop.check_stop()
@@ -393,6 +351,38 @@ def _measure(world: CollisionWorld, tables: _Tables, T_shape: np.ndarray, cfg: n
     return out
 
 
+def _coal_first_distances(tables: _Tables, T_shape: np.ndarray, cfg: np.ndarray, pair: np.ndarray, pairs: np.ndarray,
+                          pt: _PairTables, rows: np.ndarray, raw: np.ndarray, p0: np.ndarray, p1: np.ndarray,
+                          stop) -> None:
+    """coal's first distance (hulls tightened to 1e-12 m, primitives at the witness precision) of candidate
+    ``rows``, into ``raw``, ``p0``, ``p1``; each shape's coal pose set once per configuration."""
+    rotation = np.ascontiguousarray(T_shape[:, :, :3, :3])
+    translation = np.ascontiguousarray(T_shape[:, :, :3, 3])
+    poses = tables.coal_poses()                 # this thread's, set below before a row uses one
+    posed = [-1] * T_shape.shape[1]             # configuration each pose holds
+    first = tables.first
+    cfg_list, ab_list = cfg[rows].tolist(), pairs[pair[rows]].tolist()
+    requests = [_HULL_REQUEST if m else _REQUEST for m in pt.mesh[pair[rows]].tolist()]
+    result = coal.DistanceResult()
+    near0, near1 = [], []
+    for i, k in enumerate(rows.tolist()):
+        if stop is not None and i % _STOP_EVERY == _STOP_EVERY - 1:
+            stop.check_stop()
+        c = cfg_list[i]
+        a, b = ab_list[i]
+        for s in (a, b):
+            if posed[s] != c:
+                poses[s].setRotation(rotation[c, s])
+                poses[s].setTranslation(translation[c, s])
+                posed[s] = c
+        result.clear()
+        raw[k] = coal.distance(first[a], poses[a], first[b], poses[b], requests[i], result)
+        near0.append(result.getNearestPoint1())
+        near1.append(result.getNearestPoint2())
+    p0[rows] = np.asarray(near0, dtype=float).reshape(-1, 3)
+    p1[rows] = np.asarray(near1, dtype=float).reshape(-1, 3)
+
+
 def _feature_witness(world: CollisionWorld, T_shape: np.ndarray, a: int, b: int, k: int, out: _Measured) -> None:
     """A penetrating convex pair's witness points moved to where the two bodies' features meet along the
     MTD normal (:func:`witness_features.feature_witness`: EPA's points are right for the depth, not always
@@ -405,18 +395,6 @@ def _feature_witness(world: CollisionWorld, T_shape: np.ndarray, a: int, b: int,
     else:
         out.points[k, 0], out.points[k, 1], margin_m = found
         out.kink[k] = not margin_m >= witness_features.SWITCH_MARGIN_M
-
-
-def _check_on_meshes(world: CollisionWorld, tables: _Tables, T_shape: np.ndarray, cfg: np.ndarray, pair: np.ndarray,
-                     pairs: np.ndarray, out: _Measured, slow: list, pair_tables: _PairTables) -> None:
-    """Settle the rows measured on hulls (``_CHECK_MESH``): kept when each mesh's witness point lies on
-    its mesh (subshape: the triangle it lies on), else measured on the meshes (``_mesh_distance``)."""
-    if not (out.state == _CHECK_MESH).any():
-        return
-    rest = check_on_meshes(out.state, out.points, T_shape, cfg, pairs[pair], pair_tables.mesh_slot[pair],
-                           pair_tables.bvh[pair], _CHECK_MESH, _DONE, ON_MESH_M ** 2, *tables.packed, out.subshapes)
-    for k in rest.tolist():
-        _mesh_distance(world, tables, T_shape, int(cfg[k]), pairs[pair[k]], k, out, slow)
 
 
 def _mesh_distance(world, tables: _Tables, T_shape, c: int, ab, k: int, out: _Measured, slow: list) -> None:

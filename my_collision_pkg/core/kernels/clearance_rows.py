@@ -20,6 +20,7 @@ import numpy as np
 from numba import njit
 
 from my_collision_pkg.core.kernels.culling import obb_candidates
+from my_collision_pkg.core.kernels.gjk import hull_distances
 from my_collision_pkg.core.kernels.kinematics import forward_kinematics, shape_poses
 from my_collision_pkg.core.kernels.witness_check import project_onto_meshes
 
@@ -370,3 +371,135 @@ def assemble_rows(state, distance, points, normal, subshapes, exact, deepest, ki
         smooth[i] = exact[k] and finite and not abs(d) < smooth_distance and not (d < 0.0 and deepest[k]) \
             and not kink[k]
     return rows, out_cfg, out_pair, padded[:out].copy(), out_points, out_normal, out_subshapes, smooth
+
+
+@njit(cache=True, fastmath=False)
+def first_distance_rows(cfg, pair, pair_a, pair_b, direct, compiled, T_world_shape, convex, eps_m):
+    """The first distances of a chunk's K candidate rows that the compiled GJK takes, and the rows left to coal.
+
+    Parameters
+    ----------
+    cfg, pair : (K,) int64, each row's configuration in ``T_world_shape`` (N, S, 4, 4) and checked pair.
+    pair_a, pair_b : (P,) int64, each pair's two shapes.
+    direct : (P,) bool, pairs with a first distance (coal on hulls or primitives, or the compiled GJK).
+    compiled : (P,) bool, direct pairs whose first distance is the compiled GJK (:func:`gjk.hull_distances`).
+    convex : the world's ``gjk.ConvexArrays``; eps_m : the GJK's gap at convergence, metres.
+
+    Returns
+    -------
+    (raw (K,), p0 (K, 3), p1 (K, 3), measured (K,) bool, coal_rows): the first signed distance and its witness
+    points of the rows the compiled GJK settled (NaN, zeros elsewhere), which rows have (or will have) a first
+    distance (every direct row), and the direct rows it did not settle, in order, for coal. The GJK runs once
+    over the compiled rows in row order (the numbers of one ``hull_distances`` call on them).
+    """
+    n = cfg.shape[0]
+    raw = np.full(n, np.nan)
+    p0 = np.zeros((n, 3))
+    p1 = np.zeros((n, 3))
+    measured = np.zeros(n, dtype=np.bool_)
+    n_compiled = 0
+    for k in range(n):
+        if direct[pair[k]]:
+            measured[k] = True
+            if compiled[pair[k]]:
+                n_compiled += 1
+    rows = np.empty(n_compiled, dtype=np.int64)
+    a_c = np.empty(n_compiled, dtype=np.int64)
+    b_c = np.empty(n_compiled, dtype=np.int64)
+    Ta = np.empty((n_compiled, 4, 4))
+    Tb = np.empty((n_compiled, 4, 4))
+    i = 0
+    for k in range(n):
+        if measured[k] and compiled[pair[k]]:
+            rows[i], a_c[i], b_c[i] = k, pair_a[pair[k]], pair_b[pair[k]]
+            Ta[i] = T_world_shape[cfg[k], a_c[i]]
+            Tb[i] = T_world_shape[cfg[k], b_c[i]]
+            i += 1
+    settled = np.zeros(n, dtype=np.bool_)
+    if n_compiled:
+        d_c = np.empty(n_compiled)
+        q0 = np.empty((n_compiled, 3))
+        q1 = np.empty((n_compiled, 3))
+        got = np.zeros(n_compiled, dtype=np.bool_)
+        hull_distances(convex, a_c, b_c, Ta, Tb, eps_m, d_c, q0, q1, got)
+        for i in range(n_compiled):
+            if got[i]:
+                k = rows[i]
+                settled[k] = True
+                raw[k] = d_c[i]
+                p0[k] = q0[i]
+                p1[k] = q1[i]
+    n_coal = 0
+    for k in range(n):
+        if measured[k] and not settled[k]:
+            n_coal += 1
+    coal_rows = np.empty(n_coal, dtype=np.int64)
+    i = 0
+    for k in range(n):
+        if measured[k] and not settled[k]:
+            coal_rows[i] = k
+            i += 1
+    return raw, p0, p1, measured, coal_rows
+
+
+@njit(cache=True, fastmath=False)
+def settle_rows(raw, p0, p1, measured, cfg, pair, shape_pair, thresholds, slack, apart_above, sane_below, mesh,
+                mesh_slot, is_mesh, on_mesh_d2, out_distance, out_points, out_normal, out_state, done, check_mesh,
+                out_subshapes, triangle_start, node_start, triangles, bounds, nodes, order, face_normals,
+                T_world_shape):
+    """:func:`settle_first_distances` of a chunk's K candidate rows, then :func:`check_on_meshes` of the
+    apart mesh rows, in one call (their numbers).
+
+    Parameters
+    ----------
+    raw, p0, p1, measured : as :func:`settle_first_distances` (``far_from`` is ``thresholds[pair] + slack[pair]``).
+    cfg, pair : (K,) int64 each row's configuration and checked pair; shape_pair : (P, 2) int64 the pairs' shapes.
+    thresholds, slack : (P,) each pair's threshold and its first distance's slack.
+    mesh : (P,) bool pairs with a mesh; mesh_slot (P, 2) int64, is_mesh (P, 2) bool: as :func:`check_on_meshes`
+        takes them per row, here per pair.
+    out_distance ... out_state, out_subshapes : the rows' answers, written as those two kernels write them.
+    triangle_start ... face_normals : the packed meshes; T_world_shape : (N, S, 4, 4).
+
+    Returns
+    -------
+    (slow, rest, overlapping): the rows for the narrow phase (neither culled nor apart), in order; the apart
+    mesh rows whose witness points are not on their meshes (for the meshes' distance), in order; and
+    ``overlapping`` (K,) as :func:`settle_first_distances` writes it.
+    """
+    n = cfg.shape[0]
+    far_from = np.empty(n)
+    row_mesh = np.empty(n, dtype=np.bool_)
+    for k in range(n):
+        far_from[k] = thresholds[pair[k]] + slack[pair[k]]
+        row_mesh[k] = mesh[pair[k]]
+    slow_rows = np.empty(n, dtype=np.bool_)
+    overlapping = np.empty(n, dtype=np.bool_)
+    settle_first_distances(raw, p0, p1, measured, far_from, apart_above, sane_below, row_mesh, out_distance,
+                           out_points, out_normal, out_state, done, check_mesh, slow_rows, overlapping)
+    n_slow = 0
+    any_check = False
+    for k in range(n):
+        if slow_rows[k]:
+            n_slow += 1
+        if out_state[k] == check_mesh:
+            any_check = True
+    slow = np.empty(n_slow, dtype=np.int64)
+    i = 0
+    for k in range(n):
+        if slow_rows[k]:
+            slow[i] = k
+            i += 1
+    if not any_check:
+        return slow, np.empty(0, dtype=np.int64), overlapping
+    row_pair = np.empty((n, 2), dtype=np.int64)
+    row_slot = np.empty((n, 2), dtype=np.int64)
+    row_is_mesh = np.empty((n, 2), dtype=np.bool_)
+    for k in range(n):
+        for s in range(2):
+            row_pair[k, s] = shape_pair[pair[k], s]
+            row_slot[k, s] = mesh_slot[pair[k], s]
+            row_is_mesh[k, s] = is_mesh[pair[k], s]
+    rest = check_on_meshes(out_state, out_points, T_world_shape, cfg, row_pair, row_slot, row_is_mesh, check_mesh,
+                           done, on_mesh_d2, triangle_start, node_start, triangles, bounds, nodes, order,
+                           face_normals, out_subshapes)
+    return slow, rest, overlapping
