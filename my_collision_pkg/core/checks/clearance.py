@@ -43,7 +43,7 @@ from my_collision_pkg.core.errors import CollisionPkgError, RequestError
 from my_collision_pkg.core.geometry.coal_setup import coal   # coal with its box support pinned (see there)
 from my_collision_pkg.core.kernels.clearance_rows import (CANDIDATES_OUT_OF_LIMITS, assemble_rows, candidate_rows,
                                                            first_distance_rows, jacobian_and_local_points,
-                                                           settle_rows)
+                                                           pack_world, pose_sizes, settle_rows)
 from my_collision_pkg.core.kernels.codes import KIND_BOX, KIND_CONVEX, KIND_MESH, KIND_OPEN_MESH
 from my_collision_pkg.core.kernels.witness_check import pack_meshes
 from my_collision_pkg.core.scene.objects import OCTOMAP_ID
@@ -135,9 +135,10 @@ class _Tables:
         # (one compiled signature for both)
         self.no_current = np.zeros(len(robot.active_joint_names))
         self.no_current.flags.writeable = False
-        # candidate_rows's arguments after (values, indices, current, check_limits) and before (pairs, ...)
-        self.kernel_arguments = (*robot.limit_arrays, *robot.kinematics_arrays, world.shape_link, world.T_frame_shape,
-                                 world.obb_center, world.obb_axes, world.obb_half)
+        # candidate_rows's world arrays (limits, kinematics, shape placement, boxes, spheres), packed
+        self.packed_world = pack_world(*robot.limit_arrays, *robot.kinematics_arrays, world.shape_link,
+                                       world.T_frame_shape, world.obb_center, world.obb_axes, world.obb_half,
+                                       self.sphere_centre, self.sphere_radius)
 
     def coal_poses(self) -> list:
         """This thread's coal pose of each shape (``Transform3s``, made once; set by the caller before use)."""
@@ -177,6 +178,26 @@ class _PairTables:
         for array in vars(self).values():
             array.flags.writeable = False
         self._thresholds: dict[float, np.ndarray] = {}
+        self._single = threading.local()
+        self._ints = tables.packed_world[1]
+
+    def buffers(self, n_cfg: int) -> tuple:
+        """Outputs of ``candidate_rows`` for ``n_cfg`` configurations: (poses, rows, q, T_world_link,
+        T_world_shape), the last three views of ``poses``; for one configuration, this thread's, made once
+        (a request's answer is made of copies: nothing refers to them after it)."""
+        if n_cfg == 1:
+            found = getattr(self._single, "buffers", None)
+            if found is not None:
+                return found
+        n_q, n_link, n_shape = pose_sizes(self._ints, n_cfg)
+        poses = np.empty(n_q + n_link + n_shape)
+        n_act, n_links, n_shapes = (int(x) for x in self._ints[[0, 2, 3]])
+        found = (poses, np.empty((2, n_cfg * len(self.a)), dtype=np.int64), poses[:n_q].reshape(n_cfg, n_act),
+                 poses[n_q:n_q + n_link].reshape(n_cfg, n_links, 4, 4),
+                 poses[n_q + n_link:].reshape(n_cfg, n_shapes, 4, 4))
+        if n_cfg == 1:
+            self._single.buffers = found
+        return found
 
     def thresholds(self, influence: float, margins: np.ndarray) -> np.ndarray:
         """``influence + margins`` (P,), the selection's ``margins``, kept for the last few influences."""
@@ -427,14 +448,13 @@ def chunk_rows(world: CollisionWorld, selection, q: np.ndarray, influence: float
     if not q.flags.writeable:
         q = q.copy()                        # (one compiled signature for every caller)
     # poses and culling (boxes, then spheres) of every configuration in one compiled call
-    count, _, T_link, T_shape, cfg, pair = candidate_rows(q, tables.all_joints, tables.no_current, False,
-                                                          *tables.kernel_arguments,
-                                                          selection.pairs, thresholds, tables.sphere_centre,
-                                                          tables.sphere_radius)
+    poses, rows, _, T_link, T_shape = pt.buffers(q.shape[0])
+    count = candidate_rows(q, tables.all_joints, tables.no_current, False, *tables.packed_world, selection.pairs,
+                           thresholds, poses, rows)
     if count == 0:
         return None
-    return _posed_rows(world, tables, pt, selection, T_link, T_shape, cfg[:count], pair[:count], thresholds, k_max,
-                       compute_jacobians, columns, stop)
+    return _posed_rows(world, tables, pt, selection, T_link, T_shape, rows[0, :count], rows[1, :count], thresholds,
+                       k_max, compute_jacobians, columns, stop)
 
 
 def _posed_rows(world: CollisionWorld, tables: _Tables, pt: _PairTables, selection, T_link: np.ndarray,
@@ -629,16 +649,15 @@ def _single_clearance(resolver: ConfigurationResolver, world: CollisionWorld, se
     thresholds = pt.thresholds(influence, selection.margins)
     if not (values.flags.c_contiguous and values.flags.writeable):
         values = np.array(values)                             # (one compiled signature for every caller)
-    count, q, T_link, T_shape, cfg, pair = candidate_rows(values, indices, resolver.scene.current_positions,
-                                                          bool(resolver.check_joint_limits), *tables.kernel_arguments,
-                                                          selection.pairs, thresholds, tables.sphere_centre,
-                                                          tables.sphere_radius)
+    poses, rows, q, T_link, T_shape = pt.buffers(1)
+    count = candidate_rows(values, indices, resolver.scene.current_positions, bool(resolver.check_joint_limits),
+                           *tables.packed_world, selection.pairs, thresholds, poses, rows)
     if count == CANDIDATES_OUT_OF_LIMITS:
         return _refused(Status.OUT_OF_BOUNDS, resolver.limits_message(q[0]), names)
     if stop is not None:
         stop.check_stop()
-    part = None if count == 0 else _posed_rows(world, tables, pt, selection, T_link, T_shape, cfg[:count],
-                                               pair[:count], thresholds, k_max, compute_jacobians,
+    part = None if count == 0 else _posed_rows(world, tables, pt, selection, T_link, T_shape, rows[0, :count],
+                                               rows[1, :count], thresholds, k_max, compute_jacobians,
                                                np.asarray(columns, dtype=np.int64), stop)
     if part is not None or max_rows is not None:
         counter = _RowCounter(world, tables, selection.pairs, max_rows)

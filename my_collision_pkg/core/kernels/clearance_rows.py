@@ -130,10 +130,41 @@ def _sphere_gap(T_world_shape, c, a, b, centre, radius):
     return (np.sqrt(s) - radius[a]) - radius[b]
 
 
+def pack_world(lower, upper, mimic_matrix, mimic_offset, joint_kind, joint_axis, link_parent, T_parent_origin,
+               link_joint, shape_link, T_frame_shape, obb_center, obb_axes, obb_half, centre, radius):
+    """The per-world arrays :func:`candidate_rows` reads, as two flat arrays (floats, ints), so that a call
+    passes two arrays, not sixteen (numba's dispatch costs about 0.2 us per array argument).
+
+    Parameters
+    ----------
+    lower, upper : (A,) joint limits; mimic_matrix (M, A), mimic_offset (M,), joint_kind (M,), joint_axis (M, 3),
+        link_parent (L,), T_parent_origin (L, 4, 4), link_joint (L,): the robot's ``kinematics_arrays``;
+        shape_link (S,), T_frame_shape (S, 4, 4): the world's shape placement; obb_center (S, 3),
+        obb_axes (S, 3, 3), obb_half (S, 3): the shapes' boxes; centre (S, 3), radius (S,): their spheres.
+
+    Returns
+    -------
+    floats : float64, every float array above in this order, flattened (C order); ints : int64, (A, M, L, S)
+        then joint_kind, link_parent, link_joint and shape_link.
+    """
+    n_act, n_mov, n_links, n_shapes = len(lower), len(mimic_offset), len(link_parent), len(shape_link)
+    floats = np.concatenate([np.ascontiguousarray(x, dtype=np.float64).ravel() for x in (
+        lower, upper, mimic_matrix, mimic_offset, joint_axis, T_parent_origin, T_frame_shape, obb_center, obb_axes,
+        obb_half, centre, radius)])
+    ints = np.concatenate([np.array([n_act, n_mov, n_links, n_shapes], dtype=np.int64)]
+                          + [np.ascontiguousarray(x, dtype=np.int64).ravel()
+                             for x in (joint_kind, link_parent, link_joint, shape_link)])
+    return floats, ints
+
+
+def pose_sizes(ints, n_cfg: int) -> tuple[int, int, int]:
+    """The lengths of q (N, A), T_world_link (N, L, 4, 4) and T_world_shape (N, S, 4, 4) in
+    :func:`candidate_rows`'s ``poses`` for N configurations of the world ``ints`` describes."""
+    return n_cfg * int(ints[0]), n_cfg * int(ints[2]) * 16, n_cfg * int(ints[3]) * 16
+
+
 @njit(cache=True, fastmath=False)
-def candidate_rows(values, indices, current, check_limits, lower, upper, mimic_matrix, mimic_offset, joint_kind,
-                   joint_axis, link_parent, T_parent_origin, link_joint, shape_link, T_frame_shape, obb_center,
-                   obb_axes, obb_half, pairs, thresholds, centre, radius):
+def candidate_rows(values, indices, current, check_limits, floats, ints, pairs, thresholds, poses, rows):
     """N configurations from named values to the candidate rows of a clearance chunk, in one call: the
     configurations completed, checked (finite, within the limits), posed (forward kinematics, shape poses)
     and culled (oriented boxes as :func:`culling.obb_candidates`, then bounding spheres as :func:`sphere_gaps`),
@@ -142,41 +173,73 @@ def candidate_rows(values, indices, current, check_limits, lower, upper, mimic_m
     Parameters
     ----------
     values : (N, K) positions of the active joints ``indices`` (K,) int64; the others keep ``current`` (A,).
-    check_limits : bool, refuse a configuration outside [``lower``, ``upper``] (A,).
-    mimic_matrix ... link_joint : the robot's ``kinematics_arrays``.
-    shape_link, T_frame_shape : the world's shape placement (``CollisionWorld.shape_transforms``).
-    obb_center, obb_axes, obb_half : the shapes' bounding boxes.
+    check_limits : bool, refuse a configuration outside the joint limits.
+    floats, ints : the world's arrays (:func:`pack_world`).
     pairs : (P, 2) int64 checked shape pairs; thresholds : (P,) influence plus each pair's padding.
-    centre, radius : (S, 3), (S,) the shapes' bounding spheres.
+    poses : float64 (N A + 16 N L + 16 N S,), written: the complete configurations q (N, A), then their link
+        poses (N, L, 4, 4), then their shape poses (N, S, 4, 4), each C-ordered (:func:`pose_sizes`).
+    rows : (2, N P) int64, written: the candidate rows' configurations (row 0) and pairs (row 1).
 
     Returns
     -------
-    (count, q (N, A), T_world_link (N, L, 4, 4), T_world_shape (N, S, 4, 4), cfg, pair): the R = count rows
-    (configuration-major, pairs in order) whose boxes are within their threshold and whose spheres' gap is
-    below it, ``cfg[:R]``, ``pair[:R]`` int64. ``count`` is ``CANDIDATES_NON_FINITE`` when a value is not
-    finite (nothing else is computed) or ``CANDIDATES_OUT_OF_LIMITS`` when a completed configuration is
-    outside the limits (``q`` filled, no pose).
+    The number R of rows (configuration-major, pairs in order) whose boxes are within their threshold and
+    whose spheres' gap is below it, ``rows[:, :R]``; or ``CANDIDATES_NON_FINITE`` when a value is not finite
+    (nothing written), or ``CANDIDATES_OUT_OF_LIMITS`` when a completed configuration is outside the limits
+    (q written up to it, no pose).
     """
+    n_act, n_mov, n_links, n_shapes = ints[0], ints[1], ints[2], ints[3]
+    o = 4
+    joint_kind = ints[o:o + n_mov]
+    o += n_mov
+    link_parent = ints[o:o + n_links]
+    o += n_links
+    link_joint = ints[o:o + n_links]
+    o += n_links
+    shape_link = ints[o:o + n_shapes]
+    f = 0
+    lower = floats[f:f + n_act]
+    f += n_act
+    upper = floats[f:f + n_act]
+    f += n_act
+    mimic_matrix = floats[f:f + n_mov * n_act].reshape((n_mov, n_act))
+    f += n_mov * n_act
+    mimic_offset = floats[f:f + n_mov]
+    f += n_mov
+    joint_axis = floats[f:f + 3 * n_mov].reshape((n_mov, 3))
+    f += 3 * n_mov
+    T_parent_origin = floats[f:f + 16 * n_links].reshape((n_links, 4, 4))
+    f += 16 * n_links
+    T_frame_shape = floats[f:f + 16 * n_shapes].reshape((n_shapes, 4, 4))
+    f += 16 * n_shapes
+    obb_center = floats[f:f + 3 * n_shapes].reshape((n_shapes, 3))
+    f += 3 * n_shapes
+    obb_axes = floats[f:f + 9 * n_shapes].reshape((n_shapes, 3, 3))
+    f += 9 * n_shapes
+    obb_half = floats[f:f + 3 * n_shapes].reshape((n_shapes, 3))
+    f += 3 * n_shapes
+    centre = floats[f:f + 3 * n_shapes].reshape((n_shapes, 3))
+    f += 3 * n_shapes
+    radius = floats[f:f + n_shapes]
     n_cfg = values.shape[0]
     n_pairs = pairs.shape[0]
-    q = np.empty((n_cfg, current.shape[0]))
-    T_world_link = np.empty((n_cfg, link_parent.shape[0], 4, 4))
-    T_world_shape = np.empty((n_cfg, shape_link.shape[0], 4, 4))
-    cfg = np.empty(n_cfg * n_pairs, dtype=np.int64)
-    pair = np.empty(n_cfg * n_pairs, dtype=np.int64)
+    q = poses[:n_cfg * n_act].reshape((n_cfg, n_act))
+    start = n_cfg * n_act
+    T_world_link = poses[start:start + n_cfg * n_links * 16].reshape((n_cfg, n_links, 4, 4))
+    start += n_cfg * n_links * 16
+    T_world_shape = poses[start:start + n_cfg * n_shapes * 16].reshape((n_cfg, n_shapes, 4, 4))
     for c in range(n_cfg):
         for k in range(values.shape[1]):
             if not np.isfinite(values[c, k]):
-                return CANDIDATES_NON_FINITE, q, T_world_link, T_world_shape, cfg, pair
+                return CANDIDATES_NON_FINITE
     for c in range(n_cfg):
-        for a in range(current.shape[0]):
+        for a in range(n_act):
             q[c, a] = current[a]
         for k in range(values.shape[1]):
             q[c, indices[k]] = values[c, k]
         if check_limits:
-            for a in range(current.shape[0]):
+            for a in range(n_act):
                 if q[c, a] < lower[a] or q[c, a] > upper[a]:
-                    return CANDIDATES_OUT_OF_LIMITS, q, T_world_link, T_world_shape, cfg, pair
+                    return CANDIDATES_OUT_OF_LIMITS
     forward_kinematics(q, mimic_matrix, mimic_offset, joint_kind, joint_axis, link_parent, T_parent_origin,
                        link_joint, T_world_link)
     shape_poses(T_world_link, shape_link, T_frame_shape, T_world_shape)
@@ -187,9 +250,9 @@ def candidate_rows(values, indices, current, check_limits, lower, upper, mimic_m
         for p in range(n_pairs):
             if candidates[c, p] and _sphere_gap(T_world_shape, c, pairs[p, 0], pairs[p, 1], centre, radius) \
                     < thresholds[p]:
-                cfg[count], pair[count] = c, p
+                rows[0, count], rows[1, count] = c, p
                 count += 1
-    return count, q, T_world_link, T_world_shape, cfg, pair
+    return count
 
 
 @njit(cache=True, fastmath=False)
