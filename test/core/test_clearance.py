@@ -433,3 +433,24 @@ def test_compiled_row_order_is_numpy_lexsort(k_max):
     for x, y in zip(got, want):
         assert x.dtype == y.dtype and x.tobytes() == y.tobytes()
     assert smooth.any() and not smooth.all() and len(rows) >= 40          # (40 configurations)
+
+
+def test_one_configuration_faults_are_named_as_before(arm):
+    """One configuration takes a compiled path from named values to candidate rows (clearance._single_clearance):
+    its faults are named as the general path names them, the configuration's own first."""
+    scene, checker = arm
+    res = checker.clearance(["turn", "slide"], [float("nan"), 0.2], 0.1, group_name="no_such_group")
+    assert res.status == Status.INVALID_REQUEST and "'turn'" in res.message and "non-finite" in res.message
+    res = checker.clearance(["turn", "slide"], [0.1, float("inf")], 0.1)
+    assert res.status == Status.INVALID_REQUEST and "'slide'" in res.message and "configuration" not in res.message
+    res = checker.clearance(["turn"], [3.5], 0.1)
+    assert res.status == Status.OUT_OF_BOUNDS and "'turn'" in res.message and "configuration" not in res.message
+    assert res.message == checker.clearance(["turn"], [[3.5], [3.5]], 0.1).message.replace(" in configuration 0", "")
+    # read-only and strided positions: the same answer as a plain array
+    plain = checker.clearance(["turn", "slide"], np.array([0.3, 0.1]), 0.5)
+    assert len(plain) > 0
+    frozen = np.array([0.3, 9.0, 0.1])[::2]
+    frozen.flags.writeable = False
+    other = checker.clearance(["turn", "slide"], frozen, 0.5)
+    for name in ("distance", "points", "jacobian", "shape_pairs"):
+        assert getattr(other, name).tobytes() == getattr(plain, name).tobytes()

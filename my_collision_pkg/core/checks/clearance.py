@@ -30,6 +30,7 @@ of a chunk at once.
 """
 from __future__ import annotations
 
+import math
 import threading
 
 import numpy as np
@@ -41,9 +42,10 @@ from my_collision_pkg.core.checks.results import NO_SUBSHAPE, BodyType, Clearanc
 from my_collision_pkg.core.checks.sweep import convex_solids, motion_kinematics
 from my_collision_pkg.core.errors import CollisionPkgError, RequestError
 from my_collision_pkg.core.geometry.coal_setup import coal   # coal with its box support pinned (see there)
-from my_collision_pkg.core.kernels.clearance_rows import (CANDIDATES_OUT_OF_LIMITS, assemble_rows, candidate_rows,
-                                                           first_distance_rows, jacobian_and_local_points,
-                                                           pack_world, pose_sizes, settle_rows)
+from my_collision_pkg.core.kernels.clearance_rows import (CANDIDATES_NON_FINITE, CANDIDATES_OUT_OF_LIMITS,
+                                                           assemble_rows, candidate_rows, first_distance_rows,
+                                                           jacobian_and_local_points, pack_world, pose_sizes,
+                                                           settle_rows)
 from my_collision_pkg.core.kernels.codes import KIND_BOX, KIND_CONVEX, KIND_MESH, KIND_OPEN_MESH
 from my_collision_pkg.core.kernels.witness_check import pack_meshes
 from my_collision_pkg.core.scene.objects import OCTOMAP_ID
@@ -260,7 +262,7 @@ def _validate(influence_distance, max_rows_per_configuration) -> None:
         influence = float(influence_distance)
     except (TypeError, ValueError):
         raise RequestError(f"influence_distance {influence_distance!r} must be a number of metres") from None
-    if not np.isfinite(influence) or influence < 0.0:
+    if not math.isfinite(influence) or influence < 0.0:
         raise RequestError(f"influence_distance {influence_distance} m must be finite and >= 0")
     if int(max_rows_per_configuration) < 0:
         raise RequestError(f"max_rows_per_configuration {max_rows_per_configuration} must be >= 0")
@@ -579,8 +581,13 @@ def compute_clearance(resolver: ConfigurationResolver, request: CheckRequest, jo
                 raise RequestError(f"no joint names but {np.asarray(positions).size} positions")
             indices, values = np.zeros(0, dtype=np.int64), np.zeros((1, 0))
         n = values.shape[0]
-        resolver.check_finite(joint_names, values, 0, n > 1)
-        selection = request.selection(world)
+        if n > 1:                   # (one configuration: candidate_rows looks, and the fault is named then)
+            resolver.check_finite(joint_names, values, 0, True)
+        try:
+            selection = request.selection(world)
+        except CollisionPkgError:
+            resolver.check_finite(joint_names, values, 0, n > 1)     # a fault of the configuration comes first
+            raise
     except CollisionPkgError as exc:
         return _refused(Status.INVALID_REQUEST, str(exc))
     influence = float(influence_distance)
@@ -588,7 +595,7 @@ def compute_clearance(resolver: ConfigurationResolver, request: CheckRequest, jo
     names = tuple(joint_names) if len(joint_names) else robot.active_joint_names
     columns = indices if len(joint_names) else np.arange(len(robot.active_joint_names))
     if n == 1:
-        return _single_clearance(resolver, world, selection, indices, values, influence, k_max,
+        return _single_clearance(resolver, world, selection, joint_names, indices, values, influence, k_max,
                                  bool(compute_jacobians), columns, names, stop, max_rows)
     q_all = resolver.complete(indices, values)
     if resolver.check_joint_limits:
@@ -638,10 +645,10 @@ def compute_clearance(resolver: ConfigurationResolver, request: CheckRequest, jo
                      pt.types[sel], pt.ids[sel], sub, dist, pts, local, nrm, jac, smooth, shape_pairs)
 
 
-def _single_clearance(resolver: ConfigurationResolver, world: CollisionWorld, selection, indices: np.ndarray,
-                      values: np.ndarray, influence: float, k_max: int, compute_jacobians: bool, columns: np.ndarray,
+def _single_clearance(resolver: ConfigurationResolver, world: CollisionWorld, selection, joint_names: tuple,
+                      indices: np.ndarray, values: np.ndarray, influence: float, k_max: int, compute_jacobians: bool, columns: np.ndarray,
                       names: tuple, stop, max_rows: int | None) -> Clearance:
-    """:func:`compute_clearance` of one configuration (``values`` (1, K) of joints ``indices``, finite), the
+    """:func:`compute_clearance` of one configuration (``values`` (1, K) of joints ``indices``), the
     same answer: its completion, limits check, poses and culling in one compiled call, then its rows as a
     chunk of one, in this process (a batch worker would give the same rows)."""
     tables = _tables(world)
@@ -652,6 +659,12 @@ def _single_clearance(resolver: ConfigurationResolver, world: CollisionWorld, se
     poses, rows, q, T_link, T_shape = pt.buffers(1)
     count = candidate_rows(values, indices, resolver.scene.current_positions, bool(resolver.check_joint_limits),
                            *tables.packed_world, selection.pairs, thresholds, poses, rows)
+    if count == CANDIDATES_NON_FINITE:
+        try:
+            resolver.check_finite(joint_names, values, 0, False)
+        except CollisionPkgError as exc:
+            return _refused(Status.INVALID_REQUEST, str(exc))
+        return _refused(Status.INVALID_REQUEST, "a joint position is not finite")     # (check_finite names it)
     if count == CANDIDATES_OUT_OF_LIMITS:
         return _refused(Status.OUT_OF_BOUNDS, resolver.limits_message(q[0]), names)
     if stop is not None:
@@ -659,7 +672,7 @@ def _single_clearance(resolver: ConfigurationResolver, world: CollisionWorld, se
     part = None if count == 0 else _posed_rows(world, tables, pt, selection, T_link, T_shape, rows[0, :count],
                                                rows[1, :count], thresholds, k_max, compute_jacobians,
                                                np.asarray(columns, dtype=np.int64), stop)
-    if part is not None or max_rows is not None:
+    if part is not None or (max_rows is not None and max_rows < 0):
         counter = _RowCounter(world, tables, selection.pairs, max_rows)
         part = counter.count(0, 1, part)
         if counter.passed:
