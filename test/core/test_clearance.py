@@ -454,3 +454,26 @@ def test_one_configuration_faults_are_named_as_before(arm):
     other = checker.clearance(["turn", "slide"], frozen, 0.5)
     for name in ("distance", "points", "jacobian", "shape_pairs"):
         assert getattr(other, name).tobytes() == getattr(plain, name).tobytes()
+
+
+def test_answers_made_without_the_dataclass_init_are_the_same_objects():
+    """clearance._answer fills a Clearance's __dict__ directly: the same fields as Clearance(...) makes, and the
+    empty answer's arrays have the dtypes and shapes of the dataclass's defaults."""
+    import dataclasses
+
+    from my_collision_pkg.core.checks import clearance
+
+    assert not hasattr(Clearance, "__post_init__") and not hasattr(Clearance, "__slots__")
+    fields = [Status.VALID, "two rows", ("a", "b")] + [np.arange(2 * k) for k in range(12)]
+    fast, made = clearance._answer(*fields), Clearance(*fields)
+    assert vars(fast).keys() == vars(made).keys() and all(vars(fast)[k] is vars(made)[k] for k in vars(made))
+    empty, default = clearance._no_rows("none", ("a", "b"), 3), Clearance(Status.VALID, "none", ("a", "b"),
+                                                                          jacobian=np.zeros((0, 3)))
+    for f in dataclasses.fields(Clearance):
+        x, y = getattr(empty, f.name), getattr(default, f.name)
+        if isinstance(y, np.ndarray):
+            assert x.dtype == y.dtype and x.shape == y.shape and x is not y, f.name
+        else:
+            assert x == y, f.name
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        empty.message = "changed"

@@ -30,6 +30,7 @@ of a chunk at once.
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 import threading
 
@@ -73,6 +74,26 @@ CLEARANCE_WORK_PER_CONFIGURATION = 20
 
 def _refused(status: Status, message: str, names=()) -> Clearance:
     return Clearance(status, message, tuple(names))
+
+
+# Clearance's fields in order (a frozen dataclass without __post_init__: an instance is its fields in its __dict__)
+_FIELDS = tuple(f.name for f in dataclasses.fields(Clearance))
+
+
+def _answer(*fields) -> Clearance:
+    """``Clearance(*fields)`` (every field, in order) as the dataclass's ``__init__`` makes it, without its
+    ``object.__setattr__`` per field (a few microseconds of a one-configuration request)."""
+    answer = object.__new__(Clearance)
+    answer.__dict__.update(zip(_FIELDS, fields))
+    return answer
+
+
+def _no_rows(message: str, names: tuple, n_jacobian: int) -> Clearance:
+    """A VALID answer without rows (each array empty, of its field's dtype and shape)."""
+    return _answer(Status.VALID, message, names, np.zeros(0, dtype=np.int64), np.zeros((0, 2), dtype=object),
+                   np.zeros((0, 2), dtype=np.uint8), np.zeros((0, 2), dtype=np.int32), np.zeros((0, 2), dtype=np.int32),
+                   np.zeros(0), np.zeros((0, 2, 3)), np.zeros((0, 2, 3)), np.zeros((0, 3)), np.zeros((0, n_jacobian)),
+                   np.zeros(0, dtype=bool), np.zeros((0, 2), dtype=np.int64))
 
 
 class _Tables:
@@ -678,13 +699,13 @@ def _single_clearance(resolver: ConfigurationResolver, world: CollisionWorld, se
         if counter.passed:
             return _refused(Status.INVALID_REQUEST, counter.message(1), names)
     if part is None:
-        return Clearance(Status.VALID, f"no pair within {influence:g} m in 1 configuration", names,
-                         jacobian=np.zeros((0, len(names) if compute_jacobians else 0)))
+        return _no_rows(f"no pair within {influence:g} m in 1 configuration", names,
+                        len(names) if compute_jacobians else 0)
     cfg, sel, dist, pts, local, nrm, sub, smooth, jac = (np.ascontiguousarray(x) for x in part)
     sub = np.where(pt.bvh[sel], sub, NO_SUBSHAPE).astype(np.int32)
-    return Clearance(Status.VALID, f"{len(cfg)} pair rows within {influence:g} m in 1 configuration", names,
-                     cfg.astype(np.int64), pt.names[sel], pt.types[sel], pt.ids[sel], sub, dist, pts, local, nrm, jac,
-                     smooth, selection.pairs[sel])
+    return _answer(Status.VALID, f"{len(cfg)} pair rows within {influence:g} m in 1 configuration", names,
+                   cfg.astype(np.int64), pt.names[sel], pt.types[sel], pt.ids[sel], sub, dist, pts, local, nrm, jac,
+                   smooth, selection.pairs[sel])
 
 
 def _local_points(T_world_link: np.ndarray, cfg: np.ndarray, owner_link: np.ndarray, owner_offset: np.ndarray,
