@@ -44,8 +44,8 @@ from my_collision_pkg.core.checks.sweep import convex_solids, motion_kinematics
 from my_collision_pkg.core.errors import CollisionPkgError, RequestError
 from my_collision_pkg.core.geometry.coal_setup import coal   # coal with its box support pinned (see there)
 from my_collision_pkg.core.kernels.clearance_rows import (CANDIDATES_NON_FINITE, CANDIDATES_OUT_OF_LIMITS,
-                                                           assemble_rows, candidate_rows, first_distance_rows,
-                                                           jacobian_and_local_points, pack_world, pose_sizes,
+                                                           candidate_rows, finish_rows, first_distance_rows,
+                                                           pack_row_pairs, pack_row_world, pack_world, pose_sizes,
                                                            settle_rows)
 from my_collision_pkg.core.kernels.codes import KIND_BOX, KIND_CONVEX, KIND_MESH, KIND_OPEN_MESH
 from my_collision_pkg.core.kernels.witness_check import pack_meshes
@@ -132,8 +132,8 @@ class _Tables:
         self.mesh_slot[checked] = np.arange(len(checked))
         # per thread: coal poses of the shapes, reused from request to request (each is set before a row uses it)
         self._scratch = threading.local()
-        self.packed = pack_meshes([shapes[s].geometry.mesh_tree for s in checked],
-                                  [shapes[s].geometry.triangles_shape for s in checked])
+        packed = pack_meshes([shapes[s].geometry.mesh_tree for s in checked],
+                             [shapes[s].geometry.triangles_shape for s in checked])
         # owner frame of shape s: T_world_link[owner_link[s]] @ owner_offset[s] (link -1: the identity)
         self.owner_link = np.empty(len(shapes), dtype=np.int64)
         self.owner_offset = np.empty((len(shapes), 4, 4))
@@ -148,6 +148,9 @@ class _Tables:
         # own frame (offset exactly the identity) or a world object's frame (link -1); others (an object
         # attached with an offset) are computed by numpy (_local_points)
         self.plain_frame = (self.owner_link < 0) | (self.owner_offset == np.eye(4)).all(axis=(1, 2))
+        # the row kernels' world arrays (convex solids, packed meshes, the Jacobians' tables), packed in two
+        self.row_world = pack_row_world(self.convex, packed, self.shape_link, self.owner_link, self.owner_offset,
+                                        mk.child_link, mk.axis, mk.prismatic, self.chain)
         # the shapes' bounding spheres (narrowphase.bounding_sphere_gaps's, the same cache entry)
         self.sphere_centre, self.sphere_radius = world.cached(("narrowphase", "bounding spheres"),
                                                               narrowphase._sphere_tables, world)
@@ -180,7 +183,7 @@ class _PairTables:
     a request indexes them once by its candidate rows' pair: shapes, the first-distance route, the mesh
     checks, the owner links, whether the body frames are taken as they are, and the answer's body columns."""
 
-    def __init__(self, tables: _Tables, pairs: np.ndarray) -> None:
+    def __init__(self, tables: _Tables, pairs: np.ndarray, margins: np.ndarray | None = None) -> None:
         pairs = np.asarray(pairs, dtype=np.int64)
         self.a = np.ascontiguousarray(pairs[:, 0])
         self.b = np.ascontiguousarray(pairs[:, 1])
@@ -201,6 +204,10 @@ class _PairTables:
         for array in vars(self).values():
             array.flags.writeable = False
         self._thresholds: dict[float, np.ndarray] = {}
+        # the row kernels' pair arrays, packed in two (margins: the selection's; zeros where not given)
+        self.row_pairs = pack_row_pairs(pairs, self.direct, self.compiled, self.mesh, self.mesh_slot, self.bvh,
+                                        self.plain_frames, self.slack,
+                                        np.zeros(len(pairs)) if margins is None else margins)
         self._single = threading.local()
         self._ints = tables.packed_world[1]
 
@@ -237,9 +244,9 @@ def _pair_tables(world: CollisionWorld, tables: _Tables, selection) -> _PairTabl
     """The :class:`_PairTables` of ``selection`` (cached with the world, by the selection object, which the
     cache entry holds so that its id is not reused)."""
     held, built = world.cached(("clearance", "pair tables", id(selection)),
-                               lambda: (selection, _PairTables(tables, selection.pairs)))
+                               lambda: (selection, _PairTables(tables, selection.pairs, selection.margins)))
     if held is not selection:           # (cannot happen while the entry holds it; built afresh if it did)
-        return _PairTables(tables, selection.pairs)
+        return _PairTables(tables, selection.pairs, selection.margins)
     return built
 
 
@@ -363,8 +370,8 @@ def _measure(world: CollisionWorld, tables: _Tables, T_shape: np.ndarray, cfg: n
     # hull-hull (and hull-box) rows: one compiled GJK call over all of them (deterministic, no per-row
     # Python), in the call that gathers them; rows it leaves (touching, overlapping, not converged) and the
     # other direct rows go to coal below
-    raw, p0, p1, measured, coal_rows = first_distance_rows(cfg, pair, pt.a, pt.b, pt.direct, pt.compiled, T_shape,
-                                                           tables.convex, _HULL_GJK_M)
+    raw, p0, p1, measured, coal_rows = first_distance_rows(cfg, pair, T_shape, *tables.row_world, *pt.row_pairs,
+                                                           _HULL_GJK_M)
     if len(coal_rows):
         _coal_first_distances(tables, T_shape, cfg, pair, pairs, pt, coal_rows, raw, p0, p1, stop)
     # one compiled pass over the rows: a sane first distance (a lower bound, exact for primitives) at or
@@ -372,9 +379,8 @@ def _measure(world: CollisionWorld, tables: _Tables, T_shape: np.ndarray, cfg: n
     # p0 + d n) and normal, to be checked on the meshes (mesh rows: kept where each mesh's hull witness point
     # lies on its mesh) or done; the rest are slow
     slow_rows, rest, overlapping = settle_rows(
-        raw, p0, p1, measured, cfg, pair, pairs, thresholds, pt.slack, _HULL_SLACK_M, _SANE_M, pt.mesh, pt.mesh_slot,
-        pt.bvh, ON_MESH_M ** 2, out.distance, out.points, out.normal, out.state, _DONE, _CHECK_MESH, out.subshapes,
-        *tables.packed, T_shape)
+        raw, p0, p1, measured, cfg, pair, T_shape, *tables.row_world, *pt.row_pairs, thresholds, _HULL_SLACK_M, _SANE_M,
+        ON_MESH_M ** 2, _DONE, _CHECK_MESH, out.distance, out.points, out.normal, out.state, out.subshapes)
     # penetrating or touching (hulls or primitives), or no first distance: pair_distance's own rules
     slow = slow_rows.tolist()
     ab = pairs[pair]                                              # (K, 2)
@@ -485,27 +491,20 @@ def _posed_rows(world: CollisionWorld, tables: _Tables, pt: _PairTables, selecti
                 compute_jacobians: bool, columns: np.ndarray, stop) -> tuple | None:
     """:func:`chunk_rows` after the poses (``T_link``, ``T_shape``) and the culling: the rows of the
     candidate rows ``cfg``, ``pair`` (configuration-major, pairs in order), or None."""
-    pairs, margins = selection.pairs, selection.margins
-    found = _measure(world, tables, T_shape, cfg, pair, pairs, thresholds, stop, pt)
+    found = _measure(world, tables, T_shape, cfg, pair, selection.pairs, thresholds, stop, pt)
     # the rows kept, per configuration smallest padded distance first (stable), at most k_max each, with their
-    # witness points, normal, subshapes and smooth flag (one compiled pass)
-    rows, cfg, pair, d_padded, pts, nrm, subshapes, smooth = assemble_rows(
+    # witness points, normal, subshapes and smooth flag, Jacobian rows over the movable joints and body-frame
+    # points, in one compiled call (the numbers numpy's lexsort, _row_jacobians and _local_points gave, bit for bit)
+    cfg, pair, d_padded, pts, nrm, subshapes, smooth, local, jac_m, plain = finish_rows(
         found.state, found.distance, found.points, found.normal, found.subshapes, found.exact, found.deepest,
-        found.kink, cfg, pair, margins, k_max, _DONE, SMOOTH_DISTANCE_M)
-    if len(rows) == 0:
+        found.kink, cfg, pair, T_link, *tables.row_world, *pt.row_pairs, k_max, _DONE, SMOOTH_DISTANCE_M,
+        bool(compute_jacobians))
+    if len(cfg) == 0:
         return None
-    # Jacobian rows over the movable joints and body-frame points, all rows in one compiled call (the numbers
-    # numpy's _row_jacobians and _local_points gave, bit for bit)
+    if not plain:                                # an object attached with an offset: its frame by numpy
+        local = _local_points(T_link, cfg, pt.owner_link[pair], tables.owner_offset[selection.pairs[pair]], pts)
     mk = tables.mk
-    shape_pair = pairs[pair]
-    local = np.empty((len(rows), 2, 3))
-    jac_m = np.empty((len(rows), len(mk.child_link) if compute_jacobians else 0))
-    jacobian_and_local_points(T_link, cfg, shape_pair, tables.shape_link, tables.owner_link, tables.owner_offset,
-                              mk.child_link, mk.axis, mk.prismatic, tables.chain, pts, nrm, bool(compute_jacobians),
-                              jac_m, local)
-    if not pt.plain_frames[pair].all():          # an object attached with an offset: its frame by numpy
-        local = _local_points(T_link, cfg, pt.owner_link[pair], tables.owner_offset[shape_pair], pts)
-    jac = jac_m @ mk.mimic_matrix[:, columns] if compute_jacobians else np.zeros((len(rows), 0))
+    jac = jac_m @ mk.mimic_matrix[:, columns] if compute_jacobians else np.zeros((len(cfg), 0))
     return cfg, pair, d_padded, pts, local, nrm, subshapes, smooth, jac
 
 

@@ -20,7 +20,7 @@ import numpy as np
 from numba import njit
 
 from my_collision_pkg.core.kernels.culling import obb_candidates
-from my_collision_pkg.core.kernels.gjk import hull_distances
+from my_collision_pkg.core.kernels.gjk import ConvexArrays, hull_distances
 from my_collision_pkg.core.kernels.kinematics import forward_kinematics, shape_poses
 from my_collision_pkg.core.kernels.witness_check import project_onto_meshes
 
@@ -436,25 +436,111 @@ def assemble_rows(state, distance, points, normal, subshapes, exact, deepest, ki
     return rows, out_cfg, out_pair, padded[:out].copy(), out_points, out_normal, out_subshapes, smooth
 
 
+# ----- arrays packed for a call: numba's dispatch costs about 0.2 us per array argument ---------------------------
+def pack_arrays(float_arrays, int_arrays):
+    """Arrays as two flat ones: ``floats`` (float64) holds the float arrays, ``ints`` (int64) a header (offset and
+    up to three dimensions per array, float arrays first, then the int arrays) and then the int arrays (booleans
+    as 0 and 1). Array i is read back by :func:`_f1` ... :func:`_i2` (floats: i; ints: len(float_arrays) + j)."""
+    n = len(float_arrays) + len(int_arrays)
+    header = np.zeros(4 * n, dtype=np.int64)
+    float_parts, int_parts = [], []
+    f_offset, i_offset = 0, 4 * n
+    for i, x in enumerate(list(float_arrays) + list(int_arrays)):
+        is_float = i < len(float_arrays)
+        x = np.ascontiguousarray(x, dtype=np.float64 if is_float else np.int64)
+        if x.ndim > 3:
+            raise ValueError("pack_arrays: at most three dimensions")
+        header[4 * i] = f_offset if is_float else i_offset
+        header[4 * i + 1:4 * i + 1 + x.ndim] = x.shape
+        (float_parts if is_float else int_parts).append(x.ravel())
+        if is_float:
+            f_offset += x.size
+        else:
+            i_offset += x.size
+    floats = np.concatenate(float_parts) if float_parts else np.zeros(0)
+    ints = np.concatenate([header] + int_parts)
+    return floats, ints
+
+
+@njit(cache=True, inline="always")
+def _f1(floats, ints, i):
+    o, d0 = ints[4 * i], ints[4 * i + 1]
+    return floats[o:o + d0]
+
+
+@njit(cache=True, inline="always")
+def _f2(floats, ints, i):
+    o, d0, d1 = ints[4 * i], ints[4 * i + 1], ints[4 * i + 2]
+    return floats[o:o + d0 * d1].reshape((d0, d1))
+
+
+@njit(cache=True, inline="always")
+def _f3(floats, ints, i):
+    o, d0, d1, d2 = ints[4 * i], ints[4 * i + 1], ints[4 * i + 2], ints[4 * i + 3]
+    return floats[o:o + d0 * d1 * d2].reshape((d0, d1, d2))
+
+
+@njit(cache=True, inline="always")
+def _i1(ints, i):
+    o, d0 = ints[4 * i], ints[4 * i + 1]
+    return ints[o:o + d0]
+
+
+@njit(cache=True, inline="always")
+def _i2(ints, i):
+    o, d0, d1 = ints[4 * i], ints[4 * i + 1], ints[4 * i + 2]
+    return ints[o:o + d0 * d1].reshape((d0, d1))
+
+
+def pack_row_world(convex, packed_meshes, shape_link, owner_link, owner_offset, child_link, axis, prismatic, chain):
+    """The per-world arrays of :func:`first_distance_rows`, :func:`settle_rows` and :func:`finish_rows`, packed
+    (:func:`pack_arrays`): the convex solids (a ``gjk.ConvexArrays``), the packed meshes
+    (``witness_check.pack_meshes``) and the Jacobians' tables (as :func:`jacobian_and_local_points` takes them)."""
+    (kind, params, vertex_start, vertices, supported, neighbour_start, neighbours, probes) = convex
+    triangle_start, node_start, triangles, bounds, nodes, order, face_normals = packed_meshes
+    return pack_arrays([params, vertices, triangles, bounds, face_normals, owner_offset, axis, chain],
+                       [kind, vertex_start, supported, neighbour_start, neighbours, probes, triangle_start, node_start,
+                        nodes, order, shape_link, owner_link, child_link, prismatic])
+
+
+# the arrays' places in pack_row_world's output
+_W_PARAMS, _W_VERTICES, _W_TRIANGLES, _W_BOUNDS, _W_FACE_NORMALS, _W_OWNER_OFFSET, _W_AXIS, _W_CHAIN = range(8)
+(_W_KIND, _W_VERTEX_START, _W_SUPPORTED, _W_NEIGHBOUR_START, _W_NEIGHBOURS, _W_PROBES, _W_TRIANGLE_START,
+ _W_NODE_START, _W_NODES, _W_ORDER, _W_SHAPE_LINK, _W_OWNER_LINK, _W_CHILD_LINK, _W_PRISMATIC) = range(8, 22)
+
+
+def pack_row_pairs(pairs, direct, compiled, mesh, mesh_slot, is_mesh, plain_frames, slack, margins):
+    """The per-selection arrays (P checked pairs) of the row kernels, packed (:func:`pack_arrays`): the pairs'
+    shapes (P, 2), which have a first distance (``direct``), which the compiled GJK measures, which have a mesh,
+    their meshes' slots and mesh sides (P, 2), whose body frames are taken as they are, the first distance's
+    slack and the padding (metres)."""
+    return pack_arrays([slack, margins], [pairs, direct, compiled, mesh, mesh_slot, is_mesh, plain_frames])
+
+
+_P_SLACK, _P_MARGINS = 0, 1
+_P_PAIRS, _P_DIRECT, _P_COMPILED, _P_MESH, _P_MESH_SLOT, _P_IS_MESH, _P_PLAIN = range(2, 9)
+
+
 @njit(cache=True, fastmath=False)
-def first_distance_rows(cfg, pair, pair_a, pair_b, direct, compiled, T_world_shape, convex, eps_m):
+def first_distance_rows(cfg, pair, T_world_shape, world_f, world_i, pair_f, pair_i, eps_m):
     """The first distances of a chunk's K candidate rows that the compiled GJK takes, and the rows left to coal.
 
     Parameters
     ----------
     cfg, pair : (K,) int64, each row's configuration in ``T_world_shape`` (N, S, 4, 4) and checked pair.
-    pair_a, pair_b : (P,) int64, each pair's two shapes.
-    direct : (P,) bool, pairs with a first distance (coal on hulls or primitives, or the compiled GJK).
-    compiled : (P,) bool, direct pairs whose first distance is the compiled GJK (:func:`gjk.hull_distances`).
-    convex : the world's ``gjk.ConvexArrays``; eps_m : the GJK's gap at convergence, metres.
+    world_f, world_i : :func:`pack_row_world`; pair_f, pair_i : :func:`pack_row_pairs`.
+    eps_m : the GJK's gap at convergence, metres.
 
     Returns
     -------
     (raw (K,), p0 (K, 3), p1 (K, 3), measured (K,) bool, coal_rows): the first signed distance and its witness
     points of the rows the compiled GJK settled (NaN, zeros elsewhere), which rows have (or will have) a first
     distance (every direct row), and the direct rows it did not settle, in order, for coal. The GJK runs once
-    over the compiled rows in row order (the numbers of one ``hull_distances`` call on them).
+    over the compiled rows in row order (the numbers of one ``gjk.hull_distances`` call on them).
     """
+    pairs = _i2(pair_i, _P_PAIRS)
+    direct = _i1(pair_i, _P_DIRECT)
+    compiled = _i1(pair_i, _P_COMPILED)
     n = cfg.shape[0]
     raw = np.full(n, np.nan)
     p0 = np.zeros((n, 3))
@@ -474,7 +560,7 @@ def first_distance_rows(cfg, pair, pair_a, pair_b, direct, compiled, T_world_sha
     i = 0
     for k in range(n):
         if measured[k] and compiled[pair[k]]:
-            rows[i], a_c[i], b_c[i] = k, pair_a[pair[k]], pair_b[pair[k]]
+            rows[i], a_c[i], b_c[i] = k, pairs[pair[k], 0], pairs[pair[k], 1]
             Ta[i] = T_world_shape[cfg[k], a_c[i]]
             Tb[i] = T_world_shape[cfg[k], b_c[i]]
             i += 1
@@ -484,6 +570,10 @@ def first_distance_rows(cfg, pair, pair_a, pair_b, direct, compiled, T_world_sha
         q0 = np.empty((n_compiled, 3))
         q1 = np.empty((n_compiled, 3))
         got = np.zeros(n_compiled, dtype=np.bool_)
+        convex = ConvexArrays(_i1(world_i, _W_KIND), _f2(world_f, world_i, _W_PARAMS),
+                              _i1(world_i, _W_VERTEX_START), _f2(world_f, world_i, _W_VERTICES),
+                              _i1(world_i, _W_SUPPORTED), _i1(world_i, _W_NEIGHBOUR_START),
+                              _i1(world_i, _W_NEIGHBOURS), _i2(world_i, _W_PROBES))
         hull_distances(convex, a_c, b_c, Ta, Tb, eps_m, d_c, q0, q1, got)
         for i in range(n_compiled):
             if got[i]:
@@ -506,22 +596,19 @@ def first_distance_rows(cfg, pair, pair_a, pair_b, direct, compiled, T_world_sha
 
 
 @njit(cache=True, fastmath=False)
-def settle_rows(raw, p0, p1, measured, cfg, pair, shape_pair, thresholds, slack, apart_above, sane_below, mesh,
-                mesh_slot, is_mesh, on_mesh_d2, out_distance, out_points, out_normal, out_state, done, check_mesh,
-                out_subshapes, triangle_start, node_start, triangles, bounds, nodes, order, face_normals,
-                T_world_shape):
+def settle_rows(raw, p0, p1, measured, cfg, pair, T_world_shape, world_f, world_i, pair_f, pair_i, thresholds,
+                apart_above, sane_below, on_mesh_d2, done, check_mesh, out_distance, out_points, out_normal, out_state,
+                out_subshapes):
     """:func:`settle_first_distances` of a chunk's K candidate rows, then :func:`check_on_meshes` of the
     apart mesh rows, in one call (their numbers).
 
     Parameters
     ----------
     raw, p0, p1, measured : as :func:`settle_first_distances` (``far_from`` is ``thresholds[pair] + slack[pair]``).
-    cfg, pair : (K,) int64 each row's configuration and checked pair; shape_pair : (P, 2) int64 the pairs' shapes.
-    thresholds, slack : (P,) each pair's threshold and its first distance's slack.
-    mesh : (P,) bool pairs with a mesh; mesh_slot (P, 2) int64, is_mesh (P, 2) bool: as :func:`check_on_meshes`
-        takes them per row, here per pair.
+    cfg, pair : (K,) int64 each row's configuration in ``T_world_shape`` (N, S, 4, 4) and checked pair.
+    world_f, world_i : :func:`pack_row_world`; pair_f, pair_i : :func:`pack_row_pairs`.
+    thresholds : (P,) each pair's threshold.
     out_distance ... out_state, out_subshapes : the rows' answers, written as those two kernels write them.
-    triangle_start ... face_normals : the packed meshes; T_world_shape : (N, S, 4, 4).
 
     Returns
     -------
@@ -529,12 +616,14 @@ def settle_rows(raw, p0, p1, measured, cfg, pair, shape_pair, thresholds, slack,
     mesh rows whose witness points are not on their meshes (for the meshes' distance), in order; and
     ``overlapping`` (K,) as :func:`settle_first_distances` writes it.
     """
+    slack = _f1(pair_f, pair_i, _P_SLACK)
+    mesh = _i1(pair_i, _P_MESH)
     n = cfg.shape[0]
     far_from = np.empty(n)
     row_mesh = np.empty(n, dtype=np.bool_)
     for k in range(n):
         far_from[k] = thresholds[pair[k]] + slack[pair[k]]
-        row_mesh[k] = mesh[pair[k]]
+        row_mesh[k] = mesh[pair[k]] != 0
     slow_rows = np.empty(n, dtype=np.bool_)
     overlapping = np.empty(n, dtype=np.bool_)
     settle_first_distances(raw, p0, p1, measured, far_from, apart_above, sane_below, row_mesh, out_distance,
@@ -554,15 +643,61 @@ def settle_rows(raw, p0, p1, measured, cfg, pair, shape_pair, thresholds, slack,
             i += 1
     if not any_check:
         return slow, np.empty(0, dtype=np.int64), overlapping
+    pairs = _i2(pair_i, _P_PAIRS)
+    mesh_slot = _i2(pair_i, _P_MESH_SLOT)
+    is_mesh = _i2(pair_i, _P_IS_MESH)
     row_pair = np.empty((n, 2), dtype=np.int64)
     row_slot = np.empty((n, 2), dtype=np.int64)
     row_is_mesh = np.empty((n, 2), dtype=np.bool_)
     for k in range(n):
         for s in range(2):
-            row_pair[k, s] = shape_pair[pair[k], s]
+            row_pair[k, s] = pairs[pair[k], s]
             row_slot[k, s] = mesh_slot[pair[k], s]
-            row_is_mesh[k, s] = is_mesh[pair[k], s]
+            row_is_mesh[k, s] = is_mesh[pair[k], s] != 0
     rest = check_on_meshes(out_state, out_points, T_world_shape, cfg, row_pair, row_slot, row_is_mesh, check_mesh,
-                           done, on_mesh_d2, triangle_start, node_start, triangles, bounds, nodes, order,
-                           face_normals, out_subshapes)
+                           done, on_mesh_d2, _i1(world_i, _W_TRIANGLE_START), _i1(world_i, _W_NODE_START),
+                           _f3(world_f, world_i, _W_TRIANGLES), _f3(world_f, world_i, _W_BOUNDS),
+                           _i2(world_i, _W_NODES), _i1(world_i, _W_ORDER), _f2(world_f, world_i, _W_FACE_NORMALS),
+                           out_subshapes)
     return slow, rest, overlapping
+
+
+@njit(cache=True, fastmath=False)
+def finish_rows(state, distance, points, normal, subshapes, exact, deepest, kink, cfg, pair, T_world_link, world_f,
+                world_i, pair_f, pair_i, k_max, done, smooth_distance, jacobians):
+    """:func:`assemble_rows` and :func:`jacobian_and_local_points` of a chunk's measured rows in one call (their
+    numbers): the rows kept, in order, with their Jacobian rows over the movable joints and body-frame points.
+
+    Parameters
+    ----------
+    state ... kink, cfg, pair : as :func:`assemble_rows` takes them (the margins are the packed pairs').
+    T_world_link : (N, L, 4, 4); world_f, world_i : :func:`pack_row_world`; pair_f, pair_i : :func:`pack_row_pairs`.
+    k_max, done, smooth_distance : as :func:`assemble_rows`; jacobians : bool, compute the Jacobian rows.
+
+    Returns
+    -------
+    (cfg, pair, padded distance, points, normal, subshapes, smooth, local (R, 2, 3), jacobian (R, M) or (R, 0),
+    plain): ``plain`` False when a row has a body frame :func:`jacobian_and_local_points` does not take (an
+    object attached with an offset): its ``local`` is then to be computed otherwise.
+    """
+    margins = _f1(pair_f, pair_i, _P_MARGINS)
+    _, out_cfg, out_pair, padded, pts, nrm, subs, smooth = assemble_rows(
+        state, distance, points, normal, subshapes, exact, deepest, kink, cfg, pair, margins, k_max, done,
+        smooth_distance)
+    n_rows = out_cfg.shape[0]
+    pairs = _i2(pair_i, _P_PAIRS)
+    plain_frames = _i1(pair_i, _P_PLAIN)
+    child_link = _i1(world_i, _W_CHILD_LINK)
+    shape_pair = np.empty((n_rows, 2), dtype=np.int64)
+    plain = True
+    for r in range(n_rows):
+        shape_pair[r, 0], shape_pair[r, 1] = pairs[out_pair[r], 0], pairs[out_pair[r], 1]
+        plain = plain and plain_frames[out_pair[r]] != 0
+    local = np.empty((n_rows, 2, 3))
+    jac = np.empty((n_rows, child_link.shape[0] if jacobians else 0))
+    if n_rows:
+        jacobian_and_local_points(T_world_link, out_cfg, shape_pair, _i1(world_i, _W_SHAPE_LINK),
+                                  _i1(world_i, _W_OWNER_LINK), _f3(world_f, world_i, _W_OWNER_OFFSET), child_link,
+                                  _f2(world_f, world_i, _W_AXIS), _i1(world_i, _W_PRISMATIC),
+                                  _f2(world_f, world_i, _W_CHAIN), pts, nrm, jacobians, jac, local)
+    return out_cfg, out_pair, padded, pts, nrm, subs, smooth, local, jac, plain
