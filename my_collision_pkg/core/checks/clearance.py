@@ -173,6 +173,13 @@ class _Tables:
             poses = self._scratch.poses = [coal.Transform3s() for _ in range(len(self.shape_link))]
         return poses
 
+    def coal_result(self) -> "coal.DistanceResult":
+        """This thread's coal distance result (made once; cleared by the caller before each use)."""
+        result = getattr(self._scratch, "result", None)
+        if result is None:
+            result = self._scratch.result = coal.DistanceResult()
+        return result
+
 
 def _tables(world: CollisionWorld) -> _Tables:
     return world.cached(("clearance", "tables"), _Tables, world)
@@ -383,7 +390,7 @@ def _measure(world: CollisionWorld, tables: _Tables, T_shape: np.ndarray, cfg: n
         ON_MESH_M ** 2, _DONE, _CHECK_MESH, out.distance, out.points, out.normal, out.state, out.subshapes)
     # penetrating or touching (hulls or primitives), or no first distance: pair_distance's own rules
     slow = slow_rows.tolist()
-    ab = pairs[pair]                                              # (K, 2)
+    ab = pairs[pair] if len(slow) or len(rest) else None          # (K, 2)
     # hull witness points off their meshes: the meshes' own distance
     for k in rest.tolist():
         _mesh_distance(world, tables, T_shape, int(cfg[k]), ab[k], k, out, slow)
@@ -413,7 +420,7 @@ def _coal_first_distances(tables: _Tables, T_shape: np.ndarray, cfg: np.ndarray,
     first = tables.first
     cfg_list, ab_list = cfg[rows].tolist(), pairs[pair[rows]].tolist()
     requests = [_HULL_REQUEST if m else _REQUEST for m in pt.mesh[pair[rows]].tolist()]
-    result = coal.DistanceResult()
+    result = tables.coal_result()
     near0, near1 = [], []
     for i, k in enumerate(rows.tolist()):
         if stop is not None and i % _STOP_EVERY == _STOP_EVERY - 1:
