@@ -151,9 +151,9 @@ class _Tables:
         # the row kernels' world arrays (convex solids, packed meshes, the Jacobians' tables), packed in two
         self.row_world = pack_row_world(self.convex, packed, self.shape_link, self.owner_link, self.owner_offset,
                                         mk.child_link, mk.axis, mk.prismatic, self.chain)
-        # the shapes' bounding spheres (narrowphase.bounding_sphere_gaps's, the same cache entry)
-        self.sphere_centre, self.sphere_radius = world.cached(("narrowphase", "bounding spheres"),
-                                                              narrowphase._sphere_tables, world)
+        # the shapes' bounding spheres (those of narrowphase.bounding_sphere_gaps: the box's centre, bounding radius)
+        self.sphere_centre = np.array([e.geometry.obb_center_shape for e in shapes], dtype=float).reshape(-1, 3)
+        self.sphere_radius = np.array([float(e.geometry.bounding_radius_m) for e in shapes])
         # a chunk's complete configurations as candidate_rows's named values: every active joint, in order
         robot = world.robot
         self.all_joints = np.arange(len(robot.active_joint_names), dtype=np.int64)
