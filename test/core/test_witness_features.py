@@ -13,10 +13,12 @@ import math
 import numpy as np
 import pytest
 
+from my_collision_pkg.core.checks import penetration
 from my_collision_pkg.core.checks.penetration import Body
-from my_collision_pkg.core.checks.witness_features import SWITCH_MARGIN_M, feature_contact, feature_witness, \
-    support_feature
-from my_collision_pkg.core.kernels.codes import KIND_BOX, KIND_CONVEX, KIND_CYLINDER
+from my_collision_pkg.core.checks.witness_features import SWITCH_MARGIN_M, compiled_feature_contact, feature_contact, \
+    feature_witness, support_feature
+from my_collision_pkg.core.kernels.codes import KIND_BOX, KIND_CAPSULE, KIND_CONE, KIND_CONVEX, KIND_CYLINDER, \
+    KIND_SPHERE
 
 HALF = (0.1, 0.2, 0.3)
 
@@ -106,3 +108,71 @@ def test_corner_in_a_face_switch_margin_is_the_next_corner_behind_it(tilt_rad):
     np.testing.assert_allclose(p1, [0.0, 0.0, HALF[2] - depth], atol=1e-15)
     assert margin_m == pytest.approx(heights[1] - heights[0], rel=1e-9)
     assert (margin_m >= SWITCH_MARGIN_M) == (tilt_rad > 1e-3)
+
+
+def _prism_vertices() -> tuple[np.ndarray, np.ndarray]:
+    """A hexagonal prism (radius 0.06 m, half height 0.08 m), turned so that no face is axis-aligned: vertices and
+    outward face normals in its own frame."""
+    angles = np.arange(6) * np.pi / 3.0
+    ring = np.column_stack([0.06 * np.cos(angles), 0.06 * np.sin(angles)])
+    vertices = np.vstack([np.column_stack([ring, np.full(6, z)]) for z in (-0.08, 0.08)])
+    normals = [np.array([math.cos(a + np.pi / 6), math.sin(a + np.pi / 6), 0.0]) for a in angles]
+    normals += [np.array([0.0, 0.0, 1.0]), np.array([0.0, 0.0, -1.0])]
+    R = rotation_x(0.3) @ rotation_y(0.2)
+    return np.ascontiguousarray(vertices @ R.T), np.ascontiguousarray(np.array(normals) @ R.T)
+
+
+PRISM, PRISM_FACES = _prism_vertices()
+SIZES = {KIND_BOX: (0.05, 0.08, 0.11), KIND_SPHERE: (0.07, 0.0, 0.0), KIND_CYLINDER: (0.04, 0.12, 0.0),
+         KIND_CAPSULE: (0.03, 0.09, 0.0), KIND_CONE: (0.05, 0.1, 0.0)}
+
+
+def _posed(kind, T):
+    if kind == KIND_CONVEX:
+        return Body(KIND_CONVEX, np.zeros(3), T, vertices_shape=PRISM, face_normals_shape=PRISM_FACES)
+    return Body(kind, np.array(SIZES[kind]), T)
+
+
+def _random_rotation(rng):
+    q = rng.normal(size=4)
+    w, x, y, z = q / np.linalg.norm(q)
+    return np.array([[1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
+                     [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
+                     [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)]])
+
+
+@pytest.mark.parametrize("kind_0", [KIND_BOX, KIND_SPHERE, KIND_CYLINDER, KIND_CAPSULE, KIND_CONE, KIND_CONVEX])
+def test_compiled_feature_contact_equals_python(kind_0):
+    rng = np.random.default_rng(40 + kind_0)
+    checked = found = 0
+    for kind_1 in (KIND_BOX, KIND_SPHERE, KIND_CYLINDER, KIND_CAPSULE, KIND_CONE, KIND_CONVEX):
+        for _ in range(12):
+            square = rng.random() < 0.5          # axis-aligned poses: faces and edges meet faces
+            R0 = np.eye(3) if square else _random_rotation(rng)
+            R1 = np.eye(3) if square else _random_rotation(rng)
+            body0 = _posed(kind_0, pose(R0, rng.uniform(-0.01, 0.01, 3)))
+            body1 = _posed(kind_1, pose(R1, rng.uniform(-0.12, 0.12, 3)))
+            ok, n, depth = penetration.checked_mtd(body0, body1, 0.01, np.array([0.0, 0.0, 1.0]))
+            if not depth > 0.0:
+                continue
+            normals = [n]
+            for axis in np.vstack([R0.T, R1.T]):     # normals snapped to the bodies' axes, of MTD's sign
+                normals.append(axis if axis @ n > 0.0 else -axis)
+            for normal in normals:
+                normal = np.ascontiguousarray(normal / np.linalg.norm(normal))
+                d = -float(penetration.overlap(body0, body1, normal[None])[0])
+                want = feature_contact(body0, body1, d, normal)
+                got = compiled_feature_contact(body0, body1, d, normal)
+                checked += 1
+                assert (want is None) == (got is None), (kind_0, kind_1, normal)
+                if want is None:
+                    continue
+                found += 1
+                np.testing.assert_allclose(got[0], want[0], rtol=0.0, atol=1e-12)
+                np.testing.assert_allclose(got[1], want[1], rtol=0.0, atol=1e-12)
+                if math.isinf(want[2]):
+                    assert got[2] == want[2]
+                else:
+                    assert got[2] == pytest.approx(want[2], rel=0.0, abs=1e-12)
+    assert checked > 200 and found > 0
+    assert kind_0 == KIND_SPHERE or found < checked      # kinks seen too (a sphere's feature is always a point)

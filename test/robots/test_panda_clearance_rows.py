@@ -152,10 +152,16 @@ def test_index_800_link5_finger_two_contacts_as_deep_is_not_smooth(panda):
     world, robot = scene.world, scene.robot
     T = world.shape_transforms(robot.link_transforms_batch(Q[800:801]))[0]
     a, b = (int(x) for x in result.shape_pairs[k])
-    p0, p1, margin_m = witness_features.feature_contact(penetration.body(world, T, a), penetration.body(world, T, b),
-                                                        float(result.distance[k]), result.normals[k])
+    p0, p1, margin_m = witness_features.posed_feature_contact(world, T, a, b, float(result.distance[k]),
+                                                              result.normals[k])       # the clearance's own call
     assert margin_m < 1e-6                      # the other contact's overlap: 0.82 um above the depth
     np.testing.assert_array_equal(np.stack([p0, p1]), result.points[k])
+    # the Python path: the same contact, but for the last bits of the points (numpy's matrix products)
+    body_a, body_b = penetration.body(world, T, a), penetration.body(world, T, b)
+    q0, q1, python_margin_m = witness_features.feature_contact(body_a, body_b, float(result.distance[k]),
+                                                               result.normals[k])
+    np.testing.assert_allclose(np.stack([q0, q1]), result.points[k], rtol=0.0, atol=1e-15)
+    assert python_margin_m == pytest.approx(margin_m, rel=0.0, abs=1e-15)
 
 
 @pytest.mark.parametrize("influence", [0.05, 0.5])

@@ -444,9 +444,9 @@ def _feature_witness(world: CollisionWorld, T_shape: np.ndarray, a: int, b: int,
     """A penetrating convex pair's witness points moved to where the two bodies' features meet along the
     MTD normal (:func:`witness_features.feature_witness`: EPA's points are right for the depth, not always
     for the gradient); marked a kink (not smooth) where the features touch along a segment or a patch, or
-    where the contact is within ``witness_features.SWITCH_MARGIN_M`` of a switch."""
-    found = witness_features.feature_contact(penetration.body(world, T_shape, a), penetration.body(world, T_shape, b),
-                                             float(out.distance[k]), out.normal[k])
+    where the contact is within ``witness_features.SWITCH_MARGIN_M`` of a switch. One compiled call
+    (:func:`witness_features.posed_feature_contact`)."""
+    found = witness_features.posed_feature_contact(world, T_shape, a, b, float(out.distance[k]), out.normal[k])
     if found is None:
         out.kink[k] = True
     else:

@@ -46,6 +46,11 @@ Panda: about 2 m per radian), so a row whose margin is below ``SWITCH_MARGIN_M``
 a 1e-5 rad joint step, the central differences of the tests) may switch within that
 motion, and is not smooth. Other local minima that no candidate or face normal reaches
 (a hull edge across another body's edge, a contact on a curved rim) are not looked for.
+
+The clearance's penetrating rows use :func:`posed_feature_contact`: all of :func:`feature_contact`
+in one compiled call (:func:`kernels.support_features.feature_contact`), the same features, kinks
+and margins, and points equal but for the last bit or two (the Python path's matrix products are
+numpy's); this module's Python functions are its reference (test/core/test_witness_features.py).
 """
 from __future__ import annotations
 
@@ -53,11 +58,14 @@ import math
 
 import numpy as np
 
+from my_collision_pkg.core.checks import penetration
+from my_collision_pkg.core.kernels import support_features as compiled
 from my_collision_pkg.core.kernels.codes import KIND_BOX, KIND_CAPSULE, KIND_CONE, KIND_CYLINDER, KIND_SPHERE
 from my_collision_pkg.core.kernels.mtd import other_basin_gap
 from my_collision_pkg.core.kernels.support_features import inside_margin, plane_basis, support_gap, support_points
 
-__all__ = ["FEATURE_TOLERANCE_M", "SWITCH_MARGIN_M", "support_feature", "feature_contact", "feature_witness"]
+__all__ = ["FEATURE_TOLERANCE_M", "SWITCH_MARGIN_M", "support_feature", "feature_contact", "feature_witness",
+           "posed_feature_contact", "compiled_feature_contact"]
 
 FEATURE_TOLERANCE_M = 1e-7
 # A contact whose switch margin (see the module docstring) is below this is not smooth: metres,
@@ -77,6 +85,7 @@ _CROSSING_SLACK = 1e-6
 # the eight corners of a box of half-sizes 1 (x slowest, z fastest)
 _BOX_SIGNS = np.array([[sx, sy, sz] for sx in (-1, 1) for sy in (-1, 1) for sz in (-1, 1)], dtype=float)
 _DISC_ANGLES = np.linspace(0.0, 2.0 * np.pi, _DISC_POINTS, endpoint=False)
+_DISC_COS, _DISC_SIN = np.cos(_DISC_ANGLES), np.sin(_DISC_ANGLES)      # the compiled path's unit disc
 _DISCS: dict = {}                 # (radius, z) -> the disc's points, read-only; a world has few
 _DISC_CACHE_SIZE = 1024
 
@@ -175,12 +184,72 @@ def _faces(body) -> tuple[np.ndarray, np.ndarray]:
         return _NO_FACES, _NO_OFFSETS
     held = _FACES.get(id(normals))
     if held is None or held[0] is not normals:
-        unit = np.ascontiguousarray(normals / np.linalg.norm(normals, axis=1)[:, None])
-        offsets = np.ascontiguousarray((unit @ np.asarray(body.vertices_shape, dtype=float).T).max(axis=1))
-        held = (normals, unit, offsets)
+        held = (normals,) + _unit_faces(normals, body.vertices_shape)
         if len(_FACES) < _FACES_CACHE_SIZE:
             _FACES[id(normals)] = held
     return held[1], held[2]
+
+
+def _unit_faces(normals: np.ndarray, vertices_shape: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(unit outward face normals (F, 3), their planes' offsets ``max n . v`` (F,)) of a vertex set's faces."""
+    unit = np.ascontiguousarray(normals / np.linalg.norm(normals, axis=1)[:, None])
+    offsets = np.ascontiguousarray((unit @ np.asarray(vertices_shape, dtype=float).T).max(axis=1))
+    return unit, offsets
+
+
+def _contact_parts(world, shape: int) -> tuple:
+    """(kind, params, vertices, unit face normals, offsets) of a shape's convex solid, as
+    :func:`kernels.support_features.feature_contact` takes a body (placeholders for a primitive)."""
+    kind, params, vertices = penetration.kernel_parts(world, shape)
+    normals = world.cached((penetration._BODY_KEY, shape), penetration._body_parts, world, shape)[3]
+    if normals is None or kind <= KIND_CONE:
+        return kind, params, vertices, _NO_FACES, _NO_OFFSETS
+    return (kind, params, vertices) + _unit_faces(normals, vertices)
+
+
+_PARTS_KEY = "witness_features: compiled contact parts"      # CollisionWorld.cached key, with the shape index
+
+
+def posed_feature_contact(world, T_world_shape: np.ndarray, a: int, b: int, distance_m: float,
+                          normal: np.ndarray) -> tuple[np.ndarray, np.ndarray, float] | None:
+    """:func:`feature_contact` of shapes ``a`` (body 0) and ``b`` (body 1) of ``world`` (both nearly convex:
+    ``penetration.nearly_convex``) at the poses ``T_world_shape`` (S, 4, 4), in one compiled call
+    (:func:`kernels.support_features.feature_contact`); the same answers but for the last bits of the
+    points (the compiled sums run in their own order)."""
+    parts_a = world.cached((_PARTS_KEY, a), _contact_parts, world, a)
+    parts_b = world.cached((_PARTS_KEY, b), _contact_parts, world, b)
+    out = np.empty((2, 3))
+    found, margin_m = compiled.feature_contact(
+        *parts_a[:3], _kernel_pose(T_world_shape[a]), *parts_a[3:], *parts_b[:3], _kernel_pose(T_world_shape[b]),
+        *parts_b[3:], float(distance_m), _kernel_pose(normal), FEATURE_TOLERANCE_M, _DISC_COS, _DISC_SIN,
+        _CROSSING_SLACK, SWITCH_MARGIN_M, _SAME_BASIN_COS, _BASIN_START_RAD, _BASIN_STOP_RAD, out)
+    if not found:
+        return None
+    return out[0], out[1], float(margin_m)
+
+
+def compiled_feature_contact(body0, body1, distance_m: float,
+                             normal: np.ndarray) -> tuple[np.ndarray, np.ndarray, float] | None:
+    """:func:`feature_contact` of two posed bodies (:class:`penetration.Body`) through the compiled call that
+    :func:`posed_feature_contact` makes (for tests and one-off pairs)."""
+    faces0, offsets0 = _faces(body0)
+    faces1, offsets1 = _faces(body1)
+    out = np.empty((2, 3))
+    found, margin_m = compiled.feature_contact(
+        *body0.kernel_arguments(), faces0, offsets0, *body1.kernel_arguments(), faces1, offsets1, float(distance_m),
+        _kernel_pose(np.asarray(normal, dtype=float)), FEATURE_TOLERANCE_M, _DISC_COS, _DISC_SIN, _CROSSING_SLACK,
+        SWITCH_MARGIN_M, _SAME_BASIN_COS, _BASIN_START_RAD, _BASIN_STOP_RAD, out)
+    if not found:
+        return None
+    return out[0], out[1], float(margin_m)
+
+
+def _kernel_pose(array: np.ndarray) -> np.ndarray:
+    """A float64 array as the compiled kernels take it: C-ordered, writable (a copy only if not)."""
+    flags = array.flags
+    if flags.c_contiguous and flags.writeable and array.dtype == np.float64:
+        return array
+    return np.array(array, dtype=np.float64, order="C")
 
 
 def _other_basin(body0, body1, depth_m: float, normal: np.ndarray, p0: np.ndarray, p1: np.ndarray) -> float:

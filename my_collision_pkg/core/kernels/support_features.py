@@ -5,11 +5,20 @@ the points within a tolerance of the largest projection on ``d``, rounded to 12 
 duplicates dropped, in lexicographic order; more than two of them that lie on a line (the
 second singular value of the centred points at most the tolerance) are reduced to the line's
 two ends. Metres.
+
+:func:`feature_contact` is the whole of ``witness_features.feature_contact`` in one call: both
+bodies' support features along the normal, where they meet, and the contact's switch margin
+(with :func:`kernels.mtd.other_basin_gap`), for the clearance's penetrating rows.
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from numba import njit
+
+from my_collision_pkg.core.kernels.codes import KIND_BOX, KIND_CAPSULE, KIND_CONE, KIND_CYLINDER, KIND_SPHERE
+from my_collision_pkg.core.kernels.mtd import other_basin_gap
 
 
 @njit(cache=True)
@@ -141,3 +150,174 @@ def inside_margin(point, feature, count, normal):
             elif hi <= scale:
                 best = min(best, -((px - xs[i]) * nx + (py - ys[i]) * ny))
     return best
+
+
+@njit(inline="always")
+def _min(a, b):
+    """Python's ``min(a, b)``: ``b`` only when it is smaller (a NaN first stays, a NaN second is passed over)."""
+    return b if b < a else a
+
+
+@njit(cache=True, nogil=True)
+def _candidate_points(kind, params, vertices, x, y, z, disc_cos, disc_sin):
+    """The points (shape frame, (m, 3)) among which the support feature along the shape-frame direction (x, y, z)
+    is found, as ``witness_features._candidates``: a box's eight corners (x slowest), a capsule's two cap points,
+    a cylinder's or cone's rim points along the direction's radial part, its discs' points (``disc_cos``,
+    ``disc_sin``: the disc's unit circle) and a cone's apex, a vertex set's vertices."""
+    if kind == KIND_BOX:
+        points = np.empty((8, 3))
+        m = 0
+        for sx in (-1.0, 1.0):
+            for sy in (-1.0, 1.0):
+                for sz in (-1.0, 1.0):
+                    points[m, 0], points[m, 1], points[m, 2] = sx * params[0], sy * params[1], sz * params[2]
+                    m += 1
+        return points
+    if kind == KIND_CAPSULE:
+        r, hl = params[0], params[1]
+        length = math.sqrt(x * x + y * y + z * z)
+        points = np.empty((2, 3))
+        for i in range(2):
+            points[i, 0] = r * (x / length)
+            points[i, 1] = r * (y / length)
+            points[i, 2] = (hl if i == 0 else -hl) + r * (z / length)
+        return points
+    if kind == KIND_CYLINDER or kind == KIND_CONE:
+        r, hl = params[0], params[1]
+        rho = math.hypot(x, y)
+        ends = 2 if kind == KIND_CYLINDER else 1          # rims and discs: at -hl, and +hl for a cylinder
+        n_disc = disc_cos.shape[0]
+        n_rims = ends if rho > 1e-12 else 0
+        points = np.empty((n_rims + ends * n_disc + (1 if kind == KIND_CONE else 0), 3))
+        m = 0
+        if n_rims:
+            rx, ry = x / rho * r, y / rho * r
+            for e in range(ends):
+                points[m, 0], points[m, 1], points[m, 2] = rx, ry, -hl if e == 0 else hl
+                m += 1
+        for e in range(ends):
+            for i in range(n_disc):
+                points[m, 0], points[m, 1], points[m, 2] = r * disc_cos[i], r * disc_sin[i], -hl if e == 0 else hl
+                m += 1
+        if kind == KIND_CONE:
+            points[m, 0], points[m, 1], points[m, 2] = 0.0, 0.0, hl
+        return points
+    return vertices
+
+
+@njit(cache=True, nogil=True)
+def _round_gap(kind, params, x, y, z):
+    """``witness_features._round_gap``: how far behind the support plane a round body's next extreme point lies."""
+    r, hl = params[0], params[1]
+    length = math.sqrt(x * x + y * y + z * z)
+    rho, z = math.hypot(x, y) / length, z / length
+    if kind == KIND_CYLINDER:
+        return min(2.0 * hl * abs(z), 2.0 * r * rho)
+    if kind == KIND_CAPSULE:
+        return 2.0 * hl * abs(z)
+    apex_over_rim = 2.0 * hl * z - r * rho
+    return abs(apex_over_rim) if apex_over_rim >= 0.0 else min(-apex_over_rim, 2.0 * r * rho)
+
+
+@njit(cache=True, nogil=True)
+def _body_feature(kind, params, vertices, T, d0, d1, d2, tolerance, disc_cos, disc_sin, out):
+    """The support feature of a posed body along the world direction (d0, d1, d2), world points to ``out``:
+    (count, gap) as ``witness_features._feature`` (count 1: a point, 2: a segment, more: a face)."""
+    x = T[0, 0] * d0 + T[1, 0] * d1 + T[2, 0] * d2          # the direction in the body's frame
+    y = T[0, 1] * d0 + T[1, 1] * d1 + T[2, 1] * d2
+    z = T[0, 2] * d0 + T[1, 2] * d1 + T[2, 2] * d2
+    if kind == KIND_SPHERE:
+        length = math.sqrt(x * x + y * y + z * z)
+        local = np.empty((1, 3))
+        local[0, 0], local[0, 1], local[0, 2] = params[0] * x / length, params[0] * y / length, params[0] * z / length
+        count, gap = 1, np.inf
+    else:
+        points = _candidate_points(kind, params, vertices, x, y, z, disc_cos, disc_sin)
+        d = np.empty(3)
+        d[0], d[1], d[2] = x, y, z
+        local = np.empty((points.shape[0], 3))
+        count = support_points(points, d, tolerance, local)
+        if count > 2:
+            gap = np.inf
+        elif kind == KIND_CYLINDER or kind == KIND_CAPSULE or kind == KIND_CONE:
+            gap = _round_gap(kind, params, x, y, z) if count == 1 else np.inf
+        else:
+            gap = support_gap(points, d, tolerance)
+    for i in range(count):
+        for j in range(3):
+            out[i, j] = local[i, 0] * T[j, 0] + local[i, 1] * T[j, 1] + local[i, 2] * T[j, 2] + T[j, 3]
+    return count, gap
+
+
+@njit(cache=True, nogil=True)
+def feature_contact(kind_0, params_0, vertices_0, T_0, faces_0, offsets_0, kind_1, params_1, vertices_1, T_1, faces_1,
+                    offsets_1, distance, normal, tolerance, disc_cos, disc_sin, crossing_slack, switch_margin,
+                    same_basin_cos, basin_start, basin_stop, out):
+    """``witness_features.feature_contact`` of a penetrating convex pair in one call.
+
+    Bodies as :func:`kernels.mtd.other_basin_gap` takes them (kind, params, vertices, pose, unit face normals
+    and offsets); ``distance`` < 0 metres, ``normal`` (3,) unit from body 0 to body 1; ``tolerance`` the
+    feature tolerance (metres), ``disc_cos``, ``disc_sin`` a disc's unit circle, ``crossing_slack`` how far
+    outside both segments a crossing may lie (their parameter), ``switch_margin`` below which the other
+    local minima are not looked for, ``same_basin_cos``, ``basin_start``, ``basin_stop`` as
+    :func:`other_basin_gap` takes them. Writes the witness points to ``out[0]``, ``out[1]`` and returns
+    (True, switch margin in metres) where the features meet at one point; (False, 0.0) otherwise (a kink, or
+    the features do not meet as found).
+    """
+    n0, n1, n2 = normal[0], normal[1], normal[2]
+    m0 = vertices_0.shape[0] if kind_0 > KIND_CONE else 20
+    m1 = vertices_1.shape[0] if kind_1 > KIND_CONE else 20
+    f0 = np.empty((max(m0, 1), 3))
+    f1 = np.empty((max(m1, 1), 3))
+    c0, gap0 = _body_feature(kind_0, params_0, vertices_0, T_0, n0, n1, n2, tolerance, disc_cos, disc_sin, f0)
+    c1, gap1 = _body_feature(kind_1, params_1, vertices_1, T_1, -n0, -n1, -n2, tolerance, disc_cos, disc_sin, f1)
+    s0, s1, s2 = distance * n0, distance * n1, distance * n2
+    if c0 == 1 or c1 == 1:
+        if c0 == 1:
+            for j in range(3):
+                out[0, j] = f0[0, j]
+            out[1, 0], out[1, 1], out[1, 2] = f0[0, 0] + s0, f0[0, 1] + s1, f0[0, 2] + s2
+        else:
+            for j in range(3):
+                out[1, j] = f1[0, j]
+            out[0, 0], out[0, 1], out[0, 2] = f1[0, 0] - s0, f1[0, 1] - s1, f1[0, 2] - s2
+        switch = _min(gap0, gap1)
+        if c1 > 1:
+            switch = _min(switch, inside_margin(out[0], f1, c1, normal))
+        elif c0 > 1:
+            switch = _min(switch, inside_margin(out[1], f0, c0, normal))
+        if switch >= switch_margin:
+            switch = _min(switch, other_basin_gap(kind_0, params_0, vertices_0, T_0, faces_0, offsets_0, kind_1,
+                                                  params_1, vertices_1, T_1, faces_1, offsets_1, normal, -distance,
+                                                  out[0], out[1], switch_margin, same_basin_cos, basin_start,
+                                                  basin_stop))
+        return True, switch
+    if c0 == 2 and c1 == 2:
+        # p0 = a + s e0, p1 = b + t e1 with p1 - p0 = shift: solved in the plane normal to n (basis u, v)
+        e0x, e0y, e0z = f0[1, 0] - f0[0, 0], f0[1, 1] - f0[0, 1], f0[1, 2] - f0[0, 2]
+        e1x, e1y, e1z = f1[1, 0] - f1[0, 0], f1[1, 1] - f1[0, 1], f1[1, 2] - f1[0, 2]
+        dx, dy, dz = f1[0, 0] - f0[0, 0], f1[0, 1] - f0[0, 1], f1[0, 2] - f0[0, 2]
+        ux, uy, uz, vx, vy, vz = plane_basis(n0, n1, n2)
+        e0u, e0v = e0x * ux + e0y * uy + e0z * uz, e0x * vx + e0y * vy + e0z * vz
+        e1u, e1v = e1x * ux + e1y * uy + e1z * uz, e1x * vx + e1y * vy + e1z * vz
+        du, dv = dx * ux + dy * uy + dz * uz, dx * vx + dy * vy + dz * vz
+        det = e1u * e0v - e0u * e1v
+        length0 = math.sqrt(e0x * e0x + e0y * e0y + e0z * e0z)
+        length1 = math.sqrt(e1x * e1x + e1y * e1y + e1z * e1z)
+        if abs(det) <= 1e-12 * (length0 * length1 + 1e-300):
+            return False, 0.0                                     # parallel segments: a kink
+        s = (e1u * dv - e1v * du) / det
+        t = (e0u * dv - e0v * du) / det
+        if not (-crossing_slack <= s <= 1 + crossing_slack and -crossing_slack <= t <= 1 + crossing_slack):
+            return False, 0.0
+        clamped = min(max(s, 0.0), 1.0)
+        out[0, 0], out[0, 1], out[0, 2] = f0[0, 0] + clamped * e0x, f0[0, 1] + clamped * e0y, f0[0, 2] + clamped * e0z
+        out[1, 0], out[1, 1], out[1, 2] = out[0, 0] + s0, out[0, 1] + s1, out[0, 2] + s2
+        switch = _min(_min(_min(gap0, gap1), min(s, 1.0 - s) * length0), min(t, 1.0 - t) * length1)
+        if switch >= switch_margin:
+            switch = _min(switch, other_basin_gap(kind_0, params_0, vertices_0, T_0, faces_0, offsets_0, kind_1,
+                                                  params_1, vertices_1, T_1, faces_1, offsets_1, normal, -distance,
+                                                  out[0], out[1], switch_margin, same_basin_cos, basin_start,
+                                                  basin_stop))
+        return True, switch
+    return False, 0.0

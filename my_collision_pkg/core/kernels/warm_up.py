@@ -33,7 +33,8 @@ from my_collision_pkg.core.kernels.mesh_queries import MeshTree, closest_point_o
 from my_collision_pkg.core.kernels.mtd import check_mtd, coal_answer_is_mtd, other_basin_gap, overlaps, search_mtd
 from my_collision_pkg.core.kernels.overlap import clip_edges_to_planes
 from my_collision_pkg.core.kernels.thickness import thickness_along_lines
-from my_collision_pkg.core.kernels.support_features import inside_margin, plane_basis, support_gap, support_points
+from my_collision_pkg.core.kernels.support_features import (feature_contact, inside_margin, plane_basis, support_gap,
+                                                              support_points)
 from my_collision_pkg.core.kernels.tubes import edge_ends, tube_margin
 from my_collision_pkg.core.kernels.witness_check import pack_meshes
 
@@ -224,6 +225,11 @@ def warm_up_mtd() -> None:
     faces = np.array([[0.0, 0.0, -1.0]])            # a vertex set's unit face normals and offsets; none for a primitive
     other_basin_gap(5, np.zeros(3), vertices, pose, faces, np.zeros(1), kind_b, params, np.zeros((1, 3)), pose,
                     np.zeros((0, 3)), np.zeros(0), normal.copy(), 1.0, np.zeros(3), -normal, 2e-5, 0.99995, 0.05, 1e-9)
+    # clearance's witness-feature step in one call (witness_features.posed_feature_contact): a vertex set on a box
+    angles = np.linspace(0.0, 2.0 * np.pi, 8, endpoint=False)
+    feature_contact(5, np.zeros(3), vertices, pose, faces, np.zeros(1), kind_b, params, np.zeros((1, 3)), pose,
+                    np.zeros((0, 3)), np.zeros(0), -0.5, normal.copy(), 1e-7, np.cos(angles), np.sin(angles), 1e-6,
+                    2e-5, 0.99995, 0.05, 1e-9, np.empty((2, 3)))
 
 
 def _solid(kind: int, planes: np.ndarray, triangles: np.ndarray, tree: MeshTree, manifold: bool) -> SolidArrays:
