@@ -132,6 +132,7 @@ class _Tables:
         self.mesh_slot[checked] = np.arange(len(checked))
         # per thread: coal poses of the shapes, reused from request to request (each is set before a row uses it)
         self._scratch = threading.local()
+        self._mimic_columns: dict[bytes, np.ndarray] = {}
         packed = pack_meshes([shapes[s].geometry.mesh_tree for s in checked],
                              [shapes[s].geometry.triangles_shape for s in checked])
         # owner frame of shape s: T_world_link[owner_link[s]] @ owner_offset[s] (link -1: the identity)
@@ -172,6 +173,19 @@ class _Tables:
         if poses is None:
             poses = self._scratch.poses = [coal.Transform3s() for _ in range(len(self.shape_link))]
         return poses
+
+    def mimic_columns(self, columns: np.ndarray) -> np.ndarray:
+        """``mimic_matrix[:, columns]`` (M, J): the movable joints' motion per requested joint, kept for the last
+        few joint lists (read-only)."""
+        key = columns.tobytes()
+        found = self._mimic_columns.get(key)
+        if found is None:
+            found = self.mk.mimic_matrix[:, columns]
+            found.flags.writeable = False
+            if len(self._mimic_columns) >= 16:
+                self._mimic_columns.clear()
+            self._mimic_columns[key] = found
+        return found
 
     def coal_result(self) -> "coal.DistanceResult":
         """This thread's coal distance result (made once; cleared by the caller before each use)."""
@@ -505,13 +519,12 @@ def _posed_rows(world: CollisionWorld, tables: _Tables, pt: _PairTables, selecti
     cfg, pair, d_padded, pts, nrm, subshapes, smooth, local, jac_m, plain = finish_rows(
         found.state, found.distance, found.points, found.normal, found.subshapes, found.exact, found.deepest,
         found.kink, cfg, pair, T_link, *tables.row_world, *pt.row_pairs, k_max, _DONE, SMOOTH_DISTANCE_M,
-        bool(compute_jacobians))
+        bool(compute_jacobians), NO_SUBSHAPE)
     if len(cfg) == 0:
         return None
     if not plain:                                # an object attached with an offset: its frame by numpy
         local = _local_points(T_link, cfg, pt.owner_link[pair], tables.owner_offset[selection.pairs[pair]], pts)
-    mk = tables.mk
-    jac = jac_m @ mk.mimic_matrix[:, columns] if compute_jacobians else np.zeros((len(cfg), 0))
+    jac = jac_m @ tables.mimic_columns(columns) if compute_jacobians else np.zeros((len(cfg), 0))
     return cfg, pair, d_padded, pts, local, nrm, subshapes, smooth, jac
 
 
@@ -707,11 +720,10 @@ def _single_clearance(resolver: ConfigurationResolver, world: CollisionWorld, se
     if part is None:
         return _no_rows(f"no pair within {influence:g} m in 1 configuration", names,
                         len(names) if compute_jacobians else 0)
-    cfg, sel, dist, pts, local, nrm, sub, smooth, jac = (np.ascontiguousarray(x) for x in part)
-    sub = np.where(pt.bvh[sel], sub, NO_SUBSHAPE).astype(np.int32)
-    return _answer(Status.VALID, f"{len(cfg)} pair rows within {influence:g} m in 1 configuration", names,
-                   cfg.astype(np.int64), pt.names[sel], pt.types[sel], pt.ids[sel], sub, dist, pts, local, nrm, jac,
-                   smooth, selection.pairs[sel])
+    cfg, sel, dist, pts, local, nrm, sub, smooth, jac = part      # (finish_rows's, subshapes set on non-mesh sides)
+    return _answer(Status.VALID, f"{len(cfg)} pair rows within {influence:g} m in 1 configuration", names, cfg,
+                   pt.names[sel], pt.types[sel], pt.ids[sel], sub, dist, pts, np.ascontiguousarray(local), nrm,
+                   np.ascontiguousarray(jac), smooth, selection.pairs[sel])
 
 
 def _local_points(T_world_link: np.ndarray, cfg: np.ndarray, owner_link: np.ndarray, owner_offset: np.ndarray,

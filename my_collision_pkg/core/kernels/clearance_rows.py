@@ -664,7 +664,7 @@ def settle_rows(raw, p0, p1, measured, cfg, pair, T_world_shape, world_f, world_
 
 @njit(cache=True, fastmath=False)
 def finish_rows(state, distance, points, normal, subshapes, exact, deepest, kink, cfg, pair, T_world_link, world_f,
-                world_i, pair_f, pair_i, k_max, done, smooth_distance, jacobians):
+                world_i, pair_f, pair_i, k_max, done, smooth_distance, jacobians, no_subshape):
     """:func:`assemble_rows` and :func:`jacobian_and_local_points` of a chunk's measured rows in one call (their
     numbers): the rows kept, in order, with their Jacobian rows over the movable joints and body-frame points.
 
@@ -673,11 +673,12 @@ def finish_rows(state, distance, points, normal, subshapes, exact, deepest, kink
     state ... kink, cfg, pair : as :func:`assemble_rows` takes them (the margins are the packed pairs').
     T_world_link : (N, L, 4, 4); world_f, world_i : :func:`pack_row_world`; pair_f, pair_i : :func:`pack_row_pairs`.
     k_max, done, smooth_distance : as :func:`assemble_rows`; jacobians : bool, compute the Jacobian rows.
+    no_subshape : the subshape of a side that is not a mesh (its subshape is set to it).
 
     Returns
     -------
-    (cfg, pair, padded distance, points, normal, subshapes, smooth, local (R, 2, 3), jacobian (R, M) or (R, 0),
-    plain): ``plain`` False when a row has a body frame :func:`jacobian_and_local_points` does not take (an
+    (cfg, pair, padded distance, points, normal, subshapes (``no_subshape`` on the sides that are not meshes),
+    smooth, local (R, 2, 3), jacobian (R, M) or (R, 0), plain): ``plain`` False when a row has a body frame :func:`jacobian_and_local_points` does not take (an
     object attached with an offset): its ``local`` is then to be computed otherwise.
     """
     margins = _f1(pair_f, pair_i, _P_MARGINS)
@@ -687,12 +688,16 @@ def finish_rows(state, distance, points, normal, subshapes, exact, deepest, kink
     n_rows = out_cfg.shape[0]
     pairs = _i2(pair_i, _P_PAIRS)
     plain_frames = _i1(pair_i, _P_PLAIN)
+    is_mesh = _i2(pair_i, _P_IS_MESH)
     child_link = _i1(world_i, _W_CHILD_LINK)
     shape_pair = np.empty((n_rows, 2), dtype=np.int64)
     plain = True
     for r in range(n_rows):
         shape_pair[r, 0], shape_pair[r, 1] = pairs[out_pair[r], 0], pairs[out_pair[r], 1]
         plain = plain and plain_frames[out_pair[r]] != 0
+        for s in range(2):
+            if is_mesh[out_pair[r], s] == 0:
+                subs[r, s] = no_subshape
     local = np.empty((n_rows, 2, 3))
     jac = np.empty((n_rows, child_link.shape[0] if jacobians else 0))
     if n_rows:

@@ -163,7 +163,7 @@ def warm_up_clearance_rows() -> None:
                 1e-18, 1, 2, distance, points, normal, state, subshapes)
     for jacobians in (True, False):
         finish_rows(state, distance, points, normal, subshapes, ~flags, flags, flags, cfg, pair, T_link, world_f,
-                    world_i, pair_f, pair_i, 0, 1, 1e-9, jacobians)
+                    world_i, pair_f, pair_i, 0, 1, 1e-9, jacobians, -1)
 
 
 def warm_up_contacts() -> None:
