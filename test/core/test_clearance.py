@@ -477,3 +477,55 @@ def test_answers_made_without_the_dataclass_init_are_the_same_objects():
             assert x == y, f.name
     with pytest.raises(dataclasses.FrozenInstanceError):
         empty.message = "changed"
+
+
+def test_packed_arrays_read_back_as_they_were():
+    """kernels.clearance_rows.pack_arrays: each packed array (floats, then ints, booleans as 0 and 1) is read
+    back with its shape and values by the kernels' readers."""
+    from my_collision_pkg.core.kernels import clearance_rows as cr
+    rng = np.random.default_rng(3)
+    a, b, c = rng.normal(size=(4, 3)), rng.normal(size=5), rng.normal(size=(2, 3, 3))
+    d, e = rng.integers(-9, 9, size=(3, 2)), rng.random(6) < 0.5
+    floats, ints = cr.pack_arrays([a, b, c], [d, e])
+    assert np.array_equal(cr._f2(floats, ints, 0), a) and np.array_equal(cr._f1(floats, ints, 1), b)
+    assert np.array_equal(cr._f3(floats, ints, 2), c) and np.array_equal(cr._i2(ints, 3), d)
+    assert np.array_equal(cr._i1(ints, 4), e.astype(np.int64))
+
+
+def test_candidate_rows_are_the_culling_of_the_five_calls(arm):
+    """clearance_rows.candidate_rows (completion, poses and culling in one call) gives the poses and candidate
+    rows of forward kinematics, shape poses, obb_candidates and sphere_gaps called one after the other."""
+    from my_collision_pkg.core.checks import clearance
+    from my_collision_pkg.core.kernels.clearance_rows import candidate_rows, sphere_gaps
+    from my_collision_pkg.core.kernels.culling import obb_candidates
+    scene, checker = arm
+    world = scene.world
+    selection = world.pair_selection("", True, False)
+    tables = clearance._tables(world)
+    pt = clearance._pair_tables(world, tables, selection)
+    rng = np.random.default_rng(11)
+    q = rng.uniform(scene.robot.lower_limits, scene.robot.upper_limits, size=(40, len(scene.robot.active_joint_names)))
+    counts = []
+    for influence in (0.05, 0.5, 2.0):
+        thresholds = pt.thresholds(influence, selection.margins)
+        poses, rows, _, T_link, T_shape = pt.buffers(len(q))
+        count = candidate_rows(q, tables.all_joints, tables.no_current, True, *tables.packed_world, selection.pairs,
+                               thresholds, poses, rows)
+        T_link_ref = scene.robot.link_transforms_batch(q)
+        T_shape_ref = world.shape_transforms(T_link_ref)
+        assert T_link.tobytes() == T_link_ref.tobytes() and T_shape.tobytes() == T_shape_ref.tobytes()
+        boxes = np.empty((len(q), len(selection.pairs)), dtype=np.bool_)
+        obb_candidates(T_shape_ref, world.obb_center, world.obb_axes, world.obb_half, selection.pairs, thresholds,
+                       boxes)
+        cfg, pair = np.nonzero(boxes)
+        gaps = np.empty(len(cfg))
+        sphere_gaps(T_shape_ref, cfg, pt.a[pair], pt.b[pair], tables.sphere_centre, tables.sphere_radius, gaps)
+        keep = gaps < thresholds[pair]
+        assert np.array_equal(rows[0, :count], cfg[keep]) and np.array_equal(rows[1, :count], pair[keep])
+        counts.append(count)
+    assert counts[-1] > counts[0] >= 0 and counts[-1] > 0
+    # outside the limits: refused; a joint not named keeps the current value
+    outside = q[:1].copy()
+    outside[0, 0] = scene.robot.upper_limits[0] + 0.1
+    assert candidate_rows(outside, tables.all_joints, tables.no_current, True, *tables.packed_world, selection.pairs,
+                          thresholds, *pt.buffers(1)[:2]) < 0
