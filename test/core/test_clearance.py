@@ -433,3 +433,99 @@ def test_compiled_row_order_is_numpy_lexsort(k_max):
     for x, y in zip(got, want):
         assert x.dtype == y.dtype and x.tobytes() == y.tobytes()
     assert smooth.any() and not smooth.all() and len(rows) >= 40          # (40 configurations)
+
+
+def test_one_configuration_faults_are_named_as_before(arm):
+    """One configuration takes a compiled path from named values to candidate rows (clearance._single_clearance):
+    its faults are named as the general path names them, the configuration's own first."""
+    scene, checker = arm
+    res = checker.clearance(["turn", "slide"], [float("nan"), 0.2], 0.1, group_name="no_such_group")
+    assert res.status == Status.INVALID_REQUEST and "'turn'" in res.message and "non-finite" in res.message
+    res = checker.clearance(["turn", "slide"], [0.1, float("inf")], 0.1)
+    assert res.status == Status.INVALID_REQUEST and "'slide'" in res.message and "configuration" not in res.message
+    res = checker.clearance(["turn"], [3.5], 0.1)
+    assert res.status == Status.OUT_OF_BOUNDS and "'turn'" in res.message and "configuration" not in res.message
+    assert res.message == checker.clearance(["turn"], [[3.5], [3.5]], 0.1).message.replace(" in configuration 0", "")
+    # read-only and strided positions: the same answer as a plain array
+    plain = checker.clearance(["turn", "slide"], np.array([0.3, 0.1]), 0.5)
+    assert len(plain) > 0
+    frozen = np.array([0.3, 9.0, 0.1])[::2]
+    frozen.flags.writeable = False
+    other = checker.clearance(["turn", "slide"], frozen, 0.5)
+    for name in ("distance", "points", "jacobian", "shape_pairs"):
+        assert getattr(other, name).tobytes() == getattr(plain, name).tobytes()
+
+
+def test_answers_made_without_the_dataclass_init_are_the_same_objects():
+    """clearance._answer fills a Clearance's __dict__ directly: the same fields as Clearance(...) makes, and the
+    empty answer's arrays have the dtypes and shapes of the dataclass's defaults."""
+    import dataclasses
+
+    from my_collision_pkg.core.checks import clearance
+
+    assert not hasattr(Clearance, "__post_init__") and not hasattr(Clearance, "__slots__")
+    fields = [Status.VALID, "two rows", ("a", "b")] + [np.arange(2 * k) for k in range(12)]
+    fast, made = clearance._answer(*fields), Clearance(*fields)
+    assert vars(fast).keys() == vars(made).keys() and all(vars(fast)[k] is vars(made)[k] for k in vars(made))
+    empty, default = clearance._no_rows("none", ("a", "b"), 3), Clearance(Status.VALID, "none", ("a", "b"),
+                                                                          jacobian=np.zeros((0, 3)))
+    for f in dataclasses.fields(Clearance):
+        x, y = getattr(empty, f.name), getattr(default, f.name)
+        if isinstance(y, np.ndarray):
+            assert x.dtype == y.dtype and x.shape == y.shape and x is not y, f.name
+        else:
+            assert x == y, f.name
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        empty.message = "changed"
+
+
+def test_packed_arrays_read_back_as_they_were():
+    """kernels.clearance_rows.pack_arrays: each packed array (floats, then ints, booleans as 0 and 1) is read
+    back with its shape and values by the kernels' readers."""
+    from my_collision_pkg.core.kernels import clearance_rows as cr
+    rng = np.random.default_rng(3)
+    a, b, c = rng.normal(size=(4, 3)), rng.normal(size=5), rng.normal(size=(2, 3, 3))
+    d, e = rng.integers(-9, 9, size=(3, 2)), rng.random(6) < 0.5
+    floats, ints = cr.pack_arrays([a, b, c], [d, e])
+    assert np.array_equal(cr._f2(floats, ints, 0), a) and np.array_equal(cr._f1(floats, ints, 1), b)
+    assert np.array_equal(cr._f3(floats, ints, 2), c) and np.array_equal(cr._i2(ints, 3), d)
+    assert np.array_equal(cr._i1(ints, 4), e.astype(np.int64))
+
+
+def test_candidate_rows_are_the_culling_of_the_five_calls(arm):
+    """clearance_rows.candidate_rows (completion, poses and culling in one call) gives the poses and candidate
+    rows of forward kinematics, shape poses, obb_candidates and sphere_gaps called one after the other."""
+    from my_collision_pkg.core.checks import clearance
+    from my_collision_pkg.core.kernels.clearance_rows import candidate_rows, sphere_gaps
+    from my_collision_pkg.core.kernels.culling import obb_candidates
+    scene, checker = arm
+    world = scene.world
+    selection = world.pair_selection("", True, False)
+    tables = clearance._tables(world)
+    pt = clearance._pair_tables(world, tables, selection)
+    rng = np.random.default_rng(11)
+    q = rng.uniform(scene.robot.lower_limits, scene.robot.upper_limits, size=(40, len(scene.robot.active_joint_names)))
+    counts = []
+    for influence in (0.05, 0.5, 2.0):
+        thresholds = pt.thresholds(influence, selection.margins)
+        poses, rows, _, T_link, T_shape = pt.buffers(len(q))
+        count = candidate_rows(q, tables.all_joints, tables.no_current, True, *tables.packed_world, selection.pairs,
+                               thresholds, poses, rows)
+        T_link_ref = scene.robot.link_transforms_batch(q)
+        T_shape_ref = world.shape_transforms(T_link_ref)
+        assert T_link.tobytes() == T_link_ref.tobytes() and T_shape.tobytes() == T_shape_ref.tobytes()
+        boxes = np.empty((len(q), len(selection.pairs)), dtype=np.bool_)
+        obb_candidates(T_shape_ref, world.obb_center, world.obb_axes, world.obb_half, selection.pairs, thresholds,
+                       boxes)
+        cfg, pair = np.nonzero(boxes)
+        gaps = np.empty(len(cfg))
+        sphere_gaps(T_shape_ref, cfg, pt.a[pair], pt.b[pair], tables.sphere_centre, tables.sphere_radius, gaps)
+        keep = gaps < thresholds[pair]
+        assert np.array_equal(rows[0, :count], cfg[keep]) and np.array_equal(rows[1, :count], pair[keep])
+        counts.append(count)
+    assert counts[-1] > counts[0] >= 0 and counts[-1] > 0
+    # outside the limits: refused; a joint not named keeps the current value
+    outside = q[:1].copy()
+    outside[0, 0] = scene.robot.upper_limits[0] + 0.1
+    assert candidate_rows(outside, tables.all_joints, tables.no_current, True, *tables.packed_world, selection.pairs,
+                          thresholds, *pt.buffers(1)[:2]) < 0

@@ -95,6 +95,9 @@ class CollisionChecker:
         self._scene = scene
         self._resolver = ConfigurationResolver(scene, check_joint_limits=check_joint_limits)
         self._scratch = PairTestScratch()
+        # clearance's requests made of its keywords alone (no request, no world), one per combination: a
+        # one-configuration call is a few microseconds, the frozen request's making about one of them
+        self._keyword_requests: dict[tuple, CheckRequest] = {}
         self._explainer = Explainer(self._resolver, self._scratch, max_contacts=max_contacts,
                                     contacts_per_pair=contacts_per_pair)
         warm_up()
@@ -541,9 +544,23 @@ class CollisionChecker:
         RequestStopped
             When :attr:`stop_event` is set while it runs (looked at between chunks).
         """
-        request = CheckRequest.from_keywords(request, group_name=group_name,
-                                             pad_environment_collisions=pad_environment_collisions,
-                                             pad_self_collisions=pad_self_collisions, world=world)
+        key = None
+        if request is None and world is None:
+            key = (group_name, pad_environment_collisions, pad_self_collisions)
+            try:
+                request = self._keyword_requests.get(key)
+            except TypeError:               # (a keyword that is not hashable: a request made afresh)
+                key = None
+        if request is None:
+            request = CheckRequest.from_keywords(None, group_name=group_name,
+                                                 pad_environment_collisions=pad_environment_collisions,
+                                                 pad_self_collisions=pad_self_collisions, world=world)
+            if key is not None and len(self._keyword_requests) < 64:
+                self._keyword_requests[key] = request
+        elif key is None:
+            request = CheckRequest.from_keywords(request, group_name=group_name,
+                                                 pad_environment_collisions=pad_environment_collisions,
+                                                 pad_self_collisions=pad_self_collisions, world=world)
         def region(world, selection):
             values = np.asarray(positions, dtype=float)
             if len(tuple(joint_names)):

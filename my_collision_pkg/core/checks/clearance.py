@@ -30,6 +30,8 @@ of a chunk at once.
 """
 from __future__ import annotations
 
+import dataclasses
+import math
 import threading
 
 import numpy as np
@@ -41,11 +43,11 @@ from my_collision_pkg.core.checks.results import NO_SUBSHAPE, BodyType, Clearanc
 from my_collision_pkg.core.checks.sweep import convex_solids, motion_kinematics
 from my_collision_pkg.core.errors import CollisionPkgError, RequestError
 from my_collision_pkg.core.geometry.coal_setup import coal   # coal with its box support pinned (see there)
-from my_collision_pkg.core.kernels.clearance_rows import (assemble_rows, check_on_meshes, jacobian_and_local_points,
-                                                           settle_first_distances)
+from my_collision_pkg.core.kernels.clearance_rows import (CANDIDATES_NON_FINITE, CANDIDATES_OUT_OF_LIMITS,
+                                                           candidate_rows, finish_rows, first_distance_rows,
+                                                           pack_row_pairs, pack_row_world, pack_world, pose_sizes,
+                                                           settle_rows)
 from my_collision_pkg.core.kernels.codes import KIND_BOX, KIND_CONVEX, KIND_MESH, KIND_OPEN_MESH
-from my_collision_pkg.core.kernels.culling import obb_candidates
-from my_collision_pkg.core.kernels.gjk import hull_distances
 from my_collision_pkg.core.kernels.witness_check import pack_meshes
 from my_collision_pkg.core.scene.objects import OCTOMAP_ID
 from my_collision_pkg.core.scene.planning_scene import CollisionWorld
@@ -72,6 +74,26 @@ CLEARANCE_WORK_PER_CONFIGURATION = 20
 
 def _refused(status: Status, message: str, names=()) -> Clearance:
     return Clearance(status, message, tuple(names))
+
+
+# Clearance's fields in order (a frozen dataclass without __post_init__: an instance is its fields in its __dict__)
+_FIELDS = tuple(f.name for f in dataclasses.fields(Clearance))
+
+
+def _answer(*fields) -> Clearance:
+    """``Clearance(*fields)`` (every field, in order) as the dataclass's ``__init__`` makes it, without its
+    ``object.__setattr__`` per field (a few microseconds of a one-configuration request)."""
+    answer = object.__new__(Clearance)
+    answer.__dict__.update(zip(_FIELDS, fields))
+    return answer
+
+
+def _no_rows(message: str, names: tuple, n_jacobian: int) -> Clearance:
+    """A VALID answer without rows (each array empty, of its field's dtype and shape)."""
+    return _answer(Status.VALID, message, names, np.zeros(0, dtype=np.int64), np.zeros((0, 2), dtype=object),
+                   np.zeros((0, 2), dtype=np.uint8), np.zeros((0, 2), dtype=np.int32), np.zeros((0, 2), dtype=np.int32),
+                   np.zeros(0), np.zeros((0, 2, 3)), np.zeros((0, 2, 3)), np.zeros((0, 3)), np.zeros((0, n_jacobian)),
+                   np.zeros(0, dtype=bool), np.zeros((0, 2), dtype=np.int64))
 
 
 class _Tables:
@@ -110,8 +132,9 @@ class _Tables:
         self.mesh_slot[checked] = np.arange(len(checked))
         # per thread: coal poses of the shapes, reused from request to request (each is set before a row uses it)
         self._scratch = threading.local()
-        self.packed = pack_meshes([shapes[s].geometry.mesh_tree for s in checked],
-                                  [shapes[s].geometry.triangles_shape for s in checked])
+        self._mimic_columns: dict[bytes, np.ndarray] = {}
+        packed = pack_meshes([shapes[s].geometry.mesh_tree for s in checked],
+                             [shapes[s].geometry.triangles_shape for s in checked])
         # owner frame of shape s: T_world_link[owner_link[s]] @ owner_offset[s] (link -1: the identity)
         self.owner_link = np.empty(len(shapes), dtype=np.int64)
         self.owner_offset = np.empty((len(shapes), 4, 4))
@@ -126,7 +149,23 @@ class _Tables:
         # own frame (offset exactly the identity) or a world object's frame (link -1); others (an object
         # attached with an offset) are computed by numpy (_local_points)
         self.plain_frame = (self.owner_link < 0) | (self.owner_offset == np.eye(4)).all(axis=(1, 2))
-
+        # the row kernels' world arrays (convex solids, packed meshes, the Jacobians' tables), packed in two
+        self.row_world = pack_row_world(self.convex, packed, self.shape_link, self.owner_link, self.owner_offset,
+                                        mk.child_link, mk.axis, mk.prismatic, self.chain)
+        # the shapes' bounding spheres (those of narrowphase.bounding_sphere_gaps: the box's centre, bounding radius)
+        self.sphere_centre = np.array([e.geometry.obb_center_shape for e in shapes], dtype=float).reshape(-1, 3)
+        self.sphere_radius = np.array([float(e.geometry.bounding_radius_m) for e in shapes])
+        # a chunk's complete configurations as candidate_rows's named values: every active joint, in order
+        robot = world.robot
+        self.all_joints = np.arange(len(robot.active_joint_names), dtype=np.int64)
+        # the values of joints not named (none, in a chunk): read-only, as the scene's current positions are
+        # (one compiled signature for both)
+        self.no_current = np.zeros(len(robot.active_joint_names))
+        self.no_current.flags.writeable = False
+        # candidate_rows's world arrays (limits, kinematics, shape placement, boxes, spheres), packed
+        self.packed_world = pack_world(*robot.limit_arrays, *robot.kinematics_arrays, world.shape_link,
+                                       world.T_frame_shape, world.obb_center, world.obb_axes, world.obb_half,
+                                       self.sphere_centre, self.sphere_radius)
 
     def coal_poses(self) -> list:
         """This thread's coal pose of each shape (``Transform3s``, made once; set by the caller before use)."""
@@ -134,6 +173,26 @@ class _Tables:
         if poses is None:
             poses = self._scratch.poses = [coal.Transform3s() for _ in range(len(self.shape_link))]
         return poses
+
+    def mimic_columns(self, columns: np.ndarray) -> np.ndarray:
+        """``mimic_matrix[:, columns]`` (M, J): the movable joints' motion per requested joint, kept for the last
+        few joint lists (read-only)."""
+        key = columns.tobytes()
+        found = self._mimic_columns.get(key)
+        if found is None:
+            found = self.mk.mimic_matrix[:, columns]
+            found.flags.writeable = False
+            if len(self._mimic_columns) >= 16:
+                self._mimic_columns.clear()
+            self._mimic_columns[key] = found
+        return found
+
+    def coal_result(self) -> "coal.DistanceResult":
+        """This thread's coal distance result (made once; cleared by the caller before each use)."""
+        result = getattr(self._scratch, "result", None)
+        if result is None:
+            result = self._scratch.result = coal.DistanceResult()
+        return result
 
 
 def _tables(world: CollisionWorld) -> _Tables:
@@ -145,7 +204,7 @@ class _PairTables:
     a request indexes them once by its candidate rows' pair: shapes, the first-distance route, the mesh
     checks, the owner links, whether the body frames are taken as they are, and the answer's body columns."""
 
-    def __init__(self, tables: _Tables, pairs: np.ndarray) -> None:
+    def __init__(self, tables: _Tables, pairs: np.ndarray, margins: np.ndarray | None = None) -> None:
         pairs = np.asarray(pairs, dtype=np.int64)
         self.a = np.ascontiguousarray(pairs[:, 0])
         self.b = np.ascontiguousarray(pairs[:, 1])
@@ -165,15 +224,50 @@ class _PairTables:
         self.ids = tables.ids[pairs]
         for array in vars(self).values():
             array.flags.writeable = False
+        self._thresholds: dict[float, np.ndarray] = {}
+        # the row kernels' pair arrays, packed in two (margins: the selection's; zeros where not given)
+        self.row_pairs = pack_row_pairs(pairs, self.direct, self.compiled, self.mesh, self.mesh_slot, self.bvh,
+                                        self.plain_frames, self.slack,
+                                        np.zeros(len(pairs)) if margins is None else margins)
+        self._single = threading.local()
+        self._ints = tables.packed_world[1]
+
+    def buffers(self, n_cfg: int) -> tuple:
+        """Outputs of ``candidate_rows`` for ``n_cfg`` configurations: (poses, rows, q, T_world_link,
+        T_world_shape), the last three views of ``poses``; for one configuration, this thread's, made once
+        (a request's answer is made of copies: nothing refers to them after it)."""
+        if n_cfg == 1:
+            found = getattr(self._single, "buffers", None)
+            if found is not None:
+                return found
+        n_q, n_link, n_shape = pose_sizes(self._ints, n_cfg)
+        poses = np.empty(n_q + n_link + n_shape)
+        n_act, n_links, n_shapes = (int(x) for x in self._ints[[0, 2, 3]])
+        found = (poses, np.empty((2, n_cfg * len(self.a)), dtype=np.int64), poses[:n_q].reshape(n_cfg, n_act),
+                 poses[n_q:n_q + n_link].reshape(n_cfg, n_links, 4, 4),
+                 poses[n_q + n_link:].reshape(n_cfg, n_shapes, 4, 4))
+        if n_cfg == 1:
+            self._single.buffers = found
+        return found
+
+    def thresholds(self, influence: float, margins: np.ndarray) -> np.ndarray:
+        """``influence + margins`` (P,), the selection's ``margins``, kept for the last few influences."""
+        found = self._thresholds.get(influence)
+        if found is None:
+            found = influence + margins
+            if len(self._thresholds) >= 8:
+                self._thresholds.clear()
+            self._thresholds[influence] = found
+        return found
 
 
 def _pair_tables(world: CollisionWorld, tables: _Tables, selection) -> _PairTables:
     """The :class:`_PairTables` of ``selection`` (cached with the world, by the selection object, which the
     cache entry holds so that its id is not reused)."""
     held, built = world.cached(("clearance", "pair tables", id(selection)),
-                               lambda: (selection, _PairTables(tables, selection.pairs)))
+                               lambda: (selection, _PairTables(tables, selection.pairs, selection.margins)))
     if held is not selection:           # (cannot happen while the entry holds it; built afresh if it did)
-        return _PairTables(tables, selection.pairs)
+        return _PairTables(tables, selection.pairs, selection.margins)
     return built
 
 
@@ -217,7 +311,7 @@ def _validate(influence_distance, max_rows_per_configuration) -> None:
         influence = float(influence_distance)
     except (TypeError, ValueError):
         raise RequestError(f"influence_distance {influence_distance!r} must be a number of metres") from None
-    if not np.isfinite(influence) or influence < 0.0:
+    if not math.isfinite(influence) or influence < 0.0:
         raise RequestError(f"influence_distance {influence_distance} m must be finite and >= 0")
     if int(max_rows_per_configuration) < 0:
         raise RequestError(f"max_rows_per_configuration {max_rows_per_configuration} must be >= 0")
@@ -293,69 +387,27 @@ def _measure(world: CollisionWorld, tables: _Tables, T_shape: np.ndarray, cfg: n
     out = _Measured(k_rows)
     if k_rows == 0:
         return out
-    n_shapes = T_shape.shape[1]
-    rotation = np.ascontiguousarray(T_shape[:, :, :3, :3])
-    translation = np.ascontiguousarray(T_shape[:, :, :3, 3])
-    poses = tables.coal_poses()                 # this thread's, set below before a row uses one
-    posed = [-1] * n_shapes                     # configuration each pose holds
-    first = tables.first
     pt = _PairTables(tables, pairs) if pair_tables is None else pair_tables
-    ab = pairs[pair]                                              # (K, 2)
-    direct = pt.direct[pair].nonzero()[0]
-    raw = np.full(k_rows, np.nan)
-    near0, near1 = [], []
-    mesh = pt.mesh[pair]
-    p0 = np.zeros((k_rows, 3))
-    p1 = np.zeros((k_rows, 3))
     # hull-hull (and hull-box) rows: one compiled GJK call over all of them (deterministic, no per-row
-    # Python); rows it leaves (touching, overlapping, not converged) go to coal below
-    compiled = pt.compiled[pair].nonzero()[0]
-    if len(compiled):
-        got = np.zeros(len(compiled), dtype=np.bool_)
-        d_c = np.empty(len(compiled))
-        q0, q1 = np.empty((len(compiled), 3)), np.empty((len(compiled), 3))
-        a_c, b_c, c_c = pt.a[pair[compiled]], pt.b[pair[compiled]], cfg[compiled]
-        hull_distances(tables.convex, a_c, b_c, np.ascontiguousarray(T_shape[c_c, a_c]),
-                       np.ascontiguousarray(T_shape[c_c, b_c]), _HULL_GJK_M, d_c, q0, q1, got)
-        done = compiled[got]
-        raw[done], p0[done], p1[done] = d_c[got], q0[got], q1[got]
-        rest = np.ones(k_rows, dtype=bool)
-        rest[done] = False
-        direct = direct[rest[direct]]
-    cfg_list, ab_list = cfg[direct].tolist(), ab[direct].tolist()
-    requests = [_HULL_REQUEST if m else _REQUEST for m in mesh[direct].tolist()]
-    result = coal.DistanceResult() if len(direct) else None
-    for i, k in enumerate(direct.tolist()):
-        if stop is not None and i % _STOP_EVERY == _STOP_EVERY - 1:
-            stop.check_stop()
-        c = cfg_list[i]
-        a, b = ab_list[i]
-        for s in (a, b):
-            if posed[s] != c:
-                poses[s].setRotation(rotation[c, s])
-                poses[s].setTranslation(translation[c, s])
-                posed[s] = c
-        result.clear()
-        raw[k] = coal.distance(first[a], poses[a], first[b], poses[b], requests[i], result)
-        near0.append(result.getNearestPoint1())
-        near1.append(result.getNearestPoint2())
-    if len(direct):
-        p0[direct] = np.asarray(near0, dtype=float).reshape(-1, 3)
-        p1[direct] = np.asarray(near1, dtype=float).reshape(-1, 3)
-    measured = np.zeros(k_rows, dtype=bool)
-    measured[direct] = True
-    if len(compiled):
-        measured[done] = True
+    # Python), in the call that gathers them; rows it leaves (touching, overlapping, not converged) and the
+    # other direct rows go to coal below
+    raw, p0, p1, measured, coal_rows = first_distance_rows(cfg, pair, T_shape, *tables.row_world, *pt.row_pairs,
+                                                           _HULL_GJK_M)
+    if len(coal_rows):
+        _coal_first_distances(tables, T_shape, cfg, pair, pairs, pt, coal_rows, raw, p0, p1, stop)
     # one compiled pass over the rows: a sane first distance (a lower bound, exact for primitives) at or
     # beyond the threshold culls the row; apart rows get their distance, witness points (point 1 at
-    # p0 + d n) and normal, to be checked on the meshes (mesh rows) or done; the rest are slow
-    slow_rows = np.empty(k_rows, dtype=np.bool_)
-    overlapping = np.empty(k_rows, dtype=np.bool_)
-    settle_first_distances(raw, p0, p1, measured, thresholds[pair] + pt.slack[pair], _HULL_SLACK_M, _SANE_M, mesh,
-                           out.distance, out.points, out.normal, out.state, _DONE, _CHECK_MESH, slow_rows, overlapping)
+    # p0 + d n) and normal, to be checked on the meshes (mesh rows: kept where each mesh's hull witness point
+    # lies on its mesh) or done; the rest are slow
+    slow_rows, rest, overlapping = settle_rows(
+        raw, p0, p1, measured, cfg, pair, T_shape, *tables.row_world, *pt.row_pairs, thresholds, _HULL_SLACK_M, _SANE_M,
+        ON_MESH_M ** 2, _DONE, _CHECK_MESH, out.distance, out.points, out.normal, out.state, out.subshapes)
     # penetrating or touching (hulls or primitives), or no first distance: pair_distance's own rules
-    slow = slow_rows.nonzero()[0].tolist()
-    _check_on_meshes(world, tables, T_shape, cfg, pair, pairs, out, slow, pt)
+    slow = slow_rows.tolist()
+    ab = pairs[pair] if len(slow) or len(rest) else None          # (K, 2)
+    # hull witness points off their meshes: the meshes' own distance
+    for k in rest.tolist():
+        _mesh_distance(world, tables, T_shape, int(cfg[k]), ab[k], k, out, slow)
     for i, k in enumerate(slow):
         if stop is not None and i % _STOP_EVERY == _STOP_EVERY - 1:
             stop.check_stop()
@@ -370,6 +422,38 @@ def _measure(world: CollisionWorld, tables: _Tables, T_shape: np.ndarray, cfg: n
     return out
 
 
+def _coal_first_distances(tables: _Tables, T_shape: np.ndarray, cfg: np.ndarray, pair: np.ndarray, pairs: np.ndarray,
+                          pt: _PairTables, rows: np.ndarray, raw: np.ndarray, p0: np.ndarray, p1: np.ndarray,
+                          stop) -> None:
+    """coal's first distance (hulls tightened to 1e-12 m, primitives at the witness precision) of candidate
+    ``rows``, into ``raw``, ``p0``, ``p1``; each shape's coal pose set once per configuration."""
+    rotation = np.ascontiguousarray(T_shape[:, :, :3, :3])
+    translation = np.ascontiguousarray(T_shape[:, :, :3, 3])
+    poses = tables.coal_poses()                 # this thread's, set below before a row uses one
+    posed = [-1] * T_shape.shape[1]             # configuration each pose holds
+    first = tables.first
+    cfg_list, ab_list = cfg[rows].tolist(), pairs[pair[rows]].tolist()
+    requests = [_HULL_REQUEST if m else _REQUEST for m in pt.mesh[pair[rows]].tolist()]
+    result = tables.coal_result()
+    near0, near1 = [], []
+    for i, k in enumerate(rows.tolist()):
+        if stop is not None and i % _STOP_EVERY == _STOP_EVERY - 1:
+            stop.check_stop()
+        c = cfg_list[i]
+        a, b = ab_list[i]
+        for s in (a, b):
+            if posed[s] != c:
+                poses[s].setRotation(rotation[c, s])
+                poses[s].setTranslation(translation[c, s])
+                posed[s] = c
+        result.clear()
+        raw[k] = coal.distance(first[a], poses[a], first[b], poses[b], requests[i], result)
+        near0.append(result.getNearestPoint1())
+        near1.append(result.getNearestPoint2())
+    p0[rows] = np.asarray(near0, dtype=float).reshape(-1, 3)
+    p1[rows] = np.asarray(near1, dtype=float).reshape(-1, 3)
+
+
 def _feature_witness(world: CollisionWorld, T_shape: np.ndarray, a: int, b: int, k: int, out: _Measured) -> None:
     """A penetrating convex pair's witness points moved to where the two bodies' features meet along the
     MTD normal (:func:`witness_features.feature_witness`: EPA's points are right for the depth, not always
@@ -382,18 +466,6 @@ def _feature_witness(world: CollisionWorld, T_shape: np.ndarray, a: int, b: int,
     else:
         out.points[k, 0], out.points[k, 1], margin_m = found
         out.kink[k] = not margin_m >= witness_features.SWITCH_MARGIN_M
-
-
-def _check_on_meshes(world: CollisionWorld, tables: _Tables, T_shape: np.ndarray, cfg: np.ndarray, pair: np.ndarray,
-                     pairs: np.ndarray, out: _Measured, slow: list, pair_tables: _PairTables) -> None:
-    """Settle the rows measured on hulls (``_CHECK_MESH``): kept when each mesh's witness point lies on
-    its mesh (subshape: the triangle it lies on), else measured on the meshes (``_mesh_distance``)."""
-    if not (out.state == _CHECK_MESH).any():
-        return
-    rest = check_on_meshes(out.state, out.points, T_shape, cfg, pairs[pair], pair_tables.mesh_slot[pair],
-                           pair_tables.bvh[pair], _CHECK_MESH, _DONE, ON_MESH_M ** 2, *tables.packed, out.subshapes)
-    for k in rest.tolist():
-        _mesh_distance(world, tables, T_shape, int(cfg[k]), pairs[pair[k]], k, out, slow)
 
 
 def _mesh_distance(world, tables: _Tables, T_shape, c: int, ab, k: int, out: _Measured, slow: list) -> None:
@@ -419,43 +491,40 @@ def chunk_rows(world: CollisionWorld, selection, q: np.ndarray, influence: float
     :func:`compute_clearance` concatenates them (configuration indices from 0 in ``q``), or
     None when no pair is within ``influence``. One chunk of a batch, in this process or in a
     batch worker (:mod:`batch_workers`): a configuration's rows do not depend on the others."""
-    robot = world.robot
     tables = _tables(world)
-    pairs, margins = selection.pairs, selection.margins
     pt = _pair_tables(world, tables, selection)
-    thresholds = influence + margins
-    T_link = robot.link_transforms_batch(q)
-    T_shape = world.shape_transforms(T_link)
-    candidates = np.empty((q.shape[0], len(pairs)), dtype=np.bool_)
-    obb_candidates(T_shape, world.obb_center, world.obb_axes, world.obb_half, pairs, thresholds, candidates)
-    if not candidates.any():                                  # (the common case of a small influence)
+    thresholds = pt.thresholds(influence, selection.margins)
+    q = np.ascontiguousarray(q, dtype=float)
+    if not q.flags.writeable:
+        q = q.copy()                        # (one compiled signature for every caller)
+    # poses and culling (boxes, then spheres) of every configuration in one compiled call
+    poses, rows, _, T_link, T_shape = pt.buffers(q.shape[0])
+    count = candidate_rows(q, tables.all_joints, tables.no_current, False, *tables.packed_world, selection.pairs,
+                           thresholds, poses, rows)
+    if count == 0:
         return None
-    cfg, pair = np.nonzero(candidates)                        # configuration-major, pairs in order
-    gaps = narrowphase.bounding_sphere_gaps(world, T_shape, cfg, pt.a[pair], pt.b[pair])
-    keep = gaps < thresholds[pair]
-    if not keep.any():
-        return None
-    cfg, pair = cfg[keep], pair[keep]
-    found = _measure(world, tables, T_shape, cfg, pair, pairs, thresholds, stop, pt)
+    return _posed_rows(world, tables, pt, selection, T_link, T_shape, rows[0, :count], rows[1, :count], thresholds,
+                       k_max, compute_jacobians, columns, stop)
+
+
+def _posed_rows(world: CollisionWorld, tables: _Tables, pt: _PairTables, selection, T_link: np.ndarray,
+                T_shape: np.ndarray, cfg: np.ndarray, pair: np.ndarray, thresholds: np.ndarray, k_max: int,
+                compute_jacobians: bool, columns: np.ndarray, stop) -> tuple | None:
+    """:func:`chunk_rows` after the poses (``T_link``, ``T_shape``) and the culling: the rows of the
+    candidate rows ``cfg``, ``pair`` (configuration-major, pairs in order), or None."""
+    found = _measure(world, tables, T_shape, cfg, pair, selection.pairs, thresholds, stop, pt)
     # the rows kept, per configuration smallest padded distance first (stable), at most k_max each, with their
-    # witness points, normal, subshapes and smooth flag (one compiled pass)
-    rows, cfg, pair, d_padded, pts, nrm, subshapes, smooth = assemble_rows(
+    # witness points, normal, subshapes and smooth flag, Jacobian rows over the movable joints and body-frame
+    # points, in one compiled call (the numbers numpy's lexsort, _row_jacobians and _local_points gave, bit for bit)
+    cfg, pair, d_padded, pts, nrm, subshapes, smooth, local, jac_m, plain = finish_rows(
         found.state, found.distance, found.points, found.normal, found.subshapes, found.exact, found.deepest,
-        found.kink, cfg, pair, margins, k_max, _DONE, SMOOTH_DISTANCE_M)
-    if len(rows) == 0:
+        found.kink, cfg, pair, T_link, *tables.row_world, *pt.row_pairs, k_max, _DONE, SMOOTH_DISTANCE_M,
+        bool(compute_jacobians), NO_SUBSHAPE)
+    if len(cfg) == 0:
         return None
-    # Jacobian rows over the movable joints and body-frame points, all rows in one compiled call (the numbers
-    # numpy's _row_jacobians and _local_points gave, bit for bit)
-    mk = tables.mk
-    shape_pair = pairs[pair]
-    local = np.empty((len(rows), 2, 3))
-    jac_m = np.empty((len(rows), len(mk.child_link) if compute_jacobians else 0))
-    jacobian_and_local_points(T_link, cfg, shape_pair, tables.shape_link, tables.owner_link, tables.owner_offset,
-                              mk.child_link, mk.axis, mk.prismatic, tables.chain, pts, nrm, bool(compute_jacobians),
-                              jac_m, local)
-    if not pt.plain_frames[pair].all():          # an object attached with an offset: its frame by numpy
-        local = _local_points(T_link, cfg, pt.owner_link[pair], tables.owner_offset[shape_pair], pts)
-    jac = jac_m @ mk.mimic_matrix[:, columns] if compute_jacobians else np.zeros((len(rows), 0))
+    if not plain:                                # an object attached with an offset: its frame by numpy
+        local = _local_points(T_link, cfg, pt.owner_link[pair], tables.owner_offset[selection.pairs[pair]], pts)
+    jac = jac_m @ tables.mimic_columns(columns) if compute_jacobians else np.zeros((len(cfg), 0))
     return cfg, pair, d_padded, pts, local, nrm, subshapes, smooth, jac
 
 
@@ -552,14 +621,22 @@ def compute_clearance(resolver: ConfigurationResolver, request: CheckRequest, jo
                 raise RequestError(f"no joint names but {np.asarray(positions).size} positions")
             indices, values = np.zeros(0, dtype=np.int64), np.zeros((1, 0))
         n = values.shape[0]
-        resolver.check_finite(joint_names, values, 0, n > 1)
-        selection = request.selection(world)
+        if n > 1:                   # (one configuration: candidate_rows looks, and the fault is named then)
+            resolver.check_finite(joint_names, values, 0, True)
+        try:
+            selection = request.selection(world)
+        except CollisionPkgError:
+            resolver.check_finite(joint_names, values, 0, n > 1)     # a fault of the configuration comes first
+            raise
     except CollisionPkgError as exc:
         return _refused(Status.INVALID_REQUEST, str(exc))
     influence = float(influence_distance)
     k_max = int(max_rows_per_configuration)
     names = tuple(joint_names) if len(joint_names) else robot.active_joint_names
     columns = indices if len(joint_names) else np.arange(len(robot.active_joint_names))
+    if n == 1:
+        return _single_clearance(resolver, world, selection, joint_names, indices, values, influence, k_max,
+                                 bool(compute_jacobians), columns, names, stop, max_rows)
     q_all = resolver.complete(indices, values)
     if resolver.check_joint_limits:
         lower, upper = robot.limit_arrays
@@ -606,6 +683,47 @@ def compute_clearance(resolver: ConfigurationResolver, request: CheckRequest, jo
     return Clearance(Status.VALID, f"{len(cfg)} pair rows within {influence:g} m in {n} configuration"
                      f"{'s' if n > 1 else ''}", names, cfg.astype(np.int64), pt.names[sel],
                      pt.types[sel], pt.ids[sel], sub, dist, pts, local, nrm, jac, smooth, shape_pairs)
+
+
+def _single_clearance(resolver: ConfigurationResolver, world: CollisionWorld, selection, joint_names: tuple,
+                      indices: np.ndarray, values: np.ndarray, influence: float, k_max: int, compute_jacobians: bool, columns: np.ndarray,
+                      names: tuple, stop, max_rows: int | None) -> Clearance:
+    """:func:`compute_clearance` of one configuration (``values`` (1, K) of joints ``indices``), the
+    same answer: its completion, limits check, poses and culling in one compiled call, then its rows as a
+    chunk of one, in this process (a batch worker would give the same rows)."""
+    tables = _tables(world)
+    pt = _pair_tables(world, tables, selection)
+    thresholds = pt.thresholds(influence, selection.margins)
+    if not (values.flags.c_contiguous and values.flags.writeable):
+        values = np.array(values)                             # (one compiled signature for every caller)
+    poses, rows, q, T_link, T_shape = pt.buffers(1)
+    count = candidate_rows(values, indices, resolver.scene.current_positions, bool(resolver.check_joint_limits),
+                           *tables.packed_world, selection.pairs, thresholds, poses, rows)
+    if count == CANDIDATES_NON_FINITE:
+        try:
+            resolver.check_finite(joint_names, values, 0, False)
+        except CollisionPkgError as exc:
+            return _refused(Status.INVALID_REQUEST, str(exc))
+        return _refused(Status.INVALID_REQUEST, "a joint position is not finite")     # (check_finite names it)
+    if count == CANDIDATES_OUT_OF_LIMITS:
+        return _refused(Status.OUT_OF_BOUNDS, resolver.limits_message(q[0]), names)
+    if stop is not None:
+        stop.check_stop()
+    part = None if count == 0 else _posed_rows(world, tables, pt, selection, T_link, T_shape, rows[0, :count],
+                                               rows[1, :count], thresholds, k_max, compute_jacobians,
+                                               np.asarray(columns, dtype=np.int64), stop)
+    if part is not None or (max_rows is not None and max_rows < 0):
+        counter = _RowCounter(world, tables, selection.pairs, max_rows)
+        part = counter.count(0, 1, part)
+        if counter.passed:
+            return _refused(Status.INVALID_REQUEST, counter.message(1), names)
+    if part is None:
+        return _no_rows(f"no pair within {influence:g} m in 1 configuration", names,
+                        len(names) if compute_jacobians else 0)
+    cfg, sel, dist, pts, local, nrm, sub, smooth, jac = part      # (finish_rows's, subshapes set on non-mesh sides)
+    return _answer(Status.VALID, f"{len(cfg)} pair rows within {influence:g} m in 1 configuration", names, cfg,
+                   pt.names[sel], pt.types[sel], pt.ids[sel], sub, dist, pts, np.ascontiguousarray(local), nrm,
+                   np.ascontiguousarray(jac), smooth, selection.pairs[sel])
 
 
 def _local_points(T_world_link: np.ndarray, cfg: np.ndarray, owner_link: np.ndarray, owner_offset: np.ndarray,

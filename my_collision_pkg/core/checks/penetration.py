@@ -353,6 +353,12 @@ def kernel_parts(world, shape: int) -> tuple:
     return kind, params, _NO_VERTICES if vertices is None else vertices
 
 
+def face_normals(world, shape: int):
+    """The face normals (F, 3) of a shape's convex solid as :class:`Body` keeps them (None for a
+    primitive), kept per world snapshot; call only when nearly_convex."""
+    return world.cached((_BODY_KEY, shape), _body_parts, world, shape)[3]
+
+
 def body(world, T_world_shape: np.ndarray, shape: int) -> Body:
     """The posed convex solid of a shape (its hull for a nearly convex mesh); call only when nearly_convex."""
     kind, params, vertices, normals = world.cached((_BODY_KEY, shape), _body_parts, world, shape)

@@ -201,7 +201,7 @@ def _contact_parts(world, shape: int) -> tuple:
     """(kind, params, vertices, unit face normals, offsets) of a shape's convex solid, as
     :func:`kernels.support_features.feature_contact` takes a body (placeholders for a primitive)."""
     kind, params, vertices = penetration.kernel_parts(world, shape)
-    normals = world.cached((penetration._BODY_KEY, shape), penetration._body_parts, world, shape)[3]
+    normals = penetration.face_normals(world, shape)
     if normals is None or kind <= KIND_CONE:
         return kind, params, vertices, _NO_FACES, _NO_OFFSETS
     return (kind, params, vertices) + _unit_faces(normals, vertices)

@@ -8,6 +8,14 @@ their witness points and normal, which go to the narrow phase), :func:`check_on_
 :func:`jacobian_and_local_points` (the Jacobian row ``n . (v_1(p1) - v_0(p0))`` over the
 movable joints and each witness point in its body's own frame).
 
+A chunk calls them through four kernels, so that a one-configuration request pays few
+dispatches (numba's costs about 0.2 us per array argument, and as much per array returned):
+:func:`candidate_rows` (completion, limits, forward kinematics, shape poses, box and sphere
+culling), :func:`first_distance_rows` (the compiled GJK's first distances), :func:`settle_rows`
+(apart rows and the on-mesh check) and :func:`finish_rows` (row order, Jacobian rows,
+body-frame points), each taking the world's and the selection's arrays packed in two
+(:func:`pack_world`, :func:`pack_row_world`, :func:`pack_row_pairs`).
+
 The numbers are those numpy gave, bit for bit: every product and sum is written in the
 order numpy's calls made them on this build (numpy's ``einsum`` over a contiguous axis of
 three sums the first and the third term first, then the second; over a strided axis, in
@@ -19,7 +27,15 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from my_collision_pkg.core.kernels.culling import obb_candidates
+from my_collision_pkg.core.kernels.gjk import ConvexArrays, hull_distances
+from my_collision_pkg.core.kernels.kinematics import forward_kinematics, shape_poses
 from my_collision_pkg.core.kernels.witness_check import project_onto_meshes
+
+# Codes candidate_rows returns instead of a row count: a value is NaN or infinite, or a configuration is
+# outside the joint limits (the caller's own path then names the fault).
+CANDIDATES_NON_FINITE = -1
+CANDIDATES_OUT_OF_LIMITS = -2
 
 
 @njit(cache=True, fastmath=False)
@@ -104,16 +120,147 @@ def sphere_gaps(T_world_shape, cfg, a, b, centre, radius, out_gap):
     out_gap : (K,) written.
     """
     for k in range(cfg.shape[0]):
-        Ta = T_world_shape[cfg[k], a[k]]
-        Tb = T_world_shape[cfg[k], b[k]]
-        ca, cb = centre[a[k]], centre[b[k]]
-        s = 0.0
-        for i in range(3):
-            xa = ((Ta[i, 0] * ca[0] + Ta[i, 2] * ca[2]) + Ta[i, 1] * ca[1]) + Ta[i, 3]
-            xb = ((Tb[i, 0] * cb[0] + Tb[i, 2] * cb[2]) + Tb[i, 1] * cb[1]) + Tb[i, 3]
-            d = xb - xa
-            s = d * d if i == 0 else s + d * d          # numpy's norm: (x0^2 + x1^2) + x2^2
-        out_gap[k] = (np.sqrt(s) - radius[a[k]]) - radius[b[k]]
+        out_gap[k] = _sphere_gap(T_world_shape, cfg[k], a[k], b[k], centre, radius)
+
+
+@njit(cache=True, fastmath=False, inline="always")
+def _sphere_gap(T_world_shape, c, a, b, centre, radius):
+    """The bounding spheres' gap of shapes a and b at configuration c (see :func:`sphere_gaps`)."""
+    Ta = T_world_shape[c, a]
+    Tb = T_world_shape[c, b]
+    ca, cb = centre[a], centre[b]
+    s = 0.0
+    for i in range(3):
+        xa = ((Ta[i, 0] * ca[0] + Ta[i, 2] * ca[2]) + Ta[i, 1] * ca[1]) + Ta[i, 3]
+        xb = ((Tb[i, 0] * cb[0] + Tb[i, 2] * cb[2]) + Tb[i, 1] * cb[1]) + Tb[i, 3]
+        d = xb - xa
+        s = d * d if i == 0 else s + d * d          # numpy's norm: (x0^2 + x1^2) + x2^2
+    return (np.sqrt(s) - radius[a]) - radius[b]
+
+
+def pack_world(lower, upper, mimic_matrix, mimic_offset, joint_kind, joint_axis, link_parent, T_parent_origin,
+               link_joint, shape_link, T_frame_shape, obb_center, obb_axes, obb_half, centre, radius):
+    """The per-world arrays :func:`candidate_rows` reads, as two flat arrays (floats, ints), so that a call
+    passes two arrays, not sixteen (numba's dispatch costs about 0.2 us per array argument).
+
+    Parameters
+    ----------
+    lower, upper : (A,) joint limits; mimic_matrix (M, A), mimic_offset (M,), joint_kind (M,), joint_axis (M, 3),
+        link_parent (L,), T_parent_origin (L, 4, 4), link_joint (L,): the robot's ``kinematics_arrays``;
+        shape_link (S,), T_frame_shape (S, 4, 4): the world's shape placement; obb_center (S, 3),
+        obb_axes (S, 3, 3), obb_half (S, 3): the shapes' boxes; centre (S, 3), radius (S,): their spheres.
+
+    Returns
+    -------
+    floats : float64, every float array above in this order, flattened (C order); ints : int64, (A, M, L, S)
+        then joint_kind, link_parent, link_joint and shape_link.
+    """
+    n_act, n_mov, n_links, n_shapes = len(lower), len(mimic_offset), len(link_parent), len(shape_link)
+    floats = np.concatenate([np.ascontiguousarray(x, dtype=np.float64).ravel() for x in (
+        lower, upper, mimic_matrix, mimic_offset, joint_axis, T_parent_origin, T_frame_shape, obb_center, obb_axes,
+        obb_half, centre, radius)])
+    ints = np.concatenate([np.array([n_act, n_mov, n_links, n_shapes], dtype=np.int64)]
+                          + [np.ascontiguousarray(x, dtype=np.int64).ravel()
+                             for x in (joint_kind, link_parent, link_joint, shape_link)])
+    return floats, ints
+
+
+def pose_sizes(ints, n_cfg: int) -> tuple[int, int, int]:
+    """The lengths of q (N, A), T_world_link (N, L, 4, 4) and T_world_shape (N, S, 4, 4) in
+    :func:`candidate_rows`'s ``poses`` for N configurations of the world ``ints`` describes."""
+    return n_cfg * int(ints[0]), n_cfg * int(ints[2]) * 16, n_cfg * int(ints[3]) * 16
+
+
+@njit(cache=True, fastmath=False)
+def candidate_rows(values, indices, current, check_limits, floats, ints, pairs, thresholds, poses, rows):
+    """N configurations from named values to the candidate rows of a clearance chunk, in one call: the
+    configurations completed, checked (finite, within the limits), posed (forward kinematics, shape poses)
+    and culled (oriented boxes as :func:`culling.obb_candidates`, then bounding spheres as :func:`sphere_gaps`),
+    what ``checks.clearance`` did in five calls and numpy between them, with the same numbers.
+
+    Parameters
+    ----------
+    values : (N, K) positions of the active joints ``indices`` (K,) int64; the others keep ``current`` (A,).
+    check_limits : bool, refuse a configuration outside the joint limits.
+    floats, ints : the world's arrays (:func:`pack_world`).
+    pairs : (P, 2) int64 checked shape pairs; thresholds : (P,) influence plus each pair's padding.
+    poses : float64 (N A + 16 N L + 16 N S,), written: the complete configurations q (N, A), then their link
+        poses (N, L, 4, 4), then their shape poses (N, S, 4, 4), each C-ordered (:func:`pose_sizes`).
+    rows : (2, N P) int64, written: the candidate rows' configurations (row 0) and pairs (row 1).
+
+    Returns
+    -------
+    The number R of rows (configuration-major, pairs in order) whose boxes are within their threshold and
+    whose spheres' gap is below it, ``rows[:, :R]``; or ``CANDIDATES_NON_FINITE`` when a value is not finite
+    (nothing written), or ``CANDIDATES_OUT_OF_LIMITS`` when a completed configuration is outside the limits
+    (q written up to it, no pose).
+    """
+    n_act, n_mov, n_links, n_shapes = ints[0], ints[1], ints[2], ints[3]
+    o = 4
+    joint_kind = ints[o:o + n_mov]
+    o += n_mov
+    link_parent = ints[o:o + n_links]
+    o += n_links
+    link_joint = ints[o:o + n_links]
+    o += n_links
+    shape_link = ints[o:o + n_shapes]
+    f = 0
+    lower = floats[f:f + n_act]
+    f += n_act
+    upper = floats[f:f + n_act]
+    f += n_act
+    mimic_matrix = floats[f:f + n_mov * n_act].reshape((n_mov, n_act))
+    f += n_mov * n_act
+    mimic_offset = floats[f:f + n_mov]
+    f += n_mov
+    joint_axis = floats[f:f + 3 * n_mov].reshape((n_mov, 3))
+    f += 3 * n_mov
+    T_parent_origin = floats[f:f + 16 * n_links].reshape((n_links, 4, 4))
+    f += 16 * n_links
+    T_frame_shape = floats[f:f + 16 * n_shapes].reshape((n_shapes, 4, 4))
+    f += 16 * n_shapes
+    obb_center = floats[f:f + 3 * n_shapes].reshape((n_shapes, 3))
+    f += 3 * n_shapes
+    obb_axes = floats[f:f + 9 * n_shapes].reshape((n_shapes, 3, 3))
+    f += 9 * n_shapes
+    obb_half = floats[f:f + 3 * n_shapes].reshape((n_shapes, 3))
+    f += 3 * n_shapes
+    centre = floats[f:f + 3 * n_shapes].reshape((n_shapes, 3))
+    f += 3 * n_shapes
+    radius = floats[f:f + n_shapes]
+    n_cfg = values.shape[0]
+    n_pairs = pairs.shape[0]
+    q = poses[:n_cfg * n_act].reshape((n_cfg, n_act))
+    start = n_cfg * n_act
+    T_world_link = poses[start:start + n_cfg * n_links * 16].reshape((n_cfg, n_links, 4, 4))
+    start += n_cfg * n_links * 16
+    T_world_shape = poses[start:start + n_cfg * n_shapes * 16].reshape((n_cfg, n_shapes, 4, 4))
+    for c in range(n_cfg):
+        for k in range(values.shape[1]):
+            if not np.isfinite(values[c, k]):
+                return CANDIDATES_NON_FINITE
+    for c in range(n_cfg):
+        for a in range(n_act):
+            q[c, a] = current[a]
+        for k in range(values.shape[1]):
+            q[c, indices[k]] = values[c, k]
+        if check_limits:
+            for a in range(n_act):
+                if q[c, a] < lower[a] or q[c, a] > upper[a]:
+                    return CANDIDATES_OUT_OF_LIMITS
+    forward_kinematics(q, mimic_matrix, mimic_offset, joint_kind, joint_axis, link_parent, T_parent_origin,
+                       link_joint, T_world_link)
+    shape_poses(T_world_link, shape_link, T_frame_shape, T_world_shape)
+    candidates = np.empty((n_cfg, n_pairs), dtype=np.bool_)
+    obb_candidates(T_world_shape, obb_center, obb_axes, obb_half, pairs, thresholds, candidates)
+    count = 0
+    for c in range(n_cfg):
+        for p in range(n_pairs):
+            if candidates[c, p] and _sphere_gap(T_world_shape, c, pairs[p, 0], pairs[p, 1], centre, radius) \
+                    < thresholds[p]:
+                rows[0, count], rows[1, count] = c, p
+                count += 1
+    return count
 
 
 @njit(cache=True, fastmath=False)
@@ -295,3 +442,275 @@ def assemble_rows(state, distance, points, normal, subshapes, exact, deepest, ki
         smooth[i] = exact[k] and finite and not abs(d) < smooth_distance and not (d < 0.0 and deepest[k]) \
             and not kink[k]
     return rows, out_cfg, out_pair, padded[:out].copy(), out_points, out_normal, out_subshapes, smooth
+
+
+# ----- arrays packed for a call: numba's dispatch costs about 0.2 us per array argument ---------------------------
+def pack_arrays(float_arrays, int_arrays):
+    """Arrays as two flat ones: ``floats`` (float64) holds the float arrays, ``ints`` (int64) a header (offset and
+    up to three dimensions per array, float arrays first, then the int arrays) and then the int arrays (booleans
+    as 0 and 1). Array i is read back by :func:`_f1` ... :func:`_i2` (floats: i; ints: len(float_arrays) + j)."""
+    n = len(float_arrays) + len(int_arrays)
+    header = np.zeros(4 * n, dtype=np.int64)
+    float_parts, int_parts = [], []
+    f_offset, i_offset = 0, 4 * n
+    for i, x in enumerate(list(float_arrays) + list(int_arrays)):
+        is_float = i < len(float_arrays)
+        x = np.ascontiguousarray(x, dtype=np.float64 if is_float else np.int64)
+        if x.ndim > 3:
+            raise ValueError("pack_arrays: at most three dimensions")
+        header[4 * i] = f_offset if is_float else i_offset
+        header[4 * i + 1:4 * i + 1 + x.ndim] = x.shape
+        (float_parts if is_float else int_parts).append(x.ravel())
+        if is_float:
+            f_offset += x.size
+        else:
+            i_offset += x.size
+    floats = np.concatenate(float_parts) if float_parts else np.zeros(0)
+    ints = np.concatenate([header] + int_parts)
+    return floats, ints
+
+
+@njit(cache=True, inline="always")
+def _f1(floats, ints, i):
+    o, d0 = ints[4 * i], ints[4 * i + 1]
+    return floats[o:o + d0]
+
+
+@njit(cache=True, inline="always")
+def _f2(floats, ints, i):
+    o, d0, d1 = ints[4 * i], ints[4 * i + 1], ints[4 * i + 2]
+    return floats[o:o + d0 * d1].reshape((d0, d1))
+
+
+@njit(cache=True, inline="always")
+def _f3(floats, ints, i):
+    o, d0, d1, d2 = ints[4 * i], ints[4 * i + 1], ints[4 * i + 2], ints[4 * i + 3]
+    return floats[o:o + d0 * d1 * d2].reshape((d0, d1, d2))
+
+
+@njit(cache=True, inline="always")
+def _i1(ints, i):
+    o, d0 = ints[4 * i], ints[4 * i + 1]
+    return ints[o:o + d0]
+
+
+@njit(cache=True, inline="always")
+def _i2(ints, i):
+    o, d0, d1 = ints[4 * i], ints[4 * i + 1], ints[4 * i + 2]
+    return ints[o:o + d0 * d1].reshape((d0, d1))
+
+
+def pack_row_world(convex, packed_meshes, shape_link, owner_link, owner_offset, child_link, axis, prismatic, chain):
+    """The per-world arrays of :func:`first_distance_rows`, :func:`settle_rows` and :func:`finish_rows`, packed
+    (:func:`pack_arrays`): the convex solids (a ``gjk.ConvexArrays``), the packed meshes
+    (``witness_check.pack_meshes``) and the Jacobians' tables (as :func:`jacobian_and_local_points` takes them)."""
+    (kind, params, vertex_start, vertices, supported, neighbour_start, neighbours, probes) = convex
+    triangle_start, node_start, triangles, bounds, nodes, order, face_normals = packed_meshes
+    return pack_arrays([params, vertices, triangles, bounds, face_normals, owner_offset, axis, chain],
+                       [kind, vertex_start, supported, neighbour_start, neighbours, probes, triangle_start, node_start,
+                        nodes, order, shape_link, owner_link, child_link, prismatic])
+
+
+# the arrays' places in pack_row_world's output
+_W_PARAMS, _W_VERTICES, _W_TRIANGLES, _W_BOUNDS, _W_FACE_NORMALS, _W_OWNER_OFFSET, _W_AXIS, _W_CHAIN = range(8)
+(_W_KIND, _W_VERTEX_START, _W_SUPPORTED, _W_NEIGHBOUR_START, _W_NEIGHBOURS, _W_PROBES, _W_TRIANGLE_START,
+ _W_NODE_START, _W_NODES, _W_ORDER, _W_SHAPE_LINK, _W_OWNER_LINK, _W_CHILD_LINK, _W_PRISMATIC) = range(8, 22)
+
+
+def pack_row_pairs(pairs, direct, compiled, mesh, mesh_slot, is_mesh, plain_frames, slack, margins):
+    """The per-selection arrays (P checked pairs) of the row kernels, packed (:func:`pack_arrays`): the pairs'
+    shapes (P, 2), which have a first distance (``direct``), which the compiled GJK measures, which have a mesh,
+    their meshes' slots and mesh sides (P, 2), whose body frames are taken as they are, the first distance's
+    slack and the padding (metres)."""
+    return pack_arrays([slack, margins], [pairs, direct, compiled, mesh, mesh_slot, is_mesh, plain_frames])
+
+
+_P_SLACK, _P_MARGINS = 0, 1
+_P_PAIRS, _P_DIRECT, _P_COMPILED, _P_MESH, _P_MESH_SLOT, _P_IS_MESH, _P_PLAIN = range(2, 9)
+
+
+@njit(cache=True, fastmath=False)
+def first_distance_rows(cfg, pair, T_world_shape, world_f, world_i, pair_f, pair_i, eps_m):
+    """The first distances of a chunk's K candidate rows that the compiled GJK takes, and the rows left to coal.
+
+    Parameters
+    ----------
+    cfg, pair : (K,) int64, each row's configuration in ``T_world_shape`` (N, S, 4, 4) and checked pair.
+    world_f, world_i : :func:`pack_row_world`; pair_f, pair_i : :func:`pack_row_pairs`.
+    eps_m : the GJK's gap at convergence, metres.
+
+    Returns
+    -------
+    (raw (K,), p0 (K, 3), p1 (K, 3), measured (K,) bool, coal_rows): the first signed distance and its witness
+    points of the rows the compiled GJK settled (NaN, zeros elsewhere), which rows have (or will have) a first
+    distance (every direct row), and the direct rows it did not settle, in order, for coal. The GJK runs once
+    over the compiled rows in row order (the numbers of one ``gjk.hull_distances`` call on them).
+    """
+    pairs = _i2(pair_i, _P_PAIRS)
+    direct = _i1(pair_i, _P_DIRECT)
+    compiled = _i1(pair_i, _P_COMPILED)
+    n = cfg.shape[0]
+    raw = np.full(n, np.nan)
+    p0 = np.zeros((n, 3))
+    p1 = np.zeros((n, 3))
+    measured = np.zeros(n, dtype=np.bool_)
+    n_compiled = 0
+    for k in range(n):
+        if direct[pair[k]]:
+            measured[k] = True
+            if compiled[pair[k]]:
+                n_compiled += 1
+    rows = np.empty(n_compiled, dtype=np.int64)
+    a_c = np.empty(n_compiled, dtype=np.int64)
+    b_c = np.empty(n_compiled, dtype=np.int64)
+    Ta = np.empty((n_compiled, 4, 4))
+    Tb = np.empty((n_compiled, 4, 4))
+    i = 0
+    for k in range(n):
+        if measured[k] and compiled[pair[k]]:
+            rows[i], a_c[i], b_c[i] = k, pairs[pair[k], 0], pairs[pair[k], 1]
+            Ta[i] = T_world_shape[cfg[k], a_c[i]]
+            Tb[i] = T_world_shape[cfg[k], b_c[i]]
+            i += 1
+    settled = np.zeros(n, dtype=np.bool_)
+    if n_compiled:
+        d_c = np.empty(n_compiled)
+        q0 = np.empty((n_compiled, 3))
+        q1 = np.empty((n_compiled, 3))
+        got = np.zeros(n_compiled, dtype=np.bool_)
+        convex = ConvexArrays(_i1(world_i, _W_KIND), _f2(world_f, world_i, _W_PARAMS),
+                              _i1(world_i, _W_VERTEX_START), _f2(world_f, world_i, _W_VERTICES),
+                              _i1(world_i, _W_SUPPORTED), _i1(world_i, _W_NEIGHBOUR_START),
+                              _i1(world_i, _W_NEIGHBOURS), _i2(world_i, _W_PROBES))
+        hull_distances(convex, a_c, b_c, Ta, Tb, eps_m, d_c, q0, q1, got)
+        for i in range(n_compiled):
+            if got[i]:
+                k = rows[i]
+                settled[k] = True
+                raw[k] = d_c[i]
+                p0[k] = q0[i]
+                p1[k] = q1[i]
+    n_coal = 0
+    for k in range(n):
+        if measured[k] and not settled[k]:
+            n_coal += 1
+    coal_rows = np.empty(n_coal, dtype=np.int64)
+    i = 0
+    for k in range(n):
+        if measured[k] and not settled[k]:
+            coal_rows[i] = k
+            i += 1
+    return raw, p0, p1, measured, coal_rows
+
+
+@njit(cache=True, fastmath=False)
+def settle_rows(raw, p0, p1, measured, cfg, pair, T_world_shape, world_f, world_i, pair_f, pair_i, thresholds,
+                apart_above, sane_below, on_mesh_d2, done, check_mesh, out_distance, out_points, out_normal, out_state,
+                out_subshapes):
+    """:func:`settle_first_distances` of a chunk's K candidate rows, then :func:`check_on_meshes` of the
+    apart mesh rows, in one call (their numbers).
+
+    Parameters
+    ----------
+    raw, p0, p1, measured : as :func:`settle_first_distances` (``far_from`` is ``thresholds[pair] + slack[pair]``).
+    cfg, pair : (K,) int64 each row's configuration in ``T_world_shape`` (N, S, 4, 4) and checked pair.
+    world_f, world_i : :func:`pack_row_world`; pair_f, pair_i : :func:`pack_row_pairs`.
+    thresholds : (P,) each pair's threshold.
+    out_distance ... out_state, out_subshapes : the rows' answers, written as those two kernels write them.
+
+    Returns
+    -------
+    (slow, rest, overlapping): the rows for the narrow phase (neither culled nor apart), in order; the apart
+    mesh rows whose witness points are not on their meshes (for the meshes' distance), in order; and
+    ``overlapping`` (K,) as :func:`settle_first_distances` writes it.
+    """
+    slack = _f1(pair_f, pair_i, _P_SLACK)
+    mesh = _i1(pair_i, _P_MESH)
+    n = cfg.shape[0]
+    far_from = np.empty(n)
+    row_mesh = np.empty(n, dtype=np.bool_)
+    for k in range(n):
+        far_from[k] = thresholds[pair[k]] + slack[pair[k]]
+        row_mesh[k] = mesh[pair[k]] != 0
+    slow_rows = np.empty(n, dtype=np.bool_)
+    overlapping = np.empty(n, dtype=np.bool_)
+    settle_first_distances(raw, p0, p1, measured, far_from, apart_above, sane_below, row_mesh, out_distance,
+                           out_points, out_normal, out_state, done, check_mesh, slow_rows, overlapping)
+    n_slow = 0
+    any_check = False
+    for k in range(n):
+        if slow_rows[k]:
+            n_slow += 1
+        if out_state[k] == check_mesh:
+            any_check = True
+    slow = np.empty(n_slow, dtype=np.int64)
+    i = 0
+    for k in range(n):
+        if slow_rows[k]:
+            slow[i] = k
+            i += 1
+    if not any_check:
+        return slow, np.empty(0, dtype=np.int64), overlapping
+    pairs = _i2(pair_i, _P_PAIRS)
+    mesh_slot = _i2(pair_i, _P_MESH_SLOT)
+    is_mesh = _i2(pair_i, _P_IS_MESH)
+    row_pair = np.empty((n, 2), dtype=np.int64)
+    row_slot = np.empty((n, 2), dtype=np.int64)
+    row_is_mesh = np.empty((n, 2), dtype=np.bool_)
+    for k in range(n):
+        for s in range(2):
+            row_pair[k, s] = pairs[pair[k], s]
+            row_slot[k, s] = mesh_slot[pair[k], s]
+            row_is_mesh[k, s] = is_mesh[pair[k], s] != 0
+    rest = check_on_meshes(out_state, out_points, T_world_shape, cfg, row_pair, row_slot, row_is_mesh, check_mesh,
+                           done, on_mesh_d2, _i1(world_i, _W_TRIANGLE_START), _i1(world_i, _W_NODE_START),
+                           _f3(world_f, world_i, _W_TRIANGLES), _f3(world_f, world_i, _W_BOUNDS),
+                           _i2(world_i, _W_NODES), _i1(world_i, _W_ORDER), _f2(world_f, world_i, _W_FACE_NORMALS),
+                           out_subshapes)
+    return slow, rest, overlapping
+
+
+@njit(cache=True, fastmath=False)
+def finish_rows(state, distance, points, normal, subshapes, exact, deepest, kink, cfg, pair, T_world_link, world_f,
+                world_i, pair_f, pair_i, k_max, done, smooth_distance, jacobians, no_subshape):
+    """:func:`assemble_rows` and :func:`jacobian_and_local_points` of a chunk's measured rows in one call (their
+    numbers): the rows kept, in order, with their Jacobian rows over the movable joints and body-frame points.
+
+    Parameters
+    ----------
+    state ... kink, cfg, pair : as :func:`assemble_rows` takes them (the margins are the packed pairs').
+    T_world_link : (N, L, 4, 4); world_f, world_i : :func:`pack_row_world`; pair_f, pair_i : :func:`pack_row_pairs`.
+    k_max, done, smooth_distance : as :func:`assemble_rows`; jacobians : bool, compute the Jacobian rows.
+    no_subshape : the subshape of a side that is not a mesh (its subshape is set to it).
+
+    Returns
+    -------
+    (cfg, pair, padded distance, points, normal, subshapes (``no_subshape`` on the sides that are not meshes),
+    smooth, local (R, 2, 3), jacobian (R, M) or (R, 0), plain): ``plain`` False when a row has a body frame :func:`jacobian_and_local_points` does not take (an
+    object attached with an offset): its ``local`` is then to be computed otherwise.
+    """
+    margins = _f1(pair_f, pair_i, _P_MARGINS)
+    _, out_cfg, out_pair, padded, pts, nrm, subs, smooth = assemble_rows(
+        state, distance, points, normal, subshapes, exact, deepest, kink, cfg, pair, margins, k_max, done,
+        smooth_distance)
+    n_rows = out_cfg.shape[0]
+    pairs = _i2(pair_i, _P_PAIRS)
+    plain_frames = _i1(pair_i, _P_PLAIN)
+    is_mesh = _i2(pair_i, _P_IS_MESH)
+    child_link = _i1(world_i, _W_CHILD_LINK)
+    shape_pair = np.empty((n_rows, 2), dtype=np.int64)
+    plain = True
+    for r in range(n_rows):
+        shape_pair[r, 0], shape_pair[r, 1] = pairs[out_pair[r], 0], pairs[out_pair[r], 1]
+        plain = plain and plain_frames[out_pair[r]] != 0
+        for s in range(2):
+            if is_mesh[out_pair[r], s] == 0:
+                subs[r, s] = no_subshape
+    local = np.empty((n_rows, 2, 3))
+    jac = np.empty((n_rows, child_link.shape[0] if jacobians else 0))
+    if n_rows:
+        jacobian_and_local_points(T_world_link, out_cfg, shape_pair, _i1(world_i, _W_SHAPE_LINK),
+                                  _i1(world_i, _W_OWNER_LINK), _f3(world_f, world_i, _W_OWNER_OFFSET), child_link,
+                                  _f2(world_f, world_i, _W_AXIS), _i1(world_i, _W_PRISMATIC),
+                                  _f2(world_f, world_i, _W_CHAIN), pts, nrm, jacobians, jac, local)
+    return out_cfg, out_pair, padded, pts, nrm, subs, smooth, local, jac, plain

@@ -15,13 +15,16 @@ import numpy as np
 
 from my_collision_pkg.core.kernels import explain_batch
 from my_collision_pkg.core.kernels.cells import cells_in_boxes
-from my_collision_pkg.core.kernels.clearance_rows import (assemble_rows, check_on_meshes, jacobian_and_local_points,
-                                                           settle_first_distances, sphere_gaps)
+from my_collision_pkg.core.kernels.clearance_rows import (assemble_rows, candidate_rows, check_on_meshes, finish_rows,
+                                                           first_distance_rows, jacobian_and_local_points,
+                                                           pack_row_pairs, pack_row_world, pack_world, pose_sizes,
+                                                           settle_first_distances, settle_rows, sphere_gaps)
 from my_collision_pkg.core.kernels.codes import KIND_BOX, KIND_CONVEX, KIND_MESH
 from my_collision_pkg.core.kernels.contact_points import contact_points
 from my_collision_pkg.core.kernels.culling import (first_candidate_row, obb_candidates,
                                                     single_configuration_candidates)
 from my_collision_pkg.core.kernels.footprint import convex_footprint, polytope_volume_centroid
+from my_collision_pkg.core.kernels.gjk import convex_arrays
 from my_collision_pkg.core.kernels.depth import (SolidArrays, SurfaceSamples, adjacency, label_components, merge_regions,
                                                 pair_overlaps, pair_regions, points_depth, refine_to_support,
                                                 summarize_regions, support_point, surface_points_inside)
@@ -41,6 +44,7 @@ def warm_up() -> None:
     """Compile (or load from numba's cache) every kernel of this package but the motion ones."""
     warm_up_kinematics_and_culling()
     warm_up_contacts()
+    warm_up_clearance_rows()
     explain_batch.warm_up()
     tube_margin(np.zeros((1, 1)), np.ones((1, 1)), np.ones(1), np.ones(1), np.ones(1), 1, np.zeros(1), np.ones(1), 0.1)
     current = np.zeros(1)
@@ -124,6 +128,48 @@ def warm_up_kinematics_and_culling() -> None:
     equations = np.array([[0.0, 0.0, -1.0, -0.5], [0.0, -1.0, 0.0, 0.0], [0.577, 0.577, 0.577, -0.289],
                           [-1.0, 0.0, 0.0, 0.0]])
     convex_footprint(corners, faces, equations, 1e-9, 1e-9)
+
+
+def warm_up_clearance_rows() -> None:
+    """Clearance's chunk kernels as checks.clearance calls them (packed arrays), on one revolute link carrying a
+    box near a world box: candidate rows, first distances (the compiled GJK), settling, the rows kept."""
+    eye = np.eye(4)
+    T_world_box = eye.copy()
+    T_world_box[0, 3] = 0.3
+    floats, ints = pack_world(-np.ones(1), np.ones(1), np.ones((1, 1)), np.zeros(1), np.zeros(1, dtype=np.int64),
+                              np.array([[0.0, 0.0, 1.0]]), np.array([-1], dtype=np.int64), eye[None].copy(),
+                              np.array([0], dtype=np.int64), np.array([0, -1], dtype=np.int64),
+                              np.stack([eye, T_world_box]), np.zeros((2, 3)), np.stack([np.eye(3), np.eye(3)]),
+                              np.full((2, 3), 0.1), np.zeros((2, 3)), np.full(2, 0.2))
+    pairs = np.array([[0, 1]], dtype=np.int64)
+    thresholds = np.ones(1)
+    current = np.zeros(1)
+    current.setflags(write=False)       # as PlanningScene.current_positions and the clearance tables' no_current
+    n_q, n_link, n_shape = pose_sizes(ints, 1)
+    poses = np.empty(n_q + n_link + n_shape)
+    rows = np.empty((2, 1), dtype=np.int64)
+    count = candidate_rows(np.zeros((1, 1)), np.zeros(1, dtype=np.int64), current, True, floats, ints, pairs,
+                           thresholds, poses, rows)
+    T_link = poses[n_q:n_q + n_link].reshape(1, 1, 4, 4)
+    T_shape = poses[n_q + n_link:].reshape(1, 2, 4, 4)
+    convex = convex_arrays([KIND_BOX, KIND_BOX], np.full((2, 3), 0.1), [np.zeros((0, 3))] * 2)
+    world_f, world_i = pack_row_world(convex, pack_meshes([], []), np.array([0, -1], dtype=np.int64),
+                                      np.array([0, -1], dtype=np.int64), np.stack([eye, eye]),
+                                      np.zeros(1, dtype=np.int64), np.array([[0.0, 0.0, 1.0]]), np.array([False]),
+                                      np.array([[1.0], [0.0]]))
+    true = np.ones(1, dtype=np.bool_)
+    pair_f, pair_i = pack_row_pairs(pairs, true, true, true, np.full((1, 2), -1, dtype=np.int64),
+                                    np.zeros((1, 2), dtype=np.bool_), true, np.full(1, 1e-5), np.zeros(1))
+    cfg, pair = rows[0, :count], rows[1, :count]
+    raw, p0, p1, measured, _ = first_distance_rows(cfg, pair, T_shape, world_f, world_i, pair_f, pair_i, 1e-12)
+    k = len(cfg)
+    state, distance, points = np.zeros(k, dtype=np.int8), np.full(k, np.inf), np.zeros((k, 2, 3))
+    normal, subshapes, flags = np.zeros((k, 3)), np.full((k, 2), -1, dtype=np.int32), np.zeros(k, dtype=np.bool_)
+    settle_rows(raw, p0, p1, measured, cfg, pair, T_shape, world_f, world_i, pair_f, pair_i, thresholds, 1e-5, 1e6,
+                1e-18, 1, 2, distance, points, normal, state, subshapes)
+    for jacobians in (True, False):
+        finish_rows(state, distance, points, normal, subshapes, ~flags, flags, flags, cfg, pair, T_link, world_f,
+                    world_i, pair_f, pair_i, 0, 1, 1e-9, jacobians, -1)
 
 
 def warm_up_contacts() -> None:
