@@ -716,9 +716,11 @@ def polished_coal_answer(kind_a, params_a, vertices_a, T_a, kind_b, params_b, ve
 @njit(cache=True, nogil=True)
 def polish_checked(kind_a, params_a, vertices_a, T_a, kind_b, params_b, vertices_b, T_b, normal, depth, tol_abs,
                    tol_rel, local_rad):
-    """:func:`polish_mtd` of an MTD (unit ``normal``, ``depth`` metres), kept only where it passes
+    """:func:`polish_mtd` of an MTD (unit ``normal``, ``depth`` metres) of a pair it polishes, kept only where it passes
     :func:`check_mtd` (tolerance ``tol_abs + tol_rel * depth``) and lies no deeper than ``depth`` plus that
     tolerance: then ``normal`` is overwritten and minus the polished depth returned; else ``-depth``."""
+    if not (_polishable(kind_a) and _polishable(kind_b)) or (kind_a == KIND_CYLINDER and kind_b == KIND_CYLINDER):
+        return -depth                                   # (spheres, capsules, cones, two cylinders: not polished)
     tol = tol_abs + tol_rel * abs(depth)
     polished = np.empty(3)
     value = polish_mtd(kind_a, params_a, vertices_a, T_a, kind_b, params_b, vertices_b, T_b, normal, depth, polished)
