@@ -425,9 +425,9 @@ def other_basin_gap(kind_a, params_a, vertices_a, T_a, faces_a, offsets_a, kind_
 POLISH_SUPPORT = 6              # at most this many support vertices of a body along the normal
 _POLISH_ROUNDS = 24             # support features recomputed at most this many times
 _POLISH_EPS_M = 1e-7            # a vertex this close to the support plane along the normal is a support vertex, ...
-_POLISH_MAX_EPS_M = 1e-3        # ... this tolerance grown tenfold up to this while no candidate lowers the overlap
+_POLISH_MAX_EPS_M = 1e-5        # ... this tolerance grown tenfold up to this while no candidate lowers the overlap
 _POLISH_MIN_COS = 0.9           # candidates further than acos(0.9) (26 degrees) from the normal are not taken
-_POLISH_CIRCLE_RAD = 0.2        # the half-width of the arc searched along a great circle (round bodies)
+_POLISH_CIRCLE_RAD = 0.05       # the half-width of the arc searched along a great circle (round bodies)
 _POLISH_CIRCLE_EDGES = 3        # the circles normal to the edges among a body's first this many support vertices
 _GOLDEN = 0.6180339887498949
 
@@ -542,45 +542,38 @@ def _add_candidate(cands, count, n0, n1, n2, c0, c1, c2):
 
 
 @njit(inline="always")
-def _circle_minimum(kind_a, params_a, vertices_a, T_a, kind_b, params_b, vertices_b, T_b, n0, n1, n2, e0, e1, e2, out):
-    """Golden-section minimum of the overlap on the great circle normal to unit e, within _POLISH_CIRCLE_RAD of
-    n's projection on it, to ``out``; its overlap (+inf when n is along e)."""
+def _circle_minimum(sa, na, ra, axa, sb, nb, rb, axb, n0, n1, n2, e0, e1, e2, out):
+    """Golden-section minimum of the local overlap (:func:`_local_overlap`) on the great circle normal to unit
+    e, within _POLISH_CIRCLE_RAD of n's projection on it, to ``out``. False when n is along e."""
     along = n0 * e0 + n1 * e1 + n2 * e2
     u0, u1, u2 = n0 - along * e0, n1 - along * e1, n2 - along * e2
     length = math.sqrt(u0 * u0 + u1 * u1 + u2 * u2)
     if not length > 1e-9:
-        return np.inf
+        return False
     u0, u1, u2 = u0 / length, u1 / length, u2 / length
     w0, w1, w2 = e1 * u2 - e2 * u1, e2 * u0 - e0 * u2, e0 * u1 - e1 * u0
     lo, hi = -_POLISH_CIRCLE_RAD, _POLISH_CIRCLE_RAD
     x1 = hi - _GOLDEN * (hi - lo)
     x2 = lo + _GOLDEN * (hi - lo)
     c, s = math.cos(x1), math.sin(x1)
-    f1 = _overlap(kind_a, params_a, vertices_a, T_a, kind_b, params_b, vertices_b, T_b,
-                  c * u0 + s * w0, c * u1 + s * w1, c * u2 + s * w2)
+    f1 = _local_overlap(sa, na, ra, axa, sb, nb, rb, axb, c * u0 + s * w0, c * u1 + s * w1, c * u2 + s * w2)
     c, s = math.cos(x2), math.sin(x2)
-    f2 = _overlap(kind_a, params_a, vertices_a, T_a, kind_b, params_b, vertices_b, T_b,
-                  c * u0 + s * w0, c * u1 + s * w1, c * u2 + s * w2)
-    while hi - lo > 1e-10:
+    f2 = _local_overlap(sa, na, ra, axa, sb, nb, rb, axb, c * u0 + s * w0, c * u1 + s * w1, c * u2 + s * w2)
+    while hi - lo > 1e-11:
         if f1 <= f2:
             hi, x2, f2 = x2, x1, f1
             x1 = hi - _GOLDEN * (hi - lo)
             c, s = math.cos(x1), math.sin(x1)
-            f1 = _overlap(kind_a, params_a, vertices_a, T_a, kind_b, params_b, vertices_b, T_b,
-                          c * u0 + s * w0, c * u1 + s * w1, c * u2 + s * w2)
+            f1 = _local_overlap(sa, na, ra, axa, sb, nb, rb, axb, c * u0 + s * w0, c * u1 + s * w1, c * u2 + s * w2)
         else:
             lo, x1, f1 = x1, x2, f2
             x2 = lo + _GOLDEN * (hi - lo)
             c, s = math.cos(x2), math.sin(x2)
-            f2 = _overlap(kind_a, params_a, vertices_a, T_a, kind_b, params_b, vertices_b, T_b,
-                          c * u0 + s * w0, c * u1 + s * w1, c * u2 + s * w2)
-    if f1 <= f2:
-        x, value = x1, f1
-    else:
-        x, value = x2, f2
+            f2 = _local_overlap(sa, na, ra, axa, sb, nb, rb, axb, c * u0 + s * w0, c * u1 + s * w1, c * u2 + s * w2)
+    x = x1 if f1 <= f2 else x2
     c, s = math.cos(x), math.sin(x)
     out[0], out[1], out[2] = c * u0 + s * w0, c * u1 + s * w1, c * u2 + s * w2
-    return value
+    return True
 
 
 @njit(cache=True, nogil=True)
@@ -591,12 +584,14 @@ def polish_mtd(kind_a, params_a, vertices_a, T_a, kind_b, params_b, vertices_b, 
     For bodies made of vertices and at most one disc (vertex sets, boxes, cylinders; not both round): the
     support vertices of each body along the normal (within a tolerance, at most POLISH_SUPPORT) give the
     candidates: a face normal of either (three support vertices of one body), the cross product of an edge
-    of each (two support vertices of each), a cylinder's axis, and, with a cylinder, the minimum along the
-    great circle normal to each edge (where the edge swept by the cylinder's rim is curved); each candidate's
-    overlap is bounded below by that of the support vertices and the disc, and the exact overlap is taken
+    of each (two support vertices of each), a cylinder's axis, and, with a cylinder, the minimum of the overlap
+    of the support vertices and the disc (golden section) along the great circle normal to each edge among a
+    body's first _POLISH_CIRCLE_EDGES support vertices (where the edge swept by the cylinder's rim is curved);
+    each candidate's overlap is bounded below by that of the support vertices and the disc, and the exact overlap is taken
     in the order of the bounds until a bound is above the best. The best replaces the normal while it lowers
-    the overlap, and the support vertices are taken again there; where none does, they are taken again with a
-tolerance ten times larger (kept from then on) (_POLISH_EPS_M up to _POLISH_MAX_EPS_M; at most _POLISH_ROUNDS rounds in all). Other pairs,
+    the overlap, and the support vertices are taken again there; where none does, the tolerance grows tenfold
+    (_POLISH_EPS_M up to _POLISH_MAX_EPS_M, kept from then on) until it takes in another vertex, and the
+    candidates are taken again (at most _POLISH_ROUNDS rounds in all). Other pairs,
     or no lower overlap found: ``normal`` and the overlap along it.
     """
     n0, n1, n2 = normal[0], normal[1], normal[2]
@@ -646,7 +641,6 @@ tolerance ten times larger (kept from then on) (_POLISH_EPS_M up to _POLISH_MAX_
             count = _add_candidate(cands, count, n0, n1, n2, axa[0], axa[1], axa[2])
         if rb > 0.0:
             count = _add_candidate(cands, count, n0, n1, n2, axb[0], axb[1], axb[2])
-        circle, circle_value = -1, value
         if ra > 0.0 or rb > 0.0:                       # an edge swept by the rim: along the circle normal to it
             for side in range(2):
                 s = sa if side == 0 else sb
@@ -657,13 +651,9 @@ tolerance ten times larger (kept from then on) (_POLISH_EPS_M up to _POLISH_MAX_
                         length = math.sqrt(x0 * x0 + x1 * x1 + x2 * x2)
                         if not length > 1e-12:
                             continue
-                        exact = _circle_minimum(kind_a, params_a, vertices_a, T_a, kind_b, params_b, vertices_b, T_b,
-                                                n0, n1, n2, x0 / length, x1 / length, x2 / length, point)
-                        if exact < circle_value:
-                            circle, circle_value = count, exact
+                        if _circle_minimum(sa, na, ra, axa, sb, nb, rb, axb, n0, n1, n2, x0 / length, x1 / length,
+                                           x2 / length, point):
                             count = _add_candidate(cands, count, n0, n1, n2, point[0], point[1], point[2])
-                            if count == circle:
-                                circle = -1
         for c in range(count):
             bounds[c] = _local_overlap(sa, na, ra, axa, sb, nb, rb, axb, cands[c, 0], cands[c, 1], cands[c, 2])
         order = np.argsort(bounds[:count], kind="mergesort")
@@ -675,12 +665,15 @@ tolerance ten times larger (kept from then on) (_POLISH_EPS_M up to _POLISH_MAX_
                              cands[c, 0], cands[c, 1], cands[c, 2])
             if exact < best_value:
                 best, best_value = c, exact
-        if circle >= 0 and circle_value < best_value:
-            best, best_value = circle, circle_value
         if best < 0:
-            if eps * 10.0 > _POLISH_MAX_EPS_M * 1.0000001:
+            # no candidate lowers the overlap: a larger tolerance, where it takes in another support vertex
+            grown = False
+            while eps * 10.0 <= _POLISH_MAX_EPS_M * 1.0000001 and not grown:
+                eps *= 10.0
+                grown = (_support_set(kind_a, params_a, vertices_a, T_a, n0, n1, n2, eps, sa) > na
+                         or _support_set(kind_b, params_b, vertices_b, T_b, -n0, -n1, -n2, eps, sb) > nb)
+            if not grown:
                 break
-            eps *= 10.0
             continue
         n0, n1, n2 = cands[best, 0], cands[best, 1], cands[best, 2]
         value = best_value
