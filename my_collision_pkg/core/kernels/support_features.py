@@ -286,13 +286,7 @@ def feature_contact(kind_0, params_0, vertices_0, T_0, faces_0, offsets_0, kind_
             switch = _min(switch, inside_margin(out[0], f1, c1, normal))
         elif c0 > 1:
             switch = _min(switch, inside_margin(out[1], f0, c0, normal))
-        if switch >= switch_margin:
-            switch = _min(switch, other_basin_gap(kind_0, params_0, vertices_0, T_0, faces_0, offsets_0, kind_1,
-                                                  params_1, vertices_1, T_1, faces_1, offsets_1, normal, -distance,
-                                                  out[0], out[1], switch_margin, same_basin_cos, basin_start,
-                                                  basin_stop))
-        return True, switch
-    if c0 == 2 and c1 == 2:
+    elif c0 == 2 and c1 == 2:
         # p0 = a + s e0, p1 = b + t e1 with p1 - p0 = shift: solved in the plane normal to n (basis u, v)
         e0x, e0y, e0z = f0[1, 0] - f0[0, 0], f0[1, 1] - f0[0, 1], f0[1, 2] - f0[0, 2]
         e1x, e1y, e1z = f1[1, 0] - f1[0, 0], f1[1, 1] - f1[0, 1], f1[1, 2] - f1[0, 2]
@@ -314,10 +308,10 @@ def feature_contact(kind_0, params_0, vertices_0, T_0, faces_0, offsets_0, kind_
         out[0, 0], out[0, 1], out[0, 2] = f0[0, 0] + clamped * e0x, f0[0, 1] + clamped * e0y, f0[0, 2] + clamped * e0z
         out[1, 0], out[1, 1], out[1, 2] = out[0, 0] + s0, out[0, 1] + s1, out[0, 2] + s2
         switch = _min(_min(_min(gap0, gap1), min(s, 1.0 - s) * length0), min(t, 1.0 - t) * length1)
-        if switch >= switch_margin:
-            switch = _min(switch, other_basin_gap(kind_0, params_0, vertices_0, T_0, faces_0, offsets_0, kind_1,
-                                                  params_1, vertices_1, T_1, faces_1, offsets_1, normal, -distance,
-                                                  out[0], out[1], switch_margin, same_basin_cos, basin_start,
-                                                  basin_stop))
-        return True, switch
-    return False, 0.0
+    else:
+        return False, 0.0
+    if switch >= switch_margin:
+        switch = _min(switch, other_basin_gap(kind_0, params_0, vertices_0, T_0, faces_0, offsets_0, kind_1, params_1,
+                                              vertices_1, T_1, faces_1, offsets_1, normal, -distance, out[0], out[1],
+                                              switch_margin, same_basin_cos, basin_start, basin_stop))
+    return True, switch
