@@ -1147,13 +1147,10 @@ class OneCallPlan:
         :func:`kernel_routes` of the selection.
     shape_link : (S,) int64
         The world's shapes' links (the grid cache's slots).
-    entry_points : dict
-        The compiled entry points of ``grid_advance.settle_in_one_call`` chosen for this
-        plan's arguments, by the types of those that vary (:func:`_settle`).
     """
     __slots__ = ("n_pairs", "n_links", "n_mov", "weight", "n_env", "tables", "terms", "pair_a", "pair_b", "every",
                  "robot_pack", "shape_pack", "cover_pack", "speed_static", "convex", "kernel_route", "shape_link",
-                 "entry_points", "__weakref__")
+                 "__weakref__")
 
 
 def one_call_plan(world: CollisionWorld, selection: PairSelection) -> OneCallPlan | None:
@@ -1187,7 +1184,6 @@ def _one_call_plan(world: CollisionWorld, selection: PairSelection) -> OneCallPl
                          static["radius"], static["box_local"])
     plan.convex, plan.kernel_route = kernel_routes(world, selection)
     plan.shape_link = world.shape_link
-    plan.entry_points = {}
     return plan
 
 
@@ -1215,39 +1211,6 @@ def _one_call_buffers(plan: OneCallPlan, tolerance_m: float) -> tuple:
                gjk_tolerance(tolerance_m))
     _ONE_CALL_POOL.entry = (weakref.ref(plan), key, buffers)
     return buffers
-
-
-def _array_kind(a) -> tuple | None:
-    """What of array ``a`` makes its numba type (None: not a plain ndarray)."""
-    if type(a) is not np.ndarray:
-        return None
-    flags = a.flags
-    return a.dtype.num, a.ndim, flags.c_contiguous, flags.f_contiguous, flags.writeable, flags.aligned
-
-
-def _settle(plan: OneCallPlan, args: tuple, margins: np.ndarray) -> tuple:
-    """``grid_advance.settle_in_one_call(*args)`` (:func:`one_call_search`'s arguments for
-    ``plan``), called through its compiled entry point once the dispatcher has chosen it.
-
-    The dispatcher types every argument at every call, and typing the packs' tuples (some 80
-    arrays) costs about 3.5 us of a short edge's 30 us call. The plan's packs and this thread's
-    work arrays keep their types, so the entry point the dispatcher chose for the first call
-    with these types of the arguments that vary (the ends, the margins, the scalars: the key)
-    is the one it would choose again; only an exactly matching compiled signature is kept, and
-    none when the kernel was replaced (as a test's spy does)."""
-    kernel = gk.settle_in_one_call
-    q0, q1 = args[0], args[1]
-    key = (_array_kind(q0), _array_kind(q1), _array_kind(margins),
-           *(type(args[i]) for i in (9, 10, 12, 14, 21, 22, 23, 26)), type(args[16][3]), type(args[16][4]))
-    known = plan.entry_points.get(key)
-    if known is not None and known[0] is kernel:
-        return known[1](*args)
-    returns = kernel(*args)
-    if None not in key[:3] and hasattr(kernel, "overloads"):
-        compiled = kernel.overloads.get(tuple(kernel.typeof_pyval(a) for a in args))
-        if compiled is not None:
-            plan.entry_points[key] = (kernel, compiled.entry_point)
-    return returns
 
 
 class OneCallLeft(NamedTuple):
@@ -1311,11 +1274,11 @@ def one_call_search(world: CollisionWorld, selection: PairSelection, q0: np.ndar
         return None
     out, track, cache, warm, calls, hull_gap, seq, seq_n, t, tail_t, end, eps = _one_call_buffers(plan, tolerance_m)
     margins = selection.margins
-    args = (q0, q1, plan.tables, plan.terms, (plan.pair_a, plan.pair_b, margins), plan.robot_pack, plan.shape_pack,
-            plan.speed_static, plan.cover_pack, tolerance_m, COVER_ACCEPT_M, out, budget, track, track_clearance, cache,
-            (plan.convex, plan.kernel_route, warm, eps, HULL_ACCEPT_M, calls, hull_gap), seq, seq_n, t, plan.every,
-            steps_left, ADVANCE_CALL_STEPS, weight, tail_t, end, DYADIC_REFINEMENTS)
-    returns = _settle(plan, args, margins)
+    returns = gk.settle_in_one_call(
+        q0, q1, plan.tables, plan.terms, (plan.pair_a, plan.pair_b, margins), plan.robot_pack, plan.shape_pack,
+        plan.speed_static, plan.cover_pack, tolerance_m, COVER_ACCEPT_M, out, budget, track, track_clearance, cache,
+        (plan.convex, plan.kernel_route, warm, eps, HULL_ACCEPT_M, calls, hull_gap), seq, seq_n, t, plan.every,
+        steps_left, ADVANCE_CALL_STEPS, weight, tail_t, end, DYADIC_REFINEMENTS)
     used, live, count, stop, used_forward, clearance = returns
     n_live = len(live)
     forward_done = count == 0 and stop == n_live
