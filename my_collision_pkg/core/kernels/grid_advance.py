@@ -344,6 +344,19 @@ def advance_on_grid(q0, dq, limit, t, live, p, pairs, robot, shapes, speed, cove
     at least the pair's last measured mesh-to-hull gap in reserve). Only
     pairs that may touch, or whose hulls come too near, go to the caller. A GJK call counts
     as one more bound evaluation in ``used`` (it costs about as much)."""
+    ps = pair_speeds(PairArrays(*pairs).pair_a, PairArrays(*pairs).pair_b, SpeedArrays(*speed))
+    speeds = (ps.w_a, ps.w_b, ps.v0_fixed, ps.v1)
+    fixed_c = fixed_centres(ShapeArrays(*shapes).shape_link, ShapeArrays(*shapes).T_frame_shape,
+                            SpeedArrays(*speed).centre_shape)
+    return advance_on_grid_with(q0, dq, limit, t, live, p, pairs, robot, shapes, speed, covers, tol, accept, out,
+                                budget, track, tracking, cache, narrow, speeds, fixed_c)
+
+
+@njit(cache=True)
+def advance_on_grid_with(q0, dq, limit, t, live, p, pairs, robot, shapes, speed, covers, tol, accept, out, budget,
+                         track, tracking, cache, narrow, speeds, fixed_c):
+    """:func:`advance_on_grid` with the pairs' :func:`pair_speeds` (``speeds``, as a plain tuple)
+    and the world objects' :func:`fixed_centres` ``fixed_c`` made by the caller."""
     pairs, robot, shapes = PairArrays(*pairs), RobotArrays(*robot), ShapeArrays(*shapes)
     speed, covers, out = SpeedArrays(*speed), CoverArrays(*covers), AdvanceOutputs(*out)
     cache = GridCache(*cache)
@@ -365,9 +378,7 @@ def advance_on_grid(q0, dq, limit, t, live, p, pairs, robot, shapes, speed, cove
     lever_a, lever_b = off_lever[0, 0], off_lever[0, 1]
     work = cover_scratch(covers.cover_start)
     free_t = np.nan                                # T_free holds the poses at free_t
-    ps = pair_speeds(pair_a, pair_b, speed)
-    w_a, w_b, v0_fixed, v1_pair = ps.w_a, ps.w_b, ps.v0_fixed, ps.v1
-    fixed_c = fixed_centres(shapes.shape_link, shapes.T_frame_shape, speed.centre_shape)
+    w_a, w_b, v0_fixed, v1_pair = speeds
     shape_link, T_frame_shape, slot = shapes.shape_link, shapes.T_frame_shape, cache.slot
     centre_shape, radius, prismatic, adq, child_link, axis = (speed.centre_shape, speed.radius, speed.prismatic,
                                                                speed.adq, speed.child_link, speed.axis)
@@ -554,6 +565,19 @@ def certify_dyadic(q0, dq, t, p, pairs, robot, shapes, speed, covers, tol, accep
     reference counts on its arrays, and those cost more than the evaluation (a compiled
     helper taking the loop's arrays made :func:`certify_dyadic` 2.4x slower; the written-out
     loop reading plain arrays took it from 223 to 177 us per bench edge)."""
+    ps = pair_speeds(PairArrays(*pairs).pair_a, PairArrays(*pairs).pair_b, SpeedArrays(*speed))
+    speeds = (ps.w_a, ps.w_b, ps.v0_fixed, ps.v1)
+    fixed_c = fixed_centres(ShapeArrays(*shapes).shape_link, ShapeArrays(*shapes).T_frame_shape,
+                            SpeedArrays(*speed).centre_shape)
+    return certify_dyadic_with(q0, dq, t, p, pairs, robot, shapes, speed, covers, tol, accept, out, budget, track,
+                               tracking, cache, narrow, seq, seq_n, speeds, fixed_c)
+
+
+@njit(cache=True)
+def certify_dyadic_with(q0, dq, t, p, pairs, robot, shapes, speed, covers, tol, accept, out, budget, track, tracking,
+                        cache, narrow, seq, seq_n, speeds, fixed_c):
+    """:func:`certify_dyadic` with the pairs' :func:`pair_speeds` (``speeds``, as a plain tuple)
+    and the world objects' :func:`fixed_centres` ``fixed_c`` made by the caller."""
     pairs, robot, shapes = PairArrays(*pairs), RobotArrays(*robot), ShapeArrays(*shapes)
     speed, covers, out = SpeedArrays(*speed), CoverArrays(*covers), AdvanceOutputs(*out)
     cache = GridCache(*cache)
@@ -572,9 +596,7 @@ def certify_dyadic(q0, dq, t, p, pairs, robot, shapes, speed, covers, tol, accep
     lever_a, lever_b = off_lever[0, 0], off_lever[0, 1]
     work = cover_scratch(covers.cover_start)
     free_t = np.nan
-    ps = pair_speeds(pairs.pair_a, pairs.pair_b, speed)
-    w_a, w_b, v0_fixed, v1_pair = ps.w_a, ps.w_b, ps.v0_fixed, ps.v1
-    fixed_c = fixed_centres(shapes.shape_link, shapes.T_frame_shape, speed.centre_shape)
+    w_a, w_b, v0_fixed, v1_pair = speeds
     shape_link, T_frame_shape, slot = shapes.shape_link, shapes.T_frame_shape, cache.slot
     centre_shape, radius, prismatic, adq, child_link, axis = (speed.centre_shape, speed.radius, speed.prismatic,
                                                                speed.adq, speed.child_link, speed.axis)
@@ -998,15 +1020,32 @@ def certify_then_advance(q0, dq, t, p, pairs, robot, shapes, speed, covers, tol,
     certify_dyadic's (``steps_left`` steps, at most ``call_steps`` per call, ``weight`` steps
     per evaluation: :meth:`limits.WorkMeter.call_budget`). Each compiled call costs about
     10 us to take its arguments: a valid motion's whole search is one call."""
-    used = certify_dyadic(q0, dq, t, p, pairs, robot, shapes, speed, covers, tol, accept, out, budget, track,
-                          tracking, cache, narrow, seq, seq_n)
+    ps = pair_speeds(PairArrays(*pairs).pair_a, PairArrays(*pairs).pair_b, SpeedArrays(*speed))
+    speeds = (ps.w_a, ps.w_b, ps.v0_fixed, ps.v1)
+    fixed_c = fixed_centres(ShapeArrays(*shapes).shape_link, ShapeArrays(*shapes).T_frame_shape,
+                            SpeedArrays(*speed).centre_shape)
+    return certify_then_advance_with(q0, dq, t, p, pairs, robot, shapes, speed, covers, tol, accept, out, budget,
+                                     track, tracking, cache, narrow, seq, seq_n, steps_left, call_steps, weight,
+                                     tail_t, end, evaluations, speeds, fixed_c)
+
+
+@njit(cache=True)
+def certify_then_advance_with(q0, dq, t, p, pairs, robot, shapes, speed, covers, tol, accept, out, budget, track,
+                              tracking, cache, narrow, seq, seq_n, steps_left, call_steps, weight, tail_t, end,
+                              evaluations, speeds, fixed_c):
+    """:func:`certify_then_advance` with the pairs' :func:`pair_speeds` (``speeds``, as a plain
+    tuple) and the world objects' :func:`fixed_centres` ``fixed_c`` made by the caller (made
+    once for both of its kernels)."""
+    used = certify_dyadic_with(q0, dq, t, p, pairs, robot, shapes, speed, covers, tol, accept, out, budget, track,
+                               tracking, cache, narrow, seq, seq_n, speeds, fixed_c)
     live = np.flatnonzero(t <= 1.0)
     left = min(call_steps, steps_left - np.ceil(used * weight))
     forward = 0 if left <= 0 else max(1, int(left / weight))
     count, stop, used_forward = -1, 0, 0
     if live.shape[0] > 0 and forward > 0:
-        count, stop, used_forward = advance_on_grid(q0, dq, 1.0, t, live, p, pairs, robot, shapes, speed, covers,
-                                                    tol, accept, out, forward, track, tracking, cache, narrow)
+        count, stop, used_forward = advance_on_grid_with(q0, dq, 1.0, t, live, p, pairs, robot, shapes, speed,
+                                                         covers, tol, accept, out, forward, track, tracking, cache,
+                                                         narrow, speeds, fixed_c)
     clearance = (-1, np.inf, np.nan, -1, np.inf, np.nan, -2)
     if tracking and (live.shape[0] == 0 or (count == 0 and stop == live.shape[0])):
         clearance = grid_clearance(q0, dq, p, pairs, robot, shapes, speed, covers, tol, accept, track, tail_t, end,
@@ -1017,7 +1056,8 @@ def certify_then_advance(q0, dq, t, p, pairs, robot, shapes, speed, covers, tol,
 # The fields of a OneCallPack: settle_in_one_call's arguments that stay the same from one
 # motion to the next on one thread for one plan
 ONE_CALL_FIELDS = ("tables", "terms", "pair_a", "pair_b", "robot", "shapes", "speed_static", "covers", "out", "track",
-                   "cache", "convex", "route", "warm", "calls", "hull_gap", "seq", "seq_n", "t", "p", "tail_t", "end")
+                   "cache", "convex", "route", "warm", "calls", "hull_gap", "seq", "seq_n", "t", "p", "tail_t", "end",
+                   "fixed_c")
 
 
 @structref.register
@@ -1043,10 +1083,11 @@ structref.define_proxy(OneCallPack, OneCallPackType, list(ONE_CALL_FIELDS))
 @njit(cache=True)
 def one_call_pack(tables, terms, pair_a, pair_b, robot, shapes, speed_static, covers, out, track, cache, convex, route,
                   warm, calls, hull_gap, seq, seq_n, t, p, tail_t, end):
-    """A :class:`OneCallPack` of these fields (compiled and cached, so that making one compiles
-    nothing in a process that has warmed up)."""
+    """A :class:`OneCallPack` of these fields and the world objects' :func:`fixed_centres`
+    (compiled and cached, so that making one compiles nothing in a process that has warmed up)."""
+    fixed_c = fixed_centres(shapes[0], shapes[1], speed_static[5])
     return OneCallPack(tables, terms, pair_a, pair_b, robot, shapes, speed_static, covers, out, track, cache, convex,
-                       route, warm, calls, hull_gap, seq, seq_n, t, p, tail_t, end)
+                       route, warm, calls, hull_gap, seq, seq_n, t, p, tail_t, end, fixed_c)
 
 
 @njit(cache=True)
@@ -1099,7 +1140,9 @@ def settle_in_one_call(pack, q0, q1, margins, tol, accept, budget, tracking, eps
     speed = (W_a, W_b, s_child, axis, s_prismatic, centre, radius, box_local, adq, D_below)
     pairs = (pack.pair_a, pack.pair_b, margins, top)
     narrow = (pack.convex, pack.route, warm, eps, hull_accept, calls, hull_gap)
-    used, live, count, stop, used_forward, clearance = certify_then_advance(
+    speeds = pair_speeds(pack.pair_a, pack.pair_b, SpeedArrays(*speed))
+    used, live, count, stop, used_forward, clearance = certify_then_advance_with(
         q0, q1 - q0, t, pack.p, pairs, pack.robot, pack.shapes, speed, pack.covers, tol, accept, out, budget, track,
-        tracking, cache, narrow, pack.seq, seq_n, steps_left, call_steps, weight, pack.tail_t, pack.end, evaluations)
+        tracking, cache, narrow, pack.seq, seq_n, steps_left, call_steps, weight, pack.tail_t, pack.end, evaluations,
+        (speeds.w_a, speeds.w_b, speeds.v0_fixed, speeds.v1), pack.fixed_c)
     return used, live, count, stop, used_forward, clearance
