@@ -211,3 +211,32 @@ def test_one_call_threads_answer_as_one_thread(scene, checker, edges, monkeypatc
         sys.setswitchinterval(interval)
     assert found[0] == expected
     assert found[1] == expected[::-1]
+
+
+def test_one_call_pack_works_on_the_threads_arrays(scene, checker, edges):
+    """The one call's ``grid_advance.OneCallPack`` holds this thread's work arrays themselves, not
+    copies: what the call writes (the pairs' times, their step counts) is in the arrays
+    ``sweep._one_call_buffers`` hands out, which the Sweep goes on from."""
+    names = scene.robot.active_joint_names
+    validity = checker.motion_validity(names, **KINDS[1])
+    world = scene.world
+    selection = validity._selection_for(world)
+    plan = validity._plan_of(validity._current(world))
+    tolerance_m = validity._tolerance_m
+    buffers = sweep._one_call_buffers(plan, tolerance_m)
+    assert sweep._one_call_buffers(plan, tolerance_m) is buffers      # made once per plan and thread
+    out, t = buffers[0], buffers[8]
+    ran = 0
+    for q0, q1 in edges[:40]:
+        q0, q1 = validity._ends(q0, q1)
+        t[:] = -7.0
+        out[6][:] = -1
+        found = sweep.one_call_search(world, selection, q0, q1, tolerance_m, checker.work_meter(), False, plan)
+        if found is None:
+            continue
+        ran += 1
+        assert not np.any(t == -7.0)                   # reset to 0 by the call, then advanced
+        assert np.all(out[6] >= 1)                     # every pair evaluated at least once
+        if not isinstance(found, sweep.OneCallLeft):
+            assert np.all(t > 1.0)                     # a settled edge: every pair past t = 1
+    assert ran > 20

@@ -1193,8 +1193,8 @@ _ONE_CALL_POOL = threading.local()
 def _one_call_buffers(plan: OneCallPlan, tolerance_m: float) -> tuple:
     """This thread's work arrays of :func:`one_call_search` for ``plan`` (made at its first
     call with the plan, tolerance and sizes, then the same arrays: the kernel resets what it reads),
-    and the GJK precision: ``(out, track, cache, warm, calls, hull_gap, seq, seq_n, t, tail_t, end,
-    eps)``."""
+    the GJK precision and a :class:`grid_advance.OneCallPack` of the plan's packs and these arrays:
+    ``(out, track, cache, warm, calls, hull_gap, seq, seq_n, t, tail_t, end, eps, pack)``."""
     key = (tolerance_m, NEED_SLOTS, DYADIC_POINTS)
     entry = getattr(_ONE_CALL_POOL, "entry", None)
     if entry is not None and entry[0]() is plan and entry[1] == key:
@@ -1209,6 +1209,11 @@ def _one_call_buffers(plan: OneCallPlan, tolerance_m: float) -> tuple:
                np.empty(n_pairs, dtype=np.int64), np.empty(n_pairs), np.empty((6, n_pairs, DYADIC_POINTS)),
                np.empty(n_pairs, dtype=np.int64), np.empty(n_pairs), np.empty(n_pairs), np.empty((n_pairs, 3)),
                gjk_tolerance(tolerance_m))
+    out, track, cache, warm, calls, hull_gap, seq, seq_n, t, tail_t, end, _ = buffers
+    pack = gk.one_call_pack(plan.tables, plan.terms, plan.pair_a, plan.pair_b, plan.robot_pack, plan.shape_pack,
+                            plan.speed_static, plan.cover_pack, out, track, cache, plan.convex, plan.kernel_route,
+                            warm, calls, hull_gap, seq, seq_n, t, plan.every, tail_t, end)
+    buffers = buffers + (pack,)
     _ONE_CALL_POOL.entry = (weakref.ref(plan), key, buffers)
     return buffers
 
@@ -1272,13 +1277,11 @@ def one_call_search(world: CollisionWorld, selection: PairSelection, q0: np.ndar
     budget = meter.call_budget(weight)
     if plan.n_pairs * weight > steps_left or budget <= 0:
         return None
-    out, track, cache, warm, calls, hull_gap, seq, seq_n, t, tail_t, end, eps = _one_call_buffers(plan, tolerance_m)
+    (out, track, cache, warm, calls, hull_gap, seq, seq_n, t, tail_t, end, eps,
+     pack) = _one_call_buffers(plan, tolerance_m)
     margins = selection.margins
-    returns = gk.settle_in_one_call(
-        q0, q1, plan.tables, plan.terms, (plan.pair_a, plan.pair_b, margins), plan.robot_pack, plan.shape_pack,
-        plan.speed_static, plan.cover_pack, tolerance_m, COVER_ACCEPT_M, out, budget, track, track_clearance, cache,
-        (plan.convex, plan.kernel_route, warm, eps, HULL_ACCEPT_M, calls, hull_gap), seq, seq_n, t, plan.every,
-        steps_left, ADVANCE_CALL_STEPS, weight, tail_t, end, DYADIC_REFINEMENTS)
+    returns = gk.settle_in_one_call(pack, q0, q1, margins, tolerance_m, COVER_ACCEPT_M, budget, track_clearance, eps,
+                                    HULL_ACCEPT_M, steps_left, ADVANCE_CALL_STEPS, weight, DYADIC_REFINEMENTS)
     used, live, count, stop, used_forward, clearance = returns
     n_live = len(live)
     forward_done = count == 0 and stop == n_live

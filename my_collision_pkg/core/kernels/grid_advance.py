@@ -25,6 +25,8 @@ from typing import NamedTuple
 
 import numpy as np
 from numba import njit
+from numba.core import types
+from numba.experimental import structref
 
 from my_collision_pkg.core.kernels.advancement import (DONE, NEED, AdvanceOutputs, CoverArrays, PairArrays,
                                                        RobotArrays, ShapeArrays, SpeedArrays,
@@ -342,6 +344,19 @@ def advance_on_grid(q0, dq, limit, t, live, p, pairs, robot, shapes, speed, cove
     at least the pair's last measured mesh-to-hull gap in reserve). Only
     pairs that may touch, or whose hulls come too near, go to the caller. A GJK call counts
     as one more bound evaluation in ``used`` (it costs about as much)."""
+    ps = pair_speeds(PairArrays(*pairs).pair_a, PairArrays(*pairs).pair_b, SpeedArrays(*speed))
+    speeds = (ps.w_a, ps.w_b, ps.v0_fixed, ps.v1)
+    fixed_c = fixed_centres(ShapeArrays(*shapes).shape_link, ShapeArrays(*shapes).T_frame_shape,
+                            SpeedArrays(*speed).centre_shape)
+    return advance_on_grid_with(q0, dq, limit, t, live, p, pairs, robot, shapes, speed, covers, tol, accept, out,
+                                budget, track, tracking, cache, narrow, speeds, fixed_c)
+
+
+@njit(cache=True)
+def advance_on_grid_with(q0, dq, limit, t, live, p, pairs, robot, shapes, speed, covers, tol, accept, out, budget,
+                         track, tracking, cache, narrow, speeds, fixed_c):
+    """:func:`advance_on_grid` with the pairs' :func:`pair_speeds` (``speeds``, as a plain tuple)
+    and the world objects' :func:`fixed_centres` ``fixed_c`` made by the caller."""
     pairs, robot, shapes = PairArrays(*pairs), RobotArrays(*robot), ShapeArrays(*shapes)
     speed, covers, out = SpeedArrays(*speed), CoverArrays(*covers), AdvanceOutputs(*out)
     cache = GridCache(*cache)
@@ -363,9 +378,7 @@ def advance_on_grid(q0, dq, limit, t, live, p, pairs, robot, shapes, speed, cove
     lever_a, lever_b = off_lever[0, 0], off_lever[0, 1]
     work = cover_scratch(covers.cover_start)
     free_t = np.nan                                # T_free holds the poses at free_t
-    ps = pair_speeds(pair_a, pair_b, speed)
-    w_a, w_b, v0_fixed, v1_pair = ps.w_a, ps.w_b, ps.v0_fixed, ps.v1
-    fixed_c = fixed_centres(shapes.shape_link, shapes.T_frame_shape, speed.centre_shape)
+    w_a, w_b, v0_fixed, v1_pair = speeds
     shape_link, T_frame_shape, slot = shapes.shape_link, shapes.T_frame_shape, cache.slot
     centre_shape, radius, prismatic, adq, child_link, axis = (speed.centre_shape, speed.radius, speed.prismatic,
                                                                speed.adq, speed.child_link, speed.axis)
@@ -552,6 +565,19 @@ def certify_dyadic(q0, dq, t, p, pairs, robot, shapes, speed, covers, tol, accep
     reference counts on its arrays, and those cost more than the evaluation (a compiled
     helper taking the loop's arrays made :func:`certify_dyadic` 2.4x slower; the written-out
     loop reading plain arrays took it from 223 to 177 us per bench edge)."""
+    ps = pair_speeds(PairArrays(*pairs).pair_a, PairArrays(*pairs).pair_b, SpeedArrays(*speed))
+    speeds = (ps.w_a, ps.w_b, ps.v0_fixed, ps.v1)
+    fixed_c = fixed_centres(ShapeArrays(*shapes).shape_link, ShapeArrays(*shapes).T_frame_shape,
+                            SpeedArrays(*speed).centre_shape)
+    return certify_dyadic_with(q0, dq, t, p, pairs, robot, shapes, speed, covers, tol, accept, out, budget, track,
+                               tracking, cache, narrow, seq, seq_n, speeds, fixed_c)
+
+
+@njit(cache=True)
+def certify_dyadic_with(q0, dq, t, p, pairs, robot, shapes, speed, covers, tol, accept, out, budget, track, tracking,
+                        cache, narrow, seq, seq_n, speeds, fixed_c):
+    """:func:`certify_dyadic` with the pairs' :func:`pair_speeds` (``speeds``, as a plain tuple)
+    and the world objects' :func:`fixed_centres` ``fixed_c`` made by the caller."""
     pairs, robot, shapes = PairArrays(*pairs), RobotArrays(*robot), ShapeArrays(*shapes)
     speed, covers, out = SpeedArrays(*speed), CoverArrays(*covers), AdvanceOutputs(*out)
     cache = GridCache(*cache)
@@ -570,9 +596,7 @@ def certify_dyadic(q0, dq, t, p, pairs, robot, shapes, speed, covers, tol, accep
     lever_a, lever_b = off_lever[0, 0], off_lever[0, 1]
     work = cover_scratch(covers.cover_start)
     free_t = np.nan
-    ps = pair_speeds(pairs.pair_a, pairs.pair_b, speed)
-    w_a, w_b, v0_fixed, v1_pair = ps.w_a, ps.w_b, ps.v0_fixed, ps.v1
-    fixed_c = fixed_centres(shapes.shape_link, shapes.T_frame_shape, speed.centre_shape)
+    w_a, w_b, v0_fixed, v1_pair = speeds
     shape_link, T_frame_shape, slot = shapes.shape_link, shapes.T_frame_shape, cache.slot
     centre_shape, radius, prismatic, adq, child_link, axis = (speed.centre_shape, speed.radius, speed.prismatic,
                                                                speed.adq, speed.child_link, speed.axis)
@@ -996,15 +1020,32 @@ def certify_then_advance(q0, dq, t, p, pairs, robot, shapes, speed, covers, tol,
     certify_dyadic's (``steps_left`` steps, at most ``call_steps`` per call, ``weight`` steps
     per evaluation: :meth:`limits.WorkMeter.call_budget`). Each compiled call costs about
     10 us to take its arguments: a valid motion's whole search is one call."""
-    used = certify_dyadic(q0, dq, t, p, pairs, robot, shapes, speed, covers, tol, accept, out, budget, track,
-                          tracking, cache, narrow, seq, seq_n)
+    ps = pair_speeds(PairArrays(*pairs).pair_a, PairArrays(*pairs).pair_b, SpeedArrays(*speed))
+    speeds = (ps.w_a, ps.w_b, ps.v0_fixed, ps.v1)
+    fixed_c = fixed_centres(ShapeArrays(*shapes).shape_link, ShapeArrays(*shapes).T_frame_shape,
+                            SpeedArrays(*speed).centre_shape)
+    return certify_then_advance_with(q0, dq, t, p, pairs, robot, shapes, speed, covers, tol, accept, out, budget,
+                                     track, tracking, cache, narrow, seq, seq_n, steps_left, call_steps, weight,
+                                     tail_t, end, evaluations, speeds, fixed_c)
+
+
+@njit(cache=True)
+def certify_then_advance_with(q0, dq, t, p, pairs, robot, shapes, speed, covers, tol, accept, out, budget, track,
+                              tracking, cache, narrow, seq, seq_n, steps_left, call_steps, weight, tail_t, end,
+                              evaluations, speeds, fixed_c):
+    """:func:`certify_then_advance` with the pairs' :func:`pair_speeds` (``speeds``, as a plain
+    tuple) and the world objects' :func:`fixed_centres` ``fixed_c`` made by the caller (made
+    once for both of its kernels)."""
+    used = certify_dyadic_with(q0, dq, t, p, pairs, robot, shapes, speed, covers, tol, accept, out, budget, track,
+                               tracking, cache, narrow, seq, seq_n, speeds, fixed_c)
     live = np.flatnonzero(t <= 1.0)
     left = min(call_steps, steps_left - np.ceil(used * weight))
     forward = 0 if left <= 0 else max(1, int(left / weight))
     count, stop, used_forward = -1, 0, 0
     if live.shape[0] > 0 and forward > 0:
-        count, stop, used_forward = advance_on_grid(q0, dq, 1.0, t, live, p, pairs, robot, shapes, speed, covers,
-                                                    tol, accept, out, forward, track, tracking, cache, narrow)
+        count, stop, used_forward = advance_on_grid_with(q0, dq, 1.0, t, live, p, pairs, robot, shapes, speed,
+                                                         covers, tol, accept, out, forward, track, tracking, cache,
+                                                         narrow, speeds, fixed_c)
     clearance = (-1, np.inf, np.nan, -1, np.inf, np.nan, -2)
     if tracking and (live.shape[0] == 0 or (count == 0 and stop == live.shape[0])):
         clearance = grid_clearance(q0, dq, p, pairs, robot, shapes, speed, covers, tol, accept, track, tail_t, end,
@@ -1012,10 +1053,46 @@ def certify_then_advance(q0, dq, t, p, pairs, robot, shapes, speed, covers, tol,
     return used, live, count, stop, used_forward, clearance
 
 
+# The fields of a OneCallPack: settle_in_one_call's arguments that stay the same from one
+# motion to the next on one thread for one plan
+ONE_CALL_FIELDS = ("tables", "terms", "pair_a", "pair_b", "robot", "shapes", "speed_static", "covers", "out", "track",
+                   "cache", "convex", "route", "warm", "calls", "hull_gap", "seq", "seq_n", "t", "p", "tail_t", "end",
+                   "fixed_c")
+
+
+@structref.register
+class OneCallPackType(types.StructRef):
+    """The numba type of a :class:`OneCallPack`."""
+
+    def preprocess_fields(self, fields):
+        return tuple((name, types.unliteral(typ)) for name, typ in fields)
+
+
+class OneCallPack(structref.StructRefProxy):
+    """What :func:`settle_in_one_call` takes that stays the same from one motion to the next (a
+    plan's tables and packs and one thread's work arrays, :data:`ONE_CALL_FIELDS`) as one
+    object, made by :func:`one_call_pack`. It holds the arrays themselves (writes in the
+    kernel land in the caller's arrays). Passed as one argument it is typed and unboxed once
+    per call instead of the some 80 arrays of its tuples: on the Panda's short free edges
+    that took the call from about 30 to 25 us."""
+
+
+structref.define_proxy(OneCallPack, OneCallPackType, list(ONE_CALL_FIELDS))
+
+
 @njit(cache=True)
-def settle_in_one_call(q0, q1, tables, terms, pair_static, robot, shapes, speed_static, covers, tol, accept, out,
-                       budget, track, tracking, cache, narrow, seq, seq_n, t, p, steps_left, call_steps, weight, tail_t,
-                       end, evaluations):
+def one_call_pack(tables, terms, pair_a, pair_b, robot, shapes, speed_static, covers, out, track, cache, convex, route,
+                  warm, calls, hull_gap, seq, seq_n, t, p, tail_t, end):
+    """A :class:`OneCallPack` of these fields and the world objects' :func:`fixed_centres`
+    (compiled and cached, so that making one compiles nothing in a process that has warmed up)."""
+    fixed_c = fixed_centres(shapes[0], shapes[1], speed_static[5])
+    return OneCallPack(tables, terms, pair_a, pair_b, robot, shapes, speed_static, covers, out, track, cache, convex,
+                       route, warm, calls, hull_gap, seq, seq_n, t, p, tail_t, end, fixed_c)
+
+
+@njit(cache=True)
+def settle_in_one_call(pack, q0, q1, margins, tol, accept, budget, tracking, eps, hull_accept, steps_left, call_steps,
+                       weight, evaluations):
     """:func:`certify_then_advance` of the motion q0 -> q1 (A,) from t = 0 over pairs ``p`` (every
     pair of the selection), with what depends on the motion made here: the speed tables
     (:func:`advancement.motion_speed_tables` of ``tables``: its arguments but q0, q1), the top
@@ -1023,16 +1100,20 @@ def settle_in_one_call(q0, q1, tables, terms, pair_static, robot, shapes, speed_
     index terms), and the work arrays reset as fresh ones (``t`` 0, ``seq_n`` 0, ``known``, the
     per-pair ``steps``, the GJK directions and calls, the hull gaps, the clearance ``track``
     (7, P) and the grid ``cache``'s flags), so that the search's first compiled call is one
-    call of few arguments (``sweep.one_call_search``). ``pair_static`` is (pair_a, pair_b,
-    margins), ``speed_static`` the :class:`SpeedArrays` but ``adq`` and ``D_below``. Returns
-    certify_then_advance's returns."""
-    n_pairs = p.shape[0]
+    call of few arguments (``sweep.one_call_search``). ``pack``: a :class:`OneCallPack` of the
+    arguments that stay (:data:`ONE_CALL_FIELDS`: ``tables``, ``terms``, the pairs' shapes,
+    the robot, shape, speed (:class:`SpeedArrays` but ``adq`` and ``D_below``) and cover
+    packs, the work arrays, the narrow phase's convex solids, routes, GJK directions, calls
+    and hull gaps, and the pairs ``p``); ``margins`` the pairs' paddings, ``eps`` and
+    ``hull_accept`` the :class:`NarrowArrays` scalars. Returns certify_then_advance's returns."""
+    t, seq_n, out, track, cache = pack.t, pack.seq_n, pack.out, pack.track, pack.cache
+    warm, calls, hull_gap = pack.warm, pack.calls, pack.hull_gap
+    n_pairs = pack.p.shape[0]
     t[:] = 0.0
     seq_n[:] = 0
     known, steps = out[0], out[6]
     known[:] = False
     steps[:] = 0
-    warm, calls, hull_gap = narrow[2], narrow[5], narrow[6]
     for k in range(n_pairs):
         track[0, k] = np.nan
         track[1, k] = 0.0
@@ -1049,15 +1130,19 @@ def settle_in_one_call(q0, q1, tables, terms, pair_static, robot, shapes, speed_
     cache[0][:] = False
     cache[2][:] = False
     (mimic_matrix, mimic_offset, prismatic, chain, child_link, robot_shapes, robot_link, robot_A, robot_lever, below_T,
-     n_shapes) = tables
+     n_shapes) = pack.tables
     adq, R_static, D_below, _ = motion_speed_tables(mimic_matrix, mimic_offset, prismatic, chain, child_link,
                                                     robot_shapes, robot_link, robot_A, robot_lever, below_T, n_shapes,
                                                     q0, q1)
+    terms = pack.terms
     top = summed_lever_speeds(terms[0], terms[1], prismatic, R_static, adq, n_pairs)
-    W_a, W_b, s_child, axis, s_prismatic, centre, radius, box_local = speed_static
+    W_a, W_b, s_child, axis, s_prismatic, centre, radius, box_local = pack.speed_static
     speed = (W_a, W_b, s_child, axis, s_prismatic, centre, radius, box_local, adq, D_below)
-    pairs = (pair_static[0], pair_static[1], pair_static[2], top)
-    used, live, count, stop, used_forward, clearance = certify_then_advance(
-        q0, q1 - q0, t, p, pairs, robot, shapes, speed, covers, tol, accept, out, budget, track, tracking, cache,
-        narrow, seq, seq_n, steps_left, call_steps, weight, tail_t, end, evaluations)
+    pairs = (pack.pair_a, pack.pair_b, margins, top)
+    narrow = (pack.convex, pack.route, warm, eps, hull_accept, calls, hull_gap)
+    speeds = pair_speeds(pack.pair_a, pack.pair_b, SpeedArrays(*speed))
+    used, live, count, stop, used_forward, clearance = certify_then_advance_with(
+        q0, q1 - q0, t, pack.p, pairs, pack.robot, pack.shapes, speed, pack.covers, tol, accept, out, budget, track,
+        tracking, cache, narrow, pack.seq, seq_n, steps_left, call_steps, weight, pack.tail_t, pack.end, evaluations,
+        (speeds.w_a, speeds.w_b, speeds.v0_fixed, speeds.v1), pack.fixed_c)
     return used, live, count, stop, used_forward, clearance
