@@ -118,8 +118,8 @@ class _Tables:
         self.first = [(e.geometry.coal_hull if e.geometry.is_bvh else e.geometry.coal_geometry) for e in shapes]
         self.has_first = np.array([g is not None for g in self.first], dtype=bool)
         self.mesh = [e.geometry.coal_geometry for e in shapes]
-        # shapes whose first distance is our compiled GJK (gjk.hull_distances) when paired with a mesh's
-        # hull: meshes with hull vertices, and boxes (polytopes: GJK closes its gap to 1e-12 m in a few
+        # shapes whose first distance is our compiled GJK (gjk.hull_distances) when paired with another of
+        # them: meshes with hull vertices, and boxes (polytopes: GJK closes its gap to 1e-12 m in a few
         # steps; curved primitives stay with coal)
         self.convex = convex_solids(world)
         kind = self.convex.kind
@@ -211,8 +211,10 @@ class _PairTables:
         # both shapes have a first distance (coal on hulls or primitives)
         self.direct = tables.has_first[self.a] & tables.has_first[self.b]
         self.mesh = tables.bvh[self.a] | tables.bvh[self.b]
-        # direct pairs with a mesh measured by the compiled GJK
-        self.compiled = self.direct & self.mesh & tables.compiled[self.a] & tables.compiled[self.b]
+        # direct pairs measured by the compiled GJK: both shapes polytopes (a mesh's hull, a box), so that GJK
+        # reaches the pair's nearest features in finitely many steps (box-box too: its points and normal are
+        # coal's within 1e-12 m, test_clearance's box pairs); pairs with a curved shape stay with coal
+        self.compiled = self.direct & tables.compiled[self.a] & tables.compiled[self.b]
         # how far beyond its threshold a first distance must be to cull the pair (a hull's GJK slack)
         self.slack = np.where(self.mesh, _HULL_SLACK_M, 0.0)
         self.bvh = tables.bvh[pairs]                              # (P, 2)
