@@ -47,7 +47,7 @@ from my_collision_pkg.core.kernels.clearance_rows import (CANDIDATES_NON_FINITE,
                                                            candidate_rows, finish_rows, first_distance_rows,
                                                            pack_row_pairs, pack_row_world, pack_world, pose_sizes,
                                                            settle_rows)
-from my_collision_pkg.core.kernels.codes import KIND_BOX, KIND_CONVEX, KIND_MESH, KIND_OPEN_MESH
+from my_collision_pkg.core.kernels.codes import KIND_BOX, KIND_CONVEX, KIND_CYLINDER, KIND_MESH, KIND_OPEN_MESH
 from my_collision_pkg.core.kernels.witness_check import pack_meshes
 from my_collision_pkg.core.scene.objects import OCTOMAP_ID
 from my_collision_pkg.core.scene.planning_scene import CollisionWorld
@@ -143,6 +143,9 @@ class _Tables:
         kind = self.convex.kind
         vertex_kind = (kind == KIND_CONVEX) | (kind == KIND_MESH) | (kind == KIND_OPEN_MESH)
         self.compiled = self.convex.supported & ((self.bvh & self.has_first & vertex_kind) | (kind == KIND_BOX))
+        # cylinders (primitives): paired with one of the shapes above, measured by gjk.cylinder_side_distances
+        # where the pair's nearest points are on the cylinder's side (exact there), by coal otherwise
+        self.cylinder = self.convex.supported & ~self.bvh & (kind == KIND_CYLINDER)
         # closed meshes with a tree: where hull witness points are checked against the mesh
         checked = [s for s, e in enumerate(shapes) if e.geometry.is_bvh and e.geometry.mesh_tree is not None
                    and e.geometry.triangles_shape is not None]
@@ -233,6 +236,12 @@ class _PairTables:
         # reaches the pair's nearest features in finitely many steps (box-box too: its points and normal are
         # coal's within 1e-12 m, test_clearance's box pairs); pairs with a curved shape stay with coal
         self.compiled = self.direct & tables.compiled[self.a] & tables.compiled[self.b]
+        # the first distance's route in first_distance_rows: 1 the compiled GJK (polytopes), 2 and 3 a cylinder
+        # (first or second shape) with a polytope (gjk.cylinder_side_distances), 0 coal
+        route = self.compiled.astype(np.int64)
+        route[self.direct & tables.cylinder[self.a] & tables.compiled[self.b]] = 2
+        route[self.direct & tables.compiled[self.a] & tables.cylinder[self.b]] = 3
+        self.route = route
         # how far beyond its threshold a first distance must be to cull the pair (a hull's GJK slack)
         self.slack = np.where(self.mesh, _HULL_SLACK_M, 0.0)
         self.bvh = tables.bvh[pairs]                              # (P, 2)
@@ -246,7 +255,7 @@ class _PairTables:
             array.flags.writeable = False
         self._thresholds: dict[float, np.ndarray] = {}
         # the row kernels' pair arrays, packed in two (margins: the selection's; zeros where not given)
-        self.row_pairs = pack_row_pairs(pairs, self.direct, self.compiled, self.mesh, self.mesh_slot, self.bvh,
+        self.row_pairs = pack_row_pairs(pairs, self.direct, self.route, self.mesh, self.mesh_slot, self.bvh,
                                         self.plain_frames, self.slack,
                                         np.zeros(len(pairs)) if margins is None else margins)
         self._single = threading.local()
