@@ -216,14 +216,15 @@ def test_a_wrong_epa_answer_is_caught_and_replaced():
     b = Body(KIND_BOX, (0.02, 0.01, 0.05), _pose((0.03, 0.0, 0.1)))
     wrong_depth = float(penetration.overlap(a, b, np.array([[0, 0, -1.0]]))[0])
     ok, n, depth = penetration.checked_mtd(a, b, wrong_depth, np.array([0, 0, -1.0]))
-    assert not ok and depth == pytest.approx(0.09, abs=TOL_M)
-    np.testing.assert_allclose(n, [1.0, 0, 0], atol=1e-6)
+    # the search's answer, polished to the exact minimum (the box's face against the cylinder's side line)
+    assert not ok and depth == pytest.approx(0.09, abs=1e-15)
+    np.testing.assert_allclose(n, [1.0, 0, 0], atol=1e-15)
     # a depth that is not the overlap along its own normal is refused too
     ok, _, depth = penetration.checked_mtd(a, b, 0.05, np.array([1.0, 0, 0]))
-    assert not ok and depth == pytest.approx(0.09, abs=TOL_M)
-    # the right answer passes
+    assert not ok and depth == pytest.approx(0.09, abs=1e-15)
+    # the right answer passes (its depth the overlap along the normal, to rounding)
     ok, _, depth = penetration.checked_mtd(a, b, 0.09, np.array([1.0, 0, 0]))
-    assert ok and depth == 0.09
+    assert ok and depth == pytest.approx(0.09, abs=1e-15)
 
 
 # ----- the Panda: the configurations, and meshes as convex solids ------------

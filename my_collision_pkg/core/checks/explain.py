@@ -290,10 +290,12 @@ class Explainer:
         n = len(hit_rows)
         out = np.empty((n, ROWS, 3))
         is_mtd = np.empty(n, dtype=np.bool_)
+        polished = np.array(distances)           # coal's distances, polished in place where checked
         hull_contact_rows(T_c, state.kind, state.params, state.vertex_start, state.vertex_stop, state.vertices,
                           build.T_world_link, state.owner_link, np.array(hit_a, dtype=np.int64),
-                          np.array(hit_b, dtype=np.int64), np.array(distances), np.array(witnesses), CHECK_ABS_M,
+                          np.array(hit_b, dtype=np.int64), polished, np.array(witnesses), CHECK_ABS_M,
                           CHECK_REL, LOCAL_CHECK_RAD, out, is_mtd)
+        distances = polished.tolist()
         owner_link, single_with, sphere = state.owner_link, state.single_with, state.sphere
         singles = [bool(single_with[sa] and single_with[sb] and (sphere[sa] or sphere[sb]))
                    for sa, sb in zip(hit_a, hit_b)]

@@ -56,7 +56,7 @@ import numpy as np
 from my_collision_pkg.core.checks import penetration
 from my_collision_pkg.core.geometry.coal_setup import coal   # coal with its box support pinned (see there)
 from my_collision_pkg.core.kernels.clearance_rows import sphere_gaps
-from my_collision_pkg.core.kernels.mtd import coal_answer_is_mtd
+from my_collision_pkg.core.kernels.mtd import polished_coal_answer
 from my_collision_pkg.core.kernels.depth import SolidArrays, SurfaceSamples, pair_overlaps, pair_regions
 from my_collision_pkg.core.kernels.mesh_queries import MeshTree, contains_any_point, contains_probe
 
@@ -330,13 +330,13 @@ def _as_convex(world, T_world_shape, a, b, results: list[PairDistance]) -> list[
 
 def checked_convex(world, T_world_shape: np.ndarray, a: int, b: int, distance: float, p0: np.ndarray,
                    normal: np.ndarray) -> PairDistance:
-    """coal's penetrating answer for two convex solids, checked (:func:`penetration.checked_mtd`);
-    the searched MTD with support-point witnesses where the check fails."""
+    """coal's penetrating answer for two convex solids, checked and polished (:func:`penetration.checked_mtd`);
+    the searched (and polished) MTD with support-point witnesses where the check fails."""
     body_a = penetration.body(world, T_world_shape, a)
     body_b = penetration.body(world, T_world_shape, b)
     ok, n, depth = penetration.checked_mtd(body_a, body_b, -distance, normal)
-    if ok:
-        return PairDistance(distance, p0, p0 + distance * normal, normal, True)
+    if ok:          # coal's answer polished to the exact local minimum (the same witness p0)
+        return PairDistance(-depth, p0, p0 - depth * n, n, True)
     w0, _ = penetration.witness(body_a, body_b, n, depth)
     return PairDistance(-depth, w0, w0 - depth * n, n, True)
 
@@ -353,13 +353,14 @@ def hull_mtd(world, T_world_shape: np.ndarray, a: int, b: int, mesh_result: Pair
                                             coal_pose(T_world_shape, b, coal_poses))
     if not distance < 0.0:
         return mesh_result
-    # the normal and the check in one compiled call (kernels.mtd); the search where the check fails
-    normal_and_p1 = np.empty((2, 3))
-    if coal_answer_is_mtd(*penetration.kernel_parts(world, a), _kernel_pose(T_a), *penetration.kernel_parts(world, b),
-                          _kernel_pose(T_b), distance, p0, p1, hint, penetration.CHECK_ABS_M, penetration.CHECK_REL,
-                          penetration.LOCAL_CHECK_RAD, normal_and_p1):
-        return PairDistance(distance, p0, normal_and_p1[1], normal_and_p1[0], True)
-    return checked_convex(world, T_world_shape, a, b, distance, p0, normal_and_p1[0].copy())
+    # the normal, the check and the polish to the exact local minimum in one compiled call (kernels.mtd); the search
+    # where the check fails
+    answer = np.empty((3, 3))
+    if polished_coal_answer(*penetration.kernel_parts(world, a), _kernel_pose(T_a), *penetration.kernel_parts(world, b),
+                            _kernel_pose(T_b), distance, p0, p1, hint, penetration.CHECK_ABS_M, penetration.CHECK_REL,
+                            penetration.LOCAL_CHECK_RAD, answer):
+        return PairDistance(float(answer[2, 0]), p0, answer[1].copy(), answer[0].copy(), True)
+    return checked_convex(world, T_world_shape, a, b, distance, p0, answer[0].copy())
 
 
 def _kernel_pose(T: np.ndarray) -> np.ndarray:

@@ -257,8 +257,10 @@ def checked_mtd(body_a: Body, body_b: Body, depth: float, normal: np.ndarray) ->
     """Check coal's (depth, normal) of a penetrating pair: (ok, direction, depth).
 
     ``ok``: the overlap along ``normal`` equals ``depth`` and no candidate direction gives less
-    (both within ``CHECK_ABS_M + CHECK_REL * depth``); then the direction and depth are coal's.
-    Otherwise the result of :func:`search_mtd` seeded with coal's normal as well. Compiled
+    (both within ``CHECK_ABS_M + CHECK_REL * depth``); then the direction and depth are coal's, polished
+    to the exact local minimum of the overlap (``kernels.mtd.polish_checked``: support features, for vertex
+    sets, boxes and cylinders). Otherwise the result of :func:`search_mtd` seeded with coal's normal as
+    well, polished likewise. Compiled
     (:mod:`kernels.mtd`); :func:`checked_mtd_reference` is the same in numpy.
     """
     depth = float(depth)
@@ -271,11 +273,14 @@ def checked_mtd(body_a: Body, body_b: Body, depth: float, normal: np.ndarray) ->
     if length > 1e-12 and math.isfinite(depth):
         n = n / length
         if compiled.check_mtd(*arguments, n, float(depth), tol, LOCAL_CHECK_RAD):
-            return True, n, float(depth)
+            # polished to the exact local minimum where that passes the check too (kernels.mtd.polish_checked)
+            return True, n, -float(compiled.polish_checked(*arguments, n, float(depth), CHECK_ABS_M, CHECK_REL,
+                                                           LOCAL_CHECK_RAD))
         extra = n[None].copy()
     direction = np.empty(3)
     value = compiled.search_mtd(*arguments, extra, _SPHERE, _REFINE_SEEDS, REFINE_START_RAD, REFINE_STOP_RAD,
                                 direction)
+    value = -compiled.polish_checked(*arguments, direction, float(value), CHECK_ABS_M, CHECK_REL, LOCAL_CHECK_RAD)
     return False, direction, float(value)
 
 

@@ -10,7 +10,7 @@ every pair of a configuration at once, instead of one compiled call per pair and
   the other (as ``narrowphase.inside_closed_mesh``: the same :func:`mesh_queries.contains_probe`
   calls in the same order);
 - :func:`hull_contact_rows`: per pair, coal's penetrating answer on the hulls made into a unit
-  normal and checked (:func:`mtd.coal_answer_is_mtd`), and where both owners are robot links
+  normal, checked and polished (:func:`mtd.polished_coal_answer`), and where both owners are robot links
   the contact's points (:func:`contact_points.contact_points`, the owner frames as
   ``ContactBuilder`` makes them).
 
@@ -26,7 +26,7 @@ from numba import njit
 
 from my_collision_pkg.core.kernels.contact_points import contact_points
 from my_collision_pkg.core.kernels.mesh_queries import contains_probe
-from my_collision_pkg.core.kernels.mtd import coal_answer_is_mtd
+from my_collision_pkg.core.kernels.mtd import polished_coal_answer
 
 ROWS = 6        # per pair of hull_contact_rows: normal, coal's p1, then contact_points' four rows
 # the bits of a shape's code (explain's per-shape table)
@@ -101,21 +101,24 @@ def hull_contact_rows(T_world_shape, kind, params, vertex_start, vertex_stop, ve
 
     ``distance[k]`` < 0 and ``witness[k]`` (3, 3): coal's point on a, point on b and normal. ``kind``,
     ``params`` and the stacked ``vertices`` describe each shape's convex solid as ``kernels.mtd`` takes it.
-    ``is_mtd[k]``: :func:`mtd.coal_answer_is_mtd` (the normal in ``rows[k, 0]``, coal's point on b moved onto
-    the normal in ``rows[k, 1]``). Where it holds and both shapes' owners are robot links
+    ``is_mtd[k]``: :func:`mtd.coal_answer_is_mtd`; :func:`mtd.polished_coal_answer` writes the (polished) normal
+    to ``rows[k, 0]``, coal's point on a moved onto it by the (polished) distance to ``rows[k, 1]``, and that
+    distance over ``distance[k]`` (in place). Where it holds and both shapes' owners are robot links
     (``owner_link`` (S,) the link index, -1 for an object), ``rows[k, 2:6]`` are :func:`contact_points`
     (p1, midpoint, p0 and p1 in the owners' frames), each owner frame's inverse taken as
     ``ContactBuilder`` takes a link's: ``p @ R + t``, ``R`` the link's rotation, ``t = -(translation @ R)``.
     """
     t_a = np.empty(3)
     t_b = np.empty(3)
+    answer = np.empty((3, 3))
     for k in range(a.shape[0]):
         sa, sb = a[k], b[k]
-        ok = coal_answer_is_mtd(kind[sa], params[sa], vertices[vertex_start[sa]:vertex_stop[sa]],
-                                T_world_shape[sa], kind[sb], params[sb],
-                                vertices[vertex_start[sb]:vertex_stop[sb]], T_world_shape[sb], distance[k],
-                                witness[k, 0], witness[k, 1], witness[k, 2], tol_abs, tol_rel, local_rad,
-                                rows[k, 0:2])
+        ok = polished_coal_answer(kind[sa], params[sa], vertices[vertex_start[sa]:vertex_stop[sa]],
+                                  T_world_shape[sa], kind[sb], params[sb],
+                                  vertices[vertex_start[sb]:vertex_stop[sb]], T_world_shape[sb], distance[k],
+                                  witness[k, 0], witness[k, 1], witness[k, 2], tol_abs, tol_rel, local_rad, answer)
+        rows[k, 0:2] = answer[0:2]
+        distance[k] = answer[2, 0]
         is_mtd[k] = ok
         la, lb = owner_link[sa], owner_link[sb]
         if not ok or la < 0 or lb < 0:

@@ -419,3 +419,308 @@ def other_basin_gap(kind_a, params_a, vertices_a, T_a, faces_a, offsets_a, kind_
         if refined[0] * n0 + refined[1] * n1 + refined[2] * n2 < min_cos and value - depth < best:
             best = value - depth
     return best
+
+
+# --- polishing an MTD to the exact local minimum of the overlap (issue 40) ---
+POLISH_SUPPORT = 6              # at most this many support vertices of a body along the normal
+_POLISH_ROUNDS = 24             # support features recomputed at most this many times
+_POLISH_EPS_M = 1e-7            # a vertex this close to the support plane along the normal is a support vertex, ...
+_POLISH_MAX_EPS_M = 1e-5        # ... this tolerance grown tenfold up to this while no candidate lowers the overlap
+_POLISH_MIN_COS = 0.9           # candidates further than acos(0.9) (26 degrees) from the normal are not taken
+_POLISH_CIRCLE_RAD = 0.05       # the half-width of the arc searched along a great circle (round bodies)
+_POLISH_CIRCLE_EDGES = 3        # the circles normal to the edges among a body's first this many support vertices
+_GOLDEN = 0.6180339887498949
+
+
+@njit(inline="always")
+def _polishable(kind):
+    """Whether the body is vertices plus at most a disc (a vertex set, a box, a cylinder)."""
+    return kind == KIND_BOX or kind == KIND_CYLINDER or kind > KIND_CONE
+
+
+@njit(inline="always")
+def _body_vertex(kind, params, vertices, i, out):
+    """Vertex i of the body in its own frame (a box's corners, a cylinder's two axis end points)."""
+    if kind == KIND_BOX:
+        out[0] = params[0] if i & 1 else -params[0]
+        out[1] = params[1] if i & 2 else -params[1]
+        out[2] = params[2] if i & 4 else -params[2]
+    elif kind == KIND_CYLINDER:
+        out[0], out[1] = 0.0, 0.0
+        out[2] = params[1] if i & 1 else -params[1]
+    else:
+        out[0], out[1], out[2] = vertices[i, 0], vertices[i, 1], vertices[i, 2]
+
+
+@njit(inline="always")
+def _vertex_count(kind, vertices):
+    if kind == KIND_BOX:
+        return 8
+    if kind == KIND_CYLINDER:
+        return 2
+    return vertices.shape[0]
+
+
+@njit(inline="always")
+def _support_set(kind, params, vertices, T, d0, d1, d2, eps, out):
+    """The body's vertices within ``eps`` of its support plane along world direction d (at most
+    POLISH_SUPPORT, the highest first), posed, to ``out``; their count."""
+    x = T[0, 0] * d0 + T[1, 0] * d1 + T[2, 0] * d2
+    y = T[0, 1] * d0 + T[1, 1] * d1 + T[2, 1] * d2
+    z = T[0, 2] * d0 + T[1, 2] * d1 + T[2, 2] * d2
+    n_vertices = _vertex_count(kind, vertices)
+    v = np.empty(3)
+    top = -np.inf
+    for i in range(n_vertices):
+        _body_vertex(kind, params, vertices, i, v)
+        value = x * v[0] + y * v[1] + z * v[2]
+        if value > top:
+            top = value
+    values = np.empty(POLISH_SUPPORT)
+    index = np.empty(POLISH_SUPPORT, dtype=np.int64)
+    count = 0
+    for i in range(n_vertices):
+        _body_vertex(kind, params, vertices, i, v)
+        value = x * v[0] + y * v[1] + z * v[2]
+        if value < top - eps:
+            continue
+        # insert, highest first, keeping at most POLISH_SUPPORT
+        j = count if count < POLISH_SUPPORT else POLISH_SUPPORT - 1
+        if count == POLISH_SUPPORT and value <= values[j]:
+            continue
+        while j > 0 and values[j - 1] < value:
+            values[j], index[j] = values[j - 1], index[j - 1]
+            j -= 1
+        values[j], index[j] = value, i
+        if count < POLISH_SUPPORT:
+            count += 1
+    for k in range(count):
+        _body_vertex(kind, params, vertices, index[k], v)
+        for r in range(3):
+            out[k, r] = T[r, 0] * v[0] + T[r, 1] * v[1] + T[r, 2] * v[2] + T[r, 3]
+    return count
+
+
+@njit(inline="always")
+def _local_overlap(sa, na, ra, axa, sb, nb, rb, axb, m0, m1, m2):
+    """The overlap along unit m of the support vertices ``sa`` (A) and ``sb`` (B) and the bodies' discs (radius
+    ``r``, world axis ``ax``): never above the overlap of the bodies."""
+    top_a = -np.inf
+    for i in range(na):
+        value = m0 * sa[i, 0] + m1 * sa[i, 1] + m2 * sa[i, 2]
+        if value > top_a:
+            top_a = value
+    top_b = -np.inf
+    for i in range(nb):
+        value = -(m0 * sb[i, 0] + m1 * sb[i, 1] + m2 * sb[i, 2])
+        if value > top_b:
+            top_b = value
+    total = top_a + top_b
+    if ra > 0.0:
+        along = m0 * axa[0] + m1 * axa[1] + m2 * axa[2]
+        total += ra * math.sqrt(max(m0 * m0 + m1 * m1 + m2 * m2 - along * along, 0.0))
+    if rb > 0.0:
+        along = m0 * axb[0] + m1 * axb[1] + m2 * axb[2]
+        total += rb * math.sqrt(max(m0 * m0 + m1 * m1 + m2 * m2 - along * along, 0.0))
+    return total
+
+
+@njit(inline="always")
+def _add_candidate(cands, count, n0, n1, n2, c0, c1, c2):
+    """A unit candidate of the vector c, turned towards n; dropped when short or far from n."""
+    length = math.sqrt(c0 * c0 + c1 * c1 + c2 * c2)
+    if not length > 1e-14 or count >= cands.shape[0]:
+        return count
+    c0, c1, c2 = c0 / length, c1 / length, c2 / length
+    dot = c0 * n0 + c1 * n1 + c2 * n2
+    if dot < 0.0:
+        c0, c1, c2, dot = -c0, -c1, -c2, -dot
+    if dot < _POLISH_MIN_COS:
+        return count
+    cands[count, 0], cands[count, 1], cands[count, 2] = c0, c1, c2
+    return count + 1
+
+
+@njit(inline="always")
+def _circle_minimum(sa, na, ra, axa, sb, nb, rb, axb, n0, n1, n2, e0, e1, e2, out):
+    """Golden-section minimum of the local overlap (:func:`_local_overlap`) on the great circle normal to unit
+    e, within _POLISH_CIRCLE_RAD of n's projection on it, to ``out``. False when n is along e."""
+    along = n0 * e0 + n1 * e1 + n2 * e2
+    u0, u1, u2 = n0 - along * e0, n1 - along * e1, n2 - along * e2
+    length = math.sqrt(u0 * u0 + u1 * u1 + u2 * u2)
+    if not length > 1e-9:
+        return False
+    u0, u1, u2 = u0 / length, u1 / length, u2 / length
+    w0, w1, w2 = e1 * u2 - e2 * u1, e2 * u0 - e0 * u2, e0 * u1 - e1 * u0
+    lo, hi = -_POLISH_CIRCLE_RAD, _POLISH_CIRCLE_RAD
+    x1 = hi - _GOLDEN * (hi - lo)
+    x2 = lo + _GOLDEN * (hi - lo)
+    c, s = math.cos(x1), math.sin(x1)
+    f1 = _local_overlap(sa, na, ra, axa, sb, nb, rb, axb, c * u0 + s * w0, c * u1 + s * w1, c * u2 + s * w2)
+    c, s = math.cos(x2), math.sin(x2)
+    f2 = _local_overlap(sa, na, ra, axa, sb, nb, rb, axb, c * u0 + s * w0, c * u1 + s * w1, c * u2 + s * w2)
+    while hi - lo > 1e-11:
+        if f1 <= f2:
+            hi, x2, f2 = x2, x1, f1
+            x1 = hi - _GOLDEN * (hi - lo)
+            c, s = math.cos(x1), math.sin(x1)
+            f1 = _local_overlap(sa, na, ra, axa, sb, nb, rb, axb, c * u0 + s * w0, c * u1 + s * w1, c * u2 + s * w2)
+        else:
+            lo, x1, f1 = x1, x2, f2
+            x2 = lo + _GOLDEN * (hi - lo)
+            c, s = math.cos(x2), math.sin(x2)
+            f2 = _local_overlap(sa, na, ra, axa, sb, nb, rb, axb, c * u0 + s * w0, c * u1 + s * w1, c * u2 + s * w2)
+    x = x1 if f1 <= f2 else x2
+    c, s = math.cos(x), math.sin(x)
+    out[0], out[1], out[2] = c * u0 + s * w0, c * u1 + s * w1, c * u2 + s * w2
+    return True
+
+
+@njit(cache=True, nogil=True)
+def polish_mtd(kind_a, params_a, vertices_a, T_a, kind_b, params_b, vertices_b, T_b, normal, depth, out_normal):
+    """The exact local minimum of the overlap ``h_A(n) + h_B(-n)`` near a penetrating pair's MTD (unit
+    ``normal`` from A to B, ``depth`` metres, e.g. EPA's): the normal to ``out_normal`` (3,), the depth returned.
+
+    For bodies made of vertices and at most one disc (vertex sets, boxes, cylinders; not both round): the
+    support vertices of each body along the normal (within a tolerance, at most POLISH_SUPPORT) give the
+    candidates: a face normal of either (three support vertices of one body), the cross product of an edge
+    of each (two support vertices of each), a cylinder's axis, and, with a cylinder, the minimum of the overlap
+    of the support vertices and the disc (golden section) along the great circle normal to each edge among a
+    body's first _POLISH_CIRCLE_EDGES support vertices (where the edge swept by the cylinder's rim is curved);
+    each candidate's overlap is bounded below by that of the support vertices and the disc, and the exact overlap is taken
+    in the order of the bounds until a bound is above the best. The best replaces the normal while it lowers
+    the overlap, and the support vertices are taken again there; where none does, the tolerance grows tenfold
+    (_POLISH_EPS_M up to _POLISH_MAX_EPS_M, kept from then on) until it takes in another vertex, and the
+    candidates are taken again (at most _POLISH_ROUNDS rounds in all). Other pairs,
+    or no lower overlap found: ``normal`` and the overlap along it.
+    """
+    n0, n1, n2 = normal[0], normal[1], normal[2]
+    out_normal[0], out_normal[1], out_normal[2] = n0, n1, n2
+    value = _overlap(kind_a, params_a, vertices_a, T_a, kind_b, params_b, vertices_b, T_b, n0, n1, n2)
+    if not (_polishable(kind_a) and _polishable(kind_b)) or (kind_a == KIND_CYLINDER and kind_b == KIND_CYLINDER):
+        return value
+    ra = params_a[0] if kind_a == KIND_CYLINDER else 0.0
+    rb = params_b[0] if kind_b == KIND_CYLINDER else 0.0
+    axa = np.empty(3)
+    axb = np.empty(3)
+    for r in range(3):
+        axa[r] = T_a[r, 2]
+        axb[r] = T_b[r, 2]
+    sa = np.empty((POLISH_SUPPORT, 3))
+    sb = np.empty((POLISH_SUPPORT, 3))
+    k = POLISH_SUPPORT
+    pairs = k * (k - 1) // 2
+    max_candidates = 2 * k * (k - 1) * (k - 2) // 6 + pairs * pairs + 2 + 2 * pairs
+    cands = np.empty((max_candidates, 3))
+    bounds = np.empty(max_candidates)
+    point = np.empty(3)
+    eps = _POLISH_EPS_M
+    for _ in range(_POLISH_ROUNDS):
+        na = _support_set(kind_a, params_a, vertices_a, T_a, n0, n1, n2, eps, sa)
+        nb = _support_set(kind_b, params_b, vertices_b, T_b, -n0, -n1, -n2, eps, sb)
+        count = 0
+        for side in range(2):                          # face normals: three support vertices of one body
+            s = sa if side == 0 else sb
+            ns = na if side == 0 else nb
+            for i in range(ns):
+                for j in range(i + 1, ns):
+                    for l in range(j + 1, ns):
+                        x0, x1, x2 = s[j, 0] - s[i, 0], s[j, 1] - s[i, 1], s[j, 2] - s[i, 2]
+                        y0, y1, y2 = s[l, 0] - s[i, 0], s[l, 1] - s[i, 1], s[l, 2] - s[i, 2]
+                        count = _add_candidate(cands, count, n0, n1, n2, x1 * y2 - x2 * y1, x2 * y0 - x0 * y2,
+                                               x0 * y1 - x1 * y0)
+        for i in range(na):                            # edge x edge
+            for j in range(i + 1, na):
+                x0, x1, x2 = sa[j, 0] - sa[i, 0], sa[j, 1] - sa[i, 1], sa[j, 2] - sa[i, 2]
+                for l in range(nb):
+                    for m in range(l + 1, nb):
+                        y0, y1, y2 = sb[m, 0] - sb[l, 0], sb[m, 1] - sb[l, 1], sb[m, 2] - sb[l, 2]
+                        count = _add_candidate(cands, count, n0, n1, n2, x1 * y2 - x2 * y1, x2 * y0 - x0 * y2,
+                                               x0 * y1 - x1 * y0)
+        if ra > 0.0:
+            count = _add_candidate(cands, count, n0, n1, n2, axa[0], axa[1], axa[2])
+        if rb > 0.0:
+            count = _add_candidate(cands, count, n0, n1, n2, axb[0], axb[1], axb[2])
+        if ra > 0.0 or rb > 0.0:                       # an edge swept by the rim: along the circle normal to it
+            for side in range(2):
+                s = sa if side == 0 else sb
+                ns = min(na if side == 0 else nb, _POLISH_CIRCLE_EDGES)
+                for i in range(ns):
+                    for j in range(i + 1, ns):
+                        x0, x1, x2 = s[j, 0] - s[i, 0], s[j, 1] - s[i, 1], s[j, 2] - s[i, 2]
+                        length = math.sqrt(x0 * x0 + x1 * x1 + x2 * x2)
+                        if not length > 1e-12:
+                            continue
+                        if _circle_minimum(sa, na, ra, axa, sb, nb, rb, axb, n0, n1, n2, x0 / length, x1 / length,
+                                           x2 / length, point):
+                            count = _add_candidate(cands, count, n0, n1, n2, point[0], point[1], point[2])
+        for c in range(count):
+            bounds[c] = _local_overlap(sa, na, ra, axa, sb, nb, rb, axb, cands[c, 0], cands[c, 1], cands[c, 2])
+        order = np.argsort(bounds[:count], kind="mergesort")
+        best, best_value = -1, value
+        for c in order:
+            if not bounds[c] < best_value:
+                break
+            exact = _overlap(kind_a, params_a, vertices_a, T_a, kind_b, params_b, vertices_b, T_b,
+                             cands[c, 0], cands[c, 1], cands[c, 2])
+            if exact < best_value:
+                best, best_value = c, exact
+        if best < 0:
+            # no candidate lowers the overlap: a larger tolerance, where it takes in another support vertex
+            grown = False
+            while eps * 10.0 <= _POLISH_MAX_EPS_M * 1.0000001 and not grown:
+                eps *= 10.0
+                grown = (_support_set(kind_a, params_a, vertices_a, T_a, n0, n1, n2, eps, sa) > na
+                         or _support_set(kind_b, params_b, vertices_b, T_b, -n0, -n1, -n2, eps, sb) > nb)
+            if not grown:
+                break
+            continue
+        n0, n1, n2 = cands[best, 0], cands[best, 1], cands[best, 2]
+        value = best_value
+    out_normal[0], out_normal[1], out_normal[2] = n0, n1, n2
+    return value
+
+
+@njit(cache=True, nogil=True)
+def polished_coal_answer(kind_a, params_a, vertices_a, T_a, kind_b, params_b, vertices_b, T_b, distance, p0, p1, hint,
+                         tol_abs, tol_rel, local_rad, out):
+    """:func:`coal_answer_is_mtd`, then, where it holds, the answer polished (:func:`polish_mtd`).
+
+    ``out`` (3, 3): the unit normal, ``p0 + d * normal`` and, in ``out[2, 0]``, the signed distance ``d``:
+    the polished one (minus its depth) where the polished normal and depth pass :func:`check_mtd` too and are
+    no deeper than coal's answer plus the tolerance, else coal's ``distance``. Returns
+    :func:`coal_answer_is_mtd`'s answer (on coal's answer).
+    """
+    ok = coal_answer_is_mtd(kind_a, params_a, vertices_a, T_a, kind_b, params_b, vertices_b, T_b, distance, p0, p1,
+                            hint, tol_abs, tol_rel, local_rad, out[0:2])
+    out[2, 0], out[2, 1], out[2, 2] = distance, 0.0, 0.0
+    if not ok:
+        return False
+    polished_distance = polish_checked(kind_a, params_a, vertices_a, T_a, kind_b, params_b, vertices_b, T_b, out[0],
+                                       -distance, tol_abs, tol_rel, local_rad)
+    if polished_distance != distance:
+        n0, n1, n2 = out[0, 0], out[0, 1], out[0, 2]
+        out[1, 0], out[1, 1], out[1, 2] = (p0[0] + polished_distance * n0, p0[1] + polished_distance * n1,
+                                           p0[2] + polished_distance * n2)
+        out[2, 0] = polished_distance
+    return True
+
+
+@njit(cache=True, nogil=True)
+def polish_checked(kind_a, params_a, vertices_a, T_a, kind_b, params_b, vertices_b, T_b, normal, depth, tol_abs,
+                   tol_rel, local_rad):
+    """:func:`polish_mtd` of an MTD (unit ``normal``, ``depth`` metres) of a pair it polishes, kept only where it passes
+    :func:`check_mtd` (tolerance ``tol_abs + tol_rel * depth``) and lies no deeper than ``depth`` plus that
+    tolerance: then ``normal`` is overwritten and minus the polished depth returned; else ``-depth``."""
+    if not (_polishable(kind_a) and _polishable(kind_b)) or (kind_a == KIND_CYLINDER and kind_b == KIND_CYLINDER):
+        return -depth                                   # (spheres, capsules, cones, two cylinders: not polished)
+    tol = tol_abs + tol_rel * abs(depth)
+    polished = np.empty(3)
+    value = polish_mtd(kind_a, params_a, vertices_a, T_a, kind_b, params_b, vertices_b, T_b, normal, depth, polished)
+    if not (value > 0.0 and value <= depth + tol):
+        return -depth
+    if not check_mtd(kind_a, params_a, vertices_a, T_a, kind_b, params_b, vertices_b, T_b, polished, value, tol,
+                     local_rad):
+        return -depth
+    normal[0], normal[1], normal[2] = polished[0], polished[1], polished[2]
+    return -value

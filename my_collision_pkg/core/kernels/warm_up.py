@@ -31,7 +31,8 @@ from my_collision_pkg.core.kernels.depth import (SolidArrays, SurfaceSamples, ad
 from my_collision_pkg.core.kernels.gjk import convex_arrays
 from my_collision_pkg.core.kernels.kinematics import forward_kinematics, shape_poses
 from my_collision_pkg.core.kernels.mesh_queries import MeshTree, closest_point_on_triangles, contains_probe
-from my_collision_pkg.core.kernels.mtd import check_mtd, coal_answer_is_mtd, other_basin_gap, overlaps, search_mtd
+from my_collision_pkg.core.kernels.mtd import (check_mtd, coal_answer_is_mtd, other_basin_gap, overlaps, polish_checked,
+                                               polished_coal_answer, search_mtd)
 from my_collision_pkg.core.kernels.overlap import clip_edges_to_planes
 from my_collision_pkg.core.kernels.thickness import thickness_along_lines
 from my_collision_pkg.core.kernels.support_features import (feature_contact, inside_margin, plane_basis, support_gap,
@@ -228,6 +229,10 @@ def warm_up_mtd() -> None:
     contact_points(np.zeros(3), normal.copy(), -1.0, np.eye(3), np.zeros(3), np.eye(3), np.zeros(3), np.empty((4, 3)))
     coal_answer_is_mtd(5, np.zeros(3), vertices, pose, kind_b, params, np.zeros((1, 3)), pose, -1.0, np.zeros(3),
                        -normal, normal.copy(), 1e-6, 1e-6, 1e-3, np.empty((2, 3)))
+    polished_coal_answer(5, np.zeros(3), vertices, pose, kind_b, params, np.zeros((1, 3)), pose, -1.0, np.zeros(3),
+                         -normal, normal.copy(), 1e-6, 1e-6, 1e-3, np.empty((3, 3)))
+    polish_checked(5, np.zeros(3), vertices, pose, kind_b, params, np.zeros((1, 3)), pose, normal.copy(), 1.0, 1e-6,
+                   1e-6, 1e-3)
     faces = np.array([[0.0, 0.0, -1.0]])            # a vertex set's unit face normals and offsets; none for a primitive
     other_basin_gap(5, np.zeros(3), vertices, pose, faces, np.zeros(1), kind_b, params, np.zeros((1, 3)), pose,
                     np.zeros((0, 3)), np.zeros(0), normal.copy(), 1.0, np.zeros(3), -normal, 2e-5, 0.99995, 0.05, 1e-9)
