@@ -451,7 +451,8 @@ def _measure(world: CollisionWorld, tables: _Tables, T_shape: np.ndarray, cfg: n
         if out.distance[k] < 0.0 and not out.deepest[k] and penetration.nearly_convex(world, a) \
                 and penetration.nearly_convex(world, b):
             _feature_witness(world, T_shape[cfg[k]], a, b, k, out)
-    out.state[(out.state == _DONE) & ~(out.distance < thresholds[pair])] = _CULLED
+    if len(slow) or len(rest):          # (settle_rows culled the rows it settled the same way)
+        out.state[(out.state == _DONE) & ~(out.distance < thresholds[pair])] = _CULLED
     return out
 
 

@@ -650,7 +650,8 @@ def settle_rows(raw, p0, p1, measured, cfg, pair, T_world_shape, world_f, world_
     cfg, pair : (K,) int64 each row's configuration in ``T_world_shape`` (N, S, 4, 4) and checked pair.
     world_f, world_i : :func:`pack_row_world`; pair_f, pair_i : :func:`pack_row_pairs`.
     thresholds : (P,) each pair's threshold.
-    out_distance ... out_state, out_subshapes : the rows' answers, written as those two kernels write them.
+    out_distance ... out_state, out_subshapes : the rows' answers, written as those two kernels write them; then
+        every row settled (``done``) whose distance is not below its pair's threshold is culled (state 0).
 
     Returns
     -------
@@ -684,6 +685,7 @@ def settle_rows(raw, p0, p1, measured, cfg, pair, T_world_shape, world_f, world_
             slow[i] = k
             i += 1
     if not any_check:
+        _cull_done(out_state, out_distance, pair, thresholds, done)
         return slow, np.empty(0, dtype=np.int64), overlapping
     pairs = _i2(pair_i, _P_PAIRS)
     mesh_slot = _i2(pair_i, _P_MESH_SLOT)
@@ -701,7 +703,18 @@ def settle_rows(raw, p0, p1, measured, cfg, pair, T_world_shape, world_f, world_
                            _f3(world_f, world_i, _W_TRIANGLES), _f3(world_f, world_i, _W_BOUNDS),
                            _i2(world_i, _W_NODES), _i1(world_i, _W_ORDER), _f2(world_f, world_i, _W_FACE_NORMALS),
                            out_subshapes)
+    _cull_done(out_state, out_distance, pair, thresholds, done)
     return slow, rest, overlapping
+
+
+@njit(cache=True, fastmath=False)
+def _cull_done(state, distance, pair, thresholds, done):
+    """Rows settled here (``state == done``) whose distance is not below their pair's threshold are culled
+    (state 0): what ``checks.clearance._measure`` does over every row after the narrow phase, done here so that
+    a chunk whose rows all settle here needs no numpy pass after it (the same comparison, the same rows)."""
+    for k in range(state.shape[0]):
+        if state[k] == done and not distance[k] < thresholds[pair[k]]:
+            state[k] = 0
 
 
 @njit(cache=True, fastmath=False)
