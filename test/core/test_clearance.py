@@ -529,3 +529,25 @@ def test_candidate_rows_are_the_culling_of_the_five_calls(arm):
     outside[0, 0] = scene.robot.upper_limits[0] + 0.1
     assert candidate_rows(outside, tables.all_joints, tables.no_current, True, *tables.packed_world, selection.pairs,
                           thresholds, *pt.buffers(1)[:2]) < 0
+
+
+def test_answers_without_rows_share_read_only_empty_arrays(arm):
+    """Answers without rows share their empty arrays, read-only (made once per Jacobian width), each of its
+    field's dtype and shape as a fresh answer's; an answer with rows owns writable arrays."""
+    from my_collision_pkg.core.checks import clearance
+    scene, checker = arm
+    names = scene.robot.active_joint_names
+    far = np.zeros(len(names))
+    first, second = checker.clearance(names, far, 0.0), checker.clearance(names, far, 0.0, compute_jacobians=False)
+    again = checker.clearance(names, far, 0.0)
+    assert len(first) == len(second) == len(again) == 0
+    fresh = clearance._empty_arrays(len(names))
+    fields = ("configuration_index", "body_names", "body_types", "shape_ids", "subshape_ids", "distance", "points",
+              "points_local", "normals", "jacobian", "smooth", "shape_pairs")
+    for name, want in zip(fields, fresh):
+        got = getattr(first, name)
+        assert got.dtype == want.dtype and got.shape == want.shape, name
+        assert not got.flags.writeable and getattr(again, name) is got, name
+    assert second.jacobian.shape == (0, 0) and first.jacobian.shape == (0, len(names))
+    near = checker.clearance(names, far, 10.0)
+    assert len(near) > 0 and all(getattr(near, name).flags.writeable for name in fields if name != "body_names")

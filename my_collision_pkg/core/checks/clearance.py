@@ -19,14 +19,17 @@ selection: ACM, group, padding switches), with
 
 Pairs are culled first by their oriented bounding boxes grown by padding + influence,
 then by bounding spheres (both for every pair and configuration of a chunk at once),
-then by coal's distance of the convex hulls (a lower bound of a mesh's distance; for
-primitives the distance itself). A mesh pair whose hulls are apart, with each hull
+then by the distance of the convex hulls (a lower bound of a mesh's distance; for
+primitives the distance itself): the compiled GJK's for polytopes (hulls, boxes) and for a
+polytope and a cylinder nearest on its side, coal's otherwise. A mesh pair whose hulls are apart, with each hull
 witness point on its mesh's surface (within ``ON_MESH_M``), is at the hulls' distance
 (the points are on the meshes, no mesh point is nearer): that is its row, with no mesh
 distance computed. Other mesh pairs get coal's mesh distance, and penetrating or
 touching pairs :func:`narrowphase.pair_distance` itself, so every row has the numbers of
-that one distance function. Jacobians and body-frame points are computed for every row
-of a chunk at once.
+that one distance function, up to its GJK tolerance: an apart row of two polytopes (~1e-12 m)
+or of a polytope and a cylinder's side (exact, where coal's GJK against the curved side leaves
+the witness points up to ~1e-5 m off) has the exact ones. Jacobians and body-frame points are
+computed for every row of a chunk at once.
 """
 from __future__ import annotations
 
@@ -47,7 +50,7 @@ from my_collision_pkg.core.kernels.clearance_rows import (CANDIDATES_NON_FINITE,
                                                            candidate_rows, finish_rows, first_distance_rows,
                                                            pack_row_pairs, pack_row_world, pack_world, pose_sizes,
                                                            settle_rows)
-from my_collision_pkg.core.kernels.codes import KIND_BOX, KIND_CONVEX, KIND_MESH, KIND_OPEN_MESH
+from my_collision_pkg.core.kernels.codes import KIND_BOX, KIND_CONVEX, KIND_CYLINDER, KIND_MESH, KIND_OPEN_MESH
 from my_collision_pkg.core.kernels.witness_check import pack_meshes
 from my_collision_pkg.core.scene.objects import OCTOMAP_ID
 from my_collision_pkg.core.scene.planning_scene import CollisionWorld
@@ -88,12 +91,30 @@ def _answer(*fields) -> Clearance:
     return answer
 
 
+def _empty_arrays(n_jacobian: int) -> tuple:
+    """The twelve row arrays of an answer without rows (each empty, of its field's dtype and shape)."""
+    return (np.zeros(0, dtype=np.int64), np.zeros((0, 2), dtype=object), np.zeros((0, 2), dtype=np.uint8),
+            np.zeros((0, 2), dtype=np.int32), np.zeros((0, 2), dtype=np.int32), np.zeros(0), np.zeros((0, 2, 3)),
+            np.zeros((0, 2, 3)), np.zeros((0, 3)), np.zeros((0, n_jacobian)), np.zeros(0, dtype=bool),
+            np.zeros((0, 2), dtype=np.int64))
+
+
+# the empty row arrays of _no_rows per Jacobian width, made once and shared by every answer without rows:
+# read-only (an array with no element holds nothing to share; read-only, no caller can take one for a buffer
+# of its own to write in). Twelve fresh arrays were about 2 us of a 13 us one-configuration request.
+_EMPTY_ARRAYS: dict[int, tuple] = {}
+
+
 def _no_rows(message: str, names: tuple, n_jacobian: int) -> Clearance:
-    """A VALID answer without rows (each array empty, of its field's dtype and shape)."""
-    return _answer(Status.VALID, message, names, np.zeros(0, dtype=np.int64), np.zeros((0, 2), dtype=object),
-                   np.zeros((0, 2), dtype=np.uint8), np.zeros((0, 2), dtype=np.int32), np.zeros((0, 2), dtype=np.int32),
-                   np.zeros(0), np.zeros((0, 2, 3)), np.zeros((0, 2, 3)), np.zeros((0, 3)), np.zeros((0, n_jacobian)),
-                   np.zeros(0, dtype=bool), np.zeros((0, 2), dtype=np.int64))
+    """A VALID answer without rows (each array empty, of its field's dtype and shape; shared, read-only)."""
+    arrays = _EMPTY_ARRAYS.get(n_jacobian)
+    if arrays is None:
+        arrays = _empty_arrays(n_jacobian)
+        for array in arrays:
+            array.flags.writeable = False
+        if len(_EMPTY_ARRAYS) < 64:
+            _EMPTY_ARRAYS[n_jacobian] = arrays
+    return _answer(Status.VALID, message, names, *arrays)
 
 
 class _Tables:
@@ -118,13 +139,16 @@ class _Tables:
         self.first = [(e.geometry.coal_hull if e.geometry.is_bvh else e.geometry.coal_geometry) for e in shapes]
         self.has_first = np.array([g is not None for g in self.first], dtype=bool)
         self.mesh = [e.geometry.coal_geometry for e in shapes]
-        # shapes whose first distance is our compiled GJK (gjk.hull_distances) when paired with a mesh's
-        # hull: meshes with hull vertices, and boxes (polytopes: GJK closes its gap to 1e-12 m in a few
+        # shapes whose first distance is our compiled GJK (gjk.hull_distances) when paired with another of
+        # them: meshes with hull vertices, and boxes (polytopes: GJK closes its gap to 1e-12 m in a few
         # steps; curved primitives stay with coal)
         self.convex = convex_solids(world)
         kind = self.convex.kind
         vertex_kind = (kind == KIND_CONVEX) | (kind == KIND_MESH) | (kind == KIND_OPEN_MESH)
         self.compiled = self.convex.supported & ((self.bvh & self.has_first & vertex_kind) | (kind == KIND_BOX))
+        # cylinders (primitives): paired with one of the shapes above, measured by gjk.cylinder_side_distances
+        # where the pair's nearest points are on the cylinder's side (exact there), by coal otherwise
+        self.cylinder = self.convex.supported & ~self.bvh & (kind == KIND_CYLINDER)
         # closed meshes with a tree: where hull witness points are checked against the mesh
         checked = [s for s, e in enumerate(shapes) if e.geometry.is_bvh and e.geometry.mesh_tree is not None
                    and e.geometry.triangles_shape is not None]
@@ -211,8 +235,16 @@ class _PairTables:
         # both shapes have a first distance (coal on hulls or primitives)
         self.direct = tables.has_first[self.a] & tables.has_first[self.b]
         self.mesh = tables.bvh[self.a] | tables.bvh[self.b]
-        # direct pairs with a mesh measured by the compiled GJK
-        self.compiled = self.direct & self.mesh & tables.compiled[self.a] & tables.compiled[self.b]
+        # direct pairs measured by the compiled GJK: both shapes polytopes (a mesh's hull, a box), so that GJK
+        # reaches the pair's nearest features in finitely many steps (box-box too: its points and normal are
+        # coal's within 1e-12 m, test_clearance's box pairs); pairs with a curved shape stay with coal
+        self.compiled = self.direct & tables.compiled[self.a] & tables.compiled[self.b]
+        # the first distance's route in first_distance_rows: 1 the compiled GJK (polytopes), 2 and 3 a cylinder
+        # (first or second shape) with a polytope (gjk.cylinder_side_distances), 0 coal
+        route = self.compiled.astype(np.int64)
+        route[self.direct & tables.cylinder[self.a] & tables.compiled[self.b]] = 2
+        route[self.direct & tables.compiled[self.a] & tables.cylinder[self.b]] = 3
+        self.route = route
         # how far beyond its threshold a first distance must be to cull the pair (a hull's GJK slack)
         self.slack = np.where(self.mesh, _HULL_SLACK_M, 0.0)
         self.bvh = tables.bvh[pairs]                              # (P, 2)
@@ -226,7 +258,7 @@ class _PairTables:
             array.flags.writeable = False
         self._thresholds: dict[float, np.ndarray] = {}
         # the row kernels' pair arrays, packed in two (margins: the selection's; zeros where not given)
-        self.row_pairs = pack_row_pairs(pairs, self.direct, self.compiled, self.mesh, self.mesh_slot, self.bvh,
+        self.row_pairs = pack_row_pairs(pairs, self.direct, self.route, self.mesh, self.mesh_slot, self.bvh,
                                         self.plain_frames, self.slack,
                                         np.zeros(len(pairs)) if margins is None else margins)
         self._single = threading.local()
@@ -373,7 +405,8 @@ def _measure(world: CollisionWorld, tables: _Tables, T_shape: np.ndarray, cfg: n
     A row is kept (``state == _DONE``) when its distance is below its pair's threshold. Its
     numbers are those of :func:`narrowphase.pair_distance`, computed by the cheapest exact way:
 
-    - two primitive (or convex) shapes apart: coal's distance of the two (the same call);
+    - two primitive (or convex) shapes apart: their distance (the compiled GJK's for two polytopes and for a
+      polytope and a cylinder's side, exact; coal's otherwise, the call pair_distance makes);
     - a pair with a mesh: coal's distance of the hulls (a hull contains its mesh: a lower
       bound, which culls the pair when it is the threshold or more); with the hulls apart and
       each mesh's hull witness point on the mesh's surface (:func:`kernels.clearance_rows.check_on_meshes`,
@@ -418,7 +451,8 @@ def _measure(world: CollisionWorld, tables: _Tables, T_shape: np.ndarray, cfg: n
         if out.distance[k] < 0.0 and not out.deepest[k] and penetration.nearly_convex(world, a) \
                 and penetration.nearly_convex(world, b):
             _feature_witness(world, T_shape[cfg[k]], a, b, k, out)
-    out.state[(out.state == _DONE) & ~(out.distance < thresholds[pair])] = _CULLED
+    if len(slow) or len(rest):          # (settle_rows culled the rows it settled the same way)
+        out.state[(out.state == _DONE) & ~(out.distance < thresholds[pair])] = _CULLED
     return out
 
 

@@ -28,7 +28,7 @@ import numpy as np
 from numba import njit
 
 from my_collision_pkg.core.kernels.culling import obb_candidates
-from my_collision_pkg.core.kernels.gjk import ConvexArrays, hull_distances
+from my_collision_pkg.core.kernels.gjk import ConvexArrays, cylinder_side_distances, hull_distances
 from my_collision_pkg.core.kernels.kinematics import forward_kinematics, shape_poses
 from my_collision_pkg.core.kernels.witness_check import project_onto_meshes
 
@@ -519,7 +519,8 @@ _W_PARAMS, _W_VERTICES, _W_TRIANGLES, _W_BOUNDS, _W_FACE_NORMALS, _W_OWNER_OFFSE
 
 def pack_row_pairs(pairs, direct, compiled, mesh, mesh_slot, is_mesh, plain_frames, slack, margins):
     """The per-selection arrays (P checked pairs) of the row kernels, packed (:func:`pack_arrays`): the pairs'
-    shapes (P, 2), which have a first distance (``direct``), which the compiled GJK measures, which have a mesh,
+    shapes (P, 2), which have a first distance (``direct``), its route (``compiled``: 1 the compiled GJK, 2 and 3
+    a cylinder, first or second shape, with a polytope: :func:`first_distance_rows`; 0 coal), which have a mesh,
     their meshes' slots and mesh sides (P, 2), whose body frames are taken as they are, the first distance's
     slack and the padding (metres)."""
     return pack_arrays([slack, margins], [pairs, direct, compiled, mesh, mesh_slot, is_mesh, plain_frames])
@@ -544,7 +545,10 @@ def first_distance_rows(cfg, pair, T_world_shape, world_f, world_i, pair_f, pair
     (raw (K,), p0 (K, 3), p1 (K, 3), measured (K,) bool, coal_rows): the first signed distance and its witness
     points of the rows the compiled GJK settled (NaN, zeros elsewhere), which rows have (or will have) a first
     distance (every direct row), and the direct rows it did not settle, in order, for coal. The GJK runs once
-    over the compiled rows in row order (the numbers of one ``gjk.hull_distances`` call on them).
+    over the polytope rows (``compiled`` 1) in row order (the numbers of one ``gjk.hull_distances`` call on
+    them), then once over the polytope-cylinder rows (``compiled`` 2: the pair's first shape is the cylinder, 3:
+    its second) in row order (one ``gjk.cylinder_side_distances`` call, which settles those whose nearest points
+    are on the cylinder's side).
     """
     pairs = _i2(pair_i, _P_PAIRS)
     direct = _i1(pair_i, _P_DIRECT)
@@ -555,11 +559,14 @@ def first_distance_rows(cfg, pair, T_world_shape, world_f, world_i, pair_f, pair
     p1 = np.zeros((n, 3))
     measured = np.zeros(n, dtype=np.bool_)
     n_compiled = 0
+    n_side = 0
     for k in range(n):
         if direct[pair[k]]:
             measured[k] = True
-            if compiled[pair[k]]:
+            if compiled[pair[k]] == 1:
                 n_compiled += 1
+            elif compiled[pair[k]] >= 2:
+                n_side += 1
     rows = np.empty(n_compiled, dtype=np.int64)
     a_c = np.empty(n_compiled, dtype=np.int64)
     b_c = np.empty(n_compiled, dtype=np.int64)
@@ -567,21 +574,21 @@ def first_distance_rows(cfg, pair, T_world_shape, world_f, world_i, pair_f, pair
     Tb = np.empty((n_compiled, 4, 4))
     i = 0
     for k in range(n):
-        if measured[k] and compiled[pair[k]]:
+        if measured[k] and compiled[pair[k]] == 1:
             rows[i], a_c[i], b_c[i] = k, pairs[pair[k], 0], pairs[pair[k], 1]
             Ta[i] = T_world_shape[cfg[k], a_c[i]]
             Tb[i] = T_world_shape[cfg[k], b_c[i]]
             i += 1
     settled = np.zeros(n, dtype=np.bool_)
+    convex = ConvexArrays(_i1(world_i, _W_KIND), _f2(world_f, world_i, _W_PARAMS),
+                          _i1(world_i, _W_VERTEX_START), _f2(world_f, world_i, _W_VERTICES),
+                          _i1(world_i, _W_SUPPORTED), _i1(world_i, _W_NEIGHBOUR_START),
+                          _i1(world_i, _W_NEIGHBOURS), _i2(world_i, _W_PROBES))
     if n_compiled:
         d_c = np.empty(n_compiled)
         q0 = np.empty((n_compiled, 3))
         q1 = np.empty((n_compiled, 3))
         got = np.zeros(n_compiled, dtype=np.bool_)
-        convex = ConvexArrays(_i1(world_i, _W_KIND), _f2(world_f, world_i, _W_PARAMS),
-                              _i1(world_i, _W_VERTEX_START), _f2(world_f, world_i, _W_VERTICES),
-                              _i1(world_i, _W_SUPPORTED), _i1(world_i, _W_NEIGHBOUR_START),
-                              _i1(world_i, _W_NEIGHBOURS), _i2(world_i, _W_PROBES))
         hull_distances(convex, a_c, b_c, Ta, Tb, eps_m, d_c, q0, q1, got)
         for i in range(n_compiled):
             if got[i]:
@@ -590,6 +597,33 @@ def first_distance_rows(cfg, pair, T_world_shape, world_f, world_i, pair_f, pair
                 raw[k] = d_c[i]
                 p0[k] = q0[i]
                 p1[k] = q1[i]
+    if n_side:
+        rows_s = np.empty(n_side, dtype=np.int64)
+        a_s = np.empty(n_side, dtype=np.int64)
+        b_s = np.empty(n_side, dtype=np.int64)
+        side = np.empty(n_side, dtype=np.int64)
+        Ta_s = np.empty((n_side, 4, 4))
+        Tb_s = np.empty((n_side, 4, 4))
+        i = 0
+        for k in range(n):
+            if measured[k] and compiled[pair[k]] >= 2:
+                rows_s[i], a_s[i], b_s[i] = k, pairs[pair[k], 0], pairs[pair[k], 1]
+                side[i] = compiled[pair[k]] - 2
+                Ta_s[i] = T_world_shape[cfg[k], a_s[i]]
+                Tb_s[i] = T_world_shape[cfg[k], b_s[i]]
+                i += 1
+        d_s = np.empty(n_side)
+        s0 = np.empty((n_side, 3))
+        s1 = np.empty((n_side, 3))
+        got_s = np.zeros(n_side, dtype=np.bool_)
+        cylinder_side_distances(convex, a_s, b_s, side, Ta_s, Tb_s, eps_m, d_s, s0, s1, got_s)
+        for i in range(n_side):
+            if got_s[i]:
+                k = rows_s[i]
+                settled[k] = True
+                raw[k] = d_s[i]
+                p0[k] = s0[i]
+                p1[k] = s1[i]
     n_coal = 0
     for k in range(n):
         if measured[k] and not settled[k]:
@@ -616,7 +650,8 @@ def settle_rows(raw, p0, p1, measured, cfg, pair, T_world_shape, world_f, world_
     cfg, pair : (K,) int64 each row's configuration in ``T_world_shape`` (N, S, 4, 4) and checked pair.
     world_f, world_i : :func:`pack_row_world`; pair_f, pair_i : :func:`pack_row_pairs`.
     thresholds : (P,) each pair's threshold.
-    out_distance ... out_state, out_subshapes : the rows' answers, written as those two kernels write them.
+    out_distance ... out_state, out_subshapes : the rows' answers, written as those two kernels write them; then
+        every row settled (``done``) whose distance is not below its pair's threshold is culled (state 0).
 
     Returns
     -------
@@ -650,6 +685,7 @@ def settle_rows(raw, p0, p1, measured, cfg, pair, T_world_shape, world_f, world_
             slow[i] = k
             i += 1
     if not any_check:
+        _cull_done(out_state, out_distance, pair, thresholds, done)
         return slow, np.empty(0, dtype=np.int64), overlapping
     pairs = _i2(pair_i, _P_PAIRS)
     mesh_slot = _i2(pair_i, _P_MESH_SLOT)
@@ -667,7 +703,18 @@ def settle_rows(raw, p0, p1, measured, cfg, pair, T_world_shape, world_f, world_
                            _f3(world_f, world_i, _W_TRIANGLES), _f3(world_f, world_i, _W_BOUNDS),
                            _i2(world_i, _W_NODES), _i1(world_i, _W_ORDER), _f2(world_f, world_i, _W_FACE_NORMALS),
                            out_subshapes)
+    _cull_done(out_state, out_distance, pair, thresholds, done)
     return slow, rest, overlapping
+
+
+@njit(cache=True, fastmath=False)
+def _cull_done(state, distance, pair, thresholds, done):
+    """Rows settled here (``state == done``) whose distance is not below their pair's threshold are culled
+    (state 0): what ``checks.clearance._measure`` does over every row after the narrow phase, done here so that
+    a chunk whose rows all settle here needs no numpy pass after it (the same comparison, the same rows)."""
+    for k in range(state.shape[0]):
+        if state[k] == done and not distance[k] < thresholds[pair[k]]:
+            state[k] = 0
 
 
 @njit(cache=True, fastmath=False)

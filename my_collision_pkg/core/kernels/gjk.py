@@ -546,3 +546,57 @@ def hull_distances(convex, shape_a, shape_b, Ta, Tb, eps_m, distance, p0, p1, co
         distance[k] = math.sqrt(norm2) if norm2 < np.inf else 0.0
         p0[k, 0], p0[k, 1], p0[k, 2] = qax, qay, qaz
         p1[k, 0], p1[k, 1], p1[k, 2] = qbx, qby, qbz
+
+
+# how far inside its axis segment's ends (metres, plus as much relative) the nearest axis point of a cylinder
+# must be, and how far beyond the cylinder's radius the other solid, for cylinder_side_distances to settle a row
+SIDE_MARGIN_M = 1e-9
+
+
+@njit(cache=True)
+def cylinder_side_distances(convex, shape_a, shape_b, cylinder_side, Ta, Tb, eps_m, distance, p0, p1, converged):
+    """:func:`hull_distances` of rows pairing a polytope (a hull, a box) with a cylinder, exact where the pair's
+    nearest points lie on the cylinder's side (not on a cap or a rim); ``cylinder_side[k]`` is 0 where
+    ``shape_a[k]`` is the cylinder, 1 where ``shape_b[k]`` is.
+
+    A cylinder of radius r about the axis segment S lies in the capsule ``S + ball(r)``, so its distance to a
+    solid P is at least ``dist(P, S) - r``; P and S are polytopes (S a box of zero width), so GJK reaches their
+    nearest points p and s exactly in finitely many steps. Where s is inside S (by ``SIDE_MARGIN_M``), p - s is
+    perpendicular to the axis and the point ``s + r (p - s) / |p - s|`` is on the cylinder's side: the bound is
+    attained there, so that point and p are the cylinder's and P's nearest points, at ``|p - s| - r``. Rows whose
+    s is an end of S (the nearest point on a cap or a rim), or whose P comes within ``SIDE_MARGIN_M`` of the
+    capsule, are left (``converged`` False) for the caller to measure otherwise."""
+    kind = convex.kind.copy()
+    params = convex.params.copy()
+    for k in range(shape_a.shape[0]):               # each row's cylinder as its axis segment
+        s = shape_a[k] if cylinder_side[k] == 0 else shape_b[k]
+        kind[s] = KIND_BOX
+        params[s, 0], params[s, 1], params[s, 2] = 0.0, 0.0, convex.params[s, 1]
+    segments = ConvexArrays(kind, params, convex.vertex_start, convex.vertices, convex.supported,
+                            convex.neighbour_start, convex.neighbours, convex.probes)
+    hull_distances(segments, shape_a, shape_b, Ta, Tb, eps_m, distance, p0, p1, converged)
+    for k in range(shape_a.shape[0]):
+        if not converged[k]:
+            continue
+        side = cylinder_side[k]
+        s = shape_a[k] if side == 0 else shape_b[k]
+        T = Ta[k] if side == 0 else Tb[k]
+        r, h = convex.params[s, 0], convex.params[s, 1]
+        sx, sy, sz = (p0[k, 0], p0[k, 1], p0[k, 2]) if side == 0 else (p1[k, 0], p1[k, 1], p1[k, 2])
+        px, py, pz = (p1[k, 0], p1[k, 1], p1[k, 2]) if side == 0 else (p0[k, 0], p0[k, 1], p0[k, 2])
+        zx, zy, zz = T[0, 2], T[1, 2], T[2, 2]
+        t = (sx - T[0, 3]) * zx + (sy - T[1, 3]) * zy + (sz - T[2, 3]) * zz
+        wx, wy, wz = px - sx, py - sy, pz - sz
+        along = wx * zx + wy * zy + wz * zz
+        wx, wy, wz = wx - along * zx, wy - along * zy, wz - along * zz
+        n = math.sqrt(wx * wx + wy * wy + wz * wz)
+        if not (abs(t) < h - SIDE_MARGIN_M * (1.0 + h) and n > r + SIDE_MARGIN_M
+                and abs(along) <= SIDE_MARGIN_M):
+            converged[k] = False
+            continue
+        cx, cy, cz = sx + r * wx / n, sy + r * wy / n, sz + r * wz / n
+        distance[k] = math.sqrt((px - cx) ** 2 + (py - cy) ** 2 + (pz - cz) ** 2)
+        if side == 0:
+            p0[k, 0], p0[k, 1], p0[k, 2] = cx, cy, cz
+        else:
+            p1[k, 0], p1[k, 1], p1[k, 2] = cx, cy, cz
