@@ -392,6 +392,8 @@ def plan(checker, start, goal, *, group_name: str = DEFAULT_GROUP, planner: str 
         if not states.validity.is_valid(q):
             verdict = checker.check(names, q, group_name=group_name, **options)
             raise RequestError(f"the {what} is not valid: {verdict.message}")
+    if validator == "certified":
+        _load_motion_kernels(checker, names, group_name, q_start, q_goal, options)
     a, b = space.allocState(), space.allocState()
     for i in range(len(names)):
         a[i], b[i] = float(q_start[i]), float(q_goal[i])
@@ -414,6 +416,18 @@ def plan(checker, start, goal, *, group_name: str = DEFAULT_GROUP, planner: str 
     motion_checks = edges.calls if edges is not None else int(si.getCheckedMotionCount())
     return PlanResult(solved, names, path, raw, solve_s, simplify_s, states.calls, motion_checks, planner, validator,
                       solve_cpu, simplify_cpu)
+
+
+def _load_motion_kernels(checker, names, group_name: str, q_start: np.ndarray, q_goal: np.ndarray,
+                         options: dict) -> None:
+    """The certified bool check's compiled kernels loaded (or, on a fresh install, compiled) before
+    the planner's clock starts: a motion of no length (the search's one compiled call) and the
+    start-to-goal motion (the screen), on a validity object of their own, so that the planner's
+    edge memory and free tubes start empty. Compiling them on a fresh pip install took longer than
+    the default ``time_limit_s``, and the first plan then found no path."""
+    validity = checker.motion_validity(names, group_name=group_name, **options)
+    validity.is_motion_valid(q_start, q_start)
+    validity.is_motion_valid(q_start, q_goal)
 
 
 def seed_random(seed: int) -> None:
