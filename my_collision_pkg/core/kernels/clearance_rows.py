@@ -531,6 +531,39 @@ _P_PAIRS, _P_DIRECT, _P_COMPILED, _P_MESH, _P_MESH_SLOT, _P_IS_MESH, _P_PLAIN = 
 
 
 @njit(cache=True, fastmath=False)
+def _route_rows(cfg, pair, pairs, compiled, measured, T_world_shape, low, high, count):
+    """The ``count`` measured rows whose pair's route (``compiled``) is in [low, high], in row order: (rows,
+    shape a, shape b, route - 2 (a polytope-cylinder row's cylinder side), pose of a, pose of b)."""
+    rows = np.empty(count, dtype=np.int64)
+    a = np.empty(count, dtype=np.int64)
+    b = np.empty(count, dtype=np.int64)
+    side = np.empty(count, dtype=np.int64)
+    Ta = np.empty((count, 4, 4))
+    Tb = np.empty((count, 4, 4))
+    i = 0
+    for k in range(cfg.shape[0]):
+        if measured[k] and low <= compiled[pair[k]] <= high:
+            rows[i], a[i], b[i] = k, pairs[pair[k], 0], pairs[pair[k], 1]
+            side[i] = compiled[pair[k]] - 2
+            Ta[i] = T_world_shape[cfg[k], a[i]]
+            Tb[i] = T_world_shape[cfg[k], b[i]]
+            i += 1
+    return rows, a, b, side, Ta, Tb
+
+
+@njit(cache=True, fastmath=False)
+def _settle(rows, got, distance, q0, q1, settled, raw, p0, p1):
+    """The rows (``rows``) whose distance was found (``got``) settled with it and its witness points."""
+    for i in range(rows.shape[0]):
+        if got[i]:
+            k = rows[i]
+            settled[k] = True
+            raw[k] = distance[i]
+            p0[k] = q0[i]
+            p1[k] = q1[i]
+
+
+@njit(cache=True, fastmath=False)
 def first_distance_rows(cfg, pair, T_world_shape, world_f, world_i, pair_f, pair_i, eps_m):
     """The first distances of a chunk's K candidate rows that the compiled GJK takes, and the rows left to coal.
 
@@ -567,63 +600,29 @@ def first_distance_rows(cfg, pair, T_world_shape, world_f, world_i, pair_f, pair
                 n_compiled += 1
             elif compiled[pair[k]] >= 2:
                 n_side += 1
-    rows = np.empty(n_compiled, dtype=np.int64)
-    a_c = np.empty(n_compiled, dtype=np.int64)
-    b_c = np.empty(n_compiled, dtype=np.int64)
-    Ta = np.empty((n_compiled, 4, 4))
-    Tb = np.empty((n_compiled, 4, 4))
-    i = 0
-    for k in range(n):
-        if measured[k] and compiled[pair[k]] == 1:
-            rows[i], a_c[i], b_c[i] = k, pairs[pair[k], 0], pairs[pair[k], 1]
-            Ta[i] = T_world_shape[cfg[k], a_c[i]]
-            Tb[i] = T_world_shape[cfg[k], b_c[i]]
-            i += 1
     settled = np.zeros(n, dtype=np.bool_)
     convex = ConvexArrays(_i1(world_i, _W_KIND), _f2(world_f, world_i, _W_PARAMS),
                           _i1(world_i, _W_VERTEX_START), _f2(world_f, world_i, _W_VERTICES),
                           _i1(world_i, _W_SUPPORTED), _i1(world_i, _W_NEIGHBOUR_START),
                           _i1(world_i, _W_NEIGHBOURS), _i2(world_i, _W_PROBES))
     if n_compiled:
+        rows, a_c, b_c, _, Ta, Tb = _route_rows(cfg, pair, pairs, compiled, measured, T_world_shape, 1, 1,
+                                                n_compiled)
         d_c = np.empty(n_compiled)
         q0 = np.empty((n_compiled, 3))
         q1 = np.empty((n_compiled, 3))
         got = np.zeros(n_compiled, dtype=np.bool_)
         hull_distances(convex, a_c, b_c, Ta, Tb, eps_m, d_c, q0, q1, got)
-        for i in range(n_compiled):
-            if got[i]:
-                k = rows[i]
-                settled[k] = True
-                raw[k] = d_c[i]
-                p0[k] = q0[i]
-                p1[k] = q1[i]
+        _settle(rows, got, d_c, q0, q1, settled, raw, p0, p1)
     if n_side:
-        rows_s = np.empty(n_side, dtype=np.int64)
-        a_s = np.empty(n_side, dtype=np.int64)
-        b_s = np.empty(n_side, dtype=np.int64)
-        side = np.empty(n_side, dtype=np.int64)
-        Ta_s = np.empty((n_side, 4, 4))
-        Tb_s = np.empty((n_side, 4, 4))
-        i = 0
-        for k in range(n):
-            if measured[k] and compiled[pair[k]] >= 2:
-                rows_s[i], a_s[i], b_s[i] = k, pairs[pair[k], 0], pairs[pair[k], 1]
-                side[i] = compiled[pair[k]] - 2
-                Ta_s[i] = T_world_shape[cfg[k], a_s[i]]
-                Tb_s[i] = T_world_shape[cfg[k], b_s[i]]
-                i += 1
+        rows_s, a_s, b_s, side, Ta_s, Tb_s = _route_rows(cfg, pair, pairs, compiled, measured, T_world_shape, 2, 3,
+                                                         n_side)
         d_s = np.empty(n_side)
         s0 = np.empty((n_side, 3))
         s1 = np.empty((n_side, 3))
         got_s = np.zeros(n_side, dtype=np.bool_)
         cylinder_side_distances(convex, a_s, b_s, side, Ta_s, Tb_s, eps_m, d_s, s0, s1, got_s)
-        for i in range(n_side):
-            if got_s[i]:
-                k = rows_s[i]
-                settled[k] = True
-                raw[k] = d_s[i]
-                p0[k] = s0[i]
-                p1[k] = s1[i]
+        _settle(rows_s, got_s, d_s, s0, s1, settled, raw, p0, p1)
     n_coal = 0
     for k in range(n):
         if measured[k] and not settled[k]:

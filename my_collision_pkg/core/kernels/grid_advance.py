@@ -332,6 +332,17 @@ def speed_from_levers(q, a, b, lever_a, lever_b, speed):
 
 
 @njit(cache=True)
+def speeds_and_centres(pairs, shapes, speed):
+    """What the ``*_with`` kernels take that their plain forms make from their arguments (plain
+    tuples of :class:`PairArrays`, :class:`ShapeArrays`, :class:`SpeedArrays`): the pairs'
+    :func:`pair_speeds` as a plain tuple and the world objects' :func:`fixed_centres`."""
+    ps = pair_speeds(PairArrays(*pairs).pair_a, PairArrays(*pairs).pair_b, SpeedArrays(*speed))
+    fixed_c = fixed_centres(ShapeArrays(*shapes).shape_link, ShapeArrays(*shapes).T_frame_shape,
+                            SpeedArrays(*speed).centre_shape)
+    return (ps.w_a, ps.w_b, ps.v0_fixed, ps.v1), fixed_c
+
+
+@njit(cache=True)
 def advance_on_grid(q0, dq, limit, t, live, p, pairs, robot, shapes, speed, covers, tol, accept, out, budget, track,
                     tracking, cache, narrow):
     """:func:`advancement.advance` (same arguments, returns, outputs and records) with steps
@@ -344,10 +355,7 @@ def advance_on_grid(q0, dq, limit, t, live, p, pairs, robot, shapes, speed, cove
     at least the pair's last measured mesh-to-hull gap in reserve). Only
     pairs that may touch, or whose hulls come too near, go to the caller. A GJK call counts
     as one more bound evaluation in ``used`` (it costs about as much)."""
-    ps = pair_speeds(PairArrays(*pairs).pair_a, PairArrays(*pairs).pair_b, SpeedArrays(*speed))
-    speeds = (ps.w_a, ps.w_b, ps.v0_fixed, ps.v1)
-    fixed_c = fixed_centres(ShapeArrays(*shapes).shape_link, ShapeArrays(*shapes).T_frame_shape,
-                            SpeedArrays(*speed).centre_shape)
+    speeds, fixed_c = speeds_and_centres(pairs, shapes, speed)
     return advance_on_grid_with(q0, dq, limit, t, live, p, pairs, robot, shapes, speed, covers, tol, accept, out,
                                 budget, track, tracking, cache, narrow, speeds, fixed_c)
 
@@ -565,10 +573,7 @@ def certify_dyadic(q0, dq, t, p, pairs, robot, shapes, speed, covers, tol, accep
     reference counts on its arrays, and those cost more than the evaluation (a compiled
     helper taking the loop's arrays made :func:`certify_dyadic` 2.4x slower; the written-out
     loop reading plain arrays took it from 223 to 177 us per bench edge)."""
-    ps = pair_speeds(PairArrays(*pairs).pair_a, PairArrays(*pairs).pair_b, SpeedArrays(*speed))
-    speeds = (ps.w_a, ps.w_b, ps.v0_fixed, ps.v1)
-    fixed_c = fixed_centres(ShapeArrays(*shapes).shape_link, ShapeArrays(*shapes).T_frame_shape,
-                            SpeedArrays(*speed).centre_shape)
+    speeds, fixed_c = speeds_and_centres(pairs, shapes, speed)
     return certify_dyadic_with(q0, dq, t, p, pairs, robot, shapes, speed, covers, tol, accept, out, budget, track,
                                tracking, cache, narrow, seq, seq_n, speeds, fixed_c)
 
@@ -1020,10 +1025,7 @@ def certify_then_advance(q0, dq, t, p, pairs, robot, shapes, speed, covers, tol,
     certify_dyadic's (``steps_left`` steps, at most ``call_steps`` per call, ``weight`` steps
     per evaluation: :meth:`limits.WorkMeter.call_budget`). Each compiled call costs about
     10 us to take its arguments: a valid motion's whole search is one call."""
-    ps = pair_speeds(PairArrays(*pairs).pair_a, PairArrays(*pairs).pair_b, SpeedArrays(*speed))
-    speeds = (ps.w_a, ps.w_b, ps.v0_fixed, ps.v1)
-    fixed_c = fixed_centres(ShapeArrays(*shapes).shape_link, ShapeArrays(*shapes).T_frame_shape,
-                            SpeedArrays(*speed).centre_shape)
+    speeds, fixed_c = speeds_and_centres(pairs, shapes, speed)
     return certify_then_advance_with(q0, dq, t, p, pairs, robot, shapes, speed, covers, tol, accept, out, budget,
                                      track, tracking, cache, narrow, seq, seq_n, steps_left, call_steps, weight,
                                      tail_t, end, evaluations, speeds, fixed_c)
