@@ -284,14 +284,28 @@ def test_rows_are_those_of_an_unculled_reference(panda_files, random_configurati
     assert cylinder_rows < 0.05 * expected, (cylinder_rows, expected)
 
 
+def _first_distances(world, Q):
+    """The default request's pairs, and clearance_rows.first_distance_rows over every pair (row order: pairs
+    within configurations) of configurations Q posed in ``world``: (tables, pair tables, pairs, T_shape, cfg,
+    pair, its returns)."""
+    from my_collision_pkg.core.checks import clearance
+    from my_collision_pkg.core.kernels.clearance_rows import first_distance_rows
+    tables = clearance._tables(world)
+    pairs = world.pair_selection("", True, False).pairs
+    pt = clearance._PairTables(tables, pairs)
+    T_shape = np.stack([world.shape_transforms(world.robot.link_transforms(q)) for q in Q])
+    cfg = np.repeat(np.arange(len(Q)), len(pairs))
+    pair = np.tile(np.arange(len(pairs)), len(Q))
+    return tables, pt, pairs, T_shape, cfg, pair, first_distance_rows(cfg, pair, T_shape, *tables.row_world,
+                                                                      *pt.row_pairs, clearance._HULL_GJK_M)
+
+
 def test_compiled_first_distances_of_polytope_pairs_are_coals(panda_files, random_configurations):
     """The compiled GJK's first distances (box-box, mesh hull-box, hull-hull: polytopes) are coal's on the same
     posed shapes, distance, witness points and normal within 1e-9 m / 1e-9, on 300 random configurations and the
     two rows of issue 40 where Drake is off (box-box at 465 mm, mesh-box at 179 mm: valid configurations 105
     and 58 of the issue's seed); every apart row of those pairs is taken by the compiled GJK, none left to coal."""
-    from my_collision_pkg.core.checks import clearance
     from my_collision_pkg.core.geometry.coal_setup import coal
-    from my_collision_pkg.core.kernels.clearance_rows import first_distance_rows
     from my_collision_pkg.core.kernels.codes import KIND_BOX
     scene = _scene(panda_files)
     robot, world = scene.robot, scene.world
@@ -300,15 +314,8 @@ def test_compiled_first_distances_of_polytope_pairs_are_coals(panda_files, rando
     drawn = np.random.default_rng(20260611).uniform(robot.lower_limits, robot.upper_limits, size=(2000, len(names)))
     valid = drawn[[checker.check(names, q).valid for q in drawn]]
     Q = np.vstack([valid[[105, 58]], _configurations(scene, random_configurations, 41, 300)])
-    tables = clearance._tables(world)
-    pairs = world.pair_selection("", True, False).pairs
+    tables, pt, pairs, T_shape, cfg, pair, (raw, p0, p1, measured, coal_rows) = _first_distances(world, Q)
     polytope = tables.compiled[pairs[:, 0]] & tables.compiled[pairs[:, 1]]
-    pt = clearance._PairTables(tables, pairs)
-    T_shape = np.stack([world.shape_transforms(robot.link_transforms(q)) for q in Q])
-    cfg = np.repeat(np.arange(len(Q)), len(pairs))
-    pair = np.tile(np.arange(len(pairs)), len(Q))
-    raw, p0, p1, measured, coal_rows = first_distance_rows(cfg, pair, T_shape, *tables.row_world, *pt.row_pairs,
-                                                           clearance._HULL_GJK_M)
     request = coal.DistanceRequest()
     request.enable_signed_distance = True
     request.gjk_tolerance = 1e-12
@@ -345,20 +352,11 @@ def test_cylinder_side_first_distances_are_certified(panda_files, random_configu
     exact: the planes along their normal touching the two solids are their distance apart (to 1e-10 m), the
     cylinder's point is on its side and the other on its solid's supporting plane; coal's distance of the same
     posed solids agrees within coal's own certified slack; rows nearest on a cap or a rim are left to coal."""
-    from my_collision_pkg.core.checks import clearance
     from my_collision_pkg.core.geometry.coal_setup import coal
-    from my_collision_pkg.core.kernels.clearance_rows import first_distance_rows
     scene = _scene(panda_files)
     robot, world = scene.robot, scene.world
     Q = _configurations(scene, random_configurations, 43, 200)
-    tables = clearance._tables(world)
-    pairs = world.pair_selection("", True, False).pairs
-    pt = clearance._PairTables(tables, pairs)
-    T_shape = np.stack([world.shape_transforms(robot.link_transforms(q)) for q in Q])
-    cfg = np.repeat(np.arange(len(Q)), len(pairs))
-    pair = np.tile(np.arange(len(pairs)), len(Q))
-    raw, p0, p1, measured, coal_rows = first_distance_rows(cfg, pair, T_shape, *tables.row_world, *pt.row_pairs,
-                                                           clearance._HULL_GJK_M)
+    tables, pt, pairs, T_shape, cfg, pair, (raw, p0, p1, measured, coal_rows) = _first_distances(world, Q)
     left_to_coal = set(coal_rows.tolist())
     request = coal.DistanceRequest()
     request.enable_signed_distance = True
