@@ -175,6 +175,21 @@ class StopAfter:
         return self.looked >= self.calls
 
 
+class LookedAt(threading.Event):
+    """A stop event that tells (through ``looked``) when the batch has looked at it ``calls``
+    times, that is, once it is under way (it looks once per chunk it answers itself)."""
+
+    def __init__(self, calls=3):
+        super().__init__()
+        self.calls, self.count, self.looked = calls, 0, threading.Event()
+
+    def is_set(self):
+        self.count += 1
+        if self.count >= self.calls:
+            self.looked.set()
+        return super().is_set()
+
+
 def test_a_stop_ends_the_batch_and_the_pool_serves_the_next(checkers, panda_scene):
     one, two = checkers
     names = panda_scene.robot.active_joint_names
@@ -188,15 +203,17 @@ def test_a_stop_ends_the_batch_and_the_pool_serves_the_next(checkers, panda_scen
     valid, _ = two.check_batch(names, Q)                        # the stopped batch's answers were drained
     np.testing.assert_array_equal(valid, expected)
     assert two.batch_worker_pids == pids
-    # a stop set from another thread while the batch runs (a much larger one)
-    big = np.tile(Q, (20, 1))
-    timer = threading.Timer(0.05, two.stop_event.set)
-    timer.start()
+    # a stop set from another thread while the batch runs: set once the batch is under way, with
+    # ~300 chunks still ahead (not on a timer: a fast machine ran the whole batch before it fired)
+    big = np.tile(Q, (200, 1))
+    two.stop_event = event = LookedAt()
+    setter = threading.Thread(target=lambda: event.looked.wait(30.0) and event.set())
+    setter.start()
     start = time.monotonic()
     with pytest.raises(RequestStopped):
         two.check_batch(names, big, max_batch=len(big))
     assert time.monotonic() - start < 5.0
-    timer.join()
+    setter.join()
 
 
 def test_a_worker_that_raises_dies_or_hangs_is_a_clear_error(checkers, panda_scene, monkeypatch):
