@@ -28,7 +28,8 @@ import numpy as np
 from numba import njit
 
 from my_collision_pkg.core.kernels.culling import obb_candidates
-from my_collision_pkg.core.kernels.gjk import ConvexArrays, cylinder_side_distances, hull_distances
+from my_collision_pkg.core.kernels.gjk import (ConvexArrays, cylinder_end_distances, cylinder_side_distances,
+                                              hull_distances)
 from my_collision_pkg.core.kernels.kinematics import forward_kinematics, shape_poses
 from my_collision_pkg.core.kernels.witness_check import project_onto_meshes
 
@@ -564,7 +565,7 @@ def _settle(rows, got, distance, q0, q1, settled, raw, p0, p1):
 
 
 @njit(cache=True, fastmath=False)
-def first_distance_rows(cfg, pair, T_world_shape, world_f, world_i, pair_f, pair_i, eps_m):
+def first_distance_rows(cfg, pair, T_world_shape, world_f, world_i, pair_f, pair_i, eps_m, use_ends=True):
     """The first distances of a chunk's K candidate rows that the compiled GJK takes, and the rows left to coal.
 
     Parameters
@@ -622,6 +623,8 @@ def first_distance_rows(cfg, pair, T_world_shape, world_f, world_i, pair_f, pair
         s1 = np.empty((n_side, 3))
         got_s = np.zeros(n_side, dtype=np.bool_)
         cylinder_side_distances(convex, a_s, b_s, side, Ta_s, Tb_s, eps_m, d_s, s0, s1, got_s)
+        if use_ends:
+            cylinder_end_distances(convex, a_s, b_s, side, Ta_s, Tb_s, d_s, s0, s1, got_s)
         _settle(rows_s, got_s, d_s, s0, s1, settled, raw, p0, p1)
     n_coal = 0
     for k in range(n):
