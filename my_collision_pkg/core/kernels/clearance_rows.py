@@ -582,7 +582,9 @@ def first_distance_rows(cfg, pair, T_world_shape, world_f, world_i, pair_f, pair
     over the polytope rows (``compiled`` 1) in row order (the numbers of one ``gjk.hull_distances`` call on
     them), then once over the polytope-cylinder rows (``compiled`` 2: the pair's first shape is the cylinder, 3:
     its second) in row order (one ``gjk.cylinder_side_distances`` call, which settles those whose nearest points
-    are on the cylinder's side).
+    are on the cylinder's side, then, with ``use_ends``, one ``gjk.cylinder_end_distances`` call on the rows it
+    left, which settles those nearest on a cap or a rim; ``use_ends`` False: those are left to coal, as before
+    session 41, for side-by-side timing).
     """
     pairs = _i2(pair_i, _P_PAIRS)
     direct = _i1(pair_i, _P_DIRECT)
