@@ -367,6 +367,11 @@ _HULL_GJK_M = 1e-12
 # A hull witness point this close to its mesh's surface (metres) is a point of the mesh: with both
 # on their meshes, the meshes' distance is the hulls' one (to within twice this).
 ON_MESH_M = 1e-9
+# The projection of a hull witness point onto its mesh looks only for triangles nearer than twice ON_MESH_M
+# (squared): the points on their meshes get the triangle an unbounded search gives, bit for bit, in a fraction of
+# its work (the tree's boxes and triangles farther than that are not opened); a point farther is off its mesh
+# either way (its row's mesh distance sets the triangles).
+_ON_MESH_SEARCH_D2 = (2.0 * ON_MESH_M) ** 2
 _EYE4 = np.eye(4)
 _EYE4.flags.writeable = False
 _SANE_M = 1e6                   # beyond this a coal answer is a failure (see narrowphase._SANE_DISTANCE_M)
@@ -437,7 +442,8 @@ def _measure(world: CollisionWorld, tables: _Tables, T_shape: np.ndarray, cfg: n
     # lies on its mesh) or done; the rest are slow
     slow_rows, rest, overlapping = settle_rows(
         raw, p0, p1, measured, cfg, pair, T_shape, *tables.row_world, *pt.row_pairs, thresholds, _HULL_SLACK_M, _SANE_M,
-        ON_MESH_M ** 2, _DONE, _CHECK_MESH, out.distance, out.points, out.normal, out.state, out.subshapes)
+        ON_MESH_M ** 2, _DONE, _CHECK_MESH, out.distance, out.points, out.normal, out.state, out.subshapes,
+        _ON_MESH_SEARCH_D2)
     # penetrating or touching (hulls or primitives), or no first distance: pair_distance's own rules
     slow = slow_rows.tolist()
     ab = pairs[pair] if len(slow) or len(rest) else None          # (K, 2)
