@@ -20,15 +20,17 @@ selection: ACM, group, padding switches), with
 Pairs are culled first by their oriented bounding boxes grown by padding + influence,
 then by bounding spheres (both for every pair and configuration of a chunk at once),
 then by the distance of the convex hulls (a lower bound of a mesh's distance; for
-primitives the distance itself): the compiled GJK's for polytopes (hulls, boxes) and for a
-polytope and a cylinder nearest on its side, coal's otherwise. A mesh pair whose hulls are apart, with each hull
+primitives the distance itself): the compiled GJK's for polytopes (hulls, boxes), for a
+polytope and a cylinder nearest on its side, and the compiled exact end rows of a polytope and
+a cylinder nearest on its cap or rim (``gjk.cylinder_end_distances``, certified by separating
+planes to 1e-10 m); coal's otherwise. A mesh pair whose hulls are apart, with each hull
 witness point on its mesh's surface (within ``ON_MESH_M``), is at the hulls' distance
 (the points are on the meshes, no mesh point is nearer): that is its row, with no mesh
 distance computed. Other mesh pairs get coal's mesh distance, and penetrating or
 touching pairs :func:`narrowphase.pair_distance` itself, so every row has the numbers of
 that one distance function, up to its GJK tolerance: an apart row of two polytopes (~1e-12 m)
-or of a polytope and a cylinder's side (exact, where coal's GJK against the curved side leaves
-the witness points up to ~1e-5 m off) has the exact ones. Jacobians and body-frame points are
+or of a polytope and a cylinder's side, cap or rim (exact, where coal's GJK against the curved
+surface leaves the witness points up to ~1e-5 m off) has the exact ones. Jacobians and body-frame points are
 computed for every row of a chunk at once.
 """
 from __future__ import annotations
@@ -365,6 +367,11 @@ _HULL_GJK_M = 1e-12
 # A hull witness point this close to its mesh's surface (metres) is a point of the mesh: with both
 # on their meshes, the meshes' distance is the hulls' one (to within twice this).
 ON_MESH_M = 1e-9
+# The projection of a hull witness point onto its mesh looks only for triangles nearer than twice ON_MESH_M
+# (squared): the points on their meshes get the triangle an unbounded search gives, bit for bit, in a fraction of
+# its work (the tree's boxes and triangles farther than that are not opened); a point farther is off its mesh
+# either way (its row's mesh distance sets the triangles).
+_ON_MESH_SEARCH_D2 = (2.0 * ON_MESH_M) ** 2
 _EYE4 = np.eye(4)
 _EYE4.flags.writeable = False
 _SANE_M = 1e6                   # beyond this a coal answer is a failure (see narrowphase._SANE_DISTANCE_M)
@@ -406,7 +413,8 @@ def _measure(world: CollisionWorld, tables: _Tables, T_shape: np.ndarray, cfg: n
     numbers are those of :func:`narrowphase.pair_distance`, computed by the cheapest exact way:
 
     - two primitive (or convex) shapes apart: their distance (the compiled GJK's for two polytopes and for a
-      polytope and a cylinder's side, exact; coal's otherwise, the call pair_distance makes);
+      polytope and a cylinder's side, the compiled end rows for a polytope and a cylinder's cap or rim, exact;
+      coal's otherwise, the call pair_distance makes);
     - a pair with a mesh: coal's distance of the hulls (a hull contains its mesh: a lower
       bound, which culls the pair when it is the threshold or more); with the hulls apart and
       each mesh's hull witness point on the mesh's surface (:func:`kernels.clearance_rows.check_on_meshes`,
@@ -434,7 +442,8 @@ def _measure(world: CollisionWorld, tables: _Tables, T_shape: np.ndarray, cfg: n
     # lies on its mesh) or done; the rest are slow
     slow_rows, rest, overlapping = settle_rows(
         raw, p0, p1, measured, cfg, pair, T_shape, *tables.row_world, *pt.row_pairs, thresholds, _HULL_SLACK_M, _SANE_M,
-        ON_MESH_M ** 2, _DONE, _CHECK_MESH, out.distance, out.points, out.normal, out.state, out.subshapes)
+        ON_MESH_M ** 2, _DONE, _CHECK_MESH, out.distance, out.points, out.normal, out.state, out.subshapes,
+        _ON_MESH_SEARCH_D2)
     # penetrating or touching (hulls or primitives), or no first distance: pair_distance's own rules
     slow = slow_rows.tolist()
     ab = pairs[pair] if len(slow) or len(rest) else None          # (K, 2)

@@ -28,7 +28,8 @@ import numpy as np
 from numba import njit
 
 from my_collision_pkg.core.kernels.culling import obb_candidates
-from my_collision_pkg.core.kernels.gjk import ConvexArrays, cylinder_side_distances, hull_distances
+from my_collision_pkg.core.kernels.gjk import (ConvexArrays, cylinder_end_distances, cylinder_side_distances,
+                                              hull_distances)
 from my_collision_pkg.core.kernels.kinematics import forward_kinematics, shape_poses
 from my_collision_pkg.core.kernels.witness_check import project_onto_meshes
 
@@ -306,7 +307,8 @@ def settle_first_distances(raw, p0, p1, measured, far_from, apart_above, sane_be
 
 @njit(cache=True, fastmath=False)
 def check_on_meshes(state, points, T_world_shape, cfg, shape_pair, mesh_slot, is_mesh, check_mesh, done, on_mesh_d2,
-                    triangle_start, node_start, triangles, bounds, nodes, order, face_normals, out_subshapes):
+                    triangle_start, node_start, triangles, bounds, nodes, order, face_normals, out_subshapes,
+                    search_d2=np.inf):
     """Settle the rows whose state is ``check_mesh`` (hulls apart): ``done`` where each mesh's hull witness
     point lies on its mesh (squared distance at most ``on_mesh_d2``); returns the other rows, in order.
 
@@ -319,6 +321,9 @@ def check_on_meshes(state, points, T_world_shape, cfg, shape_pair, mesh_slot, is
     is_mesh : (K, 2) bool, sides that are meshes (a mesh without a packed tree is never on its mesh).
     triangle_start ... face_normals : the packed meshes (``witness_check.pack_meshes``).
     out_subshapes : (K, 2) int32, written for the projected sides: the nearest triangle.
+    search_d2 : the projection looks only for triangles nearer than this (squared; above ``on_mesh_d2``, so that
+        the rows it settles are those of an unbounded search, with the same triangles, bit for bit; a side with
+        none is off its mesh, its subshape -1 until the row's mesh distance sets it).
 
     The projection is :func:`witness_check.project_onto_meshes` on the projected sides in
     (row, side) order, so its numbers are those of a call on all of them.
@@ -347,7 +352,7 @@ def check_on_meshes(state, points, T_world_shape, cfg, shape_pair, mesh_slot, is
     triangle = np.full(n, -1, dtype=np.int64)
     if n:
         project_onto_meshes(at_point, at_pose, at_slot, triangle_start, node_start, triangles, bounds, nodes, order,
-                            face_normals, d2, triangle)
+                            face_normals, d2, triangle, max(search_d2, on_mesh_d2))
     off = np.zeros(state.shape[0], dtype=np.bool_)
     for k in range(state.shape[0]):
         if state[k] == check_mesh:
@@ -356,7 +361,7 @@ def check_on_meshes(state, points, T_world_shape, cfg, shape_pair, mesh_slot, is
                     off[k] = True
     for i in range(n):
         out_subshapes[at_row[i], at_side[i]] = triangle[i]
-        if not d2[i] <= on_mesh_d2:
+        if not d2[i] <= on_mesh_d2 or triangle[i] < 0:
             off[at_row[i]] = True
     count = 0
     for k in range(state.shape[0]):
@@ -564,7 +569,7 @@ def _settle(rows, got, distance, q0, q1, settled, raw, p0, p1):
 
 
 @njit(cache=True, fastmath=False)
-def first_distance_rows(cfg, pair, T_world_shape, world_f, world_i, pair_f, pair_i, eps_m):
+def first_distance_rows(cfg, pair, T_world_shape, world_f, world_i, pair_f, pair_i, eps_m, use_ends=True):
     """The first distances of a chunk's K candidate rows that the compiled GJK takes, and the rows left to coal.
 
     Parameters
@@ -581,7 +586,9 @@ def first_distance_rows(cfg, pair, T_world_shape, world_f, world_i, pair_f, pair
     over the polytope rows (``compiled`` 1) in row order (the numbers of one ``gjk.hull_distances`` call on
     them), then once over the polytope-cylinder rows (``compiled`` 2: the pair's first shape is the cylinder, 3:
     its second) in row order (one ``gjk.cylinder_side_distances`` call, which settles those whose nearest points
-    are on the cylinder's side).
+    are on the cylinder's side, then, with ``use_ends``, one ``gjk.cylinder_end_distances`` call on the rows it
+    left, which settles those nearest on a cap or a rim; ``use_ends`` False: those are left to coal, as before
+    session 41, for side-by-side timing).
     """
     pairs = _i2(pair_i, _P_PAIRS)
     direct = _i1(pair_i, _P_DIRECT)
@@ -622,6 +629,8 @@ def first_distance_rows(cfg, pair, T_world_shape, world_f, world_i, pair_f, pair
         s1 = np.empty((n_side, 3))
         got_s = np.zeros(n_side, dtype=np.bool_)
         cylinder_side_distances(convex, a_s, b_s, side, Ta_s, Tb_s, eps_m, d_s, s0, s1, got_s)
+        if use_ends:
+            cylinder_end_distances(convex, a_s, b_s, side, Ta_s, Tb_s, d_s, s0, s1, got_s)
         _settle(rows_s, got_s, d_s, s0, s1, settled, raw, p0, p1)
     n_coal = 0
     for k in range(n):
@@ -639,7 +648,7 @@ def first_distance_rows(cfg, pair, T_world_shape, world_f, world_i, pair_f, pair
 @njit(cache=True, fastmath=False)
 def settle_rows(raw, p0, p1, measured, cfg, pair, T_world_shape, world_f, world_i, pair_f, pair_i, thresholds,
                 apart_above, sane_below, on_mesh_d2, done, check_mesh, out_distance, out_points, out_normal, out_state,
-                out_subshapes):
+                out_subshapes, search_d2=np.inf):
     """:func:`settle_first_distances` of a chunk's K candidate rows, then :func:`check_on_meshes` of the
     apart mesh rows, in one call (their numbers).
 
@@ -648,7 +657,7 @@ def settle_rows(raw, p0, p1, measured, cfg, pair, T_world_shape, world_f, world_
     raw, p0, p1, measured : as :func:`settle_first_distances` (``far_from`` is ``thresholds[pair] + slack[pair]``).
     cfg, pair : (K,) int64 each row's configuration in ``T_world_shape`` (N, S, 4, 4) and checked pair.
     world_f, world_i : :func:`pack_row_world`; pair_f, pair_i : :func:`pack_row_pairs`.
-    thresholds : (P,) each pair's threshold.
+    thresholds : (P,) each pair's threshold; search_d2 : as :func:`check_on_meshes`.
     out_distance ... out_state, out_subshapes : the rows' answers, written as those two kernels write them; then
         every row settled (``done``) whose distance is not below its pair's threshold is culled (state 0).
 
@@ -701,7 +710,7 @@ def settle_rows(raw, p0, p1, measured, cfg, pair, T_world_shape, world_f, world_
                            done, on_mesh_d2, _i1(world_i, _W_TRIANGLE_START), _i1(world_i, _W_NODE_START),
                            _f3(world_f, world_i, _W_TRIANGLES), _f3(world_f, world_i, _W_BOUNDS),
                            _i2(world_i, _W_NODES), _i1(world_i, _W_ORDER), _f2(world_f, world_i, _W_FACE_NORMALS),
-                           out_subshapes)
+                           out_subshapes, search_d2)
     _cull_done(out_state, out_distance, pair, thresholds, done)
     return slow, rest, overlapping
 

@@ -600,3 +600,192 @@ def cylinder_side_distances(convex, shape_a, shape_b, cylinder_side, Ta, Tb, eps
             p0[k, 0], p0[k, 1], p0[k, 2] = cx, cy, cz
         else:
             p1[k, 0], p1[k, 1], p1[k, 2] = cx, cy, cz
+
+
+# cylinder_end_distances: the most the upper bound |p - c| of a settled row may exceed the lower bound of the
+# planes along its normal touching the two solids, metres (the row's distance is exact to this), the vertex walks
+# and Newton steps at most, and the nearest circle point's tolerance between two Newton steps, radians
+END_CERTIFIED_M = 1e-10
+END_MAX_STEPS = 12
+END_NEWTON_STEPS = 30
+END_NEWTON_RAD = 1e-15
+
+
+@njit(cache=True)
+def _polytope_point(convex, s, T, at, dx, dy, dz):
+    """The point of polytope s (a box, or a vertex solid) at pose T farthest along the world direction (dx, dy,
+    dz): (x, y, z, id) in the world frame, ``id`` the vertex (a box: its corner's sign code), ``at`` where a
+    vertex solid's climb starts (-1: its probes)."""
+    lx = T[0, 0] * dx + T[1, 0] * dy + T[2, 0] * dz
+    ly = T[0, 1] * dx + T[1, 1] * dy + T[2, 1] * dz
+    lz = T[0, 2] * dx + T[1, 2] * dy + T[2, 2] * dz
+    kk = convex.kind[s]
+    if KIND_BOX <= kk <= KIND_CONE:
+        px, py, pz = primitive_support(kk, convex.params[s, 0], convex.params[s, 1], convex.params[s, 2], lx, ly, lz)
+        vid = (1 if px >= 0.0 else 0) + (2 if py >= 0.0 else 0) + (4 if pz >= 0.0 else 0)
+    else:
+        vid = vertex_support(convex.vertices, convex.neighbour_start, convex.neighbours, convex.probes, s,
+                             convex.vertex_start[s], convex.vertex_start[s + 1], at, lx, ly, lz)
+        px, py, pz = convex.vertices[vid, 0], convex.vertices[vid, 1], convex.vertices[vid, 2]
+    wx = T[0, 0] * px + T[0, 1] * py + T[0, 2] * pz + T[0, 3]
+    wy = T[1, 0] * px + T[1, 1] * py + T[1, 2] * pz + T[1, 3]
+    wz = T[2, 0] * px + T[2, 1] * py + T[2, 2] * pz + T[2, 3]
+    return wx, wy, wz, vid
+
+
+@njit(cache=True, inline="always")
+def _cylinder_top(T, r, h, dx, dy, dz):
+    """``max d . x`` over the cylinder (radius r, half-length h, pose T) for the world direction d."""
+    lx = T[0, 0] * dx + T[1, 0] * dy + T[2, 0] * dz
+    ly = T[0, 1] * dx + T[1, 1] * dy + T[2, 1] * dz
+    lz = T[0, 2] * dx + T[1, 2] * dy + T[2, 2] * dz
+    return T[0, 3] * dx + T[1, 3] * dy + T[2, 3] * dz + r * math.sqrt(lx * lx + ly * ly) + h * abs(lz)
+
+
+@njit(cache=True)
+def _certified_gap(convex, s, Tp, at, T, r, h, px, py, pz, cx, cy, cz):
+    """``|p - c| - (min over P of n . x - max over the cylinder of n . x)``, n = (p - c) / |p - c|: how much the
+    distance |p - c| of a point p of polytope s and a point c of the cylinder may exceed the true one (>= 0 up to
+    rounding, 0 when they are the nearest points). Returns (gap, |p - c|)."""
+    nx, ny, nz = px - cx, py - cy, pz - cz
+    d = math.sqrt(nx * nx + ny * ny + nz * nz)
+    if not d > 0.0:
+        return np.inf, d
+    nx, ny, nz = nx / d, ny / d, nz / d
+    qx, qy, qz, _ = _polytope_point(convex, s, Tp, at, -nx, -ny, -nz)
+    lower = (nx * qx + ny * qy + nz * qz) - _cylinder_top(T, r, h, nx, ny, nz)
+    return d - lower, d
+
+
+@njit(cache=True)
+def _rim_point(T, r, h, px, py, pz):
+    """The point of the cylinder's end (cap disk or rim, on the side of p along the axis) nearest p, for p beyond
+    that end's plane: (x, y, z, beyond) with ``beyond`` False when p is not beyond either end's plane."""
+    zx, zy, zz = T[0, 2], T[1, 2], T[2, 2]
+    rx, ry, rz = px - T[0, 3], py - T[1, 3], pz - T[2, 3]
+    t = rx * zx + ry * zy + rz * zz
+    end = h if t >= 0.0 else -h
+    if not abs(t) > h:
+        return 0.0, 0.0, 0.0, False
+    wx, wy, wz = rx - t * zx, ry - t * zy, rz - t * zz
+    wn = math.sqrt(wx * wx + wy * wy + wz * wz)
+    ox, oy, oz = T[0, 3] + end * zx, T[1, 3] + end * zy, T[2, 3] + end * zz
+    if wn <= r:
+        return ox + wx, oy + wy, oz + wz, True
+    return ox + r * wx / wn, oy + r * wy / wn, oz + r * wz / wn, True
+
+
+@njit(cache=True)
+def _edge_rim(T, r, h, end, ax, ay, az, bx, by, bz, cx, cy, cz):
+    """The point of the rim (circle of radius r at ``end`` (+-h) along the axis) nearest the line through a and b,
+    by Newton steps on the circle's angle from the rim point c, and its nearest point on the line: (rim x, y, z,
+    line x, y, z, t) with t the line point's place along a -> b (0 at a, 1 at b); t NaN when Newton did not settle."""
+    e1x, e1y, e1z = T[0, 0], T[1, 0], T[2, 0]
+    e2x, e2y, e2z = T[0, 1], T[1, 1], T[2, 1]
+    ox, oy, oz = T[0, 3] + end * T[0, 2], T[1, 3] + end * T[1, 2], T[2, 3] + end * T[2, 2]
+    dx, dy, dz = bx - ax, by - ay, bz - az
+    length = math.sqrt(dx * dx + dy * dy + dz * dz)
+    if not length > 0.0:
+        return 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, np.nan
+    dx, dy, dz = dx / length, dy / length, dz / length
+    theta = math.atan2((cx - ox) * e2x + (cy - oy) * e2y + (cz - oz) * e2z,
+                       (cx - ox) * e1x + (cy - oy) * e1y + (cz - oz) * e1z)
+    settled = False
+    for _ in range(END_NEWTON_STEPS):
+        co, si = math.cos(theta), math.sin(theta)
+        ux, uy, uz = co * e1x + si * e2x, co * e1y + si * e2y, co * e1z + si * e2z      # radial unit
+        vx, vy, vz = -si * e1x + co * e2x, -si * e1y + co * e2y, -si * e1z + co * e2z   # tangent unit
+        qx, qy, qz = ox + r * ux - ax, oy + r * uy - ay, oz + r * uz - az
+        qd = qx * dx + qy * dy + qz * dz
+        c1 = r * (vx * dx + vy * dy + vz * dz)               # c' . d
+        c2 = -r * (ux * dx + uy * dy + uz * dz)              # c'' . d
+        g1 = r * (qx * vx + qy * vy + qz * vz) - qd * c1     # half of g'
+        g2 = r * r - r * (qx * ux + qy * uy + qz * uz) - c1 * c1 - qd * c2   # half of g''
+        if not g2 > 0.0:
+            break
+        step = g1 / g2
+        theta -= step
+        if abs(step) <= END_NEWTON_RAD:
+            settled = True
+            break
+    if not settled:
+        return 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, np.nan
+    co, si = math.cos(theta), math.sin(theta)
+    cx = ox + r * (co * e1x + si * e2x)
+    cy = oy + r * (co * e1y + si * e2y)
+    cz = oz + r * (co * e1z + si * e2z)
+    t = (cx - ax) * dx + (cy - ay) * dy + (cz - az) * dz
+    return cx, cy, cz, ax + t * dx, ay + t * dy, az + t * dz, t / length
+
+
+@njit(cache=True)
+def cylinder_end_distances(convex, shape_a, shape_b, cylinder_side, Ta, Tb, distance, p0, p1, converged):
+    """Rows pairing a polytope P (a hull, a box) with a cylinder whose nearest points are on the cylinder's end (a
+    cap or a rim) and on a vertex or an edge of P, exact: each row's ``p0``, ``p1`` on entry give a direction from
+    the cylinder to P (those :func:`cylinder_side_distances` left: P's and the axis segment's nearest points); the
+    rows settled get ``converged`` True, their distance and witness points (on a, on b); the others are left as
+    they were, for the caller to measure otherwise. ``cylinder_side[k]`` as :func:`cylinder_side_distances`.
+
+    From the direction u (cylinder to P), P's vertex v lowest along u and the end's point c nearest v (under v on
+    the cap, or the rim's point nearest v) give a new direction (v - c); a walk that comes back to its vertex has
+    P's nearest point at that vertex; one that swings between two vertices has it on their edge, whose nearest
+    rim point Newton steps on the rim's angle find. A row is settled only when the planes along its normal
+    n = (p - c) / |p - c| touching P and the cylinder are within ``END_CERTIFIED_M`` of |p - c| (p a point of P,
+    c one of the cylinder's: the distance is |p - c| within that), whatever the walk did."""
+    for k in range(shape_a.shape[0]):
+        if converged[k]:
+            continue
+        side = cylinder_side[k]
+        cyl = shape_a[k] if side == 0 else shape_b[k]
+        pol = shape_b[k] if side == 0 else shape_a[k]
+        T = Ta[k] if side == 0 else Tb[k]
+        Tp = Tb[k] if side == 0 else Ta[k]
+        r, h = convex.params[cyl, 0], convex.params[cyl, 1]
+        if side == 0:
+            ux, uy, uz = p1[k, 0] - p0[k, 0], p1[k, 1] - p0[k, 1], p1[k, 2] - p0[k, 2]
+        else:
+            ux, uy, uz = p0[k, 0] - p1[k, 0], p0[k, 1] - p1[k, 1], p0[k, 2] - p1[k, 2]
+        if not ux * ux + uy * uy + uz * uz > 1e-24:
+            ux, uy, uz = Tp[0, 3] - T[0, 3], Tp[1, 3] - T[1, 3], Tp[2, 3] - T[2, 3]
+        at = -1
+        last, before = -1, -2
+        lx = ly = lz = 0.0              # the last vertex
+        found = False
+        px = py = pz = cx = cy = cz = 0.0
+        for _ in range(END_MAX_STEPS):
+            vx, vy, vz, vid = _polytope_point(convex, pol, Tp, at, -ux, -uy, -uz)
+            at = vid if not (KIND_BOX <= convex.kind[pol] <= KIND_CONE) else -1
+            if vid == last:                               # back at its vertex: P's nearest point there
+                px, py, pz = vx, vy, vz
+                cx, cy, cz, beyond = _rim_point(T, r, h, vx, vy, vz)
+                found = beyond
+                break
+            if vid == before:                             # between two vertices: their edge
+                zx, zy, zz = T[0, 2], T[1, 2], T[2, 2]
+                mx, my, mz = 0.5 * (vx + lx), 0.5 * (vy + ly), 0.5 * (vz + lz)
+                t_mid = (mx - T[0, 3]) * zx + (my - T[1, 3]) * zy + (mz - T[2, 3]) * zz
+                end = h if t_mid >= 0.0 else -h
+                cx, cy, cz, px, py, pz, t = _edge_rim(T, r, h, end, lx, ly, lz, vx, vy, vz, cx, cy, cz)
+                found = 0.0 < t < 1.0
+                break
+            cx, cy, cz, beyond = _rim_point(T, r, h, vx, vy, vz)
+            if not beyond:
+                break
+            ux, uy, uz = vx - cx, vy - cy, vz - cz
+            if not ux * ux + uy * uy + uz * uz > 0.0:
+                break
+            before, last = last, vid
+            lx, ly, lz = vx, vy, vz
+        if not found:
+            continue
+        gap, d = _certified_gap(convex, pol, Tp, at, T, r, h, px, py, pz, cx, cy, cz)
+        if not (-END_CERTIFIED_M <= gap <= END_CERTIFIED_M):
+            continue
+        converged[k] = True
+        distance[k] = d
+        if side == 0:
+            p0[k, 0], p0[k, 1], p0[k, 2] = cx, cy, cz
+            p1[k, 0], p1[k, 1], p1[k, 2] = px, py, pz
+        else:
+            p0[k, 0], p0[k, 1], p0[k, 2] = px, py, pz
+            p1[k, 0], p1[k, 1], p1[k, 2] = cx, cy, cz

@@ -383,7 +383,7 @@ def _box_distance2(bounds, node, p):
 
 
 @njit(cache=True)
-def tree_closest_point(p, triangles, bounds, nodes, order, out, seed_triangle=-1, face_normals=None):
+def tree_closest_point(p, triangles, bounds, nodes, order, out, seed_triangle=-1, face_normals=None, bound_d2=np.inf):
     """Nearest point ``out`` (3,) to p on a triangle mesh through its tree (:func:`build_triangle_tree`).
 
     Exact (every triangle whose box could hold a nearer point is tested; boxes are
@@ -392,12 +392,17 @@ def tree_closest_point(p, triangles, bounds, nodes, order, out, seed_triangle=-1
     are pruned. ``face_normals`` (T, 4) (``MeshTree.face_normals``; None: not used)
     skips a triangle whose plane alone is farther than the nearest point so far, by
     more than the normal's rounding error: the answer is the same, bit for bit.
+    ``bound_d2``: look only for triangles nearer than this (squared, metres); where the nearest
+    is, the answer is the same, bit for bit (the boxes and triangles it prunes hold no triangle as
+    near as the nearest, and the others are visited in the same order, so the first of equal
+    nearest ones is the same one); where none is, (``bound_d2``, -1, FEATURE_FACE) is returned
+    (``out`` not written). Ignored when ``seed_triangle`` is given.
     Returns (squared distance, triangle index, feature).
     """
     stack = np.empty(_TREE_STACK, dtype=np.int64)
     stack_d2 = np.empty(_TREE_STACK)          # each stacked node's box distance (squared)
     candidate = np.empty(3)
-    best_d2 = np.inf
+    best_d2 = bound_d2
     best_t = -1
     best_f = FEATURE_FACE
     if seed_triangle >= 0:

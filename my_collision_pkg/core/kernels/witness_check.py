@@ -45,7 +45,7 @@ def pack_meshes(trees, triangle_sets):
 
 @njit(cache=True)
 def project_onto_meshes(points_world, T_world_mesh, mesh, triangle_start, node_start, triangles, bounds, nodes, order,
-                        face_normals, out_d2, out_triangle):
+                        face_normals, out_d2, out_triangle, bound_d2=np.inf):
     """Squared distance of each point to its mesh's surface, and the nearest triangle.
 
     Parameters
@@ -56,6 +56,9 @@ def project_onto_meshes(points_world, T_world_mesh, mesh, triangle_start, node_s
     triangle_start, node_start, triangles, bounds, nodes, order, face_normals : the packed meshes.
     out_d2 : (K,) float, written: squared distance to the mesh surface (exact, through the tree).
     out_triangle : (K,) int64, written: index of the nearest triangle within its mesh.
+    bound_d2 : look only for triangles nearer than this (squared, metres; see
+        :func:`mesh_queries.tree_closest_point`): where none is, ``out_d2`` is ``bound_d2`` and
+        ``out_triangle`` -1; elsewhere the numbers are those of an unbounded search, bit for bit.
     """
     local = np.empty(3)
     nearest = np.empty(3)
@@ -69,6 +72,6 @@ def project_onto_meshes(points_world, T_world_mesh, mesh, triangle_start, node_s
         t0, t1 = triangle_start[m], triangle_start[m + 1]
         n0, n1 = node_start[m], node_start[m + 1]
         d2, t, _ = tree_closest_point(local, triangles[t0:t1], bounds[n0:n1], nodes[n0:n1], order[t0:t1], nearest,
-                                      -1, face_normals[t0:t1])
+                                      -1, face_normals[t0:t1], bound_d2)
         out_d2[k] = d2
         out_triangle[k] = t
