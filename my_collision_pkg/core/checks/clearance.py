@@ -38,6 +38,7 @@ import math
 import threading
 
 import numpy as np
+from numba.typed import List as numba_list
 
 from my_collision_pkg.core.checks import narrowphase, octomap_cells, penetration, witness_features
 from my_collision_pkg.core.checks.batch_jobs import CLEARANCE_ROWS
@@ -50,6 +51,8 @@ from my_collision_pkg.core.kernels.clearance_rows import (CANDIDATES_NON_FINITE,
                                                            candidate_rows, finish_rows, first_distance_rows,
                                                            pack_row_pairs, pack_row_world, pack_world, pose_sizes,
                                                            settle_rows)
+from my_collision_pkg.core.kernels.penetrating_rows import (ROUTE_HULLS, ROUTE_PRIMITIVES, ROW_ANSWERED,
+                                                              convex_penetration_rows, rows_overlap)
 from my_collision_pkg.core.kernels.codes import KIND_BOX, KIND_CONVEX, KIND_CYLINDER, KIND_MESH, KIND_OPEN_MESH
 from my_collision_pkg.core.kernels.witness_check import pack_meshes
 from my_collision_pkg.core.scene.objects import OCTOMAP_ID
@@ -441,6 +444,10 @@ def _measure(world: CollisionWorld, tables: _Tables, T_shape: np.ndarray, cfg: n
     # hull witness points off their meshes: the meshes' own distance
     for k in rest.tolist():
         _mesh_distance(world, tables, T_shape, int(cfg[k]), ab[k], k, out, slow)
+    if slow:
+        # penetrating convex rows: coal's answer checked, polished and given its witness features in compiled
+        # calls over all of them; the rows it leaves go on below, one by one
+        slow = _penetrating_convex_rows(world, tables, T_shape, cfg, ab, slow, overlapping, raw, p0, p1, out, stop)
     for i, k in enumerate(slow):
         if stop is not None and i % _STOP_EVERY == _STOP_EVERY - 1:
             stop.check_stop()
@@ -454,6 +461,126 @@ def _measure(world: CollisionWorld, tables: _Tables, T_shape: np.ndarray, cfg: n
     if len(slow) or len(rest):          # (settle_rows culled the rows it settled the same way)
         out.state[(out.state == _DONE) & ~(out.distance < thresholds[pair])] = _CULLED
     return out
+
+
+class _ConvexPacks:
+    """Per world: each shape's slot in the compiled penetrating-row kernels' typed lists (-1: not a nearly convex
+    solid, :func:`penetration.nearly_convex`), its route there when paired, and the lists: the depth kernels' body
+    packs (``narrowphase._body_arguments``) and the convex solid's parts (``witness_features._contact_parts``)."""
+
+    def __init__(self, world: CollisionWorld) -> None:
+        shapes = world.shapes
+        self.slot = np.full(len(shapes), -1, dtype=np.int64)
+        self.closed = np.array([bool(e.geometry.is_closed_bvh) for e in shapes])
+        self.bvh = np.array([bool(e.geometry.is_bvh) for e in shapes])
+        self.samples, self.solids, self.parts = numba_list(), numba_list(), numba_list()
+        for s, e in enumerate(shapes):
+            if e.geometry.solid_kind < 0 or not penetration.nearly_convex(world, s):
+                continue
+            samples, solid = narrowphase._body_arguments(e.geometry)
+            parts = witness_features._contact_parts(world, s)
+            self.samples.append(tuple(_kernel_array(x) for x in samples))
+            self.solids.append((int(solid[0]),) + tuple(_kernel_array(x) for x in solid[1:8]) + (bool(solid[8]),)
+                               + tuple(_kernel_array(x) for x in solid[9:]))
+            self.parts.append((int(parts[0]),) + tuple(_kernel_array(x) for x in parts[1:]))
+            self.slot[s] = len(self.parts) - 1
+
+    def routes(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        """Each pair's route in ``convex_penetration_rows``: ROUTE_HULLS (both nearly convex solids, one a closed
+        mesh: narrowphase.pair_contacts's hull MTD once a region exists), ROUTE_PRIMITIVES (two primitives), 0
+        (the per-row path)."""
+        both = (self.slot[a] >= 0) & (self.slot[b] >= 0)
+        route = np.zeros(len(a), dtype=np.int64)
+        route[both & (self.closed[a] | self.closed[b])] = ROUTE_HULLS
+        route[both & ~self.bvh[a] & ~self.bvh[b]] = ROUTE_PRIMITIVES
+        return route
+
+
+def _kernel_array(x):
+    """An array as the typed lists hold it (C-ordered, writable: one item type; a copy only if not)."""
+    return np.require(x, requirements=["C", "W"])
+
+
+def _penetrating_convex_rows(world: CollisionWorld, tables: _Tables, T_shape: np.ndarray, cfg: np.ndarray,
+                             ab: np.ndarray, slow: list, overlapping: np.ndarray, raw: np.ndarray, p0: np.ndarray,
+                             p1: np.ndarray, out: _Measured, stop) -> list:
+    """The slow rows that :func:`narrowphase.pair_contacts` would answer with a convex pair's checked MTD, answered
+    with the same numbers in two compiled calls over all of them, with their witness features and kinks
+    (:func:`_feature_witness`); returns the other slow rows, in order.
+
+    - two primitives whose first distance (coal's, the call pair_contacts makes) is penetrating and sane: that
+      answer, checked and polished (``narrowphase.checked_convex``);
+    - two nearly convex solids, one a closed mesh, whose hulls overlap: where a surface point of either lies inside
+      the other (``narrowphase.regions_exist``), coal's distance of the hulls (``narrowphase.hull_mtd``), checked
+      and polished where it penetrates.
+
+    A row whose answer fails the check (the MTD is searched then), or whose hulls come out apart, or has no
+    region, stays for the per-row path, which computes it from the start."""
+    packs = world.cached(("clearance", "convex packs"), _ConvexPacks, world)
+    rows = np.asarray(slow, dtype=np.int64)
+    a, b = ab[rows, 0], ab[rows, 1]
+    route = packs.routes(a, b)
+    sane = (np.abs(raw[rows]) < _SANE_M) & (np.abs(p0[rows]) < _SANE_M).all(axis=1) \
+        & (np.abs(p1[rows]) < _SANE_M).all(axis=1)
+    primitive = (route == ROUTE_PRIMITIVES) & (raw[rows] < 0.0) & sane
+    hulls = (route == ROUTE_HULLS) & overlapping[rows]
+    if not (primitive.any() or hulls.any()):
+        return slow
+    R = len(rows)
+    distance, q0, q1, hint = raw[rows], p0[rows], p1[rows], np.zeros((R, 3))
+    if hulls.any():
+        h = np.flatnonzero(hulls)
+        exists = np.zeros(len(h), dtype=bool)
+        rows_overlap(cfg[rows[h]], a[h], b[h], packs.slot[a[h]], packs.slot[b[h]], T_shape, packs.samples,
+                     packs.solids, exists)
+        hulls[h[~exists]] = False
+        h = h[exists]
+        # coal's distance of the hulls (narrowphase.hull_mtd's, at the witness precision): poses set once per
+        # configuration and shape
+        rotation, translation = T_shape[..., :3, :3], T_shape[..., :3, 3]
+        poses = tables.coal_poses()
+        posed = [-1] * T_shape.shape[1]
+        result = tables.coal_result()
+        first = tables.first
+        for i, c, s0, s1 in zip(h.tolist(), cfg[rows[h]].tolist(), a[h].tolist(), b[h].tolist()):
+            for s in (s0, s1):
+                if posed[s] != c:
+                    poses[s].setRotation(rotation[c, s])
+                    poses[s].setTranslation(translation[c, s])
+                    posed[s] = c
+            result.clear()
+            d = float(coal.distance(first[s0], poses[s0], first[s1], poses[s1], narrowphase._REQUEST, result))
+            e0, e1 = result.getNearestPoint1(), result.getNearestPoint2()
+            if not (d < 0.0 and narrowphase._sane(d, e0, e1)):
+                hulls[i] = False            # apart, or EPA failed (retried looser by the per-row path)
+                continue
+            distance[i], q0[i], q1[i], hint[i] = d, e0, e1, result.normal
+    chosen = np.flatnonzero(primitive | hulls)
+    if len(chosen) == 0:
+        return slow
+    m = len(chosen)
+    d_out, points, normal = np.empty(m), np.empty((m, 2, 3)), np.empty((m, 3))
+    kink, state = np.zeros(m, dtype=bool), np.zeros(m, dtype=np.int8)
+    r_a, r_b = a[chosen], b[chosen]
+    convex_penetration_rows(np.where(hulls[chosen], ROUTE_HULLS, ROUTE_PRIMITIVES), cfg[rows[chosen]], r_a, r_b,
+                            packs.slot[r_a], packs.slot[r_b], T_shape, packs.parts, distance[chosen],
+                            np.ascontiguousarray(q0[chosen]), np.ascontiguousarray(q1[chosen]),
+                            np.ascontiguousarray(hint[chosen]), penetration.CHECK_ABS_M, penetration.CHECK_REL,
+                            penetration.LOCAL_CHECK_RAD, *witness_features.feature_constants(), d_out, points, normal,
+                            kink, state)
+    answered = state == ROW_ANSWERED
+    k = rows[chosen[answered]]
+    out.state[k] = _DONE
+    out.distance[k] = d_out[answered]
+    out.points[k] = points[answered]
+    out.normal[k] = normal[answered]
+    out.subshapes[k] = -1
+    out.exact[k] = True
+    out.deepest[k] = False
+    out.kink[k] = kink[answered]
+    done = np.zeros(R, dtype=bool)
+    done[chosen[answered]] = True
+    return rows[~done].tolist()
 
 
 def _coal_first_distances(tables: _Tables, T_shape: np.ndarray, cfg: np.ndarray, pair: np.ndarray, pairs: np.ndarray,

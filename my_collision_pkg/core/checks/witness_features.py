@@ -210,6 +210,13 @@ def _contact_parts(world, shape: int) -> tuple:
 _PARTS_KEY = "witness_features: compiled contact parts"      # CollisionWorld.cached key, with the shape index
 
 
+def feature_constants() -> tuple:
+    """The constants :func:`kernels.support_features.feature_contact` takes after the normal, in order (the
+    tolerance, the disc, the crossing slack, the switch margin and the other basins' search)."""
+    return (FEATURE_TOLERANCE_M, _DISC_COS, _DISC_SIN, _CROSSING_SLACK, SWITCH_MARGIN_M, _SAME_BASIN_COS,
+            _BASIN_START_RAD, _BASIN_STOP_RAD)
+
+
 def posed_feature_contact(world, T_world_shape: np.ndarray, a: int, b: int, distance_m: float,
                           normal: np.ndarray) -> tuple[np.ndarray, np.ndarray, float] | None:
     """:func:`feature_contact` of shapes ``a`` (body 0) and ``b`` (body 1) of ``world`` (both nearly convex:

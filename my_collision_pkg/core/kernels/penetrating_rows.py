@@ -1,0 +1,126 @@
+"""Compiled narrow phase of a clearance chunk's penetrating convex rows (numba), one call per step over all rows.
+
+The clearance's rows whose hulls (or primitives) overlap went one by one through Python
+(``checks.narrowphase.pair_contacts``, then the witness features), each step a compiled call of
+its own. Here the same compiled functions run over every such row of a chunk in one call:
+
+- :func:`rows_overlap`: ``kernels.depth.pair_overlaps`` of each row (whether a surface point of
+  either solid lies inside the other: ``narrowphase.regions_exist``);
+- :func:`convex_penetration_rows`: per row, coal's penetrating answer checked and polished to the
+  exact local minimum of the overlap (the MTD), as ``narrowphase.hull_mtd`` does it
+  (``kernels.mtd.polished_coal_answer``) for a pair with a mesh, or as ``narrowphase.checked_convex``
+  does it (``kernels.mtd.check_mtd`` and ``polish_checked``) for two primitives; then the witness
+  points where the two bodies' features meet and the switch margin
+  (``kernels.support_features.feature_contact``, as ``clearance._feature_witness``).
+
+The same functions on the same numbers: every row's answer is bit for bit the one of the per-row
+calls. A row whose check fails (the MTD is searched then, in Python as before) is flagged, not
+answered. Bodies come from per-world typed lists indexed by a slot per shape (see
+``checks.clearance``); poses are ``T_world_shape[c, s]`` (N, S, 4, 4). Metres, planning frame.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+from my_collision_pkg.core.kernels.depth import pair_overlaps
+from my_collision_pkg.core.kernels.mtd import check_mtd, polish_checked, polished_coal_answer
+from my_collision_pkg.core.kernels.support_features import feature_contact
+
+ROUTE_HULLS = 1         # a pair with a mesh: coal's answer on the hulls, polished_coal_answer
+ROUTE_PRIMITIVES = 2    # two primitives: coal's answer on the shapes, checked_convex's check and polish
+# what convex_penetration_rows made of a row
+ROW_ANSWERED, ROW_NOT_CHECKED = 1, 0
+
+
+@njit(cache=True, nogil=True)
+def rows_overlap(cfg, shape_a, shape_b, slot_a, slot_b, T_world_shape, samples, solids, out):
+    """``out[i]`` = ``pair_overlaps`` of shapes ``shape_a[i]``, ``shape_b[i]`` at configuration ``cfg[i]`` of
+    ``T_world_shape`` (N, S, 4, 4), their packs ``samples[slot]``, ``solids[slot]`` (typed lists of the
+    tuples ``narrowphase._body_arguments`` makes)."""
+    for i in range(cfg.shape[0]):
+        c, a, b = cfg[i], shape_a[i], shape_b[i]
+        out[i] = pair_overlaps(samples[slot_a[i]], solids[slot_a[i]], T_world_shape[c, a], samples[slot_b[i]],
+                               solids[slot_b[i]], T_world_shape[c, b])
+
+
+@njit(cache=True, nogil=True)
+def convex_penetration_rows(route, cfg, shape_a, shape_b, slot_a, slot_b, T_world_shape, parts, distance, p0, p1,
+                            hint, tol_abs, tol_rel, local_rad, feature_tolerance, disc_cos, disc_sin, crossing_slack,
+                            switch_margin, same_basin_cos, basin_start, basin_stop, out_distance, out_points,
+                            out_normal, out_kink, out_state):
+    """The MTD and witness features of penetrating convex rows, each as the per-row Python path computes it.
+
+    Parameters
+    ----------
+    route : (R,) int64, ROUTE_HULLS or ROUTE_PRIMITIVES.
+    cfg, shape_a, shape_b : (R,) int64, each row's configuration in ``T_world_shape`` (N, S, 4, 4) and shapes.
+    slot_a, slot_b : (R,) int64, the shapes' entries in ``parts``: a typed list of (kind, params, vertices,
+        unit face normals, offsets), ``witness_features._contact_parts``.
+    distance, p0, p1, hint : (R,), (R, 3) x 3: coal's signed distance (< 0), witness points and normal.
+    tol_abs, tol_rel, local_rad : the MTD check's tolerances (``penetration``).
+    feature_tolerance ... basin_stop : ``feature_contact``'s constants (``witness_features``).
+    out_distance (R,), out_points (R, 2, 3), out_normal (R, 3), out_kink (R,) bool : written for answered rows.
+    out_state (R,) int8 : ROW_ANSWERED, or ROW_NOT_CHECKED where coal's answer fails the check (or its normal
+        is not defined by its points): the caller searches the MTD there.
+    """
+    answer = np.empty((3, 3))
+    n = np.empty(3)
+    witness = np.empty((2, 3))
+    for i in range(cfg.shape[0]):
+        c, a, b = cfg[i], shape_a[i], shape_b[i]
+        kind_a, params_a, vertices_a, faces_a, offsets_a = parts[slot_a[i]]
+        kind_b, params_b, vertices_b, faces_b, offsets_b = parts[slot_b[i]]
+        T_a = T_world_shape[c, a]
+        T_b = T_world_shape[c, b]
+        d = distance[i]
+        out_state[i] = ROW_NOT_CHECKED
+        if route[i] == ROUTE_HULLS:          # narrowphase.hull_mtd
+            if not polished_coal_answer(kind_a, params_a, vertices_a, T_a, kind_b, params_b, vertices_b, T_b, d,
+                                        p0[i], p1[i], hint[i], tol_abs, tol_rel, local_rad, answer):
+                continue
+            d_out = answer[2, 0]
+            for j in range(3):
+                n[j] = answer[0, j]
+                out_points[i, 0, j] = p0[i, j]
+                out_points[i, 1, j] = answer[1, j]
+        else:                                # narrowphase.checked_convex after pair_contacts's _unit_normal
+            x0, x1, x2 = p1[i, 0] - p0[i, 0], p1[i, 1] - p0[i, 1], p1[i, 2] - p0[i, 2]
+            norm = math.sqrt(x0 * x0 + x1 * x1 + x2 * x2)
+            if not (norm > 1e-12 and abs(d) > 1e-12):
+                continue                     # (the normal from coal's hint: the Python path)
+            signed = norm if d > 0.0 else -norm
+            u0, u1, u2 = x0 / signed, x1 / signed, x2 / signed
+            depth = -d                       # penetration.checked_mtd
+            tol = tol_abs + tol_rel * abs(depth)
+            length = math.sqrt(u0 * u0 + u1 * u1 + u2 * u2)
+            if not (length > 1e-12 and math.isfinite(depth)):
+                continue
+            n[0], n[1], n[2] = u0 / length, u1 / length, u2 / length
+            if not check_mtd(kind_a, params_a, vertices_a, T_a, kind_b, params_b, vertices_b, T_b, n, depth, tol,
+                             local_rad):
+                continue
+            depth = -polish_checked(kind_a, params_a, vertices_a, T_a, kind_b, params_b, vertices_b, T_b, n, depth,
+                                    tol_abs, tol_rel, local_rad)
+            d_out = -depth
+            for j in range(3):
+                out_points[i, 0, j] = p0[i, j]
+                out_points[i, 1, j] = p0[i, j] - depth * n[j]
+        out_state[i] = ROW_ANSWERED
+        out_distance[i] = d_out
+        for j in range(3):
+            out_normal[i, j] = n[j]
+        # clearance._feature_witness (the distance is negative here)
+        found, margin = feature_contact(kind_a, params_a, vertices_a, T_a, faces_a, offsets_a, kind_b, params_b,
+                                        vertices_b, T_b, faces_b, offsets_b, d_out, n, feature_tolerance, disc_cos,
+                                        disc_sin, crossing_slack, switch_margin, same_basin_cos, basin_start,
+                                        basin_stop, witness)
+        if not found:
+            out_kink[i] = True
+        else:
+            for j in range(3):
+                out_points[i, 0, j] = witness[0, j]
+                out_points[i, 1, j] = witness[1, j]
+            out_kink[i] = not margin >= switch_margin
