@@ -52,7 +52,7 @@ from my_collision_pkg.core.kernels.clearance_rows import (CANDIDATES_NON_FINITE,
                                                            pack_row_pairs, pack_row_world, pack_world, pose_sizes,
                                                            settle_rows)
 from my_collision_pkg.core.kernels.penetrating_rows import (ROUTE_HULLS, ROUTE_PRIMITIVES, ROW_ANSWERED,
-                                                              convex_penetration_rows, rows_overlap)
+                                                              convex_penetration_rows)
 from my_collision_pkg.core.kernels.codes import KIND_BOX, KIND_CONVEX, KIND_CYLINDER, KIND_MESH, KIND_OPEN_MESH
 from my_collision_pkg.core.kernels.witness_check import pack_meshes
 from my_collision_pkg.core.scene.objects import OCTOMAP_ID
@@ -447,7 +447,8 @@ def _measure(world: CollisionWorld, tables: _Tables, T_shape: np.ndarray, cfg: n
     if slow:
         # penetrating convex rows: coal's answer checked, polished and given its witness features in compiled
         # calls over all of them; the rows it leaves go on below, one by one
-        slow = _penetrating_convex_rows(world, tables, T_shape, cfg, ab, slow, overlapping, raw, p0, p1, out, stop)
+        slow = _penetrating_convex_rows(world, tables, T_shape, cfg, pair, pairs, ab, slow, overlapping, raw, p0, p1,
+                                        out, stop)
     for i, k in enumerate(slow):
         if stop is not None and i % _STOP_EVERY == _STOP_EVERY - 1:
             stop.check_stop()
@@ -464,79 +465,85 @@ def _measure(world: CollisionWorld, tables: _Tables, T_shape: np.ndarray, cfg: n
 
 
 class _ConvexPacks:
-    """Per world: each shape's slot in the compiled penetrating-row kernels' typed lists (-1: not a nearly convex
-    solid, :func:`penetration.nearly_convex`), its route there when paired, and the lists: the depth kernels' body
-    packs (``narrowphase._body_arguments``) and the convex solid's parts (``witness_features._contact_parts``)."""
+    """Per world: each shape's slot in the compiled penetrating-row kernel's typed list (-1: not a nearly convex
+    solid, :func:`penetration.nearly_convex`), and the list: per slot (surface samples, solid, parts), the depth
+    kernels' body packs (``narrowphase._body_arguments``) and the convex solid's parts
+    (``witness_features._contact_parts``); per checked pair of a selection, its route there."""
 
     def __init__(self, world: CollisionWorld) -> None:
         shapes = world.shapes
         self.slot = np.full(len(shapes), -1, dtype=np.int64)
         self.closed = np.array([bool(e.geometry.is_closed_bvh) for e in shapes])
         self.bvh = np.array([bool(e.geometry.is_bvh) for e in shapes])
-        self.samples, self.solids, self.parts = numba_list(), numba_list(), numba_list()
+        self.bodies = numba_list()
         for s, e in enumerate(shapes):
             if e.geometry.solid_kind < 0 or not penetration.nearly_convex(world, s):
                 continue
             samples, solid = narrowphase._body_arguments(e.geometry)
             parts = witness_features._contact_parts(world, s)
-            self.samples.append(tuple(_kernel_array(x) for x in samples))
-            self.solids.append((int(solid[0]),) + tuple(_kernel_array(x) for x in solid[1:8]) + (bool(solid[8]),)
-                               + tuple(_kernel_array(x) for x in solid[9:]))
-            self.parts.append((int(parts[0]),) + tuple(_kernel_array(x) for x in parts[1:]))
-            self.slot[s] = len(self.parts) - 1
+            self.bodies.append((tuple(_kernel_array(x) for x in samples),
+                                (int(solid[0]),) + tuple(_kernel_array(x) for x in solid[1:8]) + (bool(solid[8]),)
+                                + tuple(_kernel_array(x) for x in solid[9:]),
+                                (int(parts[0]),) + tuple(_kernel_array(x) for x in parts[1:])))
+            self.slot[s] = len(self.bodies) - 1
+        self._routes: dict[int, tuple] = {}
 
-    def routes(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-        """Each pair's route in ``convex_penetration_rows``: ROUTE_HULLS (both nearly convex solids, one a closed
-        mesh: narrowphase.pair_contacts's hull MTD once a region exists), ROUTE_PRIMITIVES (two primitives), 0
-        (the per-row path)."""
+    def routes(self, pairs: np.ndarray) -> np.ndarray:
+        """Each checked pair's route (P,) in ``convex_penetration_rows``: ROUTE_HULLS (both nearly convex solids,
+        one a closed mesh: narrowphase.pair_contacts's hull MTD once a region exists), ROUTE_PRIMITIVES (two
+        primitives), 0 (the per-row path); kept per pairs array (held, so that its id is not reused)."""
+        held = self._routes.get(id(pairs))
+        if held is not None and held[0] is pairs:
+            return held[1]
+        a, b = pairs[:, 0], pairs[:, 1]
         both = (self.slot[a] >= 0) & (self.slot[b] >= 0)
         route = np.zeros(len(a), dtype=np.int64)
         route[both & (self.closed[a] | self.closed[b])] = ROUTE_HULLS
         route[both & ~self.bvh[a] & ~self.bvh[b]] = ROUTE_PRIMITIVES
+        if len(self._routes) >= 16:
+            self._routes.clear()
+        self._routes[id(pairs)] = (pairs, route)
         return route
 
 
 def _kernel_array(x):
-    """An array as the typed lists hold it (C-ordered, writable: one item type; a copy only if not)."""
+    """An array as the typed list holds it (C-ordered, writable: one item type; a copy only if not)."""
     return np.require(x, requirements=["C", "W"])
 
 
 def _penetrating_convex_rows(world: CollisionWorld, tables: _Tables, T_shape: np.ndarray, cfg: np.ndarray,
-                             ab: np.ndarray, slow: list, overlapping: np.ndarray, raw: np.ndarray, p0: np.ndarray,
-                             p1: np.ndarray, out: _Measured, stop) -> list:
+                             pair: np.ndarray, pairs: np.ndarray, ab: np.ndarray, slow: list,
+                             overlapping: np.ndarray, raw: np.ndarray, p0: np.ndarray, p1: np.ndarray, out: _Measured,
+                             stop) -> list:
     """The slow rows that :func:`narrowphase.pair_contacts` would answer with a convex pair's checked MTD, answered
-    with the same numbers in two compiled calls over all of them, with their witness features and kinks
+    with the same numbers in one compiled call over all of them, with their witness features and kinks
     (:func:`_feature_witness`); returns the other slow rows, in order.
 
     - two primitives whose first distance (coal's, the call pair_contacts makes) is penetrating and sane: that
       answer, checked and polished (``narrowphase.checked_convex``);
-    - two nearly convex solids, one a closed mesh, whose hulls overlap: where a surface point of either lies inside
-      the other (``narrowphase.regions_exist``), coal's distance of the hulls (``narrowphase.hull_mtd``), checked
-      and polished where it penetrates.
+    - two nearly convex solids, one a closed mesh, whose hulls overlap: coal's distance of the hulls
+      (``narrowphase.hull_mtd``'s call) where it penetrates, then, where a surface point of either solid lies
+      inside the other (``narrowphase.regions_exist``, which pair_contacts looks at first), that answer
+      checked and polished.
 
     A row whose answer fails the check (the MTD is searched then), or whose hulls come out apart, or has no
     region, stays for the per-row path, which computes it from the start."""
     packs = world.cached(("clearance", "convex packs"), _ConvexPacks, world)
     rows = np.asarray(slow, dtype=np.int64)
-    a, b = ab[rows, 0], ab[rows, 1]
-    route = packs.routes(a, b)
-    sane = (np.abs(raw[rows]) < _SANE_M) & (np.abs(p0[rows]) < _SANE_M).all(axis=1) \
-        & (np.abs(p1[rows]) < _SANE_M).all(axis=1)
-    primitive = (route == ROUTE_PRIMITIVES) & (raw[rows] < 0.0) & sane
+    route = packs.routes(pairs)[pair[rows]]
     hulls = (route == ROUTE_HULLS) & overlapping[rows]
+    primitive = (route == ROUTE_PRIMITIVES) & (raw[rows] < 0.0)
     if not (primitive.any() or hulls.any()):
         return slow
-    R = len(rows)
-    distance, q0, q1, hint = raw[rows], p0[rows], p1[rows], np.zeros((R, 3))
+    distance, q0, q1, hint = raw[rows], p0[rows], p1[rows], np.zeros((len(rows), 3))
+    for i in np.flatnonzero(primitive).tolist():        # (narrowphase.coal_distance's retry on an insane answer)
+        if not narrowphase._sane(float(distance[i]), q0[i], q1[i]):
+            primitive[i] = False
+    a, b = ab[rows, 0], ab[rows, 1]
     if hulls.any():
-        h = np.flatnonzero(hulls)
-        exists = np.zeros(len(h), dtype=bool)
-        rows_overlap(cfg[rows[h]], a[h], b[h], packs.slot[a[h]], packs.slot[b[h]], T_shape, packs.samples,
-                     packs.solids, exists)
-        hulls[h[~exists]] = False
-        h = h[exists]
         # coal's distance of the hulls (narrowphase.hull_mtd's, at the witness precision): poses set once per
         # configuration and shape
+        h = np.flatnonzero(hulls)
         rotation, translation = T_shape[..., :3, :3], T_shape[..., :3, 3]
         poses = tables.coal_poses()
         posed = [-1] * T_shape.shape[1]
@@ -562,12 +569,10 @@ def _penetrating_convex_rows(world: CollisionWorld, tables: _Tables, T_shape: np
     d_out, points, normal = np.empty(m), np.empty((m, 2, 3)), np.empty((m, 3))
     kink, state = np.zeros(m, dtype=bool), np.zeros(m, dtype=np.int8)
     r_a, r_b = a[chosen], b[chosen]
-    convex_penetration_rows(np.where(hulls[chosen], ROUTE_HULLS, ROUTE_PRIMITIVES), cfg[rows[chosen]], r_a, r_b,
-                            packs.slot[r_a], packs.slot[r_b], T_shape, packs.parts, distance[chosen],
-                            np.ascontiguousarray(q0[chosen]), np.ascontiguousarray(q1[chosen]),
-                            np.ascontiguousarray(hint[chosen]), penetration.CHECK_ABS_M, penetration.CHECK_REL,
-                            penetration.LOCAL_CHECK_RAD, *witness_features.feature_constants(), d_out, points, normal,
-                            kink, state)
+    convex_penetration_rows(route[chosen], cfg[rows[chosen]], r_a, r_b, packs.slot[r_a], packs.slot[r_b], T_shape,
+                            packs.bodies, distance[chosen], q0[chosen], q1[chosen], hint[chosen],
+                            penetration.CHECK_ABS_M, penetration.CHECK_REL, penetration.LOCAL_CHECK_RAD,
+                            *witness_features.feature_constants(), d_out, points, normal, kink, state)
     answered = state == ROW_ANSWERED
     k = rows[chosen[answered]]
     out.state[k] = _DONE
@@ -578,9 +583,9 @@ def _penetrating_convex_rows(world: CollisionWorld, tables: _Tables, T_shape: np
     out.exact[k] = True
     out.deepest[k] = False
     out.kink[k] = kink[answered]
-    done = np.zeros(R, dtype=bool)
-    done[chosen[answered]] = True
-    return rows[~done].tolist()
+    left = np.ones(len(rows), dtype=bool)
+    left[chosen[answered]] = False
+    return rows[left].tolist()
 
 
 def _coal_first_distances(tables: _Tables, T_shape: np.ndarray, cfg: np.ndarray, pair: np.ndarray, pairs: np.ndarray,

@@ -2,12 +2,13 @@
 
 The clearance's rows whose hulls (or primitives) overlap went one by one through Python
 (``checks.narrowphase.pair_contacts``, then the witness features), each step a compiled call of
-its own. Here the same compiled functions run over every such row of a chunk in one call:
+its own. Here the same compiled functions run over every such row of a chunk in one call
+(coal's answer, made in Python before it, is the one input that is not compiled):
 
-- :func:`rows_overlap`: ``kernels.depth.pair_overlaps`` of each row (whether a surface point of
-  either solid lies inside the other: ``narrowphase.regions_exist``);
-- :func:`convex_penetration_rows`: per row, coal's penetrating answer checked and polished to the
-  exact local minimum of the overlap (the MTD), as ``narrowphase.hull_mtd`` does it
+- :func:`convex_penetration_rows`: per row, for a pair with a mesh, ``kernels.depth.pair_overlaps`` first
+  (whether a surface point of either solid lies inside the other: ``narrowphase.regions_exist``); then
+  coal's penetrating answer checked and polished to the exact local minimum of the overlap (the MTD), as
+  ``narrowphase.hull_mtd`` does it
   (``kernels.mtd.polished_coal_answer``) for a pair with a mesh, or as ``narrowphase.checked_convex``
   does it (``kernels.mtd.check_mtd`` and ``polish_checked``) for two primitives; then the witness
   points where the two bodies' features meet and the switch margin
@@ -32,22 +33,11 @@ from my_collision_pkg.core.kernels.support_features import feature_contact
 ROUTE_HULLS = 1         # a pair with a mesh: coal's answer on the hulls, polished_coal_answer
 ROUTE_PRIMITIVES = 2    # two primitives: coal's answer on the shapes, checked_convex's check and polish
 # what convex_penetration_rows made of a row
-ROW_ANSWERED, ROW_NOT_CHECKED = 1, 0
+ROW_ANSWERED, ROW_NOT_CHECKED, ROW_NO_REGION = 1, 0, 2
 
 
 @njit(cache=True, nogil=True)
-def rows_overlap(cfg, shape_a, shape_b, slot_a, slot_b, T_world_shape, samples, solids, out):
-    """``out[i]`` = ``pair_overlaps`` of shapes ``shape_a[i]``, ``shape_b[i]`` at configuration ``cfg[i]`` of
-    ``T_world_shape`` (N, S, 4, 4), their packs ``samples[slot]``, ``solids[slot]`` (typed lists of the
-    tuples ``narrowphase._body_arguments`` makes)."""
-    for i in range(cfg.shape[0]):
-        c, a, b = cfg[i], shape_a[i], shape_b[i]
-        out[i] = pair_overlaps(samples[slot_a[i]], solids[slot_a[i]], T_world_shape[c, a], samples[slot_b[i]],
-                               solids[slot_b[i]], T_world_shape[c, b])
-
-
-@njit(cache=True, nogil=True)
-def convex_penetration_rows(route, cfg, shape_a, shape_b, slot_a, slot_b, T_world_shape, parts, distance, p0, p1,
+def convex_penetration_rows(route, cfg, shape_a, shape_b, slot_a, slot_b, T_world_shape, bodies, distance, p0, p1,
                             hint, tol_abs, tol_rel, local_rad, feature_tolerance, disc_cos, disc_sin, crossing_slack,
                             switch_margin, same_basin_cos, basin_start, basin_stop, out_distance, out_points,
                             out_normal, out_kink, out_state):
@@ -57,27 +47,35 @@ def convex_penetration_rows(route, cfg, shape_a, shape_b, slot_a, slot_b, T_worl
     ----------
     route : (R,) int64, ROUTE_HULLS or ROUTE_PRIMITIVES.
     cfg, shape_a, shape_b : (R,) int64, each row's configuration in ``T_world_shape`` (N, S, 4, 4) and shapes.
-    slot_a, slot_b : (R,) int64, the shapes' entries in ``parts``: a typed list of (kind, params, vertices,
-        unit face normals, offsets), ``witness_features._contact_parts``.
+    slot_a, slot_b : (R,) int64, the shapes' entries in ``bodies``: a typed list of (surface samples, solid,
+        parts): the depth kernels' packs (``narrowphase._body_arguments``) and the convex solid's (kind, params,
+        vertices, unit face normals, offsets) (``witness_features._contact_parts``).
     distance, p0, p1, hint : (R,), (R, 3) x 3: coal's signed distance (< 0), witness points and normal.
     tol_abs, tol_rel, local_rad : the MTD check's tolerances (``penetration``).
     feature_tolerance ... basin_stop : ``feature_contact``'s constants (``witness_features``).
     out_distance (R,), out_points (R, 2, 3), out_normal (R, 3), out_kink (R,) bool : written for answered rows.
-    out_state (R,) int8 : ROW_ANSWERED, or ROW_NOT_CHECKED where coal's answer fails the check (or its normal
-        is not defined by its points): the caller searches the MTD there.
+    out_state (R,) int8 : ROW_ANSWERED; ROW_NO_REGION where a ROUTE_HULLS row has no surface point of either
+        solid inside the other (``kernels.depth.pair_overlaps`` false: ``narrowphase.regions_exist``, looked at
+        first there); ROW_NOT_CHECKED where coal's answer fails the check (or its normal is not defined by its
+        points): the caller measures these rows otherwise.
     """
     answer = np.empty((3, 3))
     n = np.empty(3)
     witness = np.empty((2, 3))
     for i in range(cfg.shape[0]):
         c, a, b = cfg[i], shape_a[i], shape_b[i]
-        kind_a, params_a, vertices_a, faces_a, offsets_a = parts[slot_a[i]]
-        kind_b, params_b, vertices_b, faces_b, offsets_b = parts[slot_b[i]]
+        samples_a, solid_a, parts_a = bodies[slot_a[i]]
+        samples_b, solid_b, parts_b = bodies[slot_b[i]]
+        kind_a, params_a, vertices_a, faces_a, offsets_a = parts_a
+        kind_b, params_b, vertices_b, faces_b, offsets_b = parts_b
         T_a = T_world_shape[c, a]
         T_b = T_world_shape[c, b]
         d = distance[i]
         out_state[i] = ROW_NOT_CHECKED
-        if route[i] == ROUTE_HULLS:          # narrowphase.hull_mtd
+        if route[i] == ROUTE_HULLS:          # narrowphase.pair_contacts: regions_exist, then hull_mtd
+            if not pair_overlaps(samples_a, solid_a, T_a, samples_b, solid_b, T_b):
+                out_state[i] = ROW_NO_REGION
+                continue
             if not polished_coal_answer(kind_a, params_a, vertices_a, T_a, kind_b, params_b, vertices_b, T_b, d,
                                         p0[i], p1[i], hint[i], tol_abs, tol_rel, local_rad, answer):
                 continue
