@@ -51,8 +51,7 @@ from my_collision_pkg.core.kernels.clearance_rows import (CANDIDATES_NON_FINITE,
                                                            candidate_rows, finish_rows, first_distance_rows,
                                                            pack_row_pairs, pack_row_world, pack_world, pose_sizes,
                                                            settle_rows)
-from my_collision_pkg.core.kernels.penetrating_rows import (ROUTE_HULLS, ROUTE_PRIMITIVES, ROW_ANSWERED,
-                                                              convex_penetration_rows)
+from my_collision_pkg.core.kernels.penetrating_rows import ROUTE_HULLS, ROUTE_PRIMITIVES, slow_convex_rows
 from my_collision_pkg.core.kernels.codes import KIND_BOX, KIND_CONVEX, KIND_CYLINDER, KIND_MESH, KIND_OPEN_MESH
 from my_collision_pkg.core.kernels.witness_check import pack_meshes
 from my_collision_pkg.core.scene.objects import OCTOMAP_ID
@@ -447,8 +446,7 @@ def _measure(world: CollisionWorld, tables: _Tables, T_shape: np.ndarray, cfg: n
     if slow:
         # penetrating convex rows: coal's answer checked, polished and given its witness features in compiled
         # calls over all of them; the rows it leaves go on below, one by one
-        slow = _penetrating_convex_rows(world, tables, T_shape, cfg, pair, pairs, ab, slow, overlapping, raw, p0, p1,
-                                        out, stop)
+        slow = _penetrating_convex_rows(world, T_shape, cfg, pair, pairs, slow, overlapping, raw, p0, p1, out)
     for i, k in enumerate(slow):
         if stop is not None and i % _STOP_EVERY == _STOP_EVERY - 1:
             stop.check_stop()
@@ -511,81 +509,29 @@ def _kernel_array(x):
     return np.require(x, requirements=["C", "W"])
 
 
-def _penetrating_convex_rows(world: CollisionWorld, tables: _Tables, T_shape: np.ndarray, cfg: np.ndarray,
-                             pair: np.ndarray, pairs: np.ndarray, ab: np.ndarray, slow: list,
-                             overlapping: np.ndarray, raw: np.ndarray, p0: np.ndarray, p1: np.ndarray, out: _Measured,
-                             stop) -> list:
+def _penetrating_convex_rows(world: CollisionWorld, T_shape: np.ndarray, cfg: np.ndarray, pair: np.ndarray,
+                             pairs: np.ndarray, slow: list, overlapping: np.ndarray, raw: np.ndarray, p0: np.ndarray,
+                             p1: np.ndarray, out: _Measured) -> list:
     """The slow rows that :func:`narrowphase.pair_contacts` would answer with a convex pair's checked MTD, answered
-    with the same numbers in one compiled call over all of them, with their witness features and kinks
-    (:func:`_feature_witness`); returns the other slow rows, in order.
+    in one compiled call over all of them (``kernels.penetrating_rows.slow_convex_rows``) with their witness
+    features and kinks (:func:`_feature_witness`); returns the other slow rows, in order, for the per-row path.
 
     - two primitives whose first distance (coal's, the call pair_contacts makes) is penetrating and sane: that
       answer, checked and polished (``narrowphase.checked_convex``);
-    - two nearly convex solids, one a closed mesh, whose hulls overlap: coal's distance of the hulls
-      (``narrowphase.hull_mtd``'s call) where it penetrates, then, where a surface point of either solid lies
-      inside the other (``narrowphase.regions_exist``, which pair_contacts looks at first), that answer
-      checked and polished.
+    - two nearly convex solids, one a closed mesh, whose first distance (coal's, on the hulls) is penetrating and
+      sane: where a surface point of either solid lies inside the other (``narrowphase.regions_exist``, which
+      pair_contacts looks at first), that answer checked and polished (``narrowphase.hull_mtd``, whose own call to
+      coal differs only by a looser GJK tolerance: the same numbers on every row of issue 40's four sets).
 
-    A row whose answer fails the check (the MTD is searched then), or whose hulls come out apart, or has no
-    region, stays for the per-row path, which computes it from the start."""
+    A row whose answer fails the check (the MTD is searched then), or that has no region, stays for the per-row
+    path, which computes it from the start."""
     packs = world.cached(("clearance", "convex packs"), _ConvexPacks, world)
-    rows = np.asarray(slow, dtype=np.int64)
-    route = packs.routes(pairs)[pair[rows]]
-    hulls = (route == ROUTE_HULLS) & overlapping[rows]
-    primitive = (route == ROUTE_PRIMITIVES) & (raw[rows] < 0.0)
-    if not (primitive.any() or hulls.any()):
-        return slow
-    distance, q0, q1, hint = raw[rows], p0[rows], p1[rows], np.zeros((len(rows), 3))
-    for i in np.flatnonzero(primitive).tolist():        # (narrowphase.coal_distance's retry on an insane answer)
-        if not narrowphase._sane(float(distance[i]), q0[i], q1[i]):
-            primitive[i] = False
-    a, b = ab[rows, 0], ab[rows, 1]
-    if hulls.any():
-        # coal's distance of the hulls (narrowphase.hull_mtd's, at the witness precision): poses set once per
-        # configuration and shape
-        h = np.flatnonzero(hulls)
-        rotation, translation = T_shape[..., :3, :3], T_shape[..., :3, 3]
-        poses = tables.coal_poses()
-        posed = [-1] * T_shape.shape[1]
-        result = tables.coal_result()
-        first = tables.first
-        for i, c, s0, s1 in zip(h.tolist(), cfg[rows[h]].tolist(), a[h].tolist(), b[h].tolist()):
-            for s in (s0, s1):
-                if posed[s] != c:
-                    poses[s].setRotation(rotation[c, s])
-                    poses[s].setTranslation(translation[c, s])
-                    posed[s] = c
-            result.clear()
-            d = float(coal.distance(first[s0], poses[s0], first[s1], poses[s1], narrowphase._REQUEST, result))
-            e0, e1 = result.getNearestPoint1(), result.getNearestPoint2()
-            if not (d < 0.0 and narrowphase._sane(d, e0, e1)):
-                hulls[i] = False            # apart, or EPA failed (retried looser by the per-row path)
-                continue
-            distance[i], q0[i], q1[i], hint[i] = d, e0, e1, result.normal
-    chosen = np.flatnonzero(primitive | hulls)
-    if len(chosen) == 0:
-        return slow
-    m = len(chosen)
-    d_out, points, normal = np.empty(m), np.empty((m, 2, 3)), np.empty((m, 3))
-    kink, state = np.zeros(m, dtype=bool), np.zeros(m, dtype=np.int8)
-    r_a, r_b = a[chosen], b[chosen]
-    convex_penetration_rows(route[chosen], cfg[rows[chosen]], r_a, r_b, packs.slot[r_a], packs.slot[r_b], T_shape,
-                            packs.bodies, distance[chosen], q0[chosen], q1[chosen], hint[chosen],
-                            penetration.CHECK_ABS_M, penetration.CHECK_REL, penetration.LOCAL_CHECK_RAD,
-                            *witness_features.feature_constants(), d_out, points, normal, kink, state)
-    answered = state == ROW_ANSWERED
-    k = rows[chosen[answered]]
-    out.state[k] = _DONE
-    out.distance[k] = d_out[answered]
-    out.points[k] = points[answered]
-    out.normal[k] = normal[answered]
-    out.subshapes[k] = -1
-    out.exact[k] = True
-    out.deepest[k] = False
-    out.kink[k] = kink[answered]
-    left = np.ones(len(rows), dtype=bool)
-    left[chosen[answered]] = False
-    return rows[left].tolist()
+    left = slow_convex_rows(np.array(slow, dtype=np.int64), cfg, pair, pairs, packs.routes(pairs), packs.slot,
+                            overlapping, raw, p0, p1, T_shape, packs.bodies, _SANE_M, penetration.CHECK_ABS_M,
+                            penetration.CHECK_REL, penetration.LOCAL_CHECK_RAD, *witness_features.feature_constants(),
+                            _DONE, out.state, out.distance, out.points, out.normal, out.subshapes, out.exact,
+                            out.deepest, out.kink)
+    return left.tolist()
 
 
 def _coal_first_distances(tables: _Tables, T_shape: np.ndarray, cfg: np.ndarray, pair: np.ndarray, pairs: np.ndarray,

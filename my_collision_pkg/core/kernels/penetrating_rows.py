@@ -122,3 +122,114 @@ def convex_penetration_rows(route, cfg, shape_a, shape_b, slot_a, slot_b, T_worl
                 out_points[i, 0, j] = witness[0, j]
                 out_points[i, 1, j] = witness[1, j]
             out_kink[i] = not margin >= switch_margin
+
+
+@njit(cache=True, nogil=True)
+def slow_convex_rows(slow, cfg, pair, pairs, pair_route, slot, overlapping, raw, p0, p1, T_world_shape, bodies, sane_m,
+                     tol_abs, tol_rel, local_rad, feature_tolerance, disc_cos, disc_sin, crossing_slack, switch_margin,
+                     same_basin_cos, basin_start, basin_stop, done, out_state, out_distance, out_points, out_normal,
+                     out_subshapes, out_exact, out_deepest, out_kink):
+    """The slow rows of a clearance chunk (``slow`` (R,) indices into its K candidate rows) that are penetrating
+    convex pairs whose first distance is coal's penetrating answer, answered by :func:`convex_penetration_rows`
+    from that answer; returns the other slow rows, in order.
+
+    Parameters
+    ----------
+    slow : (R,) int64 rows; cfg, pair : (K,) int64 each row's configuration in ``T_world_shape`` and checked pair.
+    pairs : (P, 2) int64 the checked shape pairs; pair_route : (P,) int64 each pair's route (0: none);
+    slot : (S,) int64 each shape's entry in ``bodies`` (as :func:`convex_penetration_rows`).
+    overlapping : (K,) bool the hulls overlap (first distance not above the apart bound, sane).
+    raw, p0, p1 : (K,), (K, 3), (K, 3) the rows' first signed distance and witness points: a row is taken when
+        its distance is negative (coal's: the compiled GJK never gives one), every number of it is below
+        ``sane_m`` in size, and, for ROUTE_HULLS (also overlapping), its points are more than 1e-12 apart and its
+        distance more than 1e-12 in size (so that coal's normal, not kept, is not needed).
+    tol_abs ... basin_stop : as :func:`convex_penetration_rows`.
+    done : the state code of an answered row; out_state ... out_kink : the chunk's (K, ...) answers, written for
+        the answered rows (state ``done``, subshapes -1, exact true, deepest false).
+    """
+    n = slow.shape[0]
+    take = np.zeros(n, dtype=np.bool_)
+    n_take = 0
+    for i in range(n):
+        k = slow[i]
+        route = pair_route[pair[k]]
+        d = raw[k]
+        if route == 0 or not d < 0.0 or not abs(d) < sane_m:
+            continue
+        sane = True
+        for j in range(3):
+            sane = sane and abs(p0[k, j]) < sane_m and abs(p1[k, j]) < sane_m
+        if not sane:
+            continue
+        if route == ROUTE_HULLS:
+            x0, x1, x2 = p1[k, 0] - p0[k, 0], p1[k, 1] - p0[k, 1], p1[k, 2] - p0[k, 2]
+            if not (overlapping[k] and math.sqrt(x0 * x0 + x1 * x1 + x2 * x2) > 1e-12 and abs(d) > 1e-12):
+                continue
+        take[i] = True
+        n_take += 1
+    rows = np.empty(n_take, dtype=np.int64)
+    m = 0
+    for i in range(n):
+        if take[i]:
+            rows[m] = slow[i]
+            m += 1
+    route = np.empty(n_take, dtype=np.int64)
+    shape_a = np.empty(n_take, dtype=np.int64)
+    shape_b = np.empty(n_take, dtype=np.int64)
+    slot_a = np.empty(n_take, dtype=np.int64)
+    slot_b = np.empty(n_take, dtype=np.int64)
+    row_cfg = np.empty(n_take, dtype=np.int64)
+    distance = np.empty(n_take)
+    q0 = np.empty((n_take, 3))
+    q1 = np.empty((n_take, 3))
+    for i in range(n_take):
+        k = rows[i]
+        route[i] = pair_route[pair[k]]
+        shape_a[i], shape_b[i] = pairs[pair[k], 0], pairs[pair[k], 1]
+        slot_a[i], slot_b[i] = slot[shape_a[i]], slot[shape_b[i]]
+        row_cfg[i] = cfg[k]
+        distance[i] = raw[k]
+        for j in range(3):
+            q0[i, j] = p0[k, j]
+            q1[i, j] = p1[k, j]
+    d_out = np.empty(n_take)
+    points = np.empty((n_take, 2, 3))
+    normal = np.empty((n_take, 3))
+    kink = np.zeros(n_take, dtype=np.bool_)
+    state = np.zeros(n_take, dtype=np.int8)
+    convex_penetration_rows(route, row_cfg, shape_a, shape_b, slot_a, slot_b, T_world_shape, bodies, distance, q0, q1,
+                            np.zeros((n_take, 3)), tol_abs, tol_rel, local_rad, feature_tolerance, disc_cos, disc_sin,
+                            crossing_slack, switch_margin, same_basin_cos, basin_start, basin_stop, d_out, points,
+                            normal, kink, state)
+    answered = np.zeros(n, dtype=np.bool_)
+    m = 0
+    for i in range(n):
+        if not take[i]:
+            continue
+        t = m
+        m += 1
+        if state[t] != ROW_ANSWERED:
+            continue
+        answered[i] = True
+        k = slow[i]
+        out_state[k] = done
+        out_distance[k] = d_out[t]
+        for j in range(3):
+            out_points[k, 0, j] = points[t, 0, j]
+            out_points[k, 1, j] = points[t, 1, j]
+            out_normal[k, j] = normal[t, j]
+        out_subshapes[k, 0], out_subshapes[k, 1] = -1, -1
+        out_exact[k] = True
+        out_deepest[k] = False
+        out_kink[k] = kink[t]
+    n_left = 0
+    for i in range(n):
+        if not answered[i]:
+            n_left += 1
+    left = np.empty(n_left, dtype=np.int64)
+    m = 0
+    for i in range(n):
+        if not answered[i]:
+            left[m] = slow[i]
+            m += 1
+    return left

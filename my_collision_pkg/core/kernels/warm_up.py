@@ -35,7 +35,7 @@ from my_collision_pkg.core.kernels.mesh_queries import MeshTree, closest_point_o
 from my_collision_pkg.core.kernels.mtd import (check_mtd, coal_answer_is_mtd, other_basin_gap, overlaps, polish_checked,
                                                polished_coal_answer, search_mtd)
 from my_collision_pkg.core.kernels.overlap import clip_edges_to_planes
-from my_collision_pkg.core.kernels.penetrating_rows import convex_penetration_rows
+from my_collision_pkg.core.kernels.penetrating_rows import slow_convex_rows
 from my_collision_pkg.core.kernels.thickness import thickness_along_lines
 from my_collision_pkg.core.kernels.support_features import (feature_contact, inside_margin, plane_basis, support_gap,
                                                               support_points)
@@ -218,8 +218,9 @@ def warm_up_contacts() -> None:
 
 
 def warm_up_penetrating_rows(samples: tuple, solid: tuple) -> None:
-    """Clearance's penetrating convex rows in one call (kernels.penetrating_rows), with the typed list of bodies
-    checks.clearance builds (one row of each route: a vertex set against itself)."""
+    """Clearance's penetrating convex rows in one call (kernels.penetrating_rows.slow_convex_rows), with the
+    argument types checks.clearance passes and the typed list of bodies it builds (one row of each route: a vertex
+    set against itself)."""
     vertices = np.array([[0.0, 0.0, 0.0], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]])
     bodies = List()
     bodies.append((samples, solid, (5, np.zeros(3), vertices, np.array([[0.0, 0.0, -1.0]]), np.zeros(1))))
@@ -229,11 +230,12 @@ def warm_up_penetrating_rows(samples: tuple, solid: tuple) -> None:
     angles = np.linspace(0.0, 2.0 * np.pi, 8, endpoint=False)
     p0 = np.array([[0.0, 0.0, 1.0], [0.0, 0.0, 1.0]])
     p1 = np.array([[0.0, 0.0, 0.5], [0.0, 0.0, 0.5]])
-    convex_penetration_rows(np.array([1, 2], dtype=np.int64), zeros, zeros, np.ones(2, dtype=np.int64), zeros, zeros,
-                            T, bodies, np.full(2, -0.5), p0, p1, np.zeros((2, 3)), 1e-6, 1e-6, 1e-3, 1e-7,
-                            np.cos(angles), np.sin(angles), 1e-6, 2e-5, 0.99995, 0.05, 1e-9, np.empty(2),
-                            np.empty((2, 2, 3)), np.empty((2, 3)), np.zeros(2, dtype=np.bool_),
-                            np.zeros(2, dtype=np.int8))
+    slow_convex_rows(np.array([0, 1], dtype=np.int64), zeros, np.array([0, 1], dtype=np.int64),
+                     np.array([[0, 1], [0, 1]], dtype=np.int64), np.array([1, 2], dtype=np.int64), zeros,
+                     np.ones(2, dtype=np.bool_), np.full(2, -0.5), p0, p1, T, bodies, 1e6, 1e-6, 1e-6, 1e-3, 1e-7,
+                     np.cos(angles), np.sin(angles), 1e-6, 2e-5, 0.99995, 0.05, 1e-9, 1, np.zeros(2, dtype=np.int8),
+                     np.empty(2), np.empty((2, 2, 3)), np.empty((2, 3)), np.full((2, 2), -1, dtype=np.int32),
+                     np.ones(2, dtype=np.bool_), np.zeros(2, dtype=np.bool_), np.zeros(2, dtype=np.bool_))
 
 
 def warm_up_mtd() -> None:
