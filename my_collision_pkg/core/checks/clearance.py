@@ -416,7 +416,9 @@ def _measure(world: CollisionWorld, tables: _Tables, T_shape: np.ndarray, cfg: n
       those points (the meshes are apart, neither inside the other); otherwise coal's mesh
       distance, as :func:`narrowphase.pair_distance` has it while the surfaces are apart;
     - everything else (penetrating or touching hulls or primitives, meshes without hulls):
-      :func:`narrowphase.pair_distance` itself.
+      :func:`narrowphase.pair_distance` itself; its penetrating convex pairs (two primitives, or nearly convex
+      solids one of which is a closed mesh) from their first distance's coal answer, in one compiled call over the
+      chunk's rows (:func:`_penetrating_convex_rows`), the others one by one.
     """
     k_rows = len(cfg)
     out = _Measured(k_rows)
@@ -465,8 +467,8 @@ def _measure(world: CollisionWorld, tables: _Tables, T_shape: np.ndarray, cfg: n
 class _ConvexPacks:
     """Per world: each shape's slot in the compiled penetrating-row kernel's typed list (-1: not a nearly convex
     solid, :func:`penetration.nearly_convex`), and the list: per slot (surface samples, solid, parts), the depth
-    kernels' body packs (``narrowphase._body_arguments``) and the convex solid's parts
-    (``witness_features._contact_parts``); per checked pair of a selection, its route there."""
+    kernels' body packs (:func:`narrowphase.body_packs`) and the convex solid's parts
+    (:func:`witness_features.contact_parts`); per checked pair of a selection, its route there."""
 
     def __init__(self, world: CollisionWorld) -> None:
         shapes = world.shapes
@@ -477,8 +479,8 @@ class _ConvexPacks:
         for s, e in enumerate(shapes):
             if e.geometry.solid_kind < 0 or not penetration.nearly_convex(world, s):
                 continue
-            samples, solid = narrowphase._body_arguments(e.geometry)
-            parts = witness_features._contact_parts(world, s)
+            samples, solid = narrowphase.body_packs(world, s)
+            parts = witness_features.contact_parts(world, s)
             self.bodies.append((tuple(_kernel_array(x) for x in samples),
                                 (int(solid[0]),) + tuple(_kernel_array(x) for x in solid[1:8]) + (bool(solid[8]),)
                                 + tuple(_kernel_array(x) for x in solid[9:]),

@@ -48,8 +48,8 @@ def convex_penetration_rows(route, cfg, shape_a, shape_b, slot_a, slot_b, T_worl
     route : (R,) int64, ROUTE_HULLS or ROUTE_PRIMITIVES.
     cfg, shape_a, shape_b : (R,) int64, each row's configuration in ``T_world_shape`` (N, S, 4, 4) and shapes.
     slot_a, slot_b : (R,) int64, the shapes' entries in ``bodies``: a typed list of (surface samples, solid,
-        parts): the depth kernels' packs (``narrowphase._body_arguments``) and the convex solid's (kind, params,
-        vertices, unit face normals, offsets) (``witness_features._contact_parts``).
+        parts): the depth kernels' packs (``narrowphase.body_packs``) and the convex solid's (kind, params,
+        vertices, unit face normals, offsets) (``witness_features.contact_parts``).
     distance, p0, p1, hint : (R,), (R, 3) x 3: coal's signed distance (< 0), witness points and normal.
     tol_abs, tol_rel, local_rad : the MTD check's tolerances (``penetration``).
     feature_tolerance ... basin_stop : ``feature_contact``'s constants (``witness_features``).
