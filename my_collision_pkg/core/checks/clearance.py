@@ -51,7 +51,7 @@ from my_collision_pkg.core.kernels.clearance_rows import (CANDIDATES_NON_FINITE,
                                                            candidate_rows, finish_rows, first_distance_rows,
                                                            pack_row_pairs, pack_row_world, pack_world, pose_sizes,
                                                            settle_rows)
-from my_collision_pkg.core.kernels.penetrating_rows import ROUTE_HULLS, ROUTE_PRIMITIVES, slow_convex_rows
+from my_collision_pkg.core.kernels.penetrating_rows import slow_convex_rows
 from my_collision_pkg.core.kernels.codes import KIND_BOX, KIND_CONVEX, KIND_CYLINDER, KIND_MESH, KIND_OPEN_MESH
 from my_collision_pkg.core.kernels.witness_check import pack_meshes
 from my_collision_pkg.core.scene.objects import OCTOMAP_ID
@@ -465,45 +465,52 @@ def _measure(world: CollisionWorld, tables: _Tables, T_shape: np.ndarray, cfg: n
 
 
 class _ConvexPacks:
-    """Per world: each shape's slot in the compiled penetrating-row kernel's typed list (-1: not a nearly convex
-    solid, :func:`penetration.nearly_convex`), and the list: per slot (surface samples, solid, parts), the depth
-    kernels' body packs (:func:`narrowphase.body_packs`) and the convex solid's parts
-    (:func:`witness_features.contact_parts`); per checked pair of a selection, its route there."""
+    """Per world: the compiled penetrating-row kernel's bodies, made for a shape the first time one of its rows is
+    slow: each shape's slot (-2: not looked at yet, -1: not a nearly convex solid, :func:`penetration.nearly_convex`)
+    and the typed list, per slot, of (surface samples, solid, parts): the depth kernels' body packs
+    (:func:`narrowphase.body_packs`) and the convex solid's parts (:func:`witness_features.contact_parts`). A
+    shape's hull (its convexity test) costs ~25 ms for a Panda link: only the shapes met are looked at. New
+    bodies go into a new list and slot array (copied), so that a kernel running in another thread reads the
+    ones it was given."""
 
     def __init__(self, world: CollisionWorld) -> None:
         shapes = world.shapes
-        self.slot = np.full(len(shapes), -1, dtype=np.int64)
+        self.slot = np.full(len(shapes), -2, dtype=np.int64)
         self.closed = np.array([bool(e.geometry.is_closed_bvh) for e in shapes])
         self.bvh = np.array([bool(e.geometry.is_bvh) for e in shapes])
-        self.bodies = numba_list()
-        for s, e in enumerate(shapes):
-            if e.geometry.solid_kind < 0 or not penetration.nearly_convex(world, s):
-                continue
-            samples, solid = narrowphase.body_packs(world, s)
-            parts = witness_features.contact_parts(world, s)
-            self.bodies.append((tuple(_kernel_array(x) for x in samples),
-                                (int(solid[0]),) + tuple(_kernel_array(x) for x in solid[1:8]) + (bool(solid[8]),)
-                                + tuple(_kernel_array(x) for x in solid[9:]),
-                                (int(parts[0]),) + tuple(_kernel_array(x) for x in parts[1:])))
-            self.slot[s] = len(self.bodies) - 1
-        self._routes: dict[int, tuple] = {}
+        self.bodies = None                   # a numba typed list once a body is in it
+        self._items: list = []               # its items (the typed list is made from these: reading one back from
+        self._lock = threading.Lock()        # a typed list compiles numba's getitem, ~2 s, on its first use)
 
-    def routes(self, pairs: np.ndarray) -> np.ndarray:
-        """Each checked pair's route (P,) in ``convex_penetration_rows``: ROUTE_HULLS (both nearly convex solids,
-        one a closed mesh: narrowphase.pair_contacts's hull MTD once a region exists), ROUTE_PRIMITIVES (two
-        primitives), 0 (the per-row path); kept per pairs array (held, so that its id is not reused)."""
-        held = self._routes.get(id(pairs))
-        if held is not None and held[0] is pairs:
-            return held[1]
-        a, b = pairs[:, 0], pairs[:, 1]
-        both = (self.slot[a] >= 0) & (self.slot[b] >= 0)
-        route = np.zeros(len(a), dtype=np.int64)
-        route[both & (self.closed[a] | self.closed[b])] = ROUTE_HULLS
-        route[both & ~self.bvh[a] & ~self.bvh[b]] = ROUTE_PRIMITIVES
-        if len(self._routes) >= 16:
-            self._routes.clear()
-        self._routes[id(pairs)] = (pairs, route)
-        return route
+    def looked_at(self, world: CollisionWorld, shapes: np.ndarray) -> tuple:
+        """(slot, bodies) with every shape of ``shapes`` looked at (bodies None: none is a nearly convex solid)."""
+        slot, bodies = self.slot, self.bodies
+        if not (slot[shapes] == -2).any():
+            return slot, bodies
+        with self._lock:
+            slot, bodies = self.slot.copy(), self.bodies
+            added = []
+            for s in np.unique(shapes).tolist():
+                if slot[s] != -2:
+                    continue
+                geometry = world.shapes[s].geometry
+                if geometry.solid_kind < 0 or not penetration.nearly_convex(world, s):
+                    slot[s] = -1
+                    continue
+                samples, solid = narrowphase.body_packs(world, s)
+                parts = witness_features.contact_parts(world, s)
+                added.append((tuple(_kernel_array(x) for x in samples),
+                              (int(solid[0]),) + tuple(_kernel_array(x) for x in solid[1:8]) + (bool(solid[8]),)
+                              + tuple(_kernel_array(x) for x in solid[9:]),
+                              (int(parts[0]),) + tuple(_kernel_array(x) for x in parts[1:])))
+                slot[s] = len(self._items) + len(added) - 1
+            if added:
+                self._items = self._items + added
+                bodies = numba_list()
+                for item in self._items:
+                    bodies.append(item)
+            self.slot, self.bodies = slot, bodies
+        return slot, bodies
 
 
 def _kernel_array(x):
@@ -528,11 +535,14 @@ def _penetrating_convex_rows(world: CollisionWorld, T_shape: np.ndarray, cfg: np
     A row whose answer fails the check (the MTD is searched then), or that has no region, stays for the per-row
     path, which computes it from the start."""
     packs = world.cached(("clearance", "convex packs"), _ConvexPacks, world)
-    left = slow_convex_rows(np.array(slow, dtype=np.int64), cfg, pair, pairs, packs.routes(pairs), packs.slot,
-                            overlapping, raw, p0, p1, T_shape, packs.bodies, _SANE_M, penetration.CHECK_ABS_M,
-                            penetration.CHECK_REL, penetration.LOCAL_CHECK_RAD, *witness_features.feature_constants(),
-                            _DONE, out.state, out.distance, out.points, out.normal, out.subshapes, out.exact,
-                            out.deepest, out.kink)
+    rows = np.array(slow, dtype=np.int64)
+    slot, bodies = packs.looked_at(world, pairs[pair[rows]].ravel())
+    if bodies is None:
+        return slow
+    left = slow_convex_rows(rows, cfg, pair, pairs, packs.closed, packs.bvh, slot, overlapping, raw, p0, p1, T_shape,
+                            bodies, _SANE_M, penetration.CHECK_ABS_M, penetration.CHECK_REL,
+                            penetration.LOCAL_CHECK_RAD, *witness_features.feature_constants(), _DONE, out.state,
+                            out.distance, out.points, out.normal, out.subshapes, out.exact, out.deepest, out.kink)
     return left.tolist()
 
 

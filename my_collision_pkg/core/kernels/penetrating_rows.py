@@ -124,8 +124,19 @@ def convex_penetration_rows(route, cfg, shape_a, shape_b, slot_a, slot_b, T_worl
             out_kink[i] = not margin >= switch_margin
 
 
+@njit(inline="always")
+def _route(a, b, closed, bvh, slot):
+    if slot[a] < 0 or slot[b] < 0:
+        return 0
+    if closed[a] or closed[b]:
+        return ROUTE_HULLS
+    if not bvh[a] and not bvh[b]:
+        return ROUTE_PRIMITIVES
+    return 0
+
+
 @njit(cache=True, nogil=True)
-def slow_convex_rows(slow, cfg, pair, pairs, pair_route, slot, overlapping, raw, p0, p1, T_world_shape, bodies, sane_m,
+def slow_convex_rows(slow, cfg, pair, pairs, closed, bvh, slot, overlapping, raw, p0, p1, T_world_shape, bodies, sane_m,
                      tol_abs, tol_rel, local_rad, feature_tolerance, disc_cos, disc_sin, crossing_slack, switch_margin,
                      same_basin_cos, basin_start, basin_stop, done, out_state, out_distance, out_points, out_normal,
                      out_subshapes, out_exact, out_deepest, out_kink):
@@ -136,8 +147,10 @@ def slow_convex_rows(slow, cfg, pair, pairs, pair_route, slot, overlapping, raw,
     Parameters
     ----------
     slow : (R,) int64 rows; cfg, pair : (K,) int64 each row's configuration in ``T_world_shape`` and checked pair.
-    pairs : (P, 2) int64 the checked shape pairs; pair_route : (P,) int64 each pair's route (0: none);
-    slot : (S,) int64 each shape's entry in ``bodies`` (as :func:`convex_penetration_rows`).
+    pairs : (P, 2) int64 the checked shape pairs; closed, bvh : (S,) bool each shape is a closed mesh, a mesh.
+    slot : (S,) int64 each shape's entry in ``bodies`` (as :func:`convex_penetration_rows`; negative: not a nearly
+        convex solid). A row's route: ROUTE_HULLS where both shapes have an entry and one is a closed mesh,
+        ROUTE_PRIMITIVES where both have one and neither is a mesh, none otherwise.
     overlapping : (K,) bool the hulls overlap (first distance not above the apart bound, sane).
     raw, p0, p1 : (K,), (K, 3), (K, 3) the rows' first signed distance and witness points: a row is taken when
         its distance is negative (coal's: the compiled GJK never gives one), every number of it is below
@@ -152,7 +165,7 @@ def slow_convex_rows(slow, cfg, pair, pairs, pair_route, slot, overlapping, raw,
     n_take = 0
     for i in range(n):
         k = slow[i]
-        route = pair_route[pair[k]]
+        route = _route(pairs[pair[k], 0], pairs[pair[k], 1], closed, bvh, slot)
         d = raw[k]
         if route == 0 or not d < 0.0 or not abs(d) < sane_m:
             continue
@@ -184,7 +197,7 @@ def slow_convex_rows(slow, cfg, pair, pairs, pair_route, slot, overlapping, raw,
     q1 = np.empty((n_take, 3))
     for i in range(n_take):
         k = rows[i]
-        route[i] = pair_route[pair[k]]
+        route[i] = _route(pairs[pair[k], 0], pairs[pair[k], 1], closed, bvh, slot)
         shape_a[i], shape_b[i] = pairs[pair[k], 0], pairs[pair[k], 1]
         slot_a[i], slot_b[i] = slot[shape_a[i]], slot[shape_b[i]]
         row_cfg[i] = cfg[k]

@@ -220,7 +220,7 @@ def warm_up_contacts() -> None:
 def warm_up_penetrating_rows(samples: tuple, solid: tuple) -> None:
     """Clearance's penetrating convex rows in one call (kernels.penetrating_rows.slow_convex_rows), with the
     argument types checks.clearance passes and the typed list of bodies it builds (one row of each route: a vertex
-    set against itself)."""
+    set against itself, as a closed mesh's hulls)."""
     vertices = np.array([[0.0, 0.0, 0.0], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]])
     bodies = List()
     bodies.append((samples, solid, (5, np.zeros(3), vertices, np.array([[0.0, 0.0, -1.0]]), np.zeros(1))))
@@ -231,7 +231,8 @@ def warm_up_penetrating_rows(samples: tuple, solid: tuple) -> None:
     p0 = np.array([[0.0, 0.0, 1.0], [0.0, 0.0, 1.0]])
     p1 = np.array([[0.0, 0.0, 0.5], [0.0, 0.0, 0.5]])
     slow_convex_rows(np.array([0, 1], dtype=np.int64), zeros, np.array([0, 1], dtype=np.int64),
-                     np.array([[0, 1], [0, 1]], dtype=np.int64), np.array([1, 2], dtype=np.int64), zeros,
+                     np.array([[0, 1], [0, 1]], dtype=np.int64), np.array([True, False]), np.array([True, False]),
+                     zeros,
                      np.ones(2, dtype=np.bool_), np.full(2, -0.5), p0, p1, T, bodies, 1e6, 1e-6, 1e-6, 1e-3, 1e-7,
                      np.cos(angles), np.sin(angles), 1e-6, 2e-5, 0.99995, 0.05, 1e-9, 1, np.zeros(2, dtype=np.int8),
                      np.empty(2), np.empty((2, 2, 3)), np.empty((2, 3)), np.full((2, 2), -1, dtype=np.int32),
