@@ -40,6 +40,7 @@ import math
 import threading
 
 import numpy as np
+from numba.typed import List as numba_list
 
 from my_collision_pkg.core.checks import narrowphase, octomap_cells, penetration, witness_features
 from my_collision_pkg.core.checks.batch_jobs import CLEARANCE_ROWS
@@ -52,6 +53,7 @@ from my_collision_pkg.core.kernels.clearance_rows import (CANDIDATES_NON_FINITE,
                                                            candidate_rows, finish_rows, first_distance_rows,
                                                            pack_row_pairs, pack_row_world, pack_world, pose_sizes,
                                                            settle_rows)
+from my_collision_pkg.core.kernels.penetrating_rows import slow_convex_rows
 from my_collision_pkg.core.kernels.codes import KIND_BOX, KIND_CONVEX, KIND_CYLINDER, KIND_MESH, KIND_OPEN_MESH
 from my_collision_pkg.core.kernels.witness_check import pack_meshes
 from my_collision_pkg.core.scene.objects import OCTOMAP_ID
@@ -422,7 +424,9 @@ def _measure(world: CollisionWorld, tables: _Tables, T_shape: np.ndarray, cfg: n
       those points (the meshes are apart, neither inside the other); otherwise coal's mesh
       distance, as :func:`narrowphase.pair_distance` has it while the surfaces are apart;
     - everything else (penetrating or touching hulls or primitives, meshes without hulls):
-      :func:`narrowphase.pair_distance` itself.
+      :func:`narrowphase.pair_distance` itself; its penetrating convex pairs (two primitives, or nearly convex
+      solids one of which is a closed mesh) from their first distance's coal answer, in one compiled call over the
+      chunk's rows (:func:`_penetrating_convex_rows`), the others one by one.
     """
     k_rows = len(cfg)
     out = _Measured(k_rows)
@@ -450,6 +454,10 @@ def _measure(world: CollisionWorld, tables: _Tables, T_shape: np.ndarray, cfg: n
     # hull witness points off their meshes: the meshes' own distance
     for k in rest.tolist():
         _mesh_distance(world, tables, T_shape, int(cfg[k]), ab[k], k, out, slow)
+    if slow:
+        # penetrating convex rows: coal's answer checked, polished and given its witness features in compiled
+        # calls over all of them; the rows it leaves go on below, one by one
+        slow = _penetrating_convex_rows(world, T_shape, cfg, pair, pairs, slow, overlapping, raw, p0, p1, out)
     for i, k in enumerate(slow):
         if stop is not None and i % _STOP_EVERY == _STOP_EVERY - 1:
             stop.check_stop()
@@ -463,6 +471,88 @@ def _measure(world: CollisionWorld, tables: _Tables, T_shape: np.ndarray, cfg: n
     if len(slow) or len(rest):          # (settle_rows culled the rows it settled the same way)
         out.state[(out.state == _DONE) & ~(out.distance < thresholds[pair])] = _CULLED
     return out
+
+
+class _ConvexPacks:
+    """Per world: the compiled penetrating-row kernel's bodies, made for a shape the first time one of its rows is
+    slow: each shape's slot (-2: not looked at yet, -1: not a nearly convex solid, :func:`penetration.nearly_convex`)
+    and the typed list, per slot, of (surface samples, solid, parts): the depth kernels' body packs
+    (:func:`narrowphase.body_packs`) and the convex solid's parts (:func:`witness_features.contact_parts`). A
+    shape's hull (its convexity test) costs ~25 ms for a Panda link: only the shapes met are looked at. New
+    bodies go into a new list and slot array (copied), so that a kernel running in another thread reads the
+    ones it was given."""
+
+    def __init__(self, world: CollisionWorld) -> None:
+        shapes = world.shapes
+        self.slot = np.full(len(shapes), -2, dtype=np.int64)
+        self.closed = np.array([bool(e.geometry.is_closed_bvh) for e in shapes])
+        self.bvh = np.array([bool(e.geometry.is_bvh) for e in shapes])
+        self.bodies = None                   # a numba typed list once a body is in it
+        self._items: list = []               # its items (the typed list is made from these: reading one back from
+        self._lock = threading.Lock()        # a typed list compiles numba's getitem, ~2 s, on its first use)
+
+    def looked_at(self, world: CollisionWorld, shapes: np.ndarray) -> tuple:
+        """(slot, bodies) with every shape of ``shapes`` looked at (bodies None: none is a nearly convex solid)."""
+        slot, bodies = self.slot, self.bodies
+        if not (slot[shapes] == -2).any():
+            return slot, bodies
+        with self._lock:
+            slot, bodies = self.slot.copy(), self.bodies
+            added = []
+            for s in np.unique(shapes).tolist():
+                if slot[s] != -2:
+                    continue
+                geometry = world.shapes[s].geometry
+                if geometry.solid_kind < 0 or not penetration.nearly_convex(world, s):
+                    slot[s] = -1
+                    continue
+                samples, solid = narrowphase.body_packs(world, s)
+                parts = witness_features.contact_parts(world, s)
+                added.append((tuple(_kernel_array(x) for x in samples),
+                              (int(solid[0]),) + tuple(_kernel_array(x) for x in solid[1:8]) + (bool(solid[8]),)
+                              + tuple(_kernel_array(x) for x in solid[9:]),
+                              (int(parts[0]),) + tuple(_kernel_array(x) for x in parts[1:])))
+                slot[s] = len(self._items) + len(added) - 1
+            if added:
+                self._items = self._items + added
+                bodies = numba_list()
+                for item in self._items:
+                    bodies.append(item)
+            self.slot, self.bodies = slot, bodies
+        return slot, bodies
+
+
+def _kernel_array(x):
+    """An array as the typed list holds it (C-ordered, writable: one item type; a copy only if not)."""
+    return np.require(x, requirements=["C", "W"])
+
+
+def _penetrating_convex_rows(world: CollisionWorld, T_shape: np.ndarray, cfg: np.ndarray, pair: np.ndarray,
+                             pairs: np.ndarray, slow: list, overlapping: np.ndarray, raw: np.ndarray, p0: np.ndarray,
+                             p1: np.ndarray, out: _Measured) -> list:
+    """The slow rows that :func:`narrowphase.pair_contacts` would answer with a convex pair's checked MTD, answered
+    in one compiled call over all of them (``kernels.penetrating_rows.slow_convex_rows``) with their witness
+    features and kinks (:func:`_feature_witness`); returns the other slow rows, in order, for the per-row path.
+
+    - two primitives whose first distance (coal's, the call pair_contacts makes) is penetrating and sane: that
+      answer, checked and polished (``narrowphase.checked_convex``);
+    - two nearly convex solids, one a closed mesh, whose first distance (coal's, on the hulls) is penetrating and
+      sane: where a surface point of either solid lies inside the other (``narrowphase.regions_exist``, which
+      pair_contacts looks at first), that answer checked and polished (``narrowphase.hull_mtd``, whose own call to
+      coal differs only by a looser GJK tolerance: the same numbers on every row of issue 40's four sets).
+
+    A row whose answer fails the check (the MTD is searched then), or that has no region, stays for the per-row
+    path, which computes it from the start."""
+    packs = world.cached(("clearance", "convex packs"), _ConvexPacks, world)
+    rows = np.array(slow, dtype=np.int64)
+    slot, bodies = packs.looked_at(world, pairs[pair[rows]].ravel())
+    if bodies is None:
+        return slow
+    left = slow_convex_rows(rows, cfg, pair, pairs, packs.closed, packs.bvh, slot, overlapping, raw, p0, p1, T_shape,
+                            bodies, _SANE_M, penetration.CHECK_ABS_M, penetration.CHECK_REL,
+                            penetration.LOCAL_CHECK_RAD, *witness_features.feature_constants(), _DONE, out.state,
+                            out.distance, out.points, out.normal, out.subshapes, out.exact, out.deepest, out.kink)
+    return left.tolist()
 
 
 def _coal_first_distances(tables: _Tables, T_shape: np.ndarray, cfg: np.ndarray, pair: np.ndarray, pairs: np.ndarray,

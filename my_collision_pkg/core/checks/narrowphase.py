@@ -413,7 +413,7 @@ def _body_arguments(g) -> tuple[tuple, tuple]:
     return tuple(samples), tuple(solid)
 
 
-def _body_packs(world, shape: int) -> tuple[tuple, tuple]:
+def body_packs(world, shape: int) -> tuple[tuple, tuple]:
     """:func:`_body_arguments` of ``world.shapes[shape]``, built once per world snapshot."""
     return world.cached((_BODY_PACKS, shape), _body_arguments, world.shapes[shape].geometry)
 
@@ -421,8 +421,8 @@ def _body_packs(world, shape: int) -> tuple[tuple, tuple]:
 def regions_exist(world, T_world_shape: np.ndarray, a: int, b: int) -> bool:
     """Whether :func:`deepest_regions` finds a region (a surface point of either solid inside the other),
     in one compiled call that stops at the first such point (``kernels.depth.pair_overlaps``)."""
-    samples_a, solid_a = _body_packs(world, a)
-    samples_b, solid_b = _body_packs(world, b)
+    samples_a, solid_a = body_packs(world, a)
+    samples_b, solid_b = body_packs(world, b)
     return bool(pair_overlaps(samples_a, solid_a, T_world_shape[a], samples_b, solid_b, T_world_shape[b]))
 
 
@@ -437,8 +437,8 @@ def deepest_regions(world, T_world_shape: np.ndarray, a: int, b: int, max_region
     primitive or a convex mesh) is moved to its support point along the push-out.
     All in one compiled call (``kernels.depth.pair_regions``).
     """
-    samples_a, solid_a = _body_packs(world, a)
-    samples_b, solid_b = _body_packs(world, b)
+    samples_a, solid_a = body_packs(world, a)
+    samples_b, solid_b = body_packs(world, b)
     depth, p0, p1, normal, subshapes = pair_regions(int(max_regions), REFINE_STEPS, samples_a, solid_a, T_world_shape[a],
                                                     samples_b, solid_b, T_world_shape[b])
     return [PairDistance(-float(depth[m]), p0[m], p1[m], normal[m], True, (int(subshapes[m, 0]), int(subshapes[m, 1])),

@@ -210,14 +210,28 @@ def _contact_parts(world, shape: int) -> tuple:
 _PARTS_KEY = "witness_features: compiled contact parts"      # CollisionWorld.cached key, with the shape index
 
 
+def contact_parts(world, shape: int) -> tuple:
+    """(kind, params, vertices, unit face normals, offsets) of a shape's convex solid as
+    :func:`kernels.support_features.feature_contact` takes a body, kept per world snapshot (call only when
+    ``penetration.nearly_convex``)."""
+    return world.cached((_PARTS_KEY, shape), _contact_parts, world, shape)
+
+
+def feature_constants() -> tuple:
+    """The constants :func:`kernels.support_features.feature_contact` takes after the normal, in order (the
+    tolerance, the disc, the crossing slack, the switch margin and the other basins' search)."""
+    return (FEATURE_TOLERANCE_M, _DISC_COS, _DISC_SIN, _CROSSING_SLACK, SWITCH_MARGIN_M, _SAME_BASIN_COS,
+            _BASIN_START_RAD, _BASIN_STOP_RAD)
+
+
 def posed_feature_contact(world, T_world_shape: np.ndarray, a: int, b: int, distance_m: float,
                           normal: np.ndarray) -> tuple[np.ndarray, np.ndarray, float] | None:
     """:func:`feature_contact` of shapes ``a`` (body 0) and ``b`` (body 1) of ``world`` (both nearly convex:
     ``penetration.nearly_convex``) at the poses ``T_world_shape`` (S, 4, 4), in one compiled call
     (:func:`kernels.support_features.feature_contact`); the same answers but for the last bits of the
     points (the compiled sums run in their own order)."""
-    parts_a = world.cached((_PARTS_KEY, a), _contact_parts, world, a)
-    parts_b = world.cached((_PARTS_KEY, b), _contact_parts, world, b)
+    parts_a = contact_parts(world, a)
+    parts_b = contact_parts(world, b)
     out = np.empty((2, 3))
     found, margin_m = compiled.feature_contact(
         *parts_a[:3], _kernel_pose(T_world_shape[a]), *parts_a[3:], *parts_b[:3], _kernel_pose(T_world_shape[b]),

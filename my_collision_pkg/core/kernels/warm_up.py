@@ -12,6 +12,7 @@ math (test/core/test_layering.py), and it builds scenes and checkers.
 from __future__ import annotations
 
 import numpy as np
+from numba.typed import List
 
 from my_collision_pkg.core.kernels import explain_batch
 from my_collision_pkg.core.kernels.cells import cells_in_boxes
@@ -34,6 +35,7 @@ from my_collision_pkg.core.kernels.mesh_queries import MeshTree, closest_point_o
 from my_collision_pkg.core.kernels.mtd import (check_mtd, coal_answer_is_mtd, other_basin_gap, overlaps, polish_checked,
                                                polished_coal_answer, search_mtd)
 from my_collision_pkg.core.kernels.overlap import clip_edges_to_planes
+from my_collision_pkg.core.kernels.penetrating_rows import slow_convex_rows
 from my_collision_pkg.core.kernels.thickness import thickness_along_lines
 from my_collision_pkg.core.kernels.support_features import (feature_contact, inside_margin, plane_basis, support_gap,
                                                               support_points)
@@ -209,9 +211,32 @@ def warm_up_contacts() -> None:
     solid = _solid(KIND_MESH, planes, triangles, tree, True)
     pair_regions(1, 1, tuple(samples), tuple(solid), np.eye(4), tuple(samples), tuple(solid), np.eye(4))
     pair_overlaps(tuple(samples), tuple(solid), np.eye(4), tuple(samples), tuple(solid), np.eye(4))
+    warm_up_penetrating_rows(tuple(samples), tuple(solid))
     labels = label_components(2, np.array([[0, 1]], dtype=np.int64), np.array([True, True]))
     _, lo, hi = summarize_regions(labels, np.ones(2), np.zeros((2, 3)))
     merge_regions(np.ones(len(lo)), lo, hi)
+
+
+def warm_up_penetrating_rows(samples: tuple, solid: tuple) -> None:
+    """Clearance's penetrating convex rows in one call (kernels.penetrating_rows.slow_convex_rows), with the
+    argument types checks.clearance passes and the typed list of bodies it builds (one row of each route: a vertex
+    set against itself, as a closed mesh's hulls)."""
+    vertices = np.array([[0.0, 0.0, 0.0], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]])
+    bodies = List()
+    bodies.append((samples, solid, (5, np.zeros(3), vertices, np.array([[0.0, 0.0, -1.0]]), np.zeros(1))))
+    T = np.eye(4)[None, None].repeat(2, axis=1)
+    T[0, 1, 2, 3] = 0.5
+    zeros = np.zeros(2, dtype=np.int64)
+    angles = np.linspace(0.0, 2.0 * np.pi, 8, endpoint=False)
+    p0 = np.array([[0.0, 0.0, 1.0], [0.0, 0.0, 1.0]])
+    p1 = np.array([[0.0, 0.0, 0.5], [0.0, 0.0, 0.5]])
+    slow_convex_rows(np.array([0, 1], dtype=np.int64), zeros, np.array([0, 1], dtype=np.int64),
+                     np.array([[0, 1], [0, 1]], dtype=np.int64), np.array([True, False]), np.array([True, False]),
+                     zeros,
+                     np.ones(2, dtype=np.bool_), np.full(2, -0.5), p0, p1, T, bodies, 1e6, 1e-6, 1e-6, 1e-3, 1e-7,
+                     np.cos(angles), np.sin(angles), 1e-6, 2e-5, 0.99995, 0.05, 1e-9, 1, np.zeros(2, dtype=np.int8),
+                     np.empty(2), np.empty((2, 2, 3)), np.empty((2, 3)), np.full((2, 2), -1, dtype=np.int32),
+                     np.ones(2, dtype=np.bool_), np.zeros(2, dtype=np.bool_), np.zeros(2, dtype=np.bool_))
 
 
 def warm_up_mtd() -> None:
