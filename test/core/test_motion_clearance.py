@@ -123,31 +123,6 @@ def test_interval_bound_is_the_meeting_point_of_the_two_cones():
     assert interval_bound(0.0, 0.2, 0.0, 0.0, 1.0, 0.3, 0.0, 0.0) == (0.3, 0.0)
 
 
-def test_quadratic_interval_bound_is_the_lowest_meeting_of_the_closing_cones():
-    """interval_bound_quadratic: never above the lowest point of the larger of the two closing
-    cones (da - min(s va0 + s^2 va1 / 2, s v_max) from ta, the same from tb), sampled densely;
-    never below interval_bound's linear bound; and within a hair of the sampled lowest point."""
-    from my_collision_pkg.core.kernels.advancement import interval_bound, interval_bound_quadratic
-    rng = np.random.default_rng(37)
-    s = np.linspace(0.0, 1.0, 20001)
-    for case in range(400):
-        ta, h = rng.uniform(0, 0.5), rng.uniform(1e-3, 1.0)
-        da, db = rng.uniform(-0.05, 0.3, 2)
-        va0, va1, vb0, vb1 = rng.uniform(0.0, 2.0, 4) * (rng.uniform(size=4) > 0.15)
-        v_max = rng.uniform(0.2, 3.0) if case % 3 else np.inf
-        u = s * h
-        with np.errstate(invalid="ignore"):          # 0 * inf at the ends: no closing there
-            first = da - np.nan_to_num(np.minimum(u * (va0 + 0.5 * u * va1), u * v_max))
-            second = db - np.nan_to_num(np.minimum((h - u) * (vb0 + 0.5 * (h - u) * vb1), (h - u) * v_max))
-        lowest = np.maximum(first, second).min()
-        bound, t = interval_bound_quadratic(ta, da, va0, va1, ta + h, db, vb0, vb1, v_max)
-        linear, _ = interval_bound(ta, da, va0, va1, ta + h, db, vb0, vb1, v_max)
-        assert bound <= lowest + 1e-12
-        assert bound >= linear
-        assert bound >= lowest - 1e-3 * max(va0 + va1 + vb0 + vb1, 1e-9) * h      # the sampling's step
-        assert ta <= t <= ta + h
-
-
 def test_python_record_matches_the_compiled_interval_bound():
     from my_collision_pkg.core.kernels.advancement import interval_bound
     rng = np.random.default_rng(3)

@@ -28,9 +28,6 @@ from my_collision_pkg.core.kernels.codes import (KIND_BOX, KIND_CONE, KIND_CONVE
 from my_collision_pkg.core.kernels.codes import JOINT_REVOLUTE
 
 DONE, NEED = 0, 1               # per item of advance: past its limit, or the narrow phase decides
-# halvings of the interval :func:`interval_bound_quadratic` finds the capped cones' crossing in
-# (the bound is then within interval / 2^20 of the crossing's speed times that span)
-CROSSING_HALVINGS = 20
 
 
 class CoverArrays(NamedTuple):
@@ -158,69 +155,6 @@ def interval_bound(ta, da, va0, va1, tb, db, vb0, vb1, v_max=np.inf):
     s = (da - db + h * vb) / (va + vb)
     s = min(max(s, 0.0), h)
     return max(da - s * va, db - (h - s) * vb), ta + s
-
-
-@njit(cache=True, inline="always")
-def _closing(s, v0, v1, v_max):
-    """How far a pair's distance can close over a time s >= 0 from a time where its speed bounds
-    are v0, v1 (the speed at ``t + u`` at most ``v0 + u v1``, and never above ``v_max``):
-    ``min(s v0 + s^2 v1 / 2, s v_max)`` (0 at s = 0, also for an infinite ``v_max``)."""
-    if not s > 0.0:
-        return 0.0
-    return min(s * (v0 + 0.5 * s * v1), s * v_max)
-
-
-@njit(cache=True)
-def interval_bound_quadratic(ta, da, va0, va1, tb, db, vb0, vb1, v_max=np.inf):
-    """:func:`interval_bound` from the closing distance itself, not its linear bound: from ta the
-    distance is at least ``da - min(s va0 + s^2 va1 / 2, s v_max)`` at ``ta + s`` (the speed
-    premise of :func:`interval_bound`, integrated), from tb likewise, and the bound over
-    ``[ta, tb]`` is the lowest of the larger of the two. :func:`interval_bound` takes
-    ``s (va0 + h va1 / 2)`` instead (h = tb - ta), which charges the levers' growth twice over
-    where the two meet near the middle; on long intervals that growth is most of the bound.
-
-    The first cone falls with s and the second rises, so for any s in [0, h] the smaller of the
-    two at s is at most the lowest larger-of-the-two (left of the crossing the second is below its
-    crossing value, right of it the first): the crossing is found from the quadratic of the
-    uncapped cones, and a crossing moved by rounding or by a binding ``v_max`` only makes the
-    value lower, never unsound (where ``v_max`` binds at that crossing, the capped cones' own
-    crossing is bracketed by halving and the bracket's ends bound it). Returns ``(value, time)``,
-    or :func:`interval_bound`'s answer wherever that is higher (so never less than it)."""
-    old, old_t = interval_bound(ta, da, va0, va1, tb, db, vb0, vb1, v_max)
-    h = tb - ta
-    if not h > 0.0:
-        return old, old_t
-    low_b = db - _closing(h, vb0, vb1, v_max)       # the second cone at ta
-    low_a = da - _closing(h, va0, va1, v_max)       # the first at tb
-    if da <= low_b:                                 # the second cone is above the first all through
-        value, t = low_b, ta
-    elif low_a >= db:
-        value, t = low_a, tb
-    else:
-        c0 = da - db + h * (vb0 + 0.5 * h * vb1)    # F(s) = c0 + b s + a s^2: first less second cone
-        b = -(va0 + vb0 + h * vb1)
-        a = 0.5 * (vb1 - va1)
-        denominator = -b + np.sqrt(max(b * b - 4.0 * a * c0, 0.0))
-        if not denominator > 0.0:
-            return old, old_t
-        s = min(max(2.0 * c0 / denominator, 0.0), h)
-        if va0 + 0.5 * s * va1 <= v_max and vb0 + 0.5 * (h - s) * vb1 <= v_max:
-            value = min(da - _closing(s, va0, va1, v_max), db - _closing(h - s, vb0, vb1, v_max))
-            t = ta + s
-        else:                   # v_max binds there: the crossing of the capped cones, halved down
-            lo, hi = 0.0, h     # the first cone is above the second at lo and not above it at hi
-            for _ in range(CROSSING_HALVINGS):
-                mid = 0.5 * (lo + hi)
-                if da - _closing(mid, va0, va1, v_max) > db - _closing(h - mid, vb0, vb1, v_max):
-                    lo = mid
-                else:
-                    hi = mid
-            # left of hi the first cone is at least its value at hi, right of lo the second at least its at lo
-            value = min(da - _closing(hi, va0, va1, v_max), db - _closing(h - lo, vb0, vb1, v_max))
-            t = ta + 0.5 * (lo + hi)
-    if value > old:
-        return value, t
-    return old, old_t
 
 
 @njit(cache=True, inline="always")

@@ -31,7 +31,6 @@ from numba.experimental import structref
 from my_collision_pkg.core.kernels.advancement import (DONE, NEED, AdvanceOutputs, CoverArrays, PairArrays,
                                                        RobotArrays, ShapeArrays, SpeedArrays,
                                                        cover_scratch, by_spheres, hand_over, interval_bound,
-                                                       interval_bound_quadratic,
                                                        off_axis_sq, posed_centre,
                                                        primitive_bound, raised_by_covers, record_interval, rigid_fk,
                                                        shape_pose, smallest_clearance, solid_distance,
@@ -543,7 +542,7 @@ def certify_dyadic(q0, dq, t, p, pairs, robot, shapes, speed, covers, tol, accep
 
     A pair is evaluated at t = 0 and t = 1; an interval ``[ta, tb]``
     whose two ends' bounds hold the distance above the padding + tolerance / 2 all through
-    it (:func:`advancement.interval_bound_quadratic`, the bound from both ends) is certified, and the
+    it (:func:`advancement.interval_bound`, the bound from both ends) is certified, and the
     next one starts at tb; one that is not is halved (its midpoint evaluated), down to
     intervals of ``1 / CACHE_GRID``. So every evaluation lands on the cache's grid and is
     shared by all pairs there, and a far pair is evaluated about half as often as by
@@ -554,7 +553,7 @@ def certify_dyadic(q0, dq, t, p, pairs, robot, shapes, speed, covers, tol, accep
     to t = 1 gets ``t[k] = inf``. The certified prefix's evaluations (time, distance bound,
     speed bounds) are kept in ``seq[:4, k, :seq_n[k]]`` ((6, K, C): at most C, where the
     prefix stops), for :func:`dyadic_clearance`, and each interval's bound and its time
-    (:func:`advancement.interval_bound_quadratic`, from its two ends) in ``seq[4:, k, :seq_n[k] - 1]``; with ``tracking`` the track's last
+    (:func:`advancement.interval_bound`, from its two ends) in ``seq[4:, k, :seq_n[k] - 1]``; with ``tracking`` the track's last
     evaluation is the prefix's end (the forward steps close their intervals from there; the
     tail of a finished pair is its bound at t = 1). A pair with a non-positive padding +
     tolerance / 2 is left to the forward steps (the covers' bound needs a pair known to be
@@ -750,7 +749,7 @@ def certify_dyadic_with(q0, dq, t, p, pairs, robot, shapes, speed, covers, tol, 
             top += 1
             while top > 0 and kept < capacity:        # certify what the ends now hold
                 tb, db, vb0, vb1 = st_t[top - 1], st_d[top - 1], st_v0[top - 1], st_v1[top - 1]
-                low, low_t = interval_bound_quadratic(ta, da, va0, va1, tb, db, vb0, vb1, v_max[q])
+                low, low_t = interval_bound(ta, da, va0, va1, tb, db, vb0, vb1, v_max[q])
                 if not (low >= m + 0.5 * tol and db >= m + tol):
                     break
                 seq[0, k, kept], seq[1, k, kept], seq[2, k, kept], seq[3, k, kept] = tb, db, vb0, vb1
@@ -782,11 +781,10 @@ def certify_dyadic_with(q0, dq, t, p, pairs, robot, shapes, speed, covers, tol, 
 
 @njit(cache=True, inline="always")
 def _interval_at(seq, k, i, m, v_max):
-    """(bound - m, its time) of pair k's interval i: [seq t_i, t_i+1] (:func:`advancement.interval_bound_quadratic`,
+    """(bound - m, its time) of pair k's interval i: [seq t_i, t_i+1] (:func:`advancement.interval_bound`,
     speeds no larger than ``v_max``)."""
-    bound, tb = interval_bound_quadratic(seq[0, k, i], seq[1, k, i], seq[2, k, i], seq[3, k, i],
-                                         seq[0, k, i + 1], seq[1, k, i + 1], seq[2, k, i + 1], seq[3, k, i + 1],
-                                         v_max)
+    bound, tb = interval_bound(seq[0, k, i], seq[1, k, i], seq[2, k, i], seq[3, k, i],
+                               seq[0, k, i + 1], seq[1, k, i + 1], seq[2, k, i + 1], seq[3, k, i + 1], v_max)
     return bound - m, tb
 
 
