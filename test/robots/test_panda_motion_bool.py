@@ -160,6 +160,43 @@ def test_one_call_answers_as_the_sweep_does(scene, checker, edges, monkeypatch):
     assert answers(True, with_plan=True) == with_sweep
 
 
+def test_tube_clearance_without_narrow_phase_is_a_lower_bound(scene, checker, edges, monkeypatch):
+    """``exact_clearance=False`` (the planner's free tubes): the same verdict on every edge, a
+    clearance never above the exact one (the Sweep's), equal on most, and fewer edges handed to
+    the Sweep, since a free edge whose clearance alone would need the narrow phase at t = 1 is
+    answered from the call's own bounds."""
+    names = scene.robot.active_joint_names
+    validity = checker.motion_validity(names, **KINDS[1])
+    world = scene.world
+    selection = validity._selection_for(world)
+    plan = validity._plan_of(validity._current(world))
+    first_touch = sweep.Sweep.first_touch
+    sweeps = [0]
+
+    def counted(self, *args, **kwargs):
+        sweeps[0] += 1
+        return first_touch(self, *args, **kwargs)
+
+    monkeypatch.setattr(sweep.Sweep, "first_touch", counted)
+    runs, equal, free = [0, 0], 0, 0
+    for q0, q1 in edges:
+        found = []
+        for i, exact in enumerate((True, False)):
+            before = sweeps[0]
+            found.append(motion.free_motion_clearance(validity._explainer, world, selection, validity._request, q0,
+                                                      q1, validity._tolerance_m, checker.work_meter(),
+                                                      validity.screen_step, plan, exact_clearance=exact))
+            runs[i] += sweeps[0] - before
+        exact, tube = found
+        assert (exact is None) == (tube is None)
+        if exact is not None:
+            free += 1
+            assert tube <= exact
+            equal += tube == exact
+    assert free > 50 and equal > 0.9 * free
+    assert runs[1] <= runs[0]
+
+
 def test_one_call_threads_answer_as_one_thread(scene, checker, edges, monkeypatch):
     """The one call's work arrays are per thread (``sweep._one_call_buffers``, and the Sweep that goes
     on from them): two threads searching the same edges at once, switching often, get one thread's

@@ -368,23 +368,28 @@ def motion_is_free(explainer: Explainer, world: CollisionWorld, selection, reque
 
 def free_motion_clearance(explainer: Explainer, world: CollisionWorld, selection, request: CheckRequest,
                           q0: np.ndarray, q1: np.ndarray, tolerance_m: float, meter: WorkMeter,
-                          screen_step: float, plan: OneCallPlan | None = None) -> float | None:
+                          screen_step: float, plan: OneCallPlan | None = None,
+                          exact_clearance: bool = True) -> float | None:
     """:func:`motion_is_free`, with the certified clearance of a free motion: None when a
     configuration on the motion touches, else a lower bound of the smallest (signed distance -
     padding) over the motion and every pair of the request, metres (``Sweep.certified_clearance``;
-    the search keeps its bounds for it, about a fifth more time per free motion).
+    the search keeps its bounds for it, about a fifth more time per free motion). With
+    ``exact_clearance`` False a free motion the search's first compiled call certified is
+    answered with that call's clearance even where the Sweep would refine it with the narrow
+    phase at t = 1 (``sweep.one_call_search``: a lower bound of that clearance; same verdict).
 
     Raises
     ------
     WorkLimitError, RequestStopped
         As :func:`motion_is_free`.
     """
-    return _free_motion(explainer, world, selection, request, q0, q1, tolerance_m, meter, screen_step, True, plan)
+    return _free_motion(explainer, world, selection, request, q0, q1, tolerance_m, meter, screen_step, True, plan,
+                        exact_clearance)
 
 
 def _free_motion(explainer: Explainer, world: CollisionWorld, selection, request: CheckRequest, q0: np.ndarray,
                  q1: np.ndarray, tolerance_m: float, meter: WorkMeter, screen_step: float,
-                 clearance: bool, plan: OneCallPlan | None = None) -> float | None:
+                 clearance: bool, plan: OneCallPlan | None = None, exact_clearance: bool = True) -> float | None:
     """None when the motion touches; else its certified clearance (``clearance``) or inf."""
     dq = q1 - q0
     mimic_matrix = world.robot.kinematics_arrays[0] if plan is None else plan.robot_pack[0]     # the same array
@@ -395,7 +400,7 @@ def _free_motion(explainer: Explainer, world: CollisionWorld, selection, request
         q = q0[None, :] + (order / n)[:, None] * dq[None, :]
         if explainer.any_collision(world, q, selection) >= 0:
             return None
-    settled = one_call_search(world, selection, q0, q1, tolerance_m, meter, clearance, plan)
+    settled = one_call_search(world, selection, q0, q1, tolerance_m, meter, clearance, plan, exact_clearance)
     if settled is not None and not isinstance(settled, OneCallLeft):
         return settled               # free, settled by the search's first compiled call
     sweep = Sweep(world, selection, request, q0, q1, tolerance_m, meter=meter)

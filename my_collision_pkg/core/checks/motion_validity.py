@@ -231,7 +231,7 @@ class MotionValidity:
         else:
             clearance = motion.free_motion_clearance(self._explainer, world, selection, self._request, q0, q1,
                                                      self._tolerance_m, self._checker.work_meter(),
-                                                     self._screen_step, plan)
+                                                     self._screen_step, plan, exact_clearance=False)
             valid = clearance is not None
             if valid:
                 tubes.add(q0, q1, clearance)

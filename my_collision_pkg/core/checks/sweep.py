@@ -1045,6 +1045,17 @@ class Sweep:
         return best
 
 
+def _prefix_floor(seq: np.ndarray, seq_n: np.ndarray, margins: np.ndarray, p: np.ndarray) -> float:
+    """The smallest interval bound less its padding over the prefixes :func:`grid_advance.certify_dyadic`
+    certified (``seq[4, k, :seq_n[k] - 1]``, pair k's intervals; ``margins[p[k]]`` its padding), metres;
+    inf when there are none."""
+    if seq.shape[2] < 2:
+        return math.inf
+    inside = np.arange(seq.shape[2] - 1)[None, :] < (seq_n - 1)[:, None]
+    lows = np.where(inside, seq[4, :, :-1], np.inf).min(axis=1) - margins[p]
+    return float(lows.min()) if len(lows) else math.inf
+
+
 def _tail_needs_narrow(k: int, best: float, end: np.ndarray, low: np.ndarray, margins: np.ndarray,
                        p: np.ndarray) -> bool:
     """Whether the smallest clearance so far, ``best``, is item k's last-step bound and that bound can
@@ -1245,7 +1256,7 @@ def free_clearance_in_one_call(world: CollisionWorld, selection: PairSelection, 
 
 def one_call_search(world: CollisionWorld, selection: PairSelection, q0: np.ndarray, q1: np.ndarray,
                     tolerance_m: float, meter: WorkMeter, track_clearance: bool,
-                    plan: OneCallPlan | None = None) -> float | OneCallLeft | None:
+                    plan: OneCallPlan | None = None, exact_clearance: bool = True) -> float | OneCallLeft | None:
     """The bool check's certified search of the motion q0 -> q1 (A,) over every pair of
     ``selection`` when one compiled call settles it, with none of :class:`Sweep`'s Python: the
     same :func:`grid_advance.certify_then_advance` call that :meth:`Sweep.first_touch` makes
@@ -1263,7 +1274,14 @@ def one_call_search(world: CollisionWorld, selection: PairSelection, q0: np.ndar
     from the call (``handover``) as from its own same call; or None when the call did not run
     (the work limits could refuse the motion, the sweep would cull world objects, the grid or
     the halving is switched off, or the grid cache is too large): the Sweep then makes the call
-    itself. The verdict, the clearance and the work are the same either way."""
+    itself. The verdict, the clearance and the work are the same either way.
+
+    ``exact_clearance`` False (the planner's free tubes): a free motion whose clearance alone
+    would need the caller's narrow phase at t = 1 (or its refinements after it) is answered here
+    with the clearance the call certified without it: the smallest of the halving's prefix
+    interval bounds, the forward steps' interval bounds and the last steps' tails (each pair's
+    whole motion, less its padding), a lower bound of the Sweep's clearance, not equal to it.
+    The verdict is the same (every pair was certified free by the call)."""
     if not (GRID_STEPS and DYADIC_PREFIX):
         return None
     if plan is None:
@@ -1293,8 +1311,12 @@ def one_call_search(world: CollisionWorld, selection: PairSelection, q0: np.ndar
         k, best, _, k2, value, _, used_clearance = clearance
         if used_clearance < 0 or (CLEARANCE_END_EVALUATIONS > 0
                                   and _tail_needs_narrow(k, best, end, track[4], margins, plan.every)):
-            return OneCallLeft(returns, out, track, cache, (plan.convex, plan.kernel_route, warm, eps, HULL_ACCEPT_M,
-                                                            calls, hull_gap), seq, seq_n, t, tail_t, end)
+            if exact_clearance:
+                return OneCallLeft(returns, out, track, cache, (plan.convex, plan.kernel_route, warm, eps,
+                                                                HULL_ACCEPT_M, calls, hull_gap), seq, seq_n, t,
+                                   tail_t, end)
+            if used_clearance < 0:         # no refinements ran: the halving's prefix bounds as they are
+                value, k2, used_clearance = _prefix_floor(seq, seq_n, margins, plan.every), 0, 0
         if k2 >= 0 and value < best:
             best = value
     meter.spend(math.ceil(used * weight))
