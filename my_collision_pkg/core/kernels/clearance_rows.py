@@ -28,6 +28,7 @@ import numpy as np
 from numba import njit
 
 from my_collision_pkg.core.kernels.culling import obb_candidates
+from my_collision_pkg.core.kernels.epa import CURVED_EPS_M, penetration_distances
 from my_collision_pkg.core.kernels.gjk import (ConvexArrays, cylinder_end_distances, cylinder_side_distances,
                                               hull_distances)
 from my_collision_pkg.core.kernels.kinematics import forward_kinematics, shape_poses
@@ -569,7 +570,8 @@ def _settle(rows, got, distance, q0, q1, settled, raw, p0, p1):
 
 
 @njit(cache=True, fastmath=False)
-def first_distance_rows(cfg, pair, T_world_shape, world_f, world_i, pair_f, pair_i, eps_m, use_ends=True):
+def first_distance_rows(cfg, pair, T_world_shape, world_f, world_i, pair_f, pair_i, eps_m, use_ends=True,
+                        use_epa=True):
     """The first distances of a chunk's K candidate rows that the compiled GJK takes, and the rows left to coal.
 
     Parameters
@@ -588,7 +590,11 @@ def first_distance_rows(cfg, pair, T_world_shape, world_f, world_i, pair_f, pair
     its second) in row order (one ``gjk.cylinder_side_distances`` call, which settles those whose nearest points
     are on the cylinder's side, then, with ``use_ends``, one ``gjk.cylinder_end_distances`` call on the rows it
     left, which settles those nearest on a cap or a rim; ``use_ends`` False: those are left to coal, as before
-    session 41, for side-by-side timing).
+    session 41, for side-by-side timing). Then, with ``use_epa``, the rows of both routes still left whose solids
+    overlap get their penetration from one ``epa.penetration_distances`` call (GJK, then EPA, in row order: minus
+    the overlap along EPA's normal, EPA's witness points; polytopes to ``eps_m``, a cylinder to
+    ``epa.CURVED_EPS_M``), a start that the penetrating rows' kernel checks and polishes to the MTD
+    (``penetrating_rows``); ``use_epa`` False: those are left to coal's EPA, as before session 42.
     """
     pairs = _i2(pair_i, _P_PAIRS)
     direct = _i1(pair_i, _P_DIRECT)
@@ -632,6 +638,30 @@ def first_distance_rows(cfg, pair, T_world_shape, world_f, world_i, pair_f, pair
         if use_ends:
             cylinder_end_distances(convex, a_s, b_s, side, Ta_s, Tb_s, d_s, s0, s1, got_s)
         _settle(rows_s, got_s, d_s, s0, s1, settled, raw, p0, p1)
+    if use_epa and (n_compiled or n_side):
+        n_epa = 0
+        for k in range(n):
+            if measured[k] and not settled[k] and compiled[pair[k]] >= 1:
+                n_epa += 1
+        if n_epa:
+            rows_e = np.empty(n_epa, dtype=np.int64)
+            a_e = np.empty(n_epa, dtype=np.int64)
+            b_e = np.empty(n_epa, dtype=np.int64)
+            Ta_e = np.empty((n_epa, 4, 4))
+            Tb_e = np.empty((n_epa, 4, 4))
+            i = 0
+            for k in range(n):
+                if measured[k] and not settled[k] and compiled[pair[k]] >= 1:
+                    rows_e[i], a_e[i], b_e[i] = k, pairs[pair[k], 0], pairs[pair[k], 1]
+                    Ta_e[i] = T_world_shape[cfg[k], a_e[i]]
+                    Tb_e[i] = T_world_shape[cfg[k], b_e[i]]
+                    i += 1
+            d_e = np.empty(n_epa)
+            e0 = np.empty((n_epa, 3))
+            e1 = np.empty((n_epa, 3))
+            got_e = np.zeros(n_epa, dtype=np.bool_)
+            penetration_distances(convex, a_e, b_e, Ta_e, Tb_e, eps_m, CURVED_EPS_M, d_e, e0, e1, got_e)
+            _settle(rows_e, got_e, d_e, e0, e1, settled, raw, p0, p1)
     n_coal = 0
     for k in range(n):
         if measured[k] and not settled[k]:
