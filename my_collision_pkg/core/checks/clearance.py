@@ -425,7 +425,8 @@ def _measure(world: CollisionWorld, tables: _Tables, T_shape: np.ndarray, cfg: n
       distance, as :func:`narrowphase.pair_distance` has it while the surfaces are apart;
     - everything else (penetrating or touching hulls or primitives, meshes without hulls):
       :func:`narrowphase.pair_distance` itself; its penetrating convex pairs (two primitives, or nearly convex
-      solids one of which is a closed mesh) from their first distance's coal answer, in one compiled call over the
+      solids one of which is a closed mesh) from their first distance's penetrating answer (the compiled EPA's,
+      ``kernels.epa``, for polytopes and polytope-cylinder pairs; coal's otherwise), in one compiled call over the
       chunk's rows (:func:`_penetrating_convex_rows`), the others one by one.
     """
     k_rows = len(cfg)
@@ -533,6 +534,9 @@ def _penetrating_convex_rows(world: CollisionWorld, T_shape: np.ndarray, cfg: np
     """The slow rows that :func:`narrowphase.pair_contacts` would answer with a convex pair's checked MTD, answered
     in one compiled call over all of them (``kernels.penetrating_rows.slow_convex_rows``) with their witness
     features and kinks (:func:`_feature_witness`); returns the other slow rows, in order, for the per-row path.
+
+    (The first distance of a pair of polytopes or of a polytope and a cylinder is the compiled EPA's, ``kernels.epa``,
+    where its solids overlap; coal's below otherwise: the check and the polish make either the MTD.)
 
     - two primitives whose first distance (coal's, the call pair_contacts makes) is penetrating and sane: that
       answer, checked and polished (``narrowphase.checked_convex``);

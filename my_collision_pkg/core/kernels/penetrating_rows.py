@@ -3,7 +3,8 @@
 The clearance's rows whose hulls (or primitives) overlap went one by one through Python
 (``checks.narrowphase.pair_contacts``, then the witness features), each step a compiled call of
 its own. Here the same compiled functions run over every such row of a chunk in one call
-(coal's answer, made in Python before it, is the one input that is not compiled):
+(the first distance's penetrating answer is their start: the compiled EPA's, ``kernels.epa``, made in
+``clearance_rows.first_distance_rows``, or coal's, made in Python, where that left the row):
 
 - :func:`convex_penetration_rows`: per row, for a pair with a mesh, ``kernels.depth.pair_overlaps`` first
   (whether a surface point of either solid lies inside the other: ``narrowphase.regions_exist``); then

@@ -22,6 +22,7 @@ from my_collision_pkg.core.kernels.clearance_rows import (assemble_rows, candida
                                                            settle_first_distances, settle_rows, sphere_gaps)
 from my_collision_pkg.core.kernels.codes import KIND_BOX, KIND_CONVEX, KIND_MESH
 from my_collision_pkg.core.kernels.contact_points import contact_points
+from my_collision_pkg.core.kernels.epa import penetration_distances
 from my_collision_pkg.core.kernels.culling import (first_candidate_row, obb_candidates,
                                                     single_configuration_candidates)
 from my_collision_pkg.core.kernels.footprint import convex_footprint, polytope_volume_centroid
@@ -165,6 +166,12 @@ def warm_up_clearance_rows() -> None:
                                     np.zeros((1, 2), dtype=np.bool_), true, np.full(1, 1e-5), np.zeros(1))
     cfg, pair = rows[0, :count], rows[1, :count]
     raw, p0, p1, measured, _ = first_distance_rows(cfg, pair, T_shape, world_f, world_i, pair_f, pair_i, 1e-12)
+    # the compiled EPA (first_distance_rows's penetrating rows), on two overlapping boxes, as the tests call it
+    T_near = eye.copy()
+    T_near[0, 3] = 0.15
+    penetration_distances(convex, np.array([0], dtype=np.int64), np.array([1], dtype=np.int64), eye[None].copy(),
+                          T_near[None].copy(), 1e-12, 1e-9, np.empty(1), np.empty((1, 3)), np.empty((1, 3)),
+                          np.zeros(1, dtype=np.bool_))
     k = len(cfg)
     state, distance, points = np.zeros(k, dtype=np.int8), np.full(k, np.inf), np.zeros((k, 2, 3))
     normal, subshapes, flags = np.zeros((k, 3)), np.full((k, 2), -1, dtype=np.int32), np.zeros(k, dtype=np.bool_)
