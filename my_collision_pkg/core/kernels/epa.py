@@ -31,7 +31,7 @@ import numpy as np
 from numba import njit
 
 from my_collision_pkg.core.kernels.codes import KIND_BOX, KIND_CONE, KIND_CYLINDER
-from my_collision_pkg.core.kernels.gjk import HULL_MAX_ITERATIONS, _nearest_face_ab, primitive_support, vertex_support
+from my_collision_pkg.core.kernels.gjk import HULL_MAX_ITERATIONS, nearest_face_ab, primitive_support, vertex_support
 
 # the polytope's vertices at most (4 of the tetrahedron, one per EPA iteration after it); a row that needs
 # more is not answered
@@ -370,7 +370,7 @@ def penetration_distances(convex, shape_a, shape_b, Ta, Tb, eps_m, curved_eps_m,
             for c in range(3):
                 WA[n, c] = pa[c]
                 WB[n, c] = pb[c]
-            n = _nearest_face_ab(P, WA, WB, n + 1, E, v9)
+            n = nearest_face_ab(P, WA, WB, n + 1, E, v9)
             new2 = v9[0] * v9[0] + v9[1] * v9[1] + v9[2] * v9[2]
             if n == 4:
                 inside = True

@@ -365,7 +365,7 @@ HULL_STALL_M = 1e-9
 
 
 @njit(cache=True)
-def _nearest_face_ab(P, PA, PB, n, E, out):
+def nearest_face_ab(P, PA, PB, n, E, out):
     """:func:`nearest_face` that also carries each simplex point's two support points (``PA``, ``PB``:
     A's and B's, P = PA - PB) and writes the nearest point's pair of witnesses: ``out`` (9,) =
     (v, point of A, point of B), v = a - b. Returns the number of points kept (compacted in P, PA, PB)."""
@@ -532,7 +532,7 @@ def hull_distances(convex, shape_a, shape_b, Ta, Tb, eps_m, distance, p0, p1, co
             P[n, 0], P[n, 1], P[n, 2] = wx, wy, wz
             PA[n, 0], PA[n, 1], PA[n, 2] = ax, ay, az
             PB[n, 0], PB[n, 1], PB[n, 2] = bx, by, bz
-            n = _nearest_face_ab(P, PA, PB, n + 1, E, out)
+            n = nearest_face_ab(P, PA, PB, n + 1, E, out)
             new2 = out[0] * out[0] + out[1] * out[1] + out[2] * out[2]
             if new2 >= norm2:          # no progress: the arithmetic's floor
                 ok = math.sqrt(norm2) - lower <= HULL_STALL_M
