@@ -53,6 +53,7 @@ from my_collision_pkg.core.kernels.clearance_rows import (CANDIDATES_NON_FINITE,
                                                            candidate_rows, finish_rows, first_distance_rows,
                                                            pack_row_pairs, pack_row_world, pack_world, pose_sizes,
                                                            settle_rows)
+from my_collision_pkg.core.kernels.mesh_rows import mesh_surface_rows
 from my_collision_pkg.core.kernels.penetrating_rows import slow_convex_rows
 from my_collision_pkg.core.kernels.codes import KIND_BOX, KIND_CONVEX, KIND_CYLINDER, KIND_MESH, KIND_OPEN_MESH
 from my_collision_pkg.core.kernels.witness_check import pack_meshes
@@ -163,6 +164,7 @@ class _Tables:
         self._mimic_columns: dict[bytes, np.ndarray] = {}
         packed = pack_meshes([shapes[s].geometry.mesh_tree for s in checked],
                              [shapes[s].geometry.triangles_shape for s in checked])
+        self.packed_meshes = packed          # (for _mesh_distances: the meshes' own distance)
         # owner frame of shape s: T_world_link[owner_link[s]] @ owner_offset[s] (link -1: the identity)
         self.owner_link = np.empty(len(shapes), dtype=np.int64)
         self.owner_offset = np.empty((len(shapes), 4, 4))
@@ -452,8 +454,8 @@ def _measure(world: CollisionWorld, tables: _Tables, T_shape: np.ndarray, cfg: n
     slow = slow_rows.tolist()
     ab = pairs[pair] if len(slow) or len(rest) else None          # (K, 2)
     # hull witness points off their meshes: the meshes' own distance
-    for k in rest.tolist():
-        _mesh_distance(world, tables, T_shape, int(cfg[k]), ab[k], k, out, slow)
+    if len(rest):
+        _mesh_distances(world, tables, pt, T_shape, cfg, pair, ab, rest, out, slow)
     if slow:
         # penetrating convex rows: coal's answer checked, polished and given its witness features in compiled
         # calls over all of them; the rows it leaves go on below, one by one
@@ -599,6 +601,21 @@ def _feature_witness(world: CollisionWorld, T_shape: np.ndarray, a: int, b: int,
     else:
         out.points[k, 0], out.points[k, 1], margin_m = found
         out.kink[k] = not margin_m >= witness_features.SWITCH_MARGIN_M
+
+
+def _mesh_distances(world, tables: _Tables, pt: _PairTables, T_shape: np.ndarray, cfg: np.ndarray, pair: np.ndarray,
+                    ab: np.ndarray, rest: np.ndarray, out: _Measured, slow: list) -> None:
+    """The surface distance of the apart mesh rows ``rest`` (hulls apart, a hull witness point off its mesh): the
+    compiled :func:`kernels.mesh_rows.mesh_surface_rows` (the least distance over the two surfaces' triangles,
+    pruned by an upper bound from the witness points projected onto the meshes and by planes along the hull
+    normal; exact to rounding) for rows whose sides are closed meshes or boxes, coal's mesh distance
+    (:func:`_mesh_distance`) for the others."""
+    convex = tables.convex
+    left = mesh_surface_rows(rest, cfg, ab, pt.mesh_slot[pair], T_shape, convex.kind, convex.params,
+                             *tables.packed_meshes[:2], *tables.packed_meshes[2:], _SANE_M, _DONE, out.state,
+                             out.distance, out.points, out.normal, out.subshapes, np.zeros(len(cfg), dtype=np.int64))
+    for k in left.tolist():
+        _mesh_distance(world, tables, T_shape, int(cfg[k]), ab[k], k, out, slow)
 
 
 def _mesh_distance(world, tables: _Tables, T_shape, c: int, ab, k: int, out: _Measured, slow: list) -> None:
