@@ -36,6 +36,9 @@ from my_collision_pkg.core.kernels.mesh_queries import closest_on_triangle, tree
 # points is never pruned by rounding (a looser bound only keeps a few more pairs)
 _BOUND_REL = 1e-9
 _BOUND_ABS_M = 1e-9
+# a triangle's bounding sphere is grown by this (metres), and a sphere's distance to a box shrunk by it: rounding
+# never lets a lower bound exceed a true distance (a looser bound only measures a pair more)
+_SPHERE_SLACK_M = 1e-12
 
 # a box's twelve surface triangles, by corner (corner c at (+-hx, +-hy, +-hz), the sign of axis i set where
 # bit i of c is)
@@ -158,6 +161,38 @@ def _posed(tris, keep, T):
 
 
 @njit(cache=True)
+def _spheres(w):
+    """Bounding spheres (T, 4) (centre, radius) of triangles ``w`` (T, 3, 3): the centroid and the farthest corner,
+    the radius grown by ``_SPHERE_SLACK_M`` so that rounding never makes a sphere bound exceed a true distance."""
+    out = np.empty((w.shape[0], 4))
+    for t in range(w.shape[0]):
+        cx = (w[t, 0, 0] + w[t, 1, 0] + w[t, 2, 0]) / 3.0
+        cy = (w[t, 0, 1] + w[t, 1, 1] + w[t, 2, 1]) / 3.0
+        cz = (w[t, 0, 2] + w[t, 1, 2] + w[t, 2, 2]) / 3.0
+        r2 = 0.0
+        for c in range(3):
+            r2 = max(r2, (w[t, c, 0] - cx) ** 2 + (w[t, c, 1] - cy) ** 2 + (w[t, c, 2] - cz) ** 2)
+        out[t, 0], out[t, 1], out[t, 2], out[t, 3] = cx, cy, cz, math.sqrt(r2) + _SPHERE_SLACK_M
+    return out
+
+
+@njit(cache=True)
+def _box_gaps(spheres, T, half):
+    """Each sphere's distance to the solid box of half-extents ``half`` posed at T (0 where they meet): a lower
+    bound of the distance between the sphere's triangle and any of the box's triangles."""
+    out = np.empty(spheres.shape[0])
+    for t in range(spheres.shape[0]):
+        d2 = 0.0
+        for i in range(3):
+            x = T[0, i] * (spheres[t, 0] - T[0, 3]) + T[1, i] * (spheres[t, 1] - T[1, 3]) + \
+                T[2, i] * (spheres[t, 2] - T[2, 3])
+            e = max(abs(x) - half[i], 0.0)
+            d2 += e * e
+        out[t] = math.sqrt(d2) - spheres[t, 3] - _SPHERE_SLACK_M
+    return out
+
+
+@njit(cache=True)
 def _on_surface(tris, slot, point, T, node_start, bounds, nodes, order, face_normals, t0, out_world):
     """``point`` (world) projected onto a packed mesh's surface (``slot`` >= 0; its triangles ``tris`` from packed
     triangle ``t0``), or kept as it is (a box: the hull witness point is on the box), into ``out_world``."""
@@ -243,18 +278,29 @@ def mesh_surface_rows(rows, cfg, shape_pair, mesh_slot, T_world_shape, kind, par
                 keep_b[n_b] = j
                 n_b += 1
         keep_a, keep_b = keep_a[:n_a], keep_b[:n_b]
+        wa = _posed(tris_a, keep_a, Ta)
+        wb = _posed(tris_b, keep_b, Tb)
+        # lateral bounds: each kept triangle's bounding sphere, and its sphere's distance to a box on the other side
+        sa = _spheres(wa)
+        sb = _spheres(wb)
+        body_a = _box_gaps(sa, Tb, params[b]) if slot_b < 0 else np.zeros(n_a)
+        body_b = _box_gaps(sb, Ta, params[a]) if slot_a < 0 else np.zeros(n_b)
         n_pairs = 0
         pair_i = np.empty(n_a * n_b, dtype=np.int64)
         pair_j = np.empty(n_a * n_b, dtype=np.int64)
         pair_bound = np.empty(n_a * n_b)
         for ii in range(n_a):
+            if body_a[ii] > upper:
+                continue
             for jj in range(n_b):
-                bound = bottom[keep_b[jj]] - top[keep_a[ii]]
+                bound = max(bottom[keep_b[jj]] - top[keep_a[ii]], max(body_a[ii], body_b[jj]))
+                if bound > upper:
+                    continue
+                dx, dy, dz = sb[jj, 0] - sa[ii, 0], sb[jj, 1] - sa[ii, 1], sb[jj, 2] - sa[ii, 2]
+                bound = max(bound, math.sqrt(dx * dx + dy * dy + dz * dz) - sa[ii, 3] - sb[jj, 3])
                 if not bound > upper:
                     pair_i[n_pairs], pair_j[n_pairs], pair_bound[n_pairs] = ii, jj, bound
                     n_pairs += 1
-        wa = _posed(tris_a, keep_a, Ta)
-        wb = _posed(tris_b, keep_b, Tb)
         visit = np.argsort(pair_bound[:n_pairs], kind="mergesort")
         best = np.inf
         bi = bj = -1
