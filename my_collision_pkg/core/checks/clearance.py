@@ -26,8 +26,9 @@ a cylinder nearest on its cap or rim (``gjk.cylinder_end_distances``, certified 
 planes to 1e-10 m); coal's otherwise. A mesh pair whose hulls are apart, with each hull
 witness point on its mesh's surface (within ``ON_MESH_M``), is at the hulls' distance
 (the points are on the meshes, no mesh point is nearer): that is its row, with no mesh
-distance computed. Other mesh pairs get coal's mesh distance, and penetrating or
-touching pairs :func:`narrowphase.pair_distance` itself, so every row has the numbers of
+distance computed. Other apart mesh pairs get the meshes' own distance (the least over their
+triangles, compiled: ``kernels.mesh_rows``, exact to rounding, where each side is a closed mesh or a
+box; coal's mesh distance otherwise), and penetrating or touching pairs :func:`narrowphase.pair_distance` itself, so every row has the numbers of
 that one distance function, up to its GJK tolerance: an apart row of two polytopes (~1e-12 m)
 or of a polytope and a cylinder's side, cap or rim (exact, where coal's GJK against the curved
 surface leaves the witness points up to ~1e-5 m off) has the exact ones. Jacobians and body-frame points are
@@ -423,8 +424,9 @@ def _measure(world: CollisionWorld, tables: _Tables, T_shape: np.ndarray, cfg: n
       bound, which culls the pair when it is the threshold or more); with the hulls apart and
       each mesh's hull witness point on the mesh's surface (:func:`kernels.clearance_rows.check_on_meshes`,
       all rows of the chunk in one call), the meshes are at the hulls' distance, attained at
-      those points (the meshes are apart, neither inside the other); otherwise coal's mesh
-      distance, as :func:`narrowphase.pair_distance` has it while the surfaces are apart;
+      those points (the meshes are apart, neither inside the other); otherwise the meshes' own distance
+      (:func:`_mesh_distances`: compiled over their triangles, or coal's mesh distance, as
+      :func:`narrowphase.pair_distance` has it while the surfaces are apart);
     - everything else (penetrating or touching hulls or primitives, meshes without hulls):
       :func:`narrowphase.pair_distance` itself; its penetrating convex pairs (two primitives, or nearly convex
       solids one of which is a closed mesh) from their first distance's coal answer, in one compiled call over the
