@@ -9,7 +9,6 @@ import pytest
 from my_collision_pkg.core.checks import clearance, narrowphase
 from my_collision_pkg.core.checks.checker import CollisionChecker
 from my_collision_pkg.core.geometry.coal_setup import coal
-from my_collision_pkg.core.kernels.codes import KIND_BOX
 from my_collision_pkg.core.kernels.mesh_queries import closest_point_on_triangles
 from my_collision_pkg.core.kernels.mesh_rows import box_triangles, mesh_surface_rows
 from my_collision_pkg.core.scene.loading import load_scene, panda_paths
@@ -82,8 +81,7 @@ def test_off_mesh_rows_in_clearance_equal_coal(panda, monkeypatch):
         for s, (shape, T) in enumerate(((a, Ta), (b, Tb))):
             if tables.mesh_slot[shape] >= 0:          # the row's triangle holds its witness point
                 assert _on_triangle(world, shape, T, int(sub[s]), points[s]) <= 1e-12
-        kinds = tables.convex.kind[[a, b]]
-        compiled += all(tables.mesh_slot[s] >= 0 or k == KIND_BOX for s, k in zip((a, b), kinds))
+        compiled += all(tables.mesh_slot[s] >= 0 or tables.box[s] for s in (a, b))
     assert compiled >= len(seen) // 2
 
 
@@ -94,8 +92,7 @@ def test_every_apart_mesh_pair_equals_coal(panda):
     world = checker.scene.world
     tables = clearance._tables(world)
     n_shapes = len(world.shapes)
-    usable = [s for s in range(n_shapes) if tables.first[s] is not None
-              and (tables.mesh_slot[s] >= 0 or tables.convex.kind[s] == KIND_BOX)]
+    usable = [s for s in range(n_shapes) if tables.first[s] is not None and (tables.mesh_slot[s] >= 0 or tables.box[s])]
     measured = 0
     for q in Q[:12]:
         T_shape = world.shape_transforms(world.robot.link_transforms(q))
@@ -121,7 +118,7 @@ def test_every_apart_mesh_pair_equals_coal(panda):
                 left = mesh_surface_rows(np.zeros(1, dtype=np.int64), np.zeros(1, dtype=np.int64),
                                          np.array([[a, b]], dtype=np.int64),
                                          np.array([[tables.mesh_slot[a], tables.mesh_slot[b]]], dtype=np.int64),
-                                         poses, tables.convex.kind, tables.convex.params, *tables.packed_meshes,
+                                         poses, tables.box, tables.convex.params, *tables.packed_meshes,
                                          1e6, 1, state, distance, points, normal, sub, np.zeros(1, dtype=np.int64))
                 assert len(left) == 0
                 d_coal = _coal_mesh(tables, a, b, Ta, Tb)[0]

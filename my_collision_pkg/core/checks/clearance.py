@@ -155,6 +155,8 @@ class _Tables:
         # cylinders (primitives): paired with one of the shapes above, measured by gjk.cylinder_side_distances
         # where the pair's nearest points are on the cylinder's side (exact there), by coal otherwise
         self.cylinder = self.convex.supported & ~self.bvh & (kind == KIND_CYLINDER)
+        # boxes (primitives): a side of an off-mesh row measured by kernels.mesh_rows (its twelve surface triangles)
+        self.box = self.convex.supported & ~self.bvh & (kind == KIND_BOX)
         # closed meshes with a tree: where hull witness points are checked against the mesh
         checked = [s for s, e in enumerate(shapes) if e.geometry.is_bvh and e.geometry.mesh_tree is not None
                    and e.geometry.triangles_shape is not None]
@@ -612,8 +614,7 @@ def _mesh_distances(world, tables: _Tables, pt: _PairTables, T_shape: np.ndarray
     pruned by an upper bound from the witness points projected onto the meshes and by planes along the hull
     normal; exact to rounding) for rows whose sides are closed meshes or boxes, coal's mesh distance
     (:func:`_mesh_distance`) for the others."""
-    convex = tables.convex
-    left = mesh_surface_rows(rest, cfg, ab, pt.mesh_slot[pair], T_shape, convex.kind, convex.params,
+    left = mesh_surface_rows(rest, cfg, ab, pt.mesh_slot[pair], T_shape, tables.box, tables.convex.params,
                              *tables.packed_meshes[:2], *tables.packed_meshes[2:], _SANE_M, _DONE, out.state,
                              out.distance, out.points, out.normal, out.subshapes, np.zeros(len(cfg), dtype=np.int64))
     for k in left.tolist():

@@ -28,7 +28,6 @@ import math
 import numpy as np
 from numba import njit
 
-from my_collision_pkg.core.kernels.codes import KIND_BOX
 from my_collision_pkg.core.kernels.mesh_queries import closest_on_triangle, tree_closest_point
 
 # the upper bound's slack: relative and absolute (metres), far above the rounding of a projection and a norm
@@ -211,7 +210,7 @@ def _on_surface(tris, slot, point, T, node_start, bounds, nodes, order, face_nor
 
 
 @njit(cache=True)
-def mesh_surface_rows(rows, cfg, shape_pair, mesh_slot, T_world_shape, kind, params, triangle_start, node_start,
+def mesh_surface_rows(rows, cfg, shape_pair, mesh_slot, T_world_shape, is_box, params, triangle_start, node_start,
                       triangles, bounds, nodes, order, face_normals, sane_below, done, out_state, out_distance,
                       out_points, out_normal, out_subshapes, out_work):
     """The meshes' own distance of apart rows whose hull witness points are off their meshes (see the module).
@@ -222,7 +221,8 @@ def mesh_surface_rows(rows, cfg, shape_pair, mesh_slot, T_world_shape, kind, par
         unit normal ``out_normal[k]`` (a -> b) on entry.
     cfg : (K,) int64, each row's configuration in ``T_world_shape`` (N, S, 4, 4).
     shape_pair, mesh_slot : (K, 2) int64, each row's shapes and their meshes in the packed trees (-1: none).
-    kind, params : (S,), (S, 3): each shape's solid kind and sizes (``gjk.ConvexArrays``; a box: half-extents).
+    is_box, params : (S,) bool, (S, 3): shapes that are a box (a primitive solid, not a mesh) and each shape's
+        sizes (``gjk.ConvexArrays``; a box: half-extents).
     triangle_start ... face_normals : the packed meshes (``witness_check.pack_meshes``).
     sane_below : an answer whose distance is not in (0, this) or whose witness points coincide is left.
     done : the state written for a row settled.
@@ -244,7 +244,7 @@ def mesh_surface_rows(rows, cfg, shape_pair, mesh_slot, T_world_shape, kind, par
         k = rows[r]
         a, b = shape_pair[k, 0], shape_pair[k, 1]
         slot_a, slot_b = mesh_slot[k, 0], mesh_slot[k, 1]
-        if not (slot_a >= 0 or kind[a] == KIND_BOX) or not (slot_b >= 0 or kind[b] == KIND_BOX):
+        if not (slot_a >= 0 or is_box[a]) or not (slot_b >= 0 or is_box[b]):
             left[r] = True
             continue
         Ta = T_world_shape[cfg[k], a]

@@ -146,7 +146,7 @@ def warm_up_mesh_rows() -> None:
     points = np.array([[[0.05, 0.05, 0.1], [0.05, 0.05, 0.5]]])
     normal = np.array([[0.0, 0.0, 1.0]])
     mesh_surface_rows(np.zeros(1, dtype=np.int64), np.zeros(1, dtype=np.int64), np.array([[0, 1]], dtype=np.int64),
-                      np.array([[-1, 0]], dtype=np.int64), T_shape, convex.kind, convex.params, *packed, 1e6, 1,
+                      np.array([[-1, 0]], dtype=np.int64), T_shape, np.array([True, False]), convex.params, *packed, 1e6, 1,
                       np.zeros(1, dtype=np.int8), np.full(1, 0.4), points, normal, np.full((1, 2), -1, dtype=np.int32),
                       np.zeros(1, dtype=np.int64))
 
