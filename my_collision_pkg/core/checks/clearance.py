@@ -26,8 +26,9 @@ a cylinder nearest on its cap or rim (``gjk.cylinder_end_distances``, certified 
 planes to 1e-10 m); coal's otherwise. A mesh pair whose hulls are apart, with each hull
 witness point on its mesh's surface (within ``ON_MESH_M``), is at the hulls' distance
 (the points are on the meshes, no mesh point is nearer): that is its row, with no mesh
-distance computed. Other mesh pairs get coal's mesh distance, and penetrating or
-touching pairs :func:`narrowphase.pair_distance` itself, so every row has the numbers of
+distance computed. Other apart mesh pairs get the meshes' own distance (the least over their
+triangles, compiled: ``kernels.mesh_rows``, exact to rounding, where each side is a closed mesh or a
+box; coal's mesh distance otherwise), and penetrating or touching pairs :func:`narrowphase.pair_distance` itself, so every row has the numbers of
 that one distance function, up to its GJK tolerance: an apart row of two polytopes (~1e-12 m)
 or of a polytope and a cylinder's side, cap or rim (exact, where coal's GJK against the curved
 surface leaves the witness points up to ~1e-5 m off) has the exact ones. Jacobians and body-frame points are
@@ -53,6 +54,7 @@ from my_collision_pkg.core.kernels.clearance_rows import (CANDIDATES_NON_FINITE,
                                                            candidate_rows, finish_rows, first_distance_rows,
                                                            pack_row_pairs, pack_row_world, pack_world, pose_sizes,
                                                            settle_rows)
+from my_collision_pkg.core.kernels.mesh_rows import mesh_surface_rows
 from my_collision_pkg.core.kernels.penetrating_rows import slow_convex_rows
 from my_collision_pkg.core.kernels.codes import KIND_BOX, KIND_CONVEX, KIND_CYLINDER, KIND_MESH, KIND_OPEN_MESH
 from my_collision_pkg.core.kernels.witness_check import pack_meshes
@@ -153,6 +155,8 @@ class _Tables:
         # cylinders (primitives): paired with one of the shapes above, measured by gjk.cylinder_side_distances
         # where the pair's nearest points are on the cylinder's side (exact there), by coal otherwise
         self.cylinder = self.convex.supported & ~self.bvh & (kind == KIND_CYLINDER)
+        # boxes (primitives): a side of an off-mesh row measured by kernels.mesh_rows (its twelve surface triangles)
+        self.box = self.convex.supported & ~self.bvh & (kind == KIND_BOX)
         # closed meshes with a tree: where hull witness points are checked against the mesh
         checked = [s for s, e in enumerate(shapes) if e.geometry.is_bvh and e.geometry.mesh_tree is not None
                    and e.geometry.triangles_shape is not None]
@@ -163,6 +167,7 @@ class _Tables:
         self._mimic_columns: dict[bytes, np.ndarray] = {}
         packed = pack_meshes([shapes[s].geometry.mesh_tree for s in checked],
                              [shapes[s].geometry.triangles_shape for s in checked])
+        self.packed_meshes = packed          # (for _mesh_distances: the meshes' own distance)
         # owner frame of shape s: T_world_link[owner_link[s]] @ owner_offset[s] (link -1: the identity)
         self.owner_link = np.empty(len(shapes), dtype=np.int64)
         self.owner_offset = np.empty((len(shapes), 4, 4))
@@ -421,8 +426,9 @@ def _measure(world: CollisionWorld, tables: _Tables, T_shape: np.ndarray, cfg: n
       bound, which culls the pair when it is the threshold or more); with the hulls apart and
       each mesh's hull witness point on the mesh's surface (:func:`kernels.clearance_rows.check_on_meshes`,
       all rows of the chunk in one call), the meshes are at the hulls' distance, attained at
-      those points (the meshes are apart, neither inside the other); otherwise coal's mesh
-      distance, as :func:`narrowphase.pair_distance` has it while the surfaces are apart;
+      those points (the meshes are apart, neither inside the other); otherwise the meshes' own distance
+      (:func:`_mesh_distances`: compiled over their triangles, or coal's mesh distance, as
+      :func:`narrowphase.pair_distance` has it while the surfaces are apart);
     - everything else (penetrating or touching hulls or primitives, meshes without hulls):
       :func:`narrowphase.pair_distance` itself; its penetrating convex pairs (two primitives, or nearly convex
       solids one of which is a closed mesh) from their first distance's penetrating answer (the compiled EPA's,
@@ -453,8 +459,8 @@ def _measure(world: CollisionWorld, tables: _Tables, T_shape: np.ndarray, cfg: n
     slow = slow_rows.tolist()
     ab = pairs[pair] if len(slow) or len(rest) else None          # (K, 2)
     # hull witness points off their meshes: the meshes' own distance
-    for k in rest.tolist():
-        _mesh_distance(world, tables, T_shape, int(cfg[k]), ab[k], k, out, slow)
+    if len(rest):
+        _mesh_distances(world, tables, pt, T_shape, cfg, pair, ab, rest, out, slow)
     if slow:
         # penetrating convex rows: coal's answer checked, polished and given its witness features in compiled
         # calls over all of them; the rows it leaves go on below, one by one
@@ -603,6 +609,20 @@ def _feature_witness(world: CollisionWorld, T_shape: np.ndarray, a: int, b: int,
     else:
         out.points[k, 0], out.points[k, 1], margin_m = found
         out.kink[k] = not margin_m >= witness_features.SWITCH_MARGIN_M
+
+
+def _mesh_distances(world, tables: _Tables, pt: _PairTables, T_shape: np.ndarray, cfg: np.ndarray, pair: np.ndarray,
+                    ab: np.ndarray, rest: np.ndarray, out: _Measured, slow: list) -> None:
+    """The surface distance of the apart mesh rows ``rest`` (hulls apart, a hull witness point off its mesh): the
+    compiled :func:`kernels.mesh_rows.mesh_surface_rows` (the least distance over the two surfaces' triangles,
+    pruned by an upper bound from the witness points projected onto the meshes and by planes along the hull
+    normal; exact to rounding) for rows whose sides are closed meshes or boxes, coal's mesh distance
+    (:func:`_mesh_distance`) for the others."""
+    left = mesh_surface_rows(rest, cfg, ab, pt.mesh_slot[pair], T_shape, tables.box, tables.convex.params,
+                             *tables.packed_meshes[:2], *tables.packed_meshes[2:], _SANE_M, _DONE, out.state,
+                             out.distance, out.points, out.normal, out.subshapes, np.zeros(len(cfg), dtype=np.int64))
+    for k in left.tolist():
+        _mesh_distance(world, tables, T_shape, int(cfg[k]), ab[k], k, out, slow)
 
 
 def _mesh_distance(world, tables: _Tables, T_shape, c: int, ab, k: int, out: _Measured, slow: list) -> None:

@@ -33,6 +33,7 @@ from my_collision_pkg.core.kernels.depth import (SolidArrays, SurfaceSamples, ad
 from my_collision_pkg.core.kernels.gjk import convex_arrays
 from my_collision_pkg.core.kernels.kinematics import forward_kinematics, shape_poses
 from my_collision_pkg.core.kernels.mesh_queries import MeshTree, closest_point_on_triangles, contains_probe
+from my_collision_pkg.core.kernels.mesh_rows import mesh_surface_rows
 from my_collision_pkg.core.kernels.mtd import (check_mtd, coal_answer_is_mtd, other_basin_gap, overlaps, polish_checked,
                                                polished_coal_answer, search_mtd)
 from my_collision_pkg.core.kernels.overlap import clip_edges_to_planes
@@ -49,6 +50,7 @@ def warm_up() -> None:
     warm_up_kinematics_and_culling()
     warm_up_contacts()
     warm_up_clearance_rows()
+    warm_up_mesh_rows()
     explain_batch.warm_up()
     tube_margin(np.zeros((1, 1)), np.ones((1, 1)), np.ones(1), np.ones(1), np.ones(1), 1, np.zeros(1), np.ones(1), 0.1)
     current = np.zeros(1)
@@ -132,6 +134,22 @@ def warm_up_kinematics_and_culling() -> None:
     equations = np.array([[0.0, 0.0, -1.0, -0.5], [0.0, -1.0, 0.0, 0.0], [0.577, 0.577, 0.577, -0.289],
                           [-1.0, 0.0, 0.0, 0.0]])
     convex_footprint(corners, faces, equations, 1e-9, 1e-9)
+
+
+def warm_up_mesh_rows() -> None:
+    """Clearance's off-mesh apart rows (kernels.mesh_rows.mesh_surface_rows) as checks.clearance calls it: a box
+    (shape 0) below a tetrahedron mesh (shape 1, packed slot 0), one row."""
+    vertices = np.array([[0.0, 0.0, 0.5], [0.2, 0.0, 0.5], [0.0, 0.2, 0.5], [0.0, 0.0, 0.7]])
+    faces = np.array([[0, 2, 1], [0, 1, 3], [0, 3, 2], [1, 2, 3]], dtype=np.int64)
+    packed = pack_meshes([MeshTree.of(vertices, faces)], [np.ascontiguousarray(vertices[faces])])
+    convex = convex_arrays([KIND_BOX, KIND_MESH], np.full((2, 3), 0.1), [np.zeros((0, 3)), vertices])
+    T_shape = np.stack([np.eye(4), np.eye(4)]).reshape(1, 2, 4, 4).copy()
+    points = np.array([[[0.05, 0.05, 0.1], [0.05, 0.05, 0.5]]])
+    normal = np.array([[0.0, 0.0, 1.0]])
+    mesh_surface_rows(np.zeros(1, dtype=np.int64), np.zeros(1, dtype=np.int64), np.array([[0, 1]], dtype=np.int64),
+                      np.array([[-1, 0]], dtype=np.int64), T_shape, np.array([True, False]), convex.params, *packed, 1e6, 1,
+                      np.zeros(1, dtype=np.int8), np.full(1, 0.4), points, normal, np.full((1, 2), -1, dtype=np.int32),
+                      np.zeros(1, dtype=np.int64))
 
 
 def warm_up_clearance_rows() -> None:
