@@ -45,6 +45,7 @@ from my_collision_pkg.core.checks.results import (CCType, Contact, DEFAULT_TOUCH
 from my_collision_pkg.core.checks.sweep import OneCallLeft, OneCallPlan, Sweep, one_call_search
 from my_collision_pkg.core.errors import CollisionPkgError, RequestError, RequestStopped, WorkLimitError
 from my_collision_pkg.core.kernels import advancement as mk
+from my_collision_pkg.core.kernels.tubes import screen_samples
 from my_collision_pkg.core.scene.planning_scene import CollisionWorld
 
 # Certified mode keeps the bounds its steps are taken on and reports the smallest clearance
@@ -348,6 +349,22 @@ def screen_order(n: int) -> np.ndarray:
 _SCREEN_ORDERS: dict[int, np.ndarray] = {}
 
 
+def _screen_orders(max_samples: int) -> np.ndarray:
+    """(max_samples + 1, max_samples): row n's first n entries are :func:`screen_order` (n) (the
+    table :func:`kernels.tubes.screen_samples` reads; made once per ``max_samples``)."""
+    table = _SCREEN_TABLES.get(max_samples)
+    if table is None:
+        table = np.zeros((max_samples + 1, max(1, max_samples)))
+        for n in range(1, max_samples + 1):
+            table[n, :n] = screen_order(n)
+        table.setflags(write=False)
+        _SCREEN_TABLES[max_samples] = table
+    return table
+
+
+_SCREEN_TABLES: dict[int, np.ndarray] = {}
+
+
 def motion_is_free(explainer: Explainer, world: CollisionWorld, selection, request: CheckRequest, q0: np.ndarray,
                    q1: np.ndarray, tolerance_m: float, meter: WorkMeter, screen_step: float,
                    plan: OneCallPlan | None = None) -> bool:
@@ -391,15 +408,11 @@ def _free_motion(explainer: Explainer, world: CollisionWorld, selection, request
                  q1: np.ndarray, tolerance_m: float, meter: WorkMeter, screen_step: float,
                  clearance: bool, plan: OneCallPlan | None = None, exact_clearance: bool = True) -> float | None:
     """None when the motion touches; else its certified clearance (``clearance``) or inf."""
-    dq = q1 - q0
     mimic_matrix = world.robot.kinematics_arrays[0] if plan is None else plan.robot_pack[0]     # the same array
-    largest = float(np.abs(mimic_matrix @ dq).max()) if dq.size else 0.0
-    n = min(SCREEN_MAX_SAMPLES, max(1, int(math.ceil(largest / screen_step - 1e-12))))
-    if n > SCREEN_MIN_SAMPLES:
-        order = screen_order(n)
-        q = q0[None, :] + (order / n)[:, None] * dq[None, :]
-        if explainer.any_collision(world, q, selection) >= 0:
-            return None
+    n, q = screen_samples(q0, q1, mimic_matrix, screen_step, SCREEN_MIN_SAMPLES, SCREEN_MAX_SAMPLES,
+                          _screen_orders(SCREEN_MAX_SAMPLES))
+    if n > SCREEN_MIN_SAMPLES and explainer.any_collision(world, q, selection) >= 0:
+        return None
     settled = one_call_search(world, selection, q0, q1, tolerance_m, meter, clearance, plan, exact_clearance)
     if settled is not None and not isinstance(settled, OneCallLeft):
         return settled               # free, settled by the search's first compiled call
