@@ -1,5 +1,6 @@
 """Compiled lookup of a joint-space edge among the free motions kept by ``core.checks.free_tubes`` (numba),
-and the edge's complete ends with their checks (:func:`edge_ends`, the bool check's first step).
+a kept motion written into their ring (:func:`tube_keep`), the edge's complete ends with their checks
+(:func:`edge_ends`, the bool check's first step) and its screen's samples (:func:`screen_samples`).
 
 :func:`tube_margin` returns, over kept motions k (a ring of ``count`` rows), the largest of
 ``bound[k] - levers @ max(|a - E_k(ta)|, |b - E_k(tb)|)``, the smallest (distance -
