@@ -61,3 +61,16 @@ def test_memory_keeps_the_newest_and_refuses_useless_tubes():
     assert len(tubes) == 2
     assert not tubes.covers(np.array([0.2]), np.array([0.3]))
     assert tubes.covers(np.array([10.2]), np.array([10.3]))
+
+
+def test_a_kept_tube_row_is_written_as_numpy_writes_it():
+    """kernels.tubes.tube_keep: start, step q1 - q0, its squared length (1 when zero) and the bound."""
+    from my_collision_pkg.core.kernels.tubes import tube_keep
+    start, step, length2, bound = np.zeros((3, 4)), np.zeros((3, 4)), np.ones(3), np.full(3, -np.inf)
+    q0, q1 = np.array([0.1, -0.2, 0.3, 0.0]), np.array([0.4, 0.2, 0.3, -0.5])
+    tube_keep(start, step, length2, bound, 1, q0, q1, 0.05)
+    assert np.array_equal(start[1], q0) and np.array_equal(step[1], q1 - q0)
+    assert np.isclose(length2[1], (q1 - q0) @ (q1 - q0), rtol=1e-15) and bound[1] == 0.05
+    assert np.all(bound[[0, 2]] == -np.inf)
+    tube_keep(start, step, length2, bound, 2, q0, q0, 0.01)
+    assert length2[2] == 1.0 and not step[2].any()

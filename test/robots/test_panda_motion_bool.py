@@ -117,6 +117,28 @@ def test_screen_order_covers_every_sample_once():
             assert order[0] == n // 2                        # the midpoint first
 
 
+def test_screen_samples_are_the_numpy_rows(scene):
+    """The compiled screen gives the sample count of ``mimic_matrix @ dq`` and the rows
+    ``q0 + (order / n) * dq`` in ``screen_order``, bit for bit; none at or below the minimum."""
+    from my_collision_pkg.core.kernels.tubes import screen_samples
+    mimic = scene.world.robot.kinematics_arrays[0]
+    table = motion._screen_orders(motion.SCREEN_MAX_SAMPLES)
+    rng = np.random.default_rng(7)
+    n_act = mimic.shape[1]
+    for scale in (0.01, 0.3, 1.0, 3.0, 20.0):
+        q0, q1 = rng.uniform(-1, 1, n_act), rng.uniform(-1, 1, n_act) * scale
+        dq = q1 - q0
+        largest = float(np.abs(mimic @ dq).max())
+        want = min(motion.SCREEN_MAX_SAMPLES, max(1, int(np.ceil(largest / 0.1 - 1e-12))))
+        n, rows = screen_samples(q0, q1, mimic, 0.1, motion.SCREEN_MIN_SAMPLES, motion.SCREEN_MAX_SAMPLES, table)
+        assert n == want
+        if n <= motion.SCREEN_MIN_SAMPLES:
+            assert rows.shape == (0, n_act)
+        else:
+            order = motion.screen_order(n)
+            assert np.array_equal(rows, q0[None, :] + (order / n)[:, None] * dq[None, :])
+
+
 def test_one_call_answers_as_the_sweep_does(scene, checker, edges, monkeypatch):
     """``sweep.one_call_search`` (the search's first compiled call without a Sweep) gives each free
     edge the Sweep's certified clearance and work count to the bit, and answers most of them; the

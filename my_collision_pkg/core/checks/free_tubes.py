@@ -30,7 +30,7 @@ import numpy as np
 
 from my_collision_pkg.core.checks.sweep import motion_kinematics, pair_top_speeds, sweep_tables
 from my_collision_pkg.core.kernels import advancement as mk
-from my_collision_pkg.core.kernels.tubes import tube_margin
+from my_collision_pkg.core.kernels.tubes import tube_keep, tube_margin
 
 # free motions kept (the most recent ones, a ring); each lookup compares the new edge with all
 TUBE_MEMORY = 256
@@ -106,15 +106,11 @@ class FreeTubes:
             return
         with self._writing:
             k = self._next
-            self._bound[k] = -np.inf
-            self._start[k] = q0
-            step = self._step[k]
-            np.subtract(q1, q0, out=step)
-            length2 = float(step @ step)
-            self._length2[k] = length2 if length2 > 0.0 else 1.0
-            self._bound[k] = bound_m
-            self._next = (k + 1) % len(self._bound)
-            self._count = min(self._count + 1, len(self._bound))
+            tube_keep(self._start, self._step, self._length2, self._bound, k, q0, q1, bound_m)
+            capacity = len(self._bound)
+            self._next = k + 1 if k + 1 < capacity else 0
+            if self._count < capacity:
+                self._count += 1
 
     def covers(self, q0: np.ndarray, q1: np.ndarray) -> bool:
         """True when the motion q0 -> q1 (A,) (contiguous float arrays) lies in a kept tube far

@@ -197,10 +197,14 @@ class MotionValidity:
         RequestStopped
             When the checker's stop event is set while the check runs.
         """
-        world = self._checker.scene.world
-        snapshot = self._current(world)
+        checker = self._checker
+        scene = checker.scene
+        world = scene.world
+        snapshot = self._snapshot
+        if world is not snapshot[0]:
+            snapshot = self._current(world)
         _, selection, edges, tubes, plan = snapshot
-        limit = self._checker.limits.max_joint_delta
+        limit = checker.limits.max_joint_delta
         try:
             values = np.array((start, goal), dtype=float)
         except ValueError:                                 # ragged: lengths differ
@@ -208,8 +212,8 @@ class MotionValidity:
         if values is None or values.shape != (2, len(self._indices)):
             self._ends(start, goal)                        # raises, naming what is wrong
         ends = np.empty((2, len(self._lower)))             # (2, A): start and goal, complete
-        code = edge_ends(values, self._indices, self._checker.scene.current_positions,
-                         self._resolver.check_joint_limits, self._lower, self._upper, limit, ends)
+        code = edge_ends(values, self._indices, scene.current_positions, self._resolver.check_joint_limits,
+                         self._lower, self._upper, limit, ends)
         if code == EDGE_NOT_FINITE:
             self._ends(start, goal)                        # raises, naming the values
         key = ends.tobytes()
@@ -218,7 +222,8 @@ class MotionValidity:
             return known
         if code == EDGE_OUT_OF_LIMITS:
             return False
-        q0, q1 = ends
+        q0 = ends[0]
+        q1 = ends[1]
         if code == EDGE_TOO_LONG:
             motion.check_joint_delta(world.robot, q0, q1, limit)           # raises, naming the joint
         if plan is _NO_PLAN_YET:
@@ -227,10 +232,10 @@ class MotionValidity:
             valid = True
         elif tubes is None:
             valid = motion.motion_is_free(self._explainer, world, selection, self._request, q0, q1,
-                                          self._tolerance_m, self._checker.work_meter(), self._screen_step, plan)
+                                          self._tolerance_m, checker.work_meter(), self._screen_step, plan)
         else:
             clearance = motion.free_motion_clearance(self._explainer, world, selection, self._request, q0, q1,
-                                                     self._tolerance_m, self._checker.work_meter(),
+                                                     self._tolerance_m, checker.work_meter(),
                                                      self._screen_step, plan, exact_clearance=False)
             valid = clearance is not None
             if valid:

@@ -1,5 +1,6 @@
 """Compiled lookup of a joint-space edge among the free motions kept by ``core.checks.free_tubes`` (numba),
-and the edge's complete ends with their checks (:func:`edge_ends`, the bool check's first step).
+a kept motion written into their ring (:func:`tube_keep`), the edge's complete ends with their checks
+(:func:`edge_ends`, the bool check's first step) and its screen's samples (:func:`screen_samples`).
 
 :func:`tube_margin` returns, over kept motions k (a ring of ``count`` rows), the largest of
 ``bound[k] - levers @ max(|a - E_k(ta)|, |b - E_k(tb)|)``, the smallest (distance -
@@ -70,3 +71,48 @@ def edge_ends(values, indices, current, check_limits, lower, upper, max_delta, o
         if not abs(out[1, a] - out[0, a]) <= max_delta:
             return EDGE_TOO_LONG
     return EDGE_OK
+
+
+@njit(cache=True)
+def tube_keep(start, step, length2, bound, k, q0, q1, bound_m):
+    """Row k of the tubes' ring set to the free motion q0 -> q1 (A,) with clearance bound ``bound_m``:
+    its bound is -inf while the row is written (a lookup in between answers nothing from it),
+    ``step`` q1 - q0, ``length2`` its squared length (1 where it is zero)."""
+    bound[k] = -np.inf
+    length = 0.0
+    for j in range(q0.shape[0]):
+        start[k, j] = q0[j]
+        d = q1[j] - q0[j]
+        step[k, j] = d
+        length += d * d
+    length2[k] = length if length > 0.0 else 1.0
+    bound[k] = bound_m
+
+
+@njit(cache=True)
+def screen_samples(q0, q1, mimic_matrix, screen_step, min_samples, max_samples, orders):
+    """The bool check's screen of the motion q0 -> q1 (A,): (n, rows) with n the samples at most
+    ``screen_step`` apart in every movable joint (``mimic_matrix`` (M, A) @ (q1 - q0)), between 1
+    and ``max_samples``, and, when n > ``min_samples``, ``rows`` (n, A) the configurations at times
+    ``orders[n, i] / n`` in that order (``orders`` (max_samples + 1, max_samples): each row n's
+    first n entries are ``motion.screen_order(n)``), else ``rows`` (0, A). The same values as
+    ``q0 + (order / n) * (q1 - q0)`` row by row."""
+    n_act = q0.shape[0]
+    largest = 0.0
+    for i in range(mimic_matrix.shape[0]):
+        s = 0.0
+        for a in range(n_act):
+            s += mimic_matrix[i, a] * (q1[a] - q0[a])
+        s = abs(s)
+        if s > largest:
+            largest = s
+    n = int(np.ceil(largest / screen_step - 1e-12))
+    n = min(max_samples, max(1, n))
+    if n <= min_samples:
+        return n, np.empty((0, n_act))
+    rows = np.empty((n, n_act))
+    for i in range(n):
+        f = orders[n, i] / n
+        for a in range(n_act):
+            rows[i, a] = q0[a] + f * (q1[a] - q0[a])
+    return n, rows

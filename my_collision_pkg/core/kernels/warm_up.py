@@ -41,7 +41,7 @@ from my_collision_pkg.core.kernels.penetrating_rows import slow_convex_rows
 from my_collision_pkg.core.kernels.thickness import thickness_along_lines
 from my_collision_pkg.core.kernels.support_features import (feature_contact, inside_margin, plane_basis, support_gap,
                                                               support_points)
-from my_collision_pkg.core.kernels.tubes import edge_ends, tube_margin
+from my_collision_pkg.core.kernels.tubes import edge_ends, screen_samples, tube_keep, tube_margin
 from my_collision_pkg.core.kernels.witness_check import pack_meshes
 
 
@@ -53,6 +53,8 @@ def warm_up() -> None:
     warm_up_mesh_rows()
     explain_batch.warm_up()
     tube_margin(np.zeros((1, 1)), np.ones((1, 1)), np.ones(1), np.ones(1), np.ones(1), 1, np.zeros(1), np.ones(1), 0.1)
+    tube_keep(np.zeros((1, 1)), np.zeros((1, 1)), np.ones(1), np.ones(1), 0, np.zeros(1), np.ones(1), 0.1)
+    screen_samples(np.zeros(1), np.ones(1), np.ones((1, 1)), 0.1, 4, 64, np.zeros((65, 64)))
     current = np.zeros(1)
     current.setflags(write=False)       # as PlanningScene.current_positions
     edge_ends(np.zeros((2, 1)), np.zeros(1, dtype=np.int64), current, True, -np.ones(1), np.ones(1), 1.0,
