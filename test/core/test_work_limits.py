@@ -16,10 +16,9 @@ from my_collision_pkg.core.model.shapes import Box, Sphere
 from my_collision_pkg.core.scene.loading import load_scene
 from my_collision_pkg.core.scene.planning_scene import AddObject, ObjectShape, SceneObject
 
-# Generous bounds on how long a refusal or a stop may take (the issue asks for well under a
-# second in the node; these hold on a loaded 2-core machine).
-REFUSAL_S = 5.0
-STOP_S = 2.0
+# No clock in these tests (their verdicts must not depend on the machine's speed or load): a
+# refusal "before any work" is shown by the search never being entered (_no_search), a stop by
+# a stop event that reads as set from its n-th look on (_SetAfterLooks).
 
 # A three-joint arm: yaw about z at the origin, pitch about y at 0.3 m up, and a prismatic
 # forearm along the upper arm's x; spheres and a box on its links.
@@ -86,19 +85,28 @@ def _crowded_scene(seed: int, n_objects: int = 150, nearest_m: float = 0.3):
     return scene
 
 
-def _timed(call):
-    start = time.perf_counter()
-    result = call()
-    return result, time.perf_counter() - start
+class _SearchEntered(AssertionError):
+    pass
+
+
+def _no_search(call, monkeypatch):
+    """``call()``'s result, failing if it entered a certified search (``Sweep.first_touch``) or sampled a motion
+    (``motion.discrete_motion``): the refusals below are made from the request alone, before any work
+    proportional to what it asks."""
+    def entered(*args, **kwargs):
+        raise _SearchEntered("the request was searched before it was refused")
+    with monkeypatch.context() as patched:
+        patched.setattr(sweep.Sweep, "first_touch", entered)
+        patched.setattr(motion, "discrete_motion", entered)
+        return call()
 
 
 # ----- each bound refused by name ---------------------------------------------------
-def test_a_huge_joint_delta_is_refused_by_name_at_once(arm):
-    result, elapsed = _timed(lambda: arm.check_motion(JOINTS, [0.0, 0.0, 0.0], [1e20, 0.0, 0.0]))
+def test_a_huge_joint_delta_is_refused_by_name_at_once(arm, monkeypatch):
+    result = _no_search(lambda: arm.check_motion(JOINTS, [0.0, 0.0, 0.0], [1e20, 0.0, 0.0]), monkeypatch)
     assert result.status == Status.INVALID_REQUEST and not result.valid
     assert "max_joint_delta" in result.message and "'yaw'" in result.message and "1e+20" in result.message
     assert "split" in result.message
-    assert elapsed < REFUSAL_S
     # the same in a trajectory segment, and in discrete mode
     traj = arm.check_trajectory(JOINTS, [[0.0, 0.0, 0.0], [0.0, 1e20, 0.0]], [0.0, 1.0])
     assert traj.status == Status.INVALID_REQUEST and "max_joint_delta" in traj.message and "'pitch'" in traj.message
@@ -182,13 +190,12 @@ def test_clearance_chunks_hold_a_bounded_number_of_candidate_rows(monkeypatch):
 
 
 @pytest.mark.parametrize("max_step", [1e-6, 1e-9, 1e-300])
-def test_a_tiny_discrete_step_is_refused_by_the_samples_bound(arm, max_step):
-    result, elapsed = _timed(lambda: arm.check_motion(JOINTS, [-2.8, 0.0, 0.0], [2.8, 0.0, 0.0],
-                                                      mode=MotionMode.DISCRETE, max_step=max_step))
+def test_a_tiny_discrete_step_is_refused_by_the_samples_bound(arm, max_step, monkeypatch):
+    result = _no_search(lambda: arm.check_motion(JOINTS, [-2.8, 0.0, 0.0], [2.8, 0.0, 0.0],
+                                                 mode=MotionMode.DISCRETE, max_step=max_step), monkeypatch)
     assert result.status == Status.INVALID_REQUEST
     assert "max_motion_samples" in result.message and f"{WorkLimits().max_motion_samples:,}" in result.message
     assert "max_step" in result.message          # how to split: a larger step
-    assert elapsed < REFUSAL_S
 
 
 def test_the_samples_bound_counts_a_whole_discrete_trajectory(arm):
@@ -203,27 +210,26 @@ def test_the_samples_bound_counts_a_whole_discrete_trajectory(arm):
     assert "max_motion_samples = 1,000" in refused.message and "1,287 samples" in refused.message
 
 
-def test_too_many_waypoints_are_refused_before_they_are_read(arm):
+def test_too_many_waypoints_are_refused_before_they_are_read(arm, monkeypatch):
     n = WorkLimits().max_trajectory_waypoints + 1
     cheap = np.broadcast_to(np.zeros(3), (n, 3))                  # no memory per waypoint
-    result, elapsed = _timed(lambda: arm.check_trajectory(JOINTS, cheap, np.zeros(n)))
+    result = _no_search(lambda: arm.check_trajectory(JOINTS, cheap, np.zeros(n)), monkeypatch)
     assert result.status == Status.INVALID_REQUEST
     assert "max_trajectory_waypoints" in result.message and f"{n:,} waypoints" in result.message
-    assert elapsed < REFUSAL_S
     rows = [[0.0, 0.0, 0.0]] * 1_000_000                          # a list: refused by its length too
-    result, elapsed = _timed(lambda: arm.check_trajectory(JOINTS, rows, [0.0] * len(rows)))
+    result = _no_search(lambda: arm.check_trajectory(JOINTS, rows, [0.0] * len(rows)), monkeypatch)
     assert result.status == Status.INVALID_REQUEST and "1,000,000 waypoints" in result.message
-    assert elapsed < REFUSAL_S
 
 
 def test_a_long_chain_is_refused_by_the_steps_bound_quickly():
     scene = load_scene(urdf_xml=chain_urdf(300))
     checker = CollisionChecker(scene)
     names = scene.robot.active_joint_names
-    result, elapsed = _timed(lambda: checker.check_motion(names, np.zeros(300), np.full(300, 0.02)))
+    result = checker.check_motion(names, np.zeros(300), np.full(300, 0.02))
     assert result.status == Status.INVALID_REQUEST
     assert "max_certified_steps" in result.message and f"{WorkLimits().max_certified_steps:,}" in result.message
-    assert elapsed < REFUSAL_S
+    # refused by the pairs' first bound evaluations alone (WorkMeter.refuse_pairs), before any step was spent
+    assert "need at least" in result.message and "already spent" not in result.message
     # a group of its last links checks few pairs: that motion is searched, not refused
     assert "fewer pairs" in result.message
 
@@ -287,20 +293,29 @@ def test_a_checker_takes_its_limits_when_built():
 
 
 # ----- stopping a running check ------------------------------------------------------
-def _stopped_within(checker, call, after_s=0.3):
-    event = threading.Event()
+class _SetAfterLooks:
+    """A stop event (the checker only asks ``is_set()``) that reads as set from its ``n``-th look on, and
+    counts the looks: whatever the machine's speed, the work must look at it again and again while it
+    runs, and stop at the first look that finds it set."""
+
+    def __init__(self, n: int) -> None:
+        self.n, self.looks = n, 0
+        self._lock = threading.Lock()
+
+    def is_set(self) -> bool:
+        with self._lock:
+            self.looks += 1
+            return self.looks >= self.n
+
+
+def _stopped_within(checker, call, looks: int = 5):
+    """``call()`` raises RequestStopped at the first look at the stop event after it was set (its
+    ``looks``-th look): the long work looked at it ``looks - 1`` times without stopping, then stopped."""
+    event = _SetAfterLooks(looks)
     checker.stop_event = event
-    timer = threading.Timer(after_s, event.set)
-    timer.start()
-    start = time.perf_counter()
-    try:
-        with pytest.raises(RequestStopped, match="request stopped before it finished"):
-            call()
-    finally:
-        timer.cancel()
-    elapsed = time.perf_counter() - start
-    assert elapsed < after_s + STOP_S
-    return elapsed
+    with pytest.raises(RequestStopped, match="request stopped before it finished"):
+        call()
+    assert event.looks == looks, (event.looks, looks)
 
 
 def test_a_long_discrete_motion_stops_when_asked(arm):
@@ -322,7 +337,7 @@ def test_a_long_certified_trajectory_stops_when_asked():
 
 def test_a_long_batch_stops_when_asked(arm):
     configurations = np.random.default_rng(3).uniform(LOWER, UPPER, size=(1_000_000, 3))
-    _stopped_within(arm, lambda: arm.check_batch(JOINTS, configurations), after_s=0.2)
+    _stopped_within(arm, lambda: arm.check_batch(JOINTS, configurations))
 
 
 def test_a_set_stop_event_stops_explain_and_motions_at_once(arm):
