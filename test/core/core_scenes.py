@@ -1,4 +1,4 @@
-"""Small inline robots whose collision answers are known exactly, and contact checks."""
+"""Small inline robots whose collision answers are known exactly, contact checks, and random poses."""
 import numpy as np
 import pytest
 
@@ -53,3 +53,41 @@ def two_objects(spec_a, T_a, spec_b, T_b):
     T_world_shape = world.shape_transforms(world.robot.link_transforms(scene.current_positions))
     index = {e.owner: k for k, e in enumerate(world.shapes) if not e.on_robot}
     return world, T_world_shape, index["a"], index["b"]
+
+
+def random_rotation(rng: np.random.Generator) -> np.ndarray:
+    """A rotation matrix from a unit quaternion of four normal draws of ``rng`` (uniform over rotations)."""
+    q = rng.normal(size=4)
+    w, x, y, z = q / np.linalg.norm(q)
+    return np.array([[1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
+                     [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
+                     [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)]])
+
+
+def random_pose(rng: np.random.Generator, spread_m: float) -> np.ndarray:
+    """A 4x4 pose: :func:`random_rotation`, then a translation uniform in [-spread_m, spread_m] per axis."""
+    T = np.eye(4)
+    T[:3, :3] = random_rotation(rng)
+    T[:3, 3] = rng.uniform(-spread_m, spread_m, 3)
+    return T
+
+
+# bench_core's seed (issue 40's configurations): uniform in the Panda's joint limits, with config/panda_world.yaml
+PANDA_SEED = 20260611
+
+
+def panda_world_checker(n_configurations: int):
+    """(checker, active joint names, the first ``n_configurations`` of :data:`PANDA_SEED`'s draws): the Panda of
+    example-robot-data with config/panda_world.yaml, in this process only (``batch_workers`` 1). Close the checker."""
+    import os
+
+    from my_collision_pkg.core.checks.checker import CollisionChecker
+    from my_collision_pkg.core.scene.loading import load_scene, panda_paths
+    urdf, srdf = panda_paths()
+    world = os.path.join(os.path.dirname(__file__), "..", "..", "config", "panda_world.yaml")
+    checker = CollisionChecker(load_scene(urdf_path=urdf, srdf_path=srdf, world_path=world), batch_workers=1)
+    robot = checker.scene.robot
+    names = robot.active_joint_names
+    Q = np.random.default_rng(PANDA_SEED).uniform(robot.lower_limits, robot.upper_limits,
+                                                  size=(n_configurations, len(names)))
+    return checker, names, Q

@@ -11,24 +11,14 @@ from my_collision_pkg.core.geometry.shape_geometry import _coal_convex
 from my_collision_pkg.core.kernels import epa, gjk, mtd
 from my_collision_pkg.core.kernels.codes import (KIND_BOX, KIND_CAPSULE, KIND_CONE, KIND_CONVEX, KIND_CYLINDER,
                                                  KIND_MESH, KIND_SPHERE)
+from core_scenes import random_pose
 
 EPS_M = 1e-12          # EPA's gap between its bounds for two polytopes (the clearance's)
 CURVED_EPS_M = 1e-9    # ... where a shape is curved
 
 
-def _rotation(rng):
-    q = rng.normal(size=4)
-    w, x, y, z = q / np.linalg.norm(q)
-    return np.array([[1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
-                     [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
-                     [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)]])
-
-
-def _pose(rng, spread=0.12):
-    T = np.eye(4)
-    T[:3, :3] = _rotation(rng)
-    T[:3, 3] = rng.uniform(-spread, spread, 3)
-    return T
+def _pose(rng, spread_m=0.12):
+    return random_pose(rng, spread_m)
 
 
 # box, sphere, cylinder, capsule, a hull (climbed along its edges), the same hull scanned whole, a cone

@@ -8,23 +8,13 @@ from my_collision_pkg.core.geometry.hulls import hull_edges
 from my_collision_pkg.core.geometry.shape_geometry import _coal_convex
 from my_collision_pkg.core.kernels import gjk
 from my_collision_pkg.core.kernels.codes import KIND_BOX, KIND_CAPSULE, KIND_CYLINDER, KIND_MESH, KIND_SPHERE
+from core_scenes import random_pose, random_rotation
 
 EPS_M = 1e-7
 
 
-def _rotation(rng):
-    q = rng.normal(size=4)
-    w, x, y, z = q / np.linalg.norm(q)
-    return np.array([[1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
-                     [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
-                     [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)]])
-
-
-def _pose(rng, spread=0.3):
-    T = np.eye(4)
-    T[:3, :3] = _rotation(rng)
-    T[:3, 3] = rng.uniform(-spread, spread, 3)
-    return T
+def _pose(rng, spread_m=0.3):
+    return random_pose(rng, spread_m)
 
 
 @pytest.fixture(scope="module", params=["scanned", "climbed"])
@@ -199,7 +189,7 @@ def test_cylinder_end_distances_are_exact_on_caps_and_rims():
     poses = []
     for _ in range(150):
         T = np.eye(4)
-        T[:3, :3] = _rotation(rng)
+        T[:3, :3] = random_rotation(rng)
         r = rng.uniform(0.0, 2.5)
         a = rng.uniform(0, 2 * np.pi)
         T[:3, 3] = [r * np.cos(a), r * np.sin(a), rng.uniform(1.9, 2.6)]

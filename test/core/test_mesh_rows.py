@@ -1,20 +1,16 @@
 """The surface distance of apart mesh rows whose hull witness points are off their meshes (kernels/mesh_rows.py),
 against coal's BVH mesh distance on posed Panda shapes: through clearance (the rows that reach it on random
 configurations with the world) and directly on every apart mesh-mesh and mesh-box pair of a few configurations."""
-import os
 
 import numpy as np
 import pytest
 
 from my_collision_pkg.core.checks import clearance, narrowphase
-from my_collision_pkg.core.checks.checker import CollisionChecker
 from my_collision_pkg.core.geometry.coal_setup import coal
 from my_collision_pkg.core.kernels.mesh_queries import closest_point_on_triangles
 from my_collision_pkg.core.kernels.mesh_rows import box_triangles, mesh_surface_rows
-from my_collision_pkg.core.scene.loading import load_scene, panda_paths
+from core_scenes import panda_world_checker
 
-PANDA_WORLD = os.path.join(os.path.dirname(__file__), "..", "..", "config", "panda_world.yaml")
-SEED = 20260611
 # coal's mesh distance against ours: both exact to rounding on triangle pairs (coal's triangle-box answers go
 # through its GJK at the witness precision, 1e-9 m)
 AGREE_M = 1e-9
@@ -22,11 +18,7 @@ AGREE_M = 1e-9
 
 @pytest.fixture(scope="module")
 def panda():
-    urdf, srdf = panda_paths()
-    checker = CollisionChecker(load_scene(urdf_path=urdf, srdf_path=srdf, world_path=PANDA_WORLD), batch_workers=1)
-    names = checker.scene.robot.active_joint_names
-    robot = checker.scene.robot
-    Q = np.random.default_rng(SEED).uniform(robot.lower_limits, robot.upper_limits, size=(200, len(names)))
+    checker, names, Q = panda_world_checker(200)
     yield checker, names, Q
     checker.close()
 

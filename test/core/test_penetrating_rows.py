@@ -5,28 +5,19 @@ mesh-box, mesh-cylinder, box-box and box-cylinder rows); started from the compil
 the same rows to rounding (a cylinder's: the polished normal within 1e-6 on the flat bottom of the overlap along the
 rim), and no penetrating convex row left to coal's first distance."""
 import dataclasses
-import os
 from functools import partial
 
 import numpy as np
 import pytest
 
 from my_collision_pkg.core.checks import clearance
-from my_collision_pkg.core.checks.checker import CollisionChecker
 from my_collision_pkg.core.kernels.clearance_rows import first_distance_rows as _first_distance_rows
-from my_collision_pkg.core.scene.loading import load_scene, panda_paths
-
-PANDA_WORLD = os.path.join(os.path.dirname(__file__), "..", "..", "config", "panda_world.yaml")
-SEED = 20260611
+from core_scenes import panda_world_checker
 
 
 @pytest.fixture(scope="module")
 def panda():
-    urdf, srdf = panda_paths()
-    checker = CollisionChecker(load_scene(urdf_path=urdf, srdf_path=srdf, world_path=PANDA_WORLD), batch_workers=1)
-    names = checker.scene.robot.active_joint_names
-    robot = checker.scene.robot
-    Q = np.random.default_rng(SEED).uniform(robot.lower_limits, robot.upper_limits, size=(400, len(names)))
+    checker, names, Q = panda_world_checker(400)
     penetrating = Q[[not checker.check(names, q).valid for q in Q]][:40]
     yield checker, names, penetrating
     checker.close()

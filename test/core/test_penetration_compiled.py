@@ -19,6 +19,7 @@ from my_collision_pkg.core.checks.penetration import Body
 from my_collision_pkg.core.kernels import mtd
 from my_collision_pkg.core.kernels.codes import (KIND_BOX, KIND_CAPSULE, KIND_CONE, KIND_CONVEX, KIND_CYLINDER,
                                                 KIND_SPHERE)
+from core_scenes import random_rotation
 
 SEED = 1_717
 POSES_PER_PAIRING = 4
@@ -37,15 +38,6 @@ def _hull_vertices() -> np.ndarray:
 
 
 HULL = _hull_vertices()
-
-
-def _rotation(rng) -> np.ndarray:
-    q = rng.normal(size=4)
-    q /= np.linalg.norm(q)
-    w, x, y, z = q
-    return np.array([[1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
-                     [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
-                     [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)]])
 
 
 def _body(kind: int, T: np.ndarray) -> Body:
@@ -81,7 +73,7 @@ def _posed_pairs():
     for kind_a, kind_b in itertools.product(KINDS, KINDS):
         for _ in range(POSES_PER_PAIRING):
             T_a, T_b = np.eye(4), np.eye(4)
-            T_a[:3, :3], T_b[:3, :3] = _rotation(rng), _rotation(rng)
+            T_a[:3, :3], T_b[:3, :3] = random_rotation(rng), random_rotation(rng)
             T_a[:3, 3] = rng.uniform(-0.01, 0.01, 3)
             T_b[:3, 3] = T_a[:3, 3] + rng.uniform(-0.05, 0.05, 3)
             yield kind_a, kind_b, T_a, T_b
