@@ -200,9 +200,7 @@ class MotionValidity:
         checker = self._checker
         scene = checker.scene
         world = scene.world
-        snapshot = self._snapshot
-        if world is not snapshot[0]:
-            snapshot = self._current(world)
+        snapshot = self._current(world)
         _, selection, edges, tubes, plan = snapshot
         limit = checker.limits.max_joint_delta
         try:

@@ -644,18 +644,8 @@ def first_distance_rows(cfg, pair, T_world_shape, world_f, world_i, pair_f, pair
             if measured[k] and not settled[k] and compiled[pair[k]] >= 1:
                 n_epa += 1
         if n_epa:
-            rows_e = np.empty(n_epa, dtype=np.int64)
-            a_e = np.empty(n_epa, dtype=np.int64)
-            b_e = np.empty(n_epa, dtype=np.int64)
-            Ta_e = np.empty((n_epa, 4, 4))
-            Tb_e = np.empty((n_epa, 4, 4))
-            i = 0
-            for k in range(n):
-                if measured[k] and not settled[k] and compiled[pair[k]] >= 1:
-                    rows_e[i], a_e[i], b_e[i] = k, pairs[pair[k], 0], pairs[pair[k], 1]
-                    Ta_e[i] = T_world_shape[cfg[k], a_e[i]]
-                    Tb_e[i] = T_world_shape[cfg[k], b_e[i]]
-                    i += 1
+            rows_e, a_e, b_e, _, Ta_e, Tb_e = _route_rows(cfg, pair, pairs, compiled, measured & ~settled,
+                                                          T_world_shape, 1, 3, n_epa)
             d_e = np.empty(n_epa)
             e0 = np.empty((n_epa, 3))
             e1 = np.empty((n_epa, 3))
