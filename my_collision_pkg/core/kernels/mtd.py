@@ -587,9 +587,10 @@ def polish_mtd(kind_a, params_a, vertices_a, T_a, kind_b, params_b, vertices_b, 
     of each (two support vertices of each), a cylinder's axis, and, with a cylinder, the minimum of the overlap
     of the support vertices and the disc (golden section) along the great circle normal to each edge among a
     body's first _POLISH_CIRCLE_EDGES support vertices (where the edge swept by the cylinder's rim is curved);
-    each candidate's overlap is bounded below by that of the support vertices and the disc, and the exact overlap is taken
-    in the order of the bounds until a bound is above the best. The best replaces the normal while it lowers
-    the overlap, and the support vertices are taken again there; where none does, the tolerance grows tenfold
+    each candidate's overlap is bounded below by that of the support vertices and the disc, and the exact
+    overlap is taken in the order of the bounds (equal bounds in the order listed) until a bound is not below
+    the best. The best replaces the normal while it lowers the overlap, and the support vertices are taken
+    again there; where none does, the tolerance grows tenfold
     (_POLISH_EPS_M up to _POLISH_MAX_EPS_M, kept from then on) until it takes in another vertex, and the
     candidates are taken again (at most _POLISH_ROUNDS rounds in all). Other pairs,
     or no lower overlap found: ``normal`` and the overlap along it.
@@ -613,6 +614,7 @@ def polish_mtd(kind_a, params_a, vertices_a, T_a, kind_b, params_b, vertices_b, 
     max_candidates = 2 * k * (k - 1) * (k - 2) // 6 + pairs * pairs + 2 + 2 * pairs
     cands = np.empty((max_candidates, 3))
     bounds = np.empty(max_candidates)
+    taken = np.empty(max_candidates, dtype=np.bool_)
     point = np.empty(3)
     eps = _POLISH_EPS_M
     for _ in range(_POLISH_ROUNDS):
@@ -656,11 +658,18 @@ def polish_mtd(kind_a, params_a, vertices_a, T_a, kind_b, params_b, vertices_b, 
                             count = _add_candidate(cands, count, n0, n1, n2, point[0], point[1], point[2])
         for c in range(count):
             bounds[c] = _local_overlap(sa, na, ra, axa, sb, nb, rb, axb, cands[c, 0], cands[c, 1], cands[c, 2])
-        order = np.argsort(bounds[:count], kind="mergesort")
+            taken[c] = False
+        # the candidates in increasing bound (the first listed of equal bounds first: a stable sort's order), each
+        # picked by a pass over the bounds: only the few below the best are taken, so no sort of them all
         best, best_value = -1, value
-        for c in order:
-            if not bounds[c] < best_value:
+        while True:
+            c, low = -1, np.inf
+            for t in range(count):
+                if not taken[t] and bounds[t] < low:        # (a NaN or infinite bound is never picked)
+                    c, low = t, bounds[t]
+            if c < 0 or not low < best_value:
                 break
+            taken[c] = True
             exact = _overlap(kind_a, params_a, vertices_a, T_a, kind_b, params_b, vertices_b, T_b,
                              cands[c, 0], cands[c, 1], cands[c, 2])
             if exact < best_value:

@@ -33,6 +33,31 @@ def _before(a, b):
 
 
 @njit(cache=True)
+def _clearly_not_on_a_line(centred, tolerance):
+    """Whether the second singular value of ``centred`` (k, 3) is above twice ``tolerance``, shown without an SVD:
+    with e2 the sum of the squared cross products of all row pairs (the second elementary symmetric function of
+    the squared singular values, ``s1 s2 + s1 s3 + s2 s3`` in squares) and F the sum of squared rows (``s1 + s2
+    + s3`` in squares), ``e2 <= 3 s1^2 s2^2 <= 3 F s2^2``, so ``e2 > 12 F tolerance^2`` gives
+    ``s2 > 2 tolerance``: the SVD's s[1] (within ~1e-16 s1 of s2) is then above ``tolerance`` too. False
+    does not say the points are on a line (the SVD decides then)."""
+    k = centred.shape[0]
+    frobenius = 0.0
+    for i in range(k):
+        frobenius += centred[i, 0] * centred[i, 0] + centred[i, 1] * centred[i, 1] + centred[i, 2] * centred[i, 2]
+    bound = 12.0 * frobenius * tolerance * tolerance
+    e2 = 0.0
+    for i in range(k):
+        a0, a1, a2 = centred[i, 0], centred[i, 1], centred[i, 2]
+        for j in range(i + 1, k):
+            b0, b1, b2 = centred[j, 0], centred[j, 1], centred[j, 2]
+            x0, x1, x2 = a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0
+            e2 += x0 * x0 + x1 * x1 + x2 * x2
+            if e2 > bound:
+                return True
+    return False
+
+
+@njit(cache=True)
 def support_points(points, d, tolerance, out):
     """Writes the support feature of ``points`` (m, 3) along ``d`` (3,) into ``out`` (m, 3); returns
     how many rows (1: a vertex, 2: a segment, more: a face). See the module docstring."""
@@ -67,6 +92,8 @@ def support_points(points, d, tolerance, out):
             kept += 1
     if kept > 2:
         centred = out[:kept] - (out[:kept].sum(axis=0) / kept)
+        if _clearly_not_on_a_line(centred, tolerance):
+            return kept                   # (the SVD below would find s[1] > tolerance: a face, kept whole)
         _, s, vt = np.linalg.svd(centred, full_matrices=False)
         if s[1] <= tolerance:
             t = centred @ vt[0]
