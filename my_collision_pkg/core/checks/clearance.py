@@ -55,7 +55,7 @@ from my_collision_pkg.core.kernels.clearance_rows import (CANDIDATES_NON_FINITE,
                                                            pack_row_pairs, pack_row_world, pack_world, pose_sizes,
                                                            settle_rows)
 from my_collision_pkg.core.kernels.mesh_rows import mesh_surface_rows
-from my_collision_pkg.core.kernels.penetrating_rows import slow_convex_rows
+from my_collision_pkg.core.kernels.penetrating_rows import slow_convex_rows, unseen_shapes
 from my_collision_pkg.core.kernels.codes import KIND_BOX, KIND_CONVEX, KIND_CYLINDER, KIND_MESH, KIND_OPEN_MESH
 from my_collision_pkg.core.kernels.witness_check import pack_meshes
 from my_collision_pkg.core.scene.objects import OCTOMAP_ID
@@ -457,14 +457,17 @@ def _measure(world: CollisionWorld, tables: _Tables, T_shape: np.ndarray, cfg: n
         _ON_MESH_SEARCH_D2)
     # penetrating or touching (hulls or primitives), or no first distance: pair_distance's own rules
     slow = slow_rows.tolist()
-    ab = pairs[pair] if len(slow) or len(rest) else None          # (K, 2)
+    ab = None                                                      # pairs[pair] (K, 2), made if a row needs it
     # hull witness points off their meshes: the meshes' own distance
     if len(rest):
+        ab = pairs[pair]
         _mesh_distances(world, tables, pt, T_shape, cfg, pair, ab, rest, out, slow)
     if slow:
         # penetrating convex rows: coal's answer checked, polished and given its witness features in compiled
         # calls over all of them; the rows it leaves go on below, one by one
         slow = _penetrating_convex_rows(world, T_shape, cfg, pair, pairs, slow, overlapping, raw, p0, p1, out)
+    if slow and ab is None:
+        ab = pairs[pair]
     for i, k in enumerate(slow):
         if stop is not None and i % _STOP_EVERY == _STOP_EVERY - 1:
             stop.check_stop()
@@ -498,11 +501,13 @@ class _ConvexPacks:
         self._items: list = []               # its items (the typed list is made from these: reading one back from
         self._lock = threading.Lock()        # a typed list compiles numba's getitem, ~2 s, on its first use)
 
-    def looked_at(self, world: CollisionWorld, shapes: np.ndarray) -> tuple:
-        """(slot, bodies) with every shape of ``shapes`` looked at (bodies None: none is a nearly convex solid)."""
+    def looked_at(self, world: CollisionWorld, rows: np.ndarray, pair: np.ndarray, pairs: np.ndarray) -> tuple:
+        """(slot, bodies) with both shapes of every row (``pairs[pair[rows]]``) looked at (bodies None: none is a
+        nearly convex solid)."""
         slot, bodies = self.slot, self.bodies
-        if not (slot[shapes] == -2).any():
+        if not unseen_shapes(rows, pair, pairs, slot):      # (compiled: the numpy way cost ~6 us a call)
             return slot, bodies
+        shapes = pairs[pair[rows]].ravel()
         with self._lock:
             slot, bodies = self.slot.copy(), self.bodies
             added = []
@@ -555,7 +560,7 @@ def _penetrating_convex_rows(world: CollisionWorld, T_shape: np.ndarray, cfg: np
     path, which computes it from the start."""
     packs = world.cached(("clearance", "convex packs"), _ConvexPacks, world)
     rows = np.array(slow, dtype=np.int64)
-    slot, bodies = packs.looked_at(world, pairs[pair[rows]].ravel())
+    slot, bodies = packs.looked_at(world, rows, pair, pairs)
     if bodies is None:
         return slow
     left = slow_convex_rows(rows, cfg, pair, pairs, packs.closed, packs.bvh, slot, overlapping, raw, p0, p1, T_shape,

@@ -125,6 +125,17 @@ def convex_penetration_rows(route, cfg, shape_a, shape_b, slot_a, slot_b, T_worl
             out_kink[i] = not margin >= switch_margin
 
 
+@njit(cache=True, nogil=True)
+def unseen_shapes(rows, pair, pairs, slot):
+    """Whether a shape of a row (``pairs[pair[rows]]``, (R,), (K,), (P, 2) int64) has ``slot`` -2 (not looked at
+    yet: its body is not made)."""
+    for i in range(rows.shape[0]):
+        p = pair[rows[i]]
+        if slot[pairs[p, 0]] == -2 or slot[pairs[p, 1]] == -2:
+            return True
+    return False
+
+
 @njit(inline="always")
 def _route(a, b, closed, bvh, slot):
     if slot[a] < 0 or slot[b] < 0:

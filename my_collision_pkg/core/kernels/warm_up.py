@@ -37,7 +37,7 @@ from my_collision_pkg.core.kernels.mesh_rows import mesh_surface_rows
 from my_collision_pkg.core.kernels.mtd import (check_mtd, coal_answer_is_mtd, other_basin_gap, overlaps, polish_checked,
                                                polished_coal_answer, search_mtd)
 from my_collision_pkg.core.kernels.overlap import clip_edges_to_planes
-from my_collision_pkg.core.kernels.penetrating_rows import slow_convex_rows
+from my_collision_pkg.core.kernels.penetrating_rows import slow_convex_rows, unseen_shapes
 from my_collision_pkg.core.kernels.thickness import thickness_along_lines
 from my_collision_pkg.core.kernels.support_features import (feature_contact, inside_margin, plane_basis, support_gap,
                                                               support_points)
@@ -257,6 +257,8 @@ def warm_up_penetrating_rows(samples: tuple, solid: tuple) -> None:
     angles = np.linspace(0.0, 2.0 * np.pi, 8, endpoint=False)
     p0 = np.array([[0.0, 0.0, 1.0], [0.0, 0.0, 1.0]])
     p1 = np.array([[0.0, 0.0, 0.5], [0.0, 0.0, 0.5]])
+    unseen_shapes(np.array([0, 1], dtype=np.int64), np.array([0, 1], dtype=np.int64),
+                  np.array([[0, 1], [0, 1]], dtype=np.int64), zeros)
     slow_convex_rows(np.array([0, 1], dtype=np.int64), zeros, np.array([0, 1], dtype=np.int64),
                      np.array([[0, 1], [0, 1]], dtype=np.int64), np.array([True, False]), np.array([True, False]),
                      zeros,
