@@ -208,22 +208,37 @@ def check_mtd(kind_a, params_a, vertices_a, T_a, kind_b, params_b, vertices_b, T
     True when the overlap along ``normal`` is ``depth`` and neither its 8 neighbours ``local_rad``
     away nor any candidate direction gives less than ``depth``, both within ``tol`` metres.
     """
+    return check_mtd_least(kind_a, params_a, vertices_a, T_a, kind_b, params_b, vertices_b, T_b, normal, depth, tol,
+                           local_rad)[0]
+
+
+@njit(cache=True, nogil=True)
+def check_mtd_least(kind_a, params_a, vertices_a, T_a, kind_b, params_b, vertices_b, T_b, normal, depth, tol,
+                    local_rad):
+    """:func:`check_mtd` (the same comparisons, in the same order), and the least overlap among the neighbours and
+    candidate directions it compared (metres; +inf where it does not hold): (holds, least). Where it holds, the
+    check of another depth along the same normal is ``least >= that depth - tol`` (:func:`polish_checked_least`)."""
     n0, n1, n2 = normal[0], normal[1], normal[2]
     value = _overlap(kind_a, params_a, vertices_a, T_a, kind_b, params_b, vertices_b, T_b, n0, n1, n2)
     if not abs(value - depth) <= tol:
-        return False
+        return False, np.inf
     floor = depth - tol
+    least = np.inf
     near = np.empty((8, 3))
     for i in range(_pattern(n0, n1, n2, local_rad, near)):
-        if not _overlap(kind_a, params_a, vertices_a, T_a, kind_b, params_b, vertices_b, T_b,
-                        near[i, 0], near[i, 1], near[i, 2]) >= floor:     # (a NaN fails, as in numpy's min)
-            return False
+        other = _overlap(kind_a, params_a, vertices_a, T_a, kind_b, params_b, vertices_b, T_b,
+                         near[i, 0], near[i, 1], near[i, 2])
+        if not other >= floor:                  # (a NaN fails, as in numpy's min)
+            return False, np.inf
+        least = min(least, other)
     dirs = np.empty((MAX_CANDIDATES, 3))
     for i in range(candidate_directions(kind_a, params_a, T_a, kind_b, params_b, T_b, np.empty((0, 3)), dirs)):
-        if not _overlap(kind_a, params_a, vertices_a, T_a, kind_b, params_b, vertices_b, T_b,
-                        dirs[i, 0], dirs[i, 1], dirs[i, 2]) >= floor:
-            return False
-    return True
+        other = _overlap(kind_a, params_a, vertices_a, T_a, kind_b, params_b, vertices_b, T_b,
+                         dirs[i, 0], dirs[i, 1], dirs[i, 2])
+        if not other >= floor:
+            return False, np.inf
+        least = min(least, other)
+    return True, least
 
 
 @njit(inline="always")
@@ -310,6 +325,14 @@ def coal_answer_is_mtd(kind_a, params_a, vertices_a, T_a, kind_b, params_b, vert
     Returns :func:`check_mtd` of depth ``-distance`` along that normal, tolerance
     ``tol_abs + tol_rel * depth``.
     """
+    return coal_answer_least(kind_a, params_a, vertices_a, T_a, kind_b, params_b, vertices_b, T_b, distance, p0, p1,
+                             hint, tol_abs, tol_rel, local_rad, out)[0]
+
+
+@njit(cache=True, nogil=True)
+def coal_answer_least(kind_a, params_a, vertices_a, T_a, kind_b, params_b, vertices_b, T_b, distance, p0, p1, hint,
+                      tol_abs, tol_rel, local_rad, out):
+    """:func:`coal_answer_is_mtd`, with :func:`check_mtd_least`'s least overlap: (holds, least)."""
     d0, d1, d2 = p1[0] - p0[0], p1[1] - p0[1], p1[2] - p0[2]
     norm = math.sqrt(d0 * d0 + d1 * d1 + d2 * d2)
     if norm > 1e-12 and abs(distance) > 1e-12:
@@ -330,8 +353,8 @@ def coal_answer_is_mtd(kind_a, params_a, vertices_a, T_a, kind_b, params_b, vert
     out[0, 0], out[0, 1], out[0, 2] = n0, n1, n2
     out[1, 0], out[1, 1], out[1, 2] = p0[0] + distance * n0, p0[1] + distance * n1, p0[2] + distance * n2
     depth = -distance
-    return check_mtd(kind_a, params_a, vertices_a, T_a, kind_b, params_b, vertices_b, T_b, out[0], depth,
-                     tol_abs + tol_rel * abs(depth), local_rad)
+    return check_mtd_least(kind_a, params_a, vertices_a, T_a, kind_b, params_b, vertices_b, T_b, out[0], depth,
+                           tol_abs + tol_rel * abs(depth), local_rad)
 
 
 @njit(inline="always")
@@ -700,13 +723,13 @@ def polished_coal_answer(kind_a, params_a, vertices_a, T_a, kind_b, params_b, ve
     no deeper than coal's answer plus the tolerance, else coal's ``distance``. Returns
     :func:`coal_answer_is_mtd`'s answer (on coal's answer).
     """
-    ok = coal_answer_is_mtd(kind_a, params_a, vertices_a, T_a, kind_b, params_b, vertices_b, T_b, distance, p0, p1,
-                            hint, tol_abs, tol_rel, local_rad, out[0:2])
+    ok, least = coal_answer_least(kind_a, params_a, vertices_a, T_a, kind_b, params_b, vertices_b, T_b, distance, p0,
+                                  p1, hint, tol_abs, tol_rel, local_rad, out[0:2])
     out[2, 0], out[2, 1], out[2, 2] = distance, 0.0, 0.0
     if not ok:
         return False
-    polished_distance = polish_checked(kind_a, params_a, vertices_a, T_a, kind_b, params_b, vertices_b, T_b, out[0],
-                                       -distance, tol_abs, tol_rel, local_rad)
+    polished_distance = polish_checked_least(kind_a, params_a, vertices_a, T_a, kind_b, params_b, vertices_b, T_b,
+                                             out[0], -distance, tol_abs, tol_rel, local_rad, least)
     if polished_distance != distance:
         n0, n1, n2 = out[0, 0], out[0, 1], out[0, 2]
         out[1, 0], out[1, 1], out[1, 2] = (p0[0] + polished_distance * n0, p0[1] + polished_distance * n1,
@@ -721,6 +744,27 @@ def polish_checked(kind_a, params_a, vertices_a, T_a, kind_b, params_b, vertices
     """:func:`polish_mtd` of an MTD (unit ``normal``, ``depth`` metres) of a pair it polishes, kept only where it passes
     :func:`check_mtd` (tolerance ``tol_abs + tol_rel * depth``) and lies no deeper than ``depth`` plus that
     tolerance: then ``normal`` is overwritten and minus the polished depth returned; else ``-depth``."""
+    return polish_checked_least(kind_a, params_a, vertices_a, T_a, kind_b, params_b, vertices_b, T_b, normal, depth,
+                                tol_abs, tol_rel, local_rad, np.nan)
+
+
+@njit(inline="always")
+def _same_bits(x, y):
+    """The three numbers of x and y are the same, signs of zero included."""
+    for k in range(3):
+        if not (x[k] == y[k] and math.copysign(1.0, x[k]) == math.copysign(1.0, y[k])):
+            return False
+    return True
+
+
+@njit(cache=True, nogil=True)
+def polish_checked_least(kind_a, params_a, vertices_a, T_a, kind_b, params_b, vertices_b, T_b, normal, depth, tol_abs,
+                         tol_rel, local_rad, least):
+    """:func:`polish_checked`, given ``least``: :func:`check_mtd_least`'s least overlap for ``normal`` where that check
+    held (NaN: not known). Where the polish leaves the normal as it was (bit for bit; then its depth is the overlap
+    along it, computed as that check computed it), the polished answer's check would compare the same overlaps
+    (the same neighbours and candidates) with the polished depth minus the tolerance, and the one along the normal
+    with the polished depth itself: it is read from ``least``, the same answer without the overlaps again."""
     if not (_polishable(kind_a) and _polishable(kind_b)) or (kind_a == KIND_CYLINDER and kind_b == KIND_CYLINDER):
         return -depth                                   # (spheres, capsules, cones, two cylinders: not polished)
     tol = tol_abs + tol_rel * abs(depth)
@@ -728,8 +772,11 @@ def polish_checked(kind_a, params_a, vertices_a, T_a, kind_b, params_b, vertices
     value = polish_mtd(kind_a, params_a, vertices_a, T_a, kind_b, params_b, vertices_b, T_b, normal, depth, polished)
     if not (value > 0.0 and value <= depth + tol):
         return -depth
-    if not check_mtd(kind_a, params_a, vertices_a, T_a, kind_b, params_b, vertices_b, T_b, polished, value, tol,
-                     local_rad):
+    if not math.isnan(least) and _same_bits(polished, normal):
+        if not least >= value - tol:
+            return -depth
+    elif not check_mtd(kind_a, params_a, vertices_a, T_a, kind_b, params_b, vertices_b, T_b, polished, value, tol,
+                       local_rad):
         return -depth
     normal[0], normal[1], normal[2] = polished[0], polished[1], polished[2]
     return -value

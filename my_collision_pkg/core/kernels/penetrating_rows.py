@@ -28,7 +28,7 @@ import numpy as np
 from numba import njit
 
 from my_collision_pkg.core.kernels.depth import pair_overlaps
-from my_collision_pkg.core.kernels.mtd import check_mtd, polish_checked, polished_coal_answer
+from my_collision_pkg.core.kernels.mtd import check_mtd_least, polish_checked_least, polished_coal_answer
 from my_collision_pkg.core.kernels.support_features import feature_contact
 
 ROUTE_HULLS = 1         # a pair with a mesh: coal's answer on the hulls, polished_coal_answer
@@ -98,11 +98,12 @@ def convex_penetration_rows(route, cfg, shape_a, shape_b, slot_a, slot_b, T_worl
             if not (length > 1e-12 and math.isfinite(depth)):
                 continue
             n[0], n[1], n[2] = u0 / length, u1 / length, u2 / length
-            if not check_mtd(kind_a, params_a, vertices_a, T_a, kind_b, params_b, vertices_b, T_b, n, depth, tol,
-                             local_rad):
+            ok, least = check_mtd_least(kind_a, params_a, vertices_a, T_a, kind_b, params_b, vertices_b, T_b, n, depth,
+                                        tol, local_rad)
+            if not ok:
                 continue
-            depth = -polish_checked(kind_a, params_a, vertices_a, T_a, kind_b, params_b, vertices_b, T_b, n, depth,
-                                    tol_abs, tol_rel, local_rad)
+            depth = -polish_checked_least(kind_a, params_a, vertices_a, T_a, kind_b, params_b, vertices_b, T_b, n,
+                                          depth, tol_abs, tol_rel, local_rad, least)
             d_out = -depth
             for j in range(3):
                 out_points[i, 0, j] = p0[i, j]
