@@ -199,3 +199,63 @@ def test_checked_answers_are_polished_and_others_kept():
             assert depth <= float(penetration.overlap(a, b, (normal / np.linalg.norm(normal))[None])[0]) + 1e-15
         else:
             assert depth == -distance
+
+
+def _kernel_body(kind: int, T: np.ndarray) -> tuple:
+    """(kind, params, vertices, pose) as the kernels of ``kernels.mtd`` take a body."""
+    if kind == KIND_CONVEX:
+        return KIND_CONVEX, np.zeros(3), HULL, T
+    return kind, np.array(_ROUND[kind], dtype=float), np.zeros((1, 3)), T
+
+
+def test_check_least_and_polish_from_it_equal_check_and_polish():
+    """check_mtd_least holds where check_mtd does; polish_checked_least given its least overlap returns the same bits
+    (depth and normal) as polish_checked, where the polish moves the normal and where it leaves it."""
+    kept = moved = 0
+    for ka, kb, T_a, T_b in PAIRS:
+        distance, normal = _coal_answer(ka, kb, T_a, T_b)
+        if not distance < -1e-4:
+            continue
+        a, b = _kernel_body(ka, T_a), _kernel_body(kb, T_b)
+        n = normal / np.linalg.norm(normal)
+        depth = -distance
+        tol = penetration.CHECK_ABS_M + penetration.CHECK_REL * depth
+        ok = mtd.check_mtd(*a, *b, n, depth, tol, penetration.LOCAL_CHECK_RAD)
+        ok_least, least = mtd.check_mtd_least(*a, *b, n, depth, tol, penetration.LOCAL_CHECK_RAD)
+        assert ok_least == ok
+        if not ok:
+            continue
+        n_plain, n_least = n.copy(), n.copy()
+        d_plain = mtd.polish_checked(*a, *b, n_plain, depth, penetration.CHECK_ABS_M, penetration.CHECK_REL,
+                                     penetration.LOCAL_CHECK_RAD)
+        d_least = mtd.polish_checked_least(*a, *b, n_least, depth, penetration.CHECK_ABS_M, penetration.CHECK_REL,
+                                           penetration.LOCAL_CHECK_RAD, least)
+        assert np.float64(d_least).tobytes() == np.float64(d_plain).tobytes()
+        assert n_least.tobytes() == n_plain.tobytes()
+        polished = np.empty(3)
+        mtd.polish_mtd(*a, *b, n, depth, polished)
+        if polished.tobytes() == n.tobytes():
+            kept += 1
+        else:
+            moved += 1
+    assert kept > 0 and moved > 0
+
+
+def test_face_bound_never_contradicts_the_svd():
+    """support_features._clearly_not_on_a_line is True only where the SVD's second singular value is above the
+    tolerance: points on a line, off it by 1e-9 .. 1e-5 m, and spread on a plane."""
+    from my_collision_pkg.core.kernels.support_features import _clearly_not_on_a_line
+    rng = np.random.default_rng(5)
+    tolerance = 1e-7
+    said_face = 0
+    for _ in range(3000):
+        k = int(rng.integers(3, 9))
+        direction = rng.normal(size=3)
+        direction /= np.linalg.norm(direction)
+        points = rng.uniform(-0.05, 0.05, size=(k, 1)) * direction
+        points += rng.normal(size=(k, 3)) * 10.0 ** rng.uniform(-9.0, -1.0)
+        centred = points - points.sum(axis=0) / k
+        if _clearly_not_on_a_line(centred, tolerance):
+            said_face += 1
+            assert np.linalg.svd(centred, compute_uv=False)[1] > tolerance
+    assert said_face > 0
