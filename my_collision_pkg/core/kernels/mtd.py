@@ -688,7 +688,7 @@ def polish_mtd(kind_a, params_a, vertices_a, T_a, kind_b, params_b, vertices_b, 
         while True:
             c, low = -1, np.inf
             for t in range(count):
-                if not taken[t] and bounds[t] < low:        # (a NaN or infinite bound is never picked)
+                if not taken[t] and bounds[t] < low:        # (a NaN or +inf bound is never picked)
                     c, low = t, bounds[t]
             if c < 0 or not low < best_value:
                 break
