@@ -51,6 +51,7 @@ from my_collision_pkg.core.checks.sweep import convex_solids, motion_kinematics
 from my_collision_pkg.core.errors import CollisionPkgError, RequestError
 from my_collision_pkg.core.geometry.coal_setup import coal   # coal with its box support pinned (see there)
 from my_collision_pkg.core.kernels.clearance_rows import (CANDIDATES_NON_FINITE, CANDIDATES_OUT_OF_LIMITS,
+                                                          SINGLE_DONE, SINGLE_FIRST, single_buffer_sizes, single_rows,
                                                            candidate_rows, finish_rows, first_distance_rows,
                                                            pack_row_pairs, pack_row_world, pack_world, pose_sizes,
                                                            settle_rows)
@@ -291,6 +292,13 @@ class _PairTables:
             self._single.buffers = found
         return found
 
+    def single_buffers(self, n_movable: int) -> "_SingleBuffers":
+        """This thread's buffers of one configuration's rows (``clearance_rows.single_rows``), made once."""
+        found = getattr(self._single, "rows", None)
+        if found is None:
+            found = self._single.rows = _SingleBuffers(len(self.a), n_movable)
+        return found
+
     def thresholds(self, influence: float, margins: np.ndarray) -> np.ndarray:
         """``influence + margins`` (P,), the selection's ``margins``, kept for the last few influences."""
         found = self._thresholds.get(influence)
@@ -300,6 +308,49 @@ class _PairTables:
                 self._thresholds.clear()
             self._thresholds[influence] = found
         return found
+
+
+class _SingleBuffers:
+    """The buffers ``clearance_rows.single_rows`` writes one configuration's rows into (P checked pairs, so at most
+    P candidate rows; M movable joints), and the views of them that the steps after it take, in its layout."""
+
+    def __init__(self, n_pairs: int, n_movable: int) -> None:
+        sizes = single_buffer_sizes(n_pairs, n_movable)
+        self.F = np.zeros(sizes[0])
+        self.I = np.zeros(sizes[1], dtype=np.int64)
+        self.I32 = np.zeros(sizes[2], dtype=np.int32)
+        self.I8 = np.zeros(sizes[3], dtype=np.int8)
+        self.B = np.zeros(sizes[4], dtype=bool)
+        self.P, self.M = n_pairs, n_movable
+        self.info = self.I[5 * n_pairs:]
+
+    def first(self, k: int) -> tuple:
+        """The first distances of the K rows: raw (K,), p0, p1 (K, 3), measured (K,)."""
+        F, P = self.F, self.P
+        return F[:k], F[P:P + 3 * k].reshape(k, 3), F[4 * P:4 * P + 3 * k].reshape(k, 3), self.B[:k]
+
+    def measured(self, k: int) -> _Measured:
+        F, P, B = self.F, self.P, self.B
+        return _Measured.of(self.I8[:k], F[7 * P:7 * P + k], F[8 * P:8 * P + 6 * k].reshape(k, 2, 3),
+                            F[14 * P:14 * P + 3 * k].reshape(k, 3), self.I32[:2 * k].reshape(k, 2), B[P:P + k],
+                            B[2 * P:2 * P + k], B[3 * P:3 * P + k])
+
+    def rows(self, place: int, n: int) -> np.ndarray:
+        """Row indices (coal's: place 0, the narrow phase's: 1, the meshes' distance: 2)."""
+        return self.I[place * self.P:place * self.P + n]
+
+    def overlapping(self, k: int) -> np.ndarray:
+        return self.B[4 * self.P:4 * self.P + k]
+
+    def answer(self, n: int, jacobians: bool) -> tuple:
+        """Copies of the answer's n rows: cfg, pair, padded distance, points, normal, subshapes, smooth, local
+        points and the Jacobian rows over the movable joints ((n, M); (n, 0) without Jacobians)."""
+        F, I, P = self.F, self.I, self.P
+        return (I[3 * P:3 * P + n].copy(), I[4 * P:4 * P + n].copy(), F[17 * P:17 * P + n].copy(),
+                F[18 * P:18 * P + 6 * n].reshape(n, 2, 3).copy(), F[24 * P:24 * P + 3 * n].reshape(n, 3).copy(),
+                self.I32[2 * P:2 * P + 2 * n].reshape(n, 2).copy(), self.B[5 * P:5 * P + n].copy(),
+                F[27 * P:27 * P + 6 * n].reshape(n, 2, 3).copy(),
+                F[33 * P:33 * P + self.M * n].reshape(n, self.M) if jacobians else np.zeros((n, 0)))
 
 
 def _pair_tables(world: CollisionWorld, tables: _Tables, selection) -> _PairTables:
@@ -401,6 +452,14 @@ class _Measured:
         self.deepest = np.zeros(k, dtype=bool)      # rule "deepest_point"
         self.kink = np.zeros(k, dtype=bool)         # features touching along a segment or patch, or near a switch
 
+    @classmethod
+    def of(cls, state, distance, points, normal, subshapes, exact, deepest, kink) -> "_Measured":
+        """The answers in the given arrays (each as :meth:`__init__` makes it, or as a kernel went on from there)."""
+        out = cls.__new__(cls)
+        out.state, out.distance, out.points, out.normal = state, distance, points, normal
+        out.subshapes, out.exact, out.deepest, out.kink = subshapes, exact, deepest, kink
+        return out
+
     def store(self, k: int, result: narrowphase.PairDistance) -> None:
         self.state[k] = _DONE
         self.distance[k] = float(result.distance_m)
@@ -445,6 +504,15 @@ def _measure(world: CollisionWorld, tables: _Tables, T_shape: np.ndarray, cfg: n
     # other direct rows go to coal below
     raw, p0, p1, measured, coal_rows = first_distance_rows(cfg, pair, T_shape, *tables.row_world, *pt.row_pairs,
                                                            _HULL_GJK_M)
+    return _measure_from_first(world, tables, pt, T_shape, cfg, pair, pairs, thresholds, stop, out, raw, p0, p1,
+                               measured, coal_rows)
+
+
+def _measure_from_first(world: CollisionWorld, tables: _Tables, pt: _PairTables, T_shape: np.ndarray,
+                        cfg: np.ndarray, pair: np.ndarray, pairs: np.ndarray, thresholds: np.ndarray, stop,
+                        out: _Measured, raw: np.ndarray, p0: np.ndarray, p1: np.ndarray, measured: np.ndarray,
+                        coal_rows: np.ndarray) -> _Measured:
+    """:func:`_measure` after ``first_distance_rows`` (its outputs ``raw`` ... ``coal_rows``; ``out`` as made)."""
     if len(coal_rows):
         _coal_first_distances(tables, T_shape, cfg, pair, pairs, pt, coal_rows, raw, p0, p1, stop)
     # one compiled pass over the rows: a sane first distance (a lower bound, exact for primitives) at or
@@ -455,6 +523,16 @@ def _measure(world: CollisionWorld, tables: _Tables, T_shape: np.ndarray, cfg: n
         raw, p0, p1, measured, cfg, pair, T_shape, *tables.row_world, *pt.row_pairs, thresholds, _HULL_SLACK_M, _SANE_M,
         ON_MESH_M ** 2, _DONE, _CHECK_MESH, out.distance, out.points, out.normal, out.state, out.subshapes,
         _ON_MESH_SEARCH_D2)
+    return _narrow_phase(world, tables, pt, T_shape, cfg, pair, pairs, thresholds, stop, out, raw, p0, p1, slow_rows,
+                         rest, overlapping)
+
+
+def _narrow_phase(world: CollisionWorld, tables: _Tables, pt: _PairTables, T_shape: np.ndarray, cfg: np.ndarray,
+                  pair: np.ndarray, pairs: np.ndarray, thresholds: np.ndarray, stop, out: _Measured, raw: np.ndarray,
+                  p0: np.ndarray, p1: np.ndarray, slow_rows: np.ndarray, rest: np.ndarray,
+                  overlapping: np.ndarray) -> _Measured:
+    """:func:`_measure` after ``settle_rows`` (its outputs ``slow_rows``, ``rest``, ``overlapping``): the rows left to
+    the narrow phase and to the meshes' distance."""
     # penetrating or touching (hulls or primitives), or no first distance: pair_distance's own rules
     slow = slow_rows.tolist()
     ab = pairs[pair] if len(slow) or len(rest) else None          # (K, 2)
@@ -670,6 +748,13 @@ def _posed_rows(world: CollisionWorld, tables: _Tables, pt: _PairTables, selecti
     """:func:`chunk_rows` after the poses (``T_link``, ``T_shape``) and the culling: the rows of the
     candidate rows ``cfg``, ``pair`` (configuration-major, pairs in order), or None."""
     found = _measure(world, tables, T_shape, cfg, pair, selection.pairs, thresholds, stop, pt)
+    return _finished_rows(tables, pt, selection, T_link, cfg, pair, found, k_max, compute_jacobians, columns)
+
+
+def _finished_rows(tables: _Tables, pt: _PairTables, selection, T_link: np.ndarray, cfg: np.ndarray,
+                   pair: np.ndarray, found: _Measured, k_max: int, compute_jacobians: bool,
+                   columns: np.ndarray) -> tuple | None:
+    """:func:`_posed_rows` after the rows are measured (``found``)."""
     # the rows kept, per configuration smallest padded distance first (stable), at most k_max each, with their
     # witness points, normal, subshapes and smooth flag, Jacobian rows over the movable joints and body-frame
     # points, in one compiled call (the numbers numpy's lexsort, _row_jacobians and _local_points gave, bit for bit)
@@ -866,9 +951,9 @@ def _single_clearance(resolver: ConfigurationResolver, world: CollisionWorld, se
         return _refused(Status.OUT_OF_BOUNDS, resolver.limits_message(q[0]), names)
     if stop is not None:
         stop.check_stop()
-    part = None if count == 0 else _posed_rows(world, tables, pt, selection, T_link, T_shape, rows[0, :count],
-                                               rows[1, :count], thresholds, k_max, compute_jacobians,
-                                               np.asarray(columns, dtype=np.int64), stop)
+    part = None if count == 0 else _single_rows(world, tables, pt, selection, T_link, T_shape, rows[0, :count],
+                                                rows[1, :count], thresholds, k_max, compute_jacobians,
+                                                np.asarray(columns, dtype=np.int64), stop)
     if part is not None or (max_rows is not None and max_rows < 0):
         counter = _RowCounter(world, tables, selection.pairs, max_rows)
         part = counter.count(0, 1, part)
@@ -881,6 +966,38 @@ def _single_clearance(resolver: ConfigurationResolver, world: CollisionWorld, se
     return _answer(Status.VALID, f"{len(cfg)} pair rows within {influence:g} m in 1 configuration", names, cfg,
                    pt.names[sel], pt.types[sel], pt.ids[sel], sub, dist, pts, np.ascontiguousarray(local), nrm,
                    np.ascontiguousarray(jac), smooth, selection.pairs[sel])
+
+
+def _single_rows(world: CollisionWorld, tables: _Tables, pt: _PairTables, selection, T_link: np.ndarray,
+                 T_shape: np.ndarray, cfg: np.ndarray, pair: np.ndarray, thresholds: np.ndarray, k_max: int,
+                 compute_jacobians: bool, columns: np.ndarray, stop) -> tuple | None:
+    """:func:`_posed_rows` of one configuration's candidate rows: the compiled steps in one call
+    (``clearance_rows.single_rows``, into this thread's buffers), then, where it stopped (rows left to coal, to
+    the narrow phase or to the meshes' distance), the same steps as :func:`_measure` from there. The same rows."""
+    buffers = pt.single_buffers(tables.mk.child_link.shape[0])
+    single_rows(cfg, pair, T_link, T_shape, *tables.row_world, *pt.row_pairs, thresholds, _HULL_GJK_M, _HULL_SLACK_M,
+                _SANE_M, ON_MESH_M ** 2, _ON_MESH_SEARCH_D2, _DONE, _CHECK_MESH, k_max, SMOOTH_DISTANCE_M,
+                bool(compute_jacobians), NO_SUBSHAPE, buffers.F, buffers.I, buffers.I32, buffers.I8, buffers.B)
+    step, n_coal, n_slow, n_rest, n, plain = buffers.info[:6].tolist()
+    if step != SINGLE_DONE:
+        k = len(cfg)
+        out = buffers.measured(k)
+        raw, p0, p1, measured = buffers.first(k)
+        pairs = selection.pairs
+        if step == SINGLE_FIRST:
+            found = _measure_from_first(world, tables, pt, T_shape, cfg, pair, pairs, thresholds, stop, out, raw, p0,
+                                        p1, measured, buffers.rows(0, n_coal))
+        else:
+            found = _narrow_phase(world, tables, pt, T_shape, cfg, pair, pairs, thresholds, stop, out, raw, p0, p1,
+                                  buffers.rows(1, n_slow), buffers.rows(2, n_rest), buffers.overlapping(k))
+        return _finished_rows(tables, pt, selection, T_link, cfg, pair, found, k_max, compute_jacobians, columns)
+    if n == 0:
+        return None
+    cfg, pair, d_padded, pts, nrm, subshapes, smooth, local, jac_m = buffers.answer(n, compute_jacobians)
+    if not plain:                                # an object attached with an offset: its frame by numpy
+        local = _local_points(T_link, cfg, pt.owner_link[pair], tables.owner_offset[selection.pairs[pair]], pts)
+    jac = jac_m @ tables.mimic_columns(columns) if compute_jacobians else jac_m
+    return cfg, pair, d_padded, pts, local, nrm, subshapes, smooth, jac
 
 
 def _local_points(T_world_link: np.ndarray, cfg: np.ndarray, owner_link: np.ndarray, owner_offset: np.ndarray,
