@@ -347,9 +347,9 @@ class _SingleBuffers:
         points and the Jacobian rows over the movable joints ((n, M); (n, 0) without Jacobians)."""
         F, I, P = self.F, self.I, self.P
         return (I[3 * P:3 * P + n].copy(), I[4 * P:4 * P + n].copy(), F[17 * P:17 * P + n].copy(),
-                F[18 * P:18 * P + 6 * n].reshape(n, 2, 3).copy(), F[24 * P:24 * P + 3 * n].reshape(n, 3).copy(),
-                self.I32[2 * P:2 * P + 2 * n].reshape(n, 2).copy(), self.B[5 * P:5 * P + n].copy(),
-                F[27 * P:27 * P + 6 * n].reshape(n, 2, 3).copy(),
+                F[18 * P:18 * P + 6 * n].copy().reshape(n, 2, 3), F[24 * P:24 * P + 3 * n].copy().reshape(n, 3),
+                self.I32[2 * P:2 * P + 2 * n].copy().reshape(n, 2), self.B[5 * P:5 * P + n].copy(),
+                F[27 * P:27 * P + 6 * n].copy().reshape(n, 2, 3),
                 F[33 * P:33 * P + self.M * n].reshape(n, self.M) if jacobians else np.zeros((n, 0)))
 
 
@@ -766,7 +766,7 @@ def _finished_rows(tables: _Tables, pt: _PairTables, selection, T_link: np.ndarr
         return None
     if not plain:                                # an object attached with an offset: its frame by numpy
         local = _local_points(T_link, cfg, pt.owner_link[pair], tables.owner_offset[selection.pairs[pair]], pts)
-    jac = jac_m @ tables.mimic_columns(columns) if compute_jacobians else np.zeros((len(cfg), 0))
+    jac = np.dot(jac_m, tables.mimic_columns(columns)) if compute_jacobians else np.zeros((len(cfg), 0))
     return cfg, pair, d_padded, pts, local, nrm, subshapes, smooth, jac
 
 
@@ -919,12 +919,13 @@ def compute_clearance(resolver: ConfigurationResolver, request: CheckRequest, jo
         cfg, sel, dist, pts, local, nrm, sub, smooth, jac = (np.ascontiguousarray(x) for x in parts[0])
     else:
         cfg, sel, dist, pts, local, nrm, sub, smooth, jac = (np.concatenate(x) for x in zip(*parts))
-    shape_pairs = pairs[sel]
+    shape_pairs = pairs.take(sel, axis=0)
     pt = _pair_tables(world, tables, selection)
-    sub = np.where(pt.bvh[sel], sub, NO_SUBSHAPE).astype(np.int32)
+    sub = np.where(pt.bvh.take(sel, axis=0), sub, NO_SUBSHAPE).astype(np.int32)
     return Clearance(Status.VALID, f"{len(cfg)} pair rows within {influence:g} m in {n} configuration"
-                     f"{'s' if n > 1 else ''}", names, cfg.astype(np.int64), pt.names[sel],
-                     pt.types[sel], pt.ids[sel], sub, dist, pts, local, nrm, jac, smooth, shape_pairs)
+                     f"{'s' if n > 1 else ''}", names, cfg.astype(np.int64), pt.names.take(sel, axis=0),
+                     pt.types.take(sel, axis=0), pt.ids.take(sel, axis=0), sub, dist, pts, local, nrm, jac, smooth,
+                     shape_pairs)
 
 
 def _single_clearance(resolver: ConfigurationResolver, world: CollisionWorld, selection, joint_names: tuple,
@@ -963,9 +964,10 @@ def _single_clearance(resolver: ConfigurationResolver, world: CollisionWorld, se
         return _no_rows(f"no pair within {influence:g} m in 1 configuration", names,
                         len(names) if compute_jacobians else 0)
     cfg, sel, dist, pts, local, nrm, sub, smooth, jac = part      # (finish_rows's, subshapes set on non-mesh sides)
+    # (take: the rows of the pair tables, a third of the time of an index array's gather)
     return _answer(Status.VALID, f"{len(cfg)} pair rows within {influence:g} m in 1 configuration", names, cfg,
-                   pt.names[sel], pt.types[sel], pt.ids[sel], sub, dist, pts, np.ascontiguousarray(local), nrm,
-                   np.ascontiguousarray(jac), smooth, selection.pairs[sel])
+                   pt.names.take(sel, axis=0), pt.types.take(sel, axis=0), pt.ids.take(sel, axis=0), sub, dist, pts,
+                   np.ascontiguousarray(local), nrm, np.ascontiguousarray(jac), smooth, selection.pairs.take(sel, axis=0))
 
 
 def _single_rows(world: CollisionWorld, tables: _Tables, pt: _PairTables, selection, T_link: np.ndarray,
@@ -996,7 +998,7 @@ def _single_rows(world: CollisionWorld, tables: _Tables, pt: _PairTables, select
     cfg, pair, d_padded, pts, nrm, subshapes, smooth, local, jac_m = buffers.answer(n, compute_jacobians)
     if not plain:                                # an object attached with an offset: its frame by numpy
         local = _local_points(T_link, cfg, pt.owner_link[pair], tables.owner_offset[selection.pairs[pair]], pts)
-    jac = jac_m @ tables.mimic_columns(columns) if compute_jacobians else jac_m
+    jac = np.dot(jac_m, tables.mimic_columns(columns)) if compute_jacobians else jac_m
     return cfg, pair, d_padded, pts, local, nrm, subshapes, smooth, jac
 
 
