@@ -423,7 +423,9 @@ def _points_msgs(values: np.ndarray, cls=Point) -> list:
     Python floats a constructor would store (1.0 us per point); any other layout uses the
     constructor.
     """
-    rows = np.asarray(values, dtype=float).reshape(-1, 3).tolist()
+    # one flat list of Python floats, read three at a time (a list per point would cost ~0.05 us more each)
+    flat = iter(np.asarray(values, dtype=float).ravel().tolist())
+    rows = zip(flat, flat, flat)
     if tuple(getattr(cls, "__slots__", ())) != _XYZ_SLOTS:
         return [cls(x=x, y=y, z=z) for x, y, z in rows]
     new = object.__new__
@@ -476,7 +478,9 @@ def _fill_compute_clearance_response(response, clearance: Clearance):
     response.jacobian_joint_names = list(clearance.jacobian_joint_names)
     response.configuration_index = array.array("I", np.asarray(clearance.configuration_index, dtype=np.uint32)
                                                .tobytes())
-    response.body_names = [str(n) for n in np.asarray(clearance.body_names, dtype=object).ravel().tolist()]
+    names = np.asarray(clearance.body_names, dtype=object).ravel().tolist()
+    # (link names and object ids are str already: a copy of each only where one is not)
+    response.body_names = names if all(type(n) is str for n in names) else [str(n) for n in names]
     response.body_types = array.array("B", np.asarray(clearance.body_types, dtype=np.uint8).ravel().tobytes())
     response.shape_ids = array.array("i", np.asarray(clearance.shape_ids, dtype=np.int32).ravel().tobytes())
     response.subshape_ids = array.array("i", np.asarray(clearance.subshape_ids, dtype=np.int32).ravel().tobytes())
@@ -485,7 +489,7 @@ def _fill_compute_clearance_response(response, clearance: Clearance):
     response.points_local = _points_msgs(clearance.points_local)
     response.normals = _points_msgs(clearance.normals, Vector3)
     response.jacobian = _float64s(clearance.jacobian)
-    response.smooth = [bool(s) for s in np.asarray(clearance.smooth, dtype=bool).tolist()]
+    response.smooth = np.asarray(clearance.smooth, dtype=bool).ravel().tolist()      # (Python bools)
     return response
 
 
