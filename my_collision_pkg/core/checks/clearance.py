@@ -535,7 +535,7 @@ def _narrow_phase(world: CollisionWorld, tables: _Tables, pt: _PairTables, T_sha
     the narrow phase and to the meshes' distance."""
     # penetrating or touching (hulls or primitives), or no first distance: pair_distance's own rules
     slow = slow_rows.tolist()
-    ab = pairs[pair] if len(slow) or len(rest) else None          # (K, 2)
+    ab = pairs.take(pair, axis=0) if len(slow) or len(rest) else None          # (K, 2)
     # hull witness points off their meshes: the meshes' own distance
     if len(rest):
         _mesh_distances(world, tables, pt, T_shape, cfg, pair, ab, rest, out, slow)
@@ -579,7 +579,7 @@ class _ConvexPacks:
     def looked_at(self, world: CollisionWorld, shapes: np.ndarray) -> tuple:
         """(slot, bodies) with every shape of ``shapes`` looked at (bodies None: none is a nearly convex solid)."""
         slot, bodies = self.slot, self.bodies
-        if not (slot[shapes] == -2).any():
+        if not (slot.take(shapes) == -2).any():
             return slot, bodies
         with self._lock:
             slot, bodies = self.slot.copy(), self.bodies
@@ -633,7 +633,7 @@ def _penetrating_convex_rows(world: CollisionWorld, T_shape: np.ndarray, cfg: np
     path, which computes it from the start."""
     packs = world.cached(("clearance", "convex packs"), _ConvexPacks, world)
     rows = np.array(slow, dtype=np.int64)
-    slot, bodies = packs.looked_at(world, pairs[pair[rows]].ravel())
+    slot, bodies = packs.looked_at(world, pairs.take(pair.take(rows), axis=0).ravel())
     if bodies is None:
         return slow
     left = slow_convex_rows(rows, cfg, pair, pairs, packs.closed, packs.bvh, slot, overlapping, raw, p0, p1, T_shape,
@@ -956,10 +956,14 @@ def _single_clearance(resolver: ConfigurationResolver, world: CollisionWorld, se
                                                 rows[1, :count], thresholds, k_max, compute_jacobians,
                                                 np.asarray(columns, dtype=np.int64), stop)
     if part is not None or (max_rows is not None and max_rows < 0):
-        counter = _RowCounter(world, tables, selection.pairs, max_rows)
-        part = counter.count(0, 1, part)
-        if counter.passed:
-            return _refused(Status.INVALID_REQUEST, counter.message(1), names)
+        rows_here = 0 if part is None else len(part[0])
+        # (the count of a chunk of one, as _RowCounter makes it: its octomap rows reduced first; the counter itself
+        # only where that or the bound needs it)
+        if OCTOMAP_ID in world.objects or (max_rows is not None and rows_here > max_rows):
+            counter = _RowCounter(world, tables, selection.pairs, max_rows)
+            part = counter.count(0, 1, part)
+            if counter.passed:
+                return _refused(Status.INVALID_REQUEST, counter.message(1), names)
     if part is None:
         return _no_rows(f"no pair within {influence:g} m in 1 configuration", names,
                         len(names) if compute_jacobians else 0)
