@@ -57,6 +57,8 @@ def test_compiled_penetrating_rows_equal_the_per_row_path(panda, monkeypatch, in
     checker, names, Q = panda
     assert len(Q) >= 20
     monkeypatch.setattr(clearance, "first_distance_rows", partial(_first_distance_rows, use_epa=False))
+    # (a one-configuration request's compiled steps call the kernel itself: the steps one by one here)
+    monkeypatch.setattr(clearance, "_single_rows", clearance._posed_rows)
     answered = []
     original = clearance._penetrating_convex_rows
 

@@ -51,6 +51,7 @@ from my_collision_pkg.core.checks.sweep import convex_solids, motion_kinematics
 from my_collision_pkg.core.errors import CollisionPkgError, RequestError
 from my_collision_pkg.core.geometry.coal_setup import coal   # coal with its box support pinned (see there)
 from my_collision_pkg.core.kernels.clearance_rows import (CANDIDATES_NON_FINITE, CANDIDATES_OUT_OF_LIMITS,
+                                                          SINGLE_DONE, SINGLE_FIRST, single_buffer_sizes, single_rows,
                                                            candidate_rows, finish_rows, first_distance_rows,
                                                            pack_row_pairs, pack_row_world, pack_world, pose_sizes,
                                                            settle_rows)
@@ -121,6 +122,23 @@ def _no_rows(message: str, names: tuple, n_jacobian: int) -> Clearance:
         if len(_EMPTY_ARRAYS) < 64:
             _EMPTY_ARRAYS[n_jacobian] = arrays
     return _answer(Status.VALID, message, names, *arrays)
+
+
+# the answers without rows of one-configuration requests, per (message, joint names, Jacobian width): a Clearance
+# is frozen and its empty arrays read-only, so one answer serves every such request (~1.5 us of a ~12 us request)
+_NO_ROWS_SINGLE: dict[tuple, Clearance] = {}
+
+
+def _no_rows_single(influence: float, names: tuple, n_jacobian: int) -> Clearance:
+    message = f"no pair within {influence:g} m in 1 configuration"
+    key = (message, names, n_jacobian)
+    found = _NO_ROWS_SINGLE.get(key)
+    if found is None:
+        found = _no_rows(message, names, n_jacobian)
+        if len(_NO_ROWS_SINGLE) >= 64:
+            _NO_ROWS_SINGLE.clear()
+        _NO_ROWS_SINGLE[key] = found
+    return found
 
 
 class _Tables:
@@ -291,6 +309,13 @@ class _PairTables:
             self._single.buffers = found
         return found
 
+    def single_buffers(self, n_movable: int) -> "_SingleBuffers":
+        """This thread's buffers of one configuration's rows (``clearance_rows.single_rows``), made once."""
+        found = getattr(self._single, "rows", None)
+        if found is None:
+            found = self._single.rows = _SingleBuffers(len(self.a), n_movable)
+        return found
+
     def thresholds(self, influence: float, margins: np.ndarray) -> np.ndarray:
         """``influence + margins`` (P,), the selection's ``margins``, kept for the last few influences."""
         found = self._thresholds.get(influence)
@@ -300,6 +325,49 @@ class _PairTables:
                 self._thresholds.clear()
             self._thresholds[influence] = found
         return found
+
+
+class _SingleBuffers:
+    """The buffers ``clearance_rows.single_rows`` writes one configuration's rows into (P checked pairs, so at most
+    P candidate rows; M movable joints), and the views of them that the steps after it take, in its layout."""
+
+    def __init__(self, n_pairs: int, n_movable: int) -> None:
+        sizes = single_buffer_sizes(n_pairs, n_movable)
+        self.F = np.zeros(sizes[0])
+        self.I = np.zeros(sizes[1], dtype=np.int64)
+        self.I32 = np.zeros(sizes[2], dtype=np.int32)
+        self.I8 = np.zeros(sizes[3], dtype=np.int8)
+        self.B = np.zeros(sizes[4], dtype=bool)
+        self.P, self.M = n_pairs, n_movable
+        self.info = self.I[5 * n_pairs:]
+
+    def first(self, k: int) -> tuple:
+        """The first distances of the K rows: raw (K,), p0, p1 (K, 3), measured (K,)."""
+        F, P = self.F, self.P
+        return F[:k], F[P:P + 3 * k].reshape(k, 3), F[4 * P:4 * P + 3 * k].reshape(k, 3), self.B[:k]
+
+    def measured(self, k: int) -> _Measured:
+        F, P, B = self.F, self.P, self.B
+        return _Measured.of(self.I8[:k], F[7 * P:7 * P + k], F[8 * P:8 * P + 6 * k].reshape(k, 2, 3),
+                            F[14 * P:14 * P + 3 * k].reshape(k, 3), self.I32[:2 * k].reshape(k, 2), B[P:P + k],
+                            B[2 * P:2 * P + k], B[3 * P:3 * P + k])
+
+    def rows(self, place: int, n: int) -> np.ndarray:
+        """Row indices (coal's: place 0, the narrow phase's: 1, the meshes' distance: 2)."""
+        return self.I[place * self.P:place * self.P + n]
+
+    def overlapping(self, k: int) -> np.ndarray:
+        return self.B[4 * self.P:4 * self.P + k]
+
+    def answer(self, n: int, jacobians: bool) -> tuple:
+        """Copies of the answer's n rows: cfg, pair, padded distance, points, normal, subshapes, smooth, local
+        points and the Jacobian rows over the movable joints ((n, M); (n, 0) without Jacobians)."""
+        F, I, P = self.F, self.I, self.P
+        return (I[3 * P:3 * P + n].copy(), I[4 * P:4 * P + n].copy(), F[17 * P:17 * P + n].copy(),
+                F[18 * P:18 * P + 6 * n].copy().reshape(n, 2, 3), F[24 * P:24 * P + 3 * n].copy().reshape(n, 3),
+                self.I32[2 * P:2 * P + 2 * n].copy().reshape(n, 2), self.B[5 * P:5 * P + n].copy(),
+                F[27 * P:27 * P + 6 * n].copy().reshape(n, 2, 3),
+                F[33 * P:33 * P + self.M * n].reshape(n, self.M) if jacobians else np.zeros((n, 0)))
 
 
 def _pair_tables(world: CollisionWorld, tables: _Tables, selection) -> _PairTables:
@@ -401,6 +469,14 @@ class _Measured:
         self.deepest = np.zeros(k, dtype=bool)      # rule "deepest_point"
         self.kink = np.zeros(k, dtype=bool)         # features touching along a segment or patch, or near a switch
 
+    @classmethod
+    def of(cls, state, distance, points, normal, subshapes, exact, deepest, kink) -> "_Measured":
+        """The answers in the given arrays (each as :meth:`__init__` makes it, or as a kernel went on from there)."""
+        out = cls.__new__(cls)
+        out.state, out.distance, out.points, out.normal = state, distance, points, normal
+        out.subshapes, out.exact, out.deepest, out.kink = subshapes, exact, deepest, kink
+        return out
+
     def store(self, k: int, result: narrowphase.PairDistance) -> None:
         self.state[k] = _DONE
         self.distance[k] = float(result.distance_m)
@@ -445,6 +521,15 @@ def _measure(world: CollisionWorld, tables: _Tables, T_shape: np.ndarray, cfg: n
     # other direct rows go to coal below
     raw, p0, p1, measured, coal_rows = first_distance_rows(cfg, pair, T_shape, *tables.row_world, *pt.row_pairs,
                                                            _HULL_GJK_M)
+    return _measure_from_first(world, tables, pt, T_shape, cfg, pair, pairs, thresholds, stop, out, raw, p0, p1,
+                               measured, coal_rows)
+
+
+def _measure_from_first(world: CollisionWorld, tables: _Tables, pt: _PairTables, T_shape: np.ndarray,
+                        cfg: np.ndarray, pair: np.ndarray, pairs: np.ndarray, thresholds: np.ndarray, stop,
+                        out: _Measured, raw: np.ndarray, p0: np.ndarray, p1: np.ndarray, measured: np.ndarray,
+                        coal_rows: np.ndarray) -> _Measured:
+    """:func:`_measure` after ``first_distance_rows`` (its outputs ``raw`` ... ``coal_rows``; ``out`` as made)."""
     if len(coal_rows):
         _coal_first_distances(tables, T_shape, cfg, pair, pairs, pt, coal_rows, raw, p0, p1, stop)
     # one compiled pass over the rows: a sane first distance (a lower bound, exact for primitives) at or
@@ -455,19 +540,29 @@ def _measure(world: CollisionWorld, tables: _Tables, T_shape: np.ndarray, cfg: n
         raw, p0, p1, measured, cfg, pair, T_shape, *tables.row_world, *pt.row_pairs, thresholds, _HULL_SLACK_M, _SANE_M,
         ON_MESH_M ** 2, _DONE, _CHECK_MESH, out.distance, out.points, out.normal, out.state, out.subshapes,
         _ON_MESH_SEARCH_D2)
+    return _narrow_phase(world, tables, pt, T_shape, cfg, pair, pairs, thresholds, stop, out, raw, p0, p1, slow_rows,
+                         rest, overlapping)
+
+
+def _narrow_phase(world: CollisionWorld, tables: _Tables, pt: _PairTables, T_shape: np.ndarray, cfg: np.ndarray,
+                  pair: np.ndarray, pairs: np.ndarray, thresholds: np.ndarray, stop, out: _Measured, raw: np.ndarray,
+                  p0: np.ndarray, p1: np.ndarray, slow_rows: np.ndarray, rest: np.ndarray,
+                  overlapping: np.ndarray) -> _Measured:
+    """:func:`_measure` after ``settle_rows`` (its outputs ``slow_rows``, ``rest``, ``overlapping``): the rows left to
+    the narrow phase and to the meshes' distance."""
     # penetrating or touching (hulls or primitives), or no first distance: pair_distance's own rules
     slow = slow_rows.tolist()
     ab = None                                                      # pairs[pair] (K, 2), made if a row needs it
     # hull witness points off their meshes: the meshes' own distance
     if len(rest):
-        ab = pairs[pair]
+        ab = pairs.take(pair, axis=0)
         _mesh_distances(world, tables, pt, T_shape, cfg, pair, ab, rest, out, slow)
     if slow:
         # penetrating convex rows: coal's answer checked, polished and given its witness features in compiled
         # calls over all of them; the rows it leaves go on below, one by one
         slow = _penetrating_convex_rows(world, T_shape, cfg, pair, pairs, slow, overlapping, raw, p0, p1, out)
     if slow and ab is None:
-        ab = pairs[pair]
+        ab = pairs.take(pair, axis=0)
     for i, k in enumerate(slow):
         if stop is not None and i % _STOP_EVERY == _STOP_EVERY - 1:
             stop.check_stop()
@@ -507,7 +602,7 @@ class _ConvexPacks:
         slot, bodies = self.slot, self.bodies
         if not unseen_shapes(rows, pair, pairs, slot):      # (compiled: the numpy way cost ~6 us a call)
             return slot, bodies
-        shapes = pairs[pair[rows]].ravel()
+        shapes = pairs.take(pair.take(rows), axis=0).ravel()
         with self._lock:
             slot, bodies = self.slot.copy(), self.bodies
             added = []
@@ -675,6 +770,13 @@ def _posed_rows(world: CollisionWorld, tables: _Tables, pt: _PairTables, selecti
     """:func:`chunk_rows` after the poses (``T_link``, ``T_shape``) and the culling: the rows of the
     candidate rows ``cfg``, ``pair`` (configuration-major, pairs in order), or None."""
     found = _measure(world, tables, T_shape, cfg, pair, selection.pairs, thresholds, stop, pt)
+    return _finished_rows(tables, pt, selection, T_link, cfg, pair, found, k_max, compute_jacobians, columns)
+
+
+def _finished_rows(tables: _Tables, pt: _PairTables, selection, T_link: np.ndarray, cfg: np.ndarray,
+                   pair: np.ndarray, found: _Measured, k_max: int, compute_jacobians: bool,
+                   columns: np.ndarray) -> tuple | None:
+    """:func:`_posed_rows` after the rows are measured (``found``)."""
     # the rows kept, per configuration smallest padded distance first (stable), at most k_max each, with their
     # witness points, normal, subshapes and smooth flag, Jacobian rows over the movable joints and body-frame
     # points, in one compiled call (the numbers numpy's lexsort, _row_jacobians and _local_points gave, bit for bit)
@@ -686,7 +788,7 @@ def _posed_rows(world: CollisionWorld, tables: _Tables, pt: _PairTables, selecti
         return None
     if not plain:                                # an object attached with an offset: its frame by numpy
         local = _local_points(T_link, cfg, pt.owner_link[pair], tables.owner_offset[selection.pairs[pair]], pts)
-    jac = jac_m @ tables.mimic_columns(columns) if compute_jacobians else np.zeros((len(cfg), 0))
+    jac = np.dot(jac_m, tables.mimic_columns(columns)) if compute_jacobians else np.zeros((len(cfg), 0))
     return cfg, pair, d_padded, pts, local, nrm, subshapes, smooth, jac
 
 
@@ -731,9 +833,10 @@ class _RowCounter:
 
 
 def _rows_in_pool(pool, world: CollisionWorld, request: CheckRequest, selection, q_all: np.ndarray, job: tuple,
-                  stop, chunk: int, counter: _RowCounter) -> list[tuple]:
+                  stop, chunk: int, counter: _RowCounter, on_part=None) -> list[tuple]:
     """:func:`chunk_rows` over ``q_all``, shared between this process and ``pool``'s workers;
-    the parts in configuration order. No chunk is handed out once ``counter`` has passed its bound."""
+    the parts in configuration order. No chunk is handed out once ``counter`` has passed its bound.
+    ``on_part(start, part)`` (optional) is called here with each part kept, as it comes (in any order)."""
     n = len(q_all)
     cursor = [0]
     found: list[tuple[int, tuple]] = []
@@ -750,6 +853,8 @@ def _rows_in_pool(pool, world: CollisionWorld, request: CheckRequest, selection,
         part = counter.count(start, token[1], part)
         if part is not None and not counter.passed:
             found.append((start, part))
+            if on_part is not None:
+                on_part(start, part)
 
     key = (request.group_name, request.pad_environment_collisions, request.pad_self_collisions)
     pool.run(next_task, (CLEARANCE_ROWS, key) + job, lambda q: chunk_rows(world, selection, q, *job, stop=stop),
@@ -761,7 +866,7 @@ def _rows_in_pool(pool, world: CollisionWorld, request: CheckRequest, selection,
 def compute_clearance(resolver: ConfigurationResolver, request: CheckRequest, joint_names, positions,
                       influence_distance: float, *, max_rows_per_configuration: int = 0,
                       compute_jacobians: bool = True, max_batch: int = MAX_BATCH_CONFIGURATIONS,
-                      stop=None, workers=None, max_rows: int | None = None) -> Clearance:
+                      stop=None, workers=None, max_rows: int | None = None, on_part=None) -> Clearance:
     """See :meth:`checker.CollisionChecker.clearance` (never raises on bad input).
 
     ``workers``: a :class:`batch_workers.BatchWorkers` that may share a large batch with
@@ -769,7 +874,11 @@ def compute_clearance(resolver: ConfigurationResolver, request: CheckRequest, jo
     ``max_rows``: the most rows of the answer (None: no bound). The rows are counted per
     chunk (after ``max_rows_per_configuration`` and the octomap's per-cell reduction) and the
     work stops at the first chunk that passes the bound: the request is refused then, by
-    name, with how to split it, after work proportional to the bound, not to the request."""
+    name, with how to split it, after work proportional to the bound, not to the request.
+    ``on_part(start, part)``: called in this thread with each chunk's rows of a request of several
+    configurations as they come, in any order, while the others are measured (a node turns them into
+    messages meanwhile): ``part`` as :func:`chunk_rows` gives it, configuration indices from ``start``
+    in the request, rows as the answer has them (the answer is their concatenation in configuration order)."""
     scene = resolver.scene
     robot = scene.robot
     try:
@@ -822,11 +931,13 @@ def compute_clearance(resolver: ConfigurationResolver, request: CheckRequest, jo
             part = counter.count(start, end, chunk_rows(world, selection, q_all[start:end], *job, stop=stop))
             if part is not None:
                 parts.append((part[0] + start,) + part[1:])
+                if on_part is not None and not counter.passed:
+                    on_part(start, part)
             if counter.passed:
                 break
     else:
         try:
-            parts = _rows_in_pool(pool, world, request, selection, q_all, job, stop, chunk, counter)
+            parts = _rows_in_pool(pool, world, request, selection, q_all, job, stop, chunk, counter, on_part)
         finally:
             workers.release()
     if counter.passed:
@@ -839,12 +950,13 @@ def compute_clearance(resolver: ConfigurationResolver, request: CheckRequest, jo
         cfg, sel, dist, pts, local, nrm, sub, smooth, jac = (np.ascontiguousarray(x) for x in parts[0])
     else:
         cfg, sel, dist, pts, local, nrm, sub, smooth, jac = (np.concatenate(x) for x in zip(*parts))
-    shape_pairs = pairs[sel]
+    shape_pairs = pairs.take(sel, axis=0)
     pt = _pair_tables(world, tables, selection)
-    sub = np.where(pt.bvh[sel], sub, NO_SUBSHAPE).astype(np.int32)
+    sub = np.where(pt.bvh.take(sel, axis=0), sub, NO_SUBSHAPE).astype(np.int32)
     return Clearance(Status.VALID, f"{len(cfg)} pair rows within {influence:g} m in {n} configuration"
-                     f"{'s' if n > 1 else ''}", names, cfg.astype(np.int64), pt.names[sel],
-                     pt.types[sel], pt.ids[sel], sub, dist, pts, local, nrm, jac, smooth, shape_pairs)
+                     f"{'s' if n > 1 else ''}", names, cfg.astype(np.int64), pt.names.take(sel, axis=0),
+                     pt.types.take(sel, axis=0), pt.ids.take(sel, axis=0), sub, dist, pts, local, nrm, jac, smooth,
+                     shape_pairs)
 
 
 def _single_clearance(resolver: ConfigurationResolver, world: CollisionWorld, selection, joint_names: tuple,
@@ -871,21 +983,57 @@ def _single_clearance(resolver: ConfigurationResolver, world: CollisionWorld, se
         return _refused(Status.OUT_OF_BOUNDS, resolver.limits_message(q[0]), names)
     if stop is not None:
         stop.check_stop()
-    part = None if count == 0 else _posed_rows(world, tables, pt, selection, T_link, T_shape, rows[0, :count],
-                                               rows[1, :count], thresholds, k_max, compute_jacobians,
-                                               np.asarray(columns, dtype=np.int64), stop)
+    part = None if count == 0 else _single_rows(world, tables, pt, selection, T_link, T_shape, rows[0, :count],
+                                                rows[1, :count], thresholds, k_max, compute_jacobians,
+                                                np.asarray(columns, dtype=np.int64), stop)
     if part is not None or (max_rows is not None and max_rows < 0):
-        counter = _RowCounter(world, tables, selection.pairs, max_rows)
-        part = counter.count(0, 1, part)
-        if counter.passed:
-            return _refused(Status.INVALID_REQUEST, counter.message(1), names)
+        rows_here = 0 if part is None else len(part[0])
+        # (the count of a chunk of one, as _RowCounter makes it: its octomap rows reduced first; the counter itself
+        # only where that or the bound needs it)
+        if OCTOMAP_ID in world.objects or (max_rows is not None and rows_here > max_rows):
+            counter = _RowCounter(world, tables, selection.pairs, max_rows)
+            part = counter.count(0, 1, part)
+            if counter.passed:
+                return _refused(Status.INVALID_REQUEST, counter.message(1), names)
     if part is None:
-        return _no_rows(f"no pair within {influence:g} m in 1 configuration", names,
-                        len(names) if compute_jacobians else 0)
+        return _no_rows_single(influence, names, len(names) if compute_jacobians else 0)
     cfg, sel, dist, pts, local, nrm, sub, smooth, jac = part      # (finish_rows's, subshapes set on non-mesh sides)
+    # (take: the rows of the pair tables, a third of the time of an index array's gather)
     return _answer(Status.VALID, f"{len(cfg)} pair rows within {influence:g} m in 1 configuration", names, cfg,
-                   pt.names[sel], pt.types[sel], pt.ids[sel], sub, dist, pts, np.ascontiguousarray(local), nrm,
-                   np.ascontiguousarray(jac), smooth, selection.pairs[sel])
+                   pt.names.take(sel, axis=0), pt.types.take(sel, axis=0), pt.ids.take(sel, axis=0), sub, dist, pts,
+                   np.ascontiguousarray(local), nrm, np.ascontiguousarray(jac), smooth, selection.pairs.take(sel, axis=0))
+
+
+def _single_rows(world: CollisionWorld, tables: _Tables, pt: _PairTables, selection, T_link: np.ndarray,
+                 T_shape: np.ndarray, cfg: np.ndarray, pair: np.ndarray, thresholds: np.ndarray, k_max: int,
+                 compute_jacobians: bool, columns: np.ndarray, stop) -> tuple | None:
+    """:func:`_posed_rows` of one configuration's candidate rows: the compiled steps in one call
+    (``clearance_rows.single_rows``, into this thread's buffers), then, where it stopped (rows left to coal, to
+    the narrow phase or to the meshes' distance), the same steps as :func:`_measure` from there. The same rows."""
+    buffers = pt.single_buffers(tables.mk.child_link.shape[0])
+    single_rows(cfg, pair, T_link, T_shape, *tables.row_world, *pt.row_pairs, thresholds, _HULL_GJK_M, _HULL_SLACK_M,
+                _SANE_M, ON_MESH_M ** 2, _ON_MESH_SEARCH_D2, _DONE, _CHECK_MESH, k_max, SMOOTH_DISTANCE_M,
+                bool(compute_jacobians), NO_SUBSHAPE, buffers.F, buffers.I, buffers.I32, buffers.I8, buffers.B)
+    step, n_coal, n_slow, n_rest, n, plain = buffers.info[:6].tolist()
+    if step != SINGLE_DONE:
+        k = len(cfg)
+        out = buffers.measured(k)
+        raw, p0, p1, measured = buffers.first(k)
+        pairs = selection.pairs
+        if step == SINGLE_FIRST:
+            found = _measure_from_first(world, tables, pt, T_shape, cfg, pair, pairs, thresholds, stop, out, raw, p0,
+                                        p1, measured, buffers.rows(0, n_coal))
+        else:
+            found = _narrow_phase(world, tables, pt, T_shape, cfg, pair, pairs, thresholds, stop, out, raw, p0, p1,
+                                  buffers.rows(1, n_slow), buffers.rows(2, n_rest), buffers.overlapping(k))
+        return _finished_rows(tables, pt, selection, T_link, cfg, pair, found, k_max, compute_jacobians, columns)
+    if n == 0:
+        return None
+    cfg, pair, d_padded, pts, nrm, subshapes, smooth, local, jac_m = buffers.answer(n, compute_jacobians)
+    if not plain:                                # an object attached with an offset: its frame by numpy
+        local = _local_points(T_link, cfg, pt.owner_link[pair], tables.owner_offset[selection.pairs[pair]], pts)
+    jac = np.dot(jac_m, tables.mimic_columns(columns)) if compute_jacobians else jac_m
+    return cfg, pair, d_padded, pts, local, nrm, subshapes, smooth, jac
 
 
 def _local_points(T_world_link: np.ndarray, cfg: np.ndarray, owner_link: np.ndarray, owner_offset: np.ndarray,

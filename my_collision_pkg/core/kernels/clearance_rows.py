@@ -789,3 +789,117 @@ def finish_rows(state, distance, points, normal, subshapes, exact, deepest, kink
                                   _f2(world_f, world_i, _W_AXIS), _i1(world_i, _W_PRISMATIC),
                                   _f2(world_f, world_i, _W_CHAIN), pts, nrm, jacobians, jac, local)
     return out_cfg, out_pair, padded, pts, nrm, subs, smooth, local, jac, plain
+
+
+# ----- one configuration's rows in one call: the outputs in buffers, nothing boxed --------------------------------
+# what single_rows left done (info[0]): its first distances (coal's rows left), the rows settled (narrow-phase or
+# off-mesh rows left), or the answer's rows
+SINGLE_FIRST, SINGLE_SETTLED, SINGLE_DONE = 1, 2, 3
+SINGLE_INFO = 8
+
+
+def single_buffer_sizes(n_pairs: int, n_movable: int) -> tuple[int, int, int, int, int]:
+    """The sizes of :func:`single_rows`'s buffers for P checked pairs (at most P candidate rows) and M movable
+    joints: float64, int64, int32, int8 and bool."""
+    P = n_pairs
+    return 33 * P + n_movable * P, 5 * P + SINGLE_INFO, 4 * P, P, 6 * P
+
+
+@njit(cache=True, fastmath=False)
+def single_rows(cfg, pair, T_world_link, T_world_shape, world_f, world_i, pair_f, pair_i, thresholds, eps_m,
+                apart_above, sane_below, on_mesh_d2, search_d2, done, check_mesh, k_max, smooth_distance, jacobians,
+                no_subshape, F, I, I32, I8, B):
+    """:func:`first_distance_rows`, :func:`settle_rows` and :func:`finish_rows` of one configuration's K candidate
+    rows in one call, as far as they go without Python, each step's outputs written into the buffers (sizes
+    :func:`single_buffer_sizes`; layout below, P the number of checked pairs, M of movable joints), so that no
+    array is made for Python between the steps (numba boxes each array it returns: ~0.7 us).
+
+    The call stops after the first distances when some rows are left to coal (``info[0]`` SINGLE_FIRST), after
+    settling when rows are left to the narrow phase or to the meshes' distance (SINGLE_SETTLED); the caller goes
+    on from there with the same functions on the buffers. Otherwise it assembles the answer's rows (SINGLE_DONE).
+    The numbers are those of the three calls, bit for bit (the same functions on the same values).
+
+    Buffers (each step's arrays at the first K, or n, entries of its place)
+    -----------------------------------------------------------------------
+    F float64: raw [0, P), p0 [P, 4P), p1 [4P, 7P), distance [7P, 8P), points [8P, 14P), normal [14P, 17P), the
+      answer's padded distance [17P, 18P), points [18P, 24P), normal [24P, 27P), local points [27P, 33P),
+      Jacobian rows over the movable joints [33P, 33P + MP) (n, M).
+    I int64: coal rows [0, P), slow rows [P, 2P), off-mesh rows [2P, 3P), the answer's cfg [3P, 4P) and pair
+      [4P, 5P), then info: (step, coal rows, slow rows, off-mesh rows, answer rows, plain).
+    I32: subshapes [0, 2P), the answer's subshapes [2P, 4P). I8: state [0, P).
+    B: measured [0, P), exact [P, 2P), deepest [2P, 3P), kink [3P, 4P), overlapping [4P, 5P), smooth [5P, 6P).
+    The measured rows' answers (distance ... kink) start as ``checks.clearance._Measured`` makes them.
+    """
+    P = _i2(pair_i, _P_PAIRS).shape[0]
+    M = _i1(world_i, _W_CHILD_LINK).shape[0]
+    k = cfg.shape[0]
+    info = I[5 * P:5 * P + SINGLE_INFO]
+    raw_b = F[0:P]
+    p0_b = F[P:4 * P].reshape((P, 3))
+    p1_b = F[4 * P:7 * P].reshape((P, 3))
+    dist_b = F[7 * P:8 * P]
+    pts_b = F[8 * P:14 * P].reshape((P, 2, 3))
+    nrm_b = F[14 * P:17 * P].reshape((P, 3))
+    subs_b = I32[0:2 * P].reshape((P, 2))
+    state_b = I8[0:P]
+    measured_b = B[0:P]
+    exact_b = B[P:2 * P]
+    deepest_b = B[2 * P:3 * P]
+    kink_b = B[3 * P:4 * P]
+    raw, p0, p1, measured, coal_rows = first_distance_rows(cfg, pair, T_world_shape, world_f, world_i, pair_f, pair_i,
+                                                           eps_m)
+    for r in range(k):
+        raw_b[r] = raw[r]
+        measured_b[r] = measured[r]
+        for j in range(3):
+            p0_b[r, j] = p0[r, j]
+            p1_b[r, j] = p1[r, j]
+        state_b[r] = 0
+        dist_b[r] = np.inf
+        for s in range(2):
+            subs_b[r, s] = -1
+            for j in range(3):
+                pts_b[r, s, j] = 0.0
+        for j in range(3):
+            nrm_b[r, j] = 0.0
+        exact_b[r] = True
+        deepest_b[r] = False
+        kink_b[r] = False
+    n_coal = coal_rows.shape[0]
+    for i in range(n_coal):
+        I[i] = coal_rows[i]
+    info[0], info[1], info[2], info[3], info[4], info[5] = SINGLE_FIRST, n_coal, 0, 0, 0, 1
+    if n_coal:
+        return
+    slow, rest, overlapping = settle_rows(raw, p0, p1, measured, cfg, pair, T_world_shape, world_f, world_i, pair_f,
+                                          pair_i, thresholds, apart_above, sane_below, on_mesh_d2, done, check_mesh,
+                                          dist_b[:k], pts_b[:k], nrm_b[:k], state_b[:k], subs_b[:k], search_d2)
+    for i in range(slow.shape[0]):
+        I[P + i] = slow[i]
+    for i in range(rest.shape[0]):
+        I[2 * P + i] = rest[i]
+    for r in range(k):
+        B[4 * P + r] = overlapping[r]
+    info[0], info[2], info[3] = SINGLE_SETTLED, slow.shape[0], rest.shape[0]
+    if slow.shape[0] or rest.shape[0]:
+        return
+    out_cfg, out_pair, padded, pts, nrm, subs, smooth, local, jac, plain = finish_rows(
+        state_b[:k], dist_b[:k], pts_b[:k], nrm_b[:k], subs_b[:k], exact_b[:k], deepest_b[:k], kink_b[:k], cfg, pair,
+        T_world_link, world_f, world_i, pair_f, pair_i, k_max, done, smooth_distance, jacobians, no_subshape)
+    n = out_cfg.shape[0]
+    jac_b = F[33 * P:33 * P + M * P].reshape((P, M))
+    for r in range(n):
+        I[3 * P + r] = out_cfg[r]
+        I[4 * P + r] = out_pair[r]
+        F[17 * P + r] = padded[r]
+        B[5 * P + r] = smooth[r]
+        for s in range(2):
+            I32[2 * P + 2 * r + s] = subs[r, s]
+            for j in range(3):
+                F[18 * P + 6 * r + 3 * s + j] = pts[r, s, j]
+                F[27 * P + 6 * r + 3 * s + j] = local[r, s, j]
+        for j in range(3):
+            F[24 * P + 3 * r + j] = nrm[r, j]
+        for j in range(jac.shape[1]):
+            jac_b[r, j] = jac[r, j]
+    info[0], info[4], info[5] = SINGLE_DONE, n, 1 if plain else 0

@@ -17,6 +17,7 @@ from numba.typed import List
 from my_collision_pkg.core.kernels import explain_batch
 from my_collision_pkg.core.kernels.cells import cells_in_boxes
 from my_collision_pkg.core.kernels.clearance_rows import (assemble_rows, candidate_rows, check_on_meshes, finish_rows,
+                                                           single_buffer_sizes, single_rows,
                                                            first_distance_rows, jacobian_and_local_points,
                                                            pack_row_pairs, pack_row_world, pack_world, pose_sizes,
                                                            settle_first_distances, settle_rows, sphere_gaps)
@@ -200,6 +201,12 @@ def warm_up_clearance_rows() -> None:
     for jacobians in (True, False):
         finish_rows(state, distance, points, normal, subshapes, ~flags, flags, flags, cfg, pair, T_link, world_f,
                     world_i, pair_f, pair_i, 0, 1, 1e-9, jacobians, -1)
+        # the same steps in one call, into buffers (a one-configuration request)
+        sizes = single_buffer_sizes(1, 1)
+        single_rows(cfg, pair, T_link, T_shape, world_f, world_i, pair_f, pair_i, thresholds, 1e-12, 1e-5, 1e6, 1e-18,
+                    4e-18, 1, 2, 0, 1e-9, jacobians, -1, np.zeros(sizes[0]), np.zeros(sizes[1], dtype=np.int64),
+                    np.zeros(sizes[2], dtype=np.int32), np.zeros(sizes[3], dtype=np.int8),
+                    np.zeros(sizes[4], dtype=np.bool_))
 
 
 def warm_up_contacts() -> None:

@@ -1,0 +1,61 @@
+"""A one-configuration clearance request runs its compiled steps in one call into per-thread buffers
+(``kernels.clearance_rows.single_rows``, ``checks.clearance._single_rows``): its answers are those of the steps
+called one by one (``checks.clearance._posed_rows``, what a batch chunk runs), every field bit for bit, whichever
+step the call stops after (rows left to coal's first distance, to the narrow phase or the meshes' distance, or
+none), on Panda configurations with the world, valid and penetrating, near and far, with and without Jacobians and
+a row bound per configuration."""
+import dataclasses
+
+import numpy as np
+import pytest
+
+from my_collision_pkg.core.checks import clearance
+from core_scenes import panda_world_checker
+
+
+@pytest.fixture(scope="module")
+def panda():
+    checker, names, Q = panda_world_checker(160)
+    yield checker, names, Q
+    checker.close()
+
+
+def _same(a, b) -> None:
+    for f in dataclasses.fields(a):
+        x, y = getattr(a, f.name), getattr(b, f.name)
+        if isinstance(x, np.ndarray):
+            assert x.dtype == y.dtype and x.shape == y.shape, f.name
+            assert x.tobytes() == y.tobytes() if x.dtype != object else x.tolist() == y.tolist(), f.name
+        else:
+            assert x == y, f.name
+
+
+@pytest.mark.parametrize("influence_m", [0.05, 0.5])
+def test_one_call_rows_equal_the_steps_one_by_one(panda, monkeypatch, influence_m):
+    checker, names, Q = panda
+    stops = {"coal": 0, "narrow": 0}
+    from_first, narrow = clearance._measure_from_first, clearance._narrow_phase
+
+    def counted_first(*args):
+        stops["coal"] += 1
+        return from_first(*args)
+
+    def counted_narrow(*args):
+        stops["narrow"] += 1
+        return narrow(*args)
+
+    monkeypatch.setattr(clearance, "_measure_from_first", counted_first)
+    monkeypatch.setattr(clearance, "_narrow_phase", counted_narrow)
+    keywords = [{}, {"compute_jacobians": False}, {"max_rows_per_configuration": 2}]
+    answers = [checker.clearance(names, q, influence_m, **keywords[c % 3]) for c, q in enumerate(Q)]
+    seen = dict(stops)
+    monkeypatch.setattr(clearance, "_single_rows", clearance._posed_rows)
+    for c, (q, answer) in enumerate(zip(Q, answers)):
+        assert answer.ok, answer.message
+        _same(answer, checker.clearance(names, q, influence_m, **keywords[c % 3]))
+    # every place the one call stops at was met (rows left to coal: a cylinder's; to the narrow phase: penetrating
+    # pairs), and most answers with rows came out of the call itself
+    # (_measure_from_first goes on through _narrow_phase: "narrow" counts both stops)
+    assert seen["coal"] >= 1 and seen["narrow"] - seen["coal"] >= 10, seen
+    with_rows = sum(len(a.distance) > 0 for a in answers)
+    assert with_rows - seen["narrow"] >= 20, (with_rows, seen)
