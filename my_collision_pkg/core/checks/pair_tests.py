@@ -306,9 +306,11 @@ def any_collision(scratch: PairTestScratch, world: CollisionWorld, q: np.ndarray
     """The row of ``q`` (N, A) that is the first, in row order, with a colliding pair of ``selection``, or -1.
 
     The verdicts are :func:`first_collision`'s, but the rows are posed and culled one at a time
-    in one compiled call (:func:`kernels.culling.first_candidate_row`, its arguments packed), which also drops the
+    in one compiled call (:func:`kernels.culling.first_candidate_row_packed`), which also drops the
     candidate pairs whose convex solids GJK proves farther apart than their margin, and
-    returns at the next row with a pair left; its pair tests run, and the call goes on from
+    returns at the next row with a pair left; its pair tests run (unless the call found one of
+    its pairs overlapping: a vertex of one shape deep inside the other, a box, sphere or
+    cylinder, which the pair tests would call colliding too), and the call goes on from
     the row after it, so nothing past the first colliding row is computed: the screen that a
     motion's bool check runs before its certificate (the caller orders the rows so that a
     collision is likely met early). N is at most ``POSE_CHUNK`` (the caller's samples).
@@ -321,9 +323,9 @@ def any_collision(scratch: PairTestScratch, world: CollisionWorld, q: np.ndarray
     buffers, pack = scratch.screen_pack(world, selection)
     row = 0
     while True:
-        row, count = first_candidate_row_packed(q, row, pack)
+        row, count, overlap = first_candidate_row_packed(q, row, pack)
         if row < 0:
             return -1
-        if scratch.posed(world, buffers.T_world_shape[0]).first_hit(selection, buffers.survivors[:count]) >= 0:
+        if overlap or scratch.posed(world, buffers.T_world_shape[0]).first_hit(selection, buffers.survivors[:count]) >= 0:
             return int(row)
         row += 1
