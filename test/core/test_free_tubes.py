@@ -74,3 +74,40 @@ def test_a_kept_tube_row_is_written_as_numpy_writes_it():
     assert np.all(bound[[0, 2]] == -np.inf)
     tube_keep(start, step, length2, bound, 2, q0, q0, 0.01)
     assert length2[2] == 1.0 and not step[2].any()
+
+
+def test_an_edge_cut_into_pieces_each_beside_a_tube_is_covered():
+    """An L of two free motions in the plane (levers 1 m/rad, clearance 0.03 m) and a shortcut
+    across its corner: as a whole 0.04 rad from either motion at one end (margin -0.01 m:
+    uncovered), in halves 0.02 rad from one each (0.01 m left: covered). A shortcut whose
+    midpoint lies 0.03 rad from both motions is covered by no pieces (every cut leaves a piece
+    ending there, with nothing left); with the gate above the whole edge's margin, no edge is cut."""
+    from my_collision_pkg.core.checks import free_tubes
+    needed = DEFAULT_TOUCH_TOLERANCE_M + gjk_tolerance(DEFAULT_TOUCH_TOLERANCE_M)
+    tubes = FreeTubes(np.array([1.0, 1.0]), needed)
+    tubes.add(np.array([0.0, 0.0]), np.array([1.0, 0.0]), 0.03)
+    tubes.add(np.array([1.0, 0.0]), np.array([1.0, 1.0]), 0.03)
+    corner_cut = (np.array([0.96, 0.0]), np.array([1.0, 0.04]))
+    assert tubes.covers(*corner_cut)
+    assert not tubes.covers(np.array([0.94, 0.0]), np.array([1.0, 0.06]))
+    gate = free_tubes.SPLIT_GATE_M
+    try:
+        free_tubes.SPLIT_GATE_M = -0.005             # the whole edge's margin (-0.01 m) is below the gate: not cut
+        assert not tubes.covers(*corner_cut)
+    finally:
+        free_tubes.SPLIT_GATE_M = gate
+    assert tubes.hits == 1
+
+
+def test_pieces_meet_exactly_at_the_edge_ends():
+    """kernels.tubes.tube_pieces_cover: 1 for an edge inside one tube, the number of pieces
+    that covered it otherwise, 0 when none did."""
+    from my_collision_pkg.core.kernels.tubes import tube_pieces_cover
+    start = np.array([[0.0, 0.0], [1.0, 0.0]])
+    step = np.array([[1.0, 0.0], [0.0, 1.0]])
+    length2, bound, levers = np.ones(2), np.full(2, 0.3), np.ones(2)
+    args = (start, step, length2, bound, levers, 2)
+    assert tube_pieces_cover(*args, np.array([0.2, 0.0]), np.array([0.8, 0.1]), 0.01, -1.0, 3) == 1
+    assert tube_pieces_cover(*args, np.array([0.5, 0.0]), np.array([1.0, 0.5]), 0.01, -1.0, 3) == 2
+    assert tube_pieces_cover(*args, np.array([0.5, 0.0]), np.array([1.0, 0.5]), 0.01, -1.0, 0) == 0
+    assert tube_pieces_cover(*args, np.array([0.0, 0.5]), np.array([1.0, 1.5]), 0.01, -1.0, 3) == 0

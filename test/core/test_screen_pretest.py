@@ -144,3 +144,27 @@ def test_any_collision_is_the_first_colliding_row(panda):
         assert any_collision(scratch, world, block, selection) == -1
         block = np.vstack([block, q[np.flatnonzero(hits)[start // 40 % hits.sum()]][None, :], block])
         assert any_collision(scratch, world, block, selection) == 40
+
+
+
+def test_a_surface_point_inside_a_solid_is_found_only_when_deep_enough():
+    """kernels.culling.surface_point_inside: a box's corner (half extents 0.5 m) 0.01 m inside a
+    box, a sphere and a cylinder (each 0.3 m across half) is found at depth 0.005 m, not 0.02 m; a
+    tetrahedron's vertex 0.05 m inside a box at 0.01 m, not 0.06 m."""
+    from my_collision_pkg.core.kernels.codes import KIND_BOX, KIND_CONVEX, KIND_CYLINDER, KIND_SPHERE
+    from my_collision_pkg.core.kernels.culling import surface_point_inside
+    from my_collision_pkg.core.kernels.gjk import convex_arrays
+    tetrahedron = np.array([[0.0, 0.0, 0.0], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]])
+    none = np.zeros((0, 3))
+    convex = convex_arrays([KIND_BOX, KIND_BOX, KIND_SPHERE, KIND_CYLINDER, KIND_CONVEX],
+                           [[0.5, 0.5, 0.5], [0.3, 0.3, 0.3], [0.3, 0.0, 0.0], [0.3, 0.3, 0.0], [0.0, 0.0, 0.0]],
+                           [none, none, none, none, tetrahedron])
+    at_origin, other = np.eye(4), np.eye(4)
+    other[:3, 3] = [0.5 + 0.29, 0.5, 0.5]              # the corner (0.5, 0.5, 0.5) 0.29 from the centre
+    for s in (1, 2, 3):
+        assert surface_point_inside(convex, 0, at_origin, s, other, 0.005), s
+        assert not surface_point_inside(convex, 0, at_origin, s, other, 0.02), s
+    other[:3, 3] = [0.25, 0.0, 0.0]
+    assert surface_point_inside(convex, 4, at_origin, 1, other, 0.01)
+    assert not surface_point_inside(convex, 4, at_origin, 1, other, 0.06)
+    assert not surface_point_inside(convex, 1, other, 4, at_origin, 0.0)     # into a convex mesh: not tested

@@ -19,6 +19,12 @@ configuration on the new edge comes within the touch tolerance of a pair: the ce
 search would evaluate no point it could call touching, so the edge's verdict is
 CERTIFIED's own (free), with no search.
 
+An edge that no one tube covers but that runs near the kept motions (its best margin at least
+``SPLIT_GATE_M``) is cut into 2, 4, .. ``2 ** SPLIT_DEPTH`` equal pieces, and is covered when
+every piece lies in a tube (each piece's own): every configuration on the edge lies on a piece,
+so the same argument holds for each (the simplifier's shortcuts that cut a corner of the path
+run beside two of its edges, one for each part).
+
 Tubes belong to one snapshot and one request (the caller drops them with its edge memory);
 the configurations are complete (A,), so joints outside the caller's group count too.
 """
@@ -30,10 +36,15 @@ import numpy as np
 
 from my_collision_pkg.core.checks.sweep import motion_kinematics, pair_top_speeds, sweep_tables
 from my_collision_pkg.core.kernels import advancement as mk
-from my_collision_pkg.core.kernels.tubes import tube_keep, tube_margin
+from my_collision_pkg.core.kernels.tubes import tube_keep, tube_pieces_cover
 
 # free motions kept (the most recent ones, a ring); each lookup compares the new edge with all
 TUBE_MEMORY = 256
+# An edge no one tube covers is cut into pieces (2, 4, .. 2 ** SPLIT_DEPTH) only when its best
+# margin over the tubes is at least this (metres; the planner's edges answered this way had a
+# median margin of -7 mm as a whole: a looser gate tries many more edges that no pieces cover)
+SPLIT_GATE_M = -0.05
+SPLIT_DEPTH = 3
 
 
 def joint_levers(world, selection) -> np.ndarray | None:
@@ -113,14 +124,13 @@ class FreeTubes:
                 self._count += 1
 
     def covers(self, q0: np.ndarray, q1: np.ndarray) -> bool:
-        """True when the motion q0 -> q1 (A,) (contiguous float arrays) lies in a kept tube far
-        enough from every pair that no configuration on it comes within ``needed`` of touching
-        (:func:`kernels.tubes.tube_margin`)."""
+        """True when the motion q0 -> q1 (A,) (contiguous float arrays) lies in a kept tube, or its
+        pieces each in one (see the module docstring), far enough from every pair that no
+        configuration on it comes within ``needed`` of touching (:func:`kernels.tubes.tube_pieces_cover`)."""
         if self._count == 0:
             return False
-        left, k = tube_margin(self._start, self._step, self._length2, self._bound, self.levers, self._count, q0, q1,
-                              self.needed)
-        if not left >= self.needed:
+        if tube_pieces_cover(self._start, self._step, self._length2, self._bound, self.levers, self._count, q0, q1,
+                             self.needed, SPLIT_GATE_M, SPLIT_DEPTH) == 0:
             return False
         self.hits += 1
         return True

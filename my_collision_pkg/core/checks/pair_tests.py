@@ -23,7 +23,7 @@ import numpy as np
 from my_collision_pkg.core.checks.contact_builder import ContactBuilder
 from my_collision_pkg.core.checks.narrowphase import inside_closed_mesh, octree_pair_collides, pair_distance_lower_bound
 from my_collision_pkg.core.checks.sweep import convex_solids
-from my_collision_pkg.core.kernels.culling import first_candidate_row, obb_candidates
+from my_collision_pkg.core.kernels.culling import first_candidate_row_packed, obb_candidates, screen_pack
 from my_collision_pkg.core.kernels.kinematics import shape_poses
 from my_collision_pkg.core.scene.planning_scene import CollisionWorld, PairSelection
 
@@ -69,6 +69,7 @@ class PairTestScratch(threading.local):
         self.counter = 0
         self.single: tuple | None = None     # (buffers, selection, kernel arguments)
         self.screen: tuple | None = None     # (world, selection, the convex pre-test's kernel arguments)
+        self.packed: tuple | None = None     # (kernel arguments, screen arguments, their culling.ScreenPack)
 
     def posed(self, world: CollisionWorld, T_world_shape: np.ndarray) -> "PosedPairs":
         """The pair tests of ``world`` at shape poses ``T_world_shape`` (S, 4, 4), on this thread's fcl objects."""
@@ -90,6 +91,16 @@ class PairTestScratch(threading.local):
         arguments = buffers.kernel_arguments(selection)
         self.single = (buffers, selection, arguments)
         return buffers, arguments
+
+    def screen_pack(self, world: CollisionWorld, selection: PairSelection):
+        """(buffers, pack): :meth:`single_buffers`' buffers and a :class:`kernels.culling.ScreenPack` of
+        the kernel's and :meth:`screen_arguments`' arguments (kept while both are the same objects)."""
+        buffers, arguments = self.single_buffers(world, selection)
+        screen = self.screen_arguments(world, selection)
+        packed = self.packed
+        if packed is None or packed[0] is not arguments or packed[1] is not screen:
+            packed = self.packed = (arguments, screen, screen_pack(*arguments, *screen))
+        return buffers, packed[2]
 
     def screen_arguments(self, world: CollisionWorld, selection: PairSelection) -> tuple:
         """The convex pre-test's arguments of :func:`kernels.culling.first_candidate_row` for
@@ -295,9 +306,11 @@ def any_collision(scratch: PairTestScratch, world: CollisionWorld, q: np.ndarray
     """The row of ``q`` (N, A) that is the first, in row order, with a colliding pair of ``selection``, or -1.
 
     The verdicts are :func:`first_collision`'s, but the rows are posed and culled one at a time
-    in one compiled call (:func:`kernels.culling.first_candidate_row`), which also drops the
+    in one compiled call (:func:`kernels.culling.first_candidate_row_packed`), which also drops the
     candidate pairs whose convex solids GJK proves farther apart than their margin, and
-    returns at the next row with a pair left; its pair tests run, and the call goes on from
+    returns at the next row with a pair left; its pair tests run (unless the call found one of
+    its pairs overlapping: a vertex of one shape deep inside the other, a box, sphere or
+    cylinder, which the pair tests would call colliding too), and the call goes on from
     the row after it, so nothing past the first colliding row is computed: the screen that a
     motion's bool check runs before its certificate (the caller orders the rows so that a
     collision is likely met early). N is at most ``POSE_CHUNK`` (the caller's samples).
@@ -307,13 +320,12 @@ def any_collision(scratch: PairTestScratch, world: CollisionWorld, q: np.ndarray
         return -1
     if not (q.flags.c_contiguous and q.flags.writeable and q.dtype == np.float64):
         q = np.array(q, dtype=np.float64)               # one compiled signature for every caller
-    buffers, arguments = scratch.single_buffers(world, selection)
-    screen = scratch.screen_arguments(world, selection)
+    buffers, pack = scratch.screen_pack(world, selection)
     row = 0
     while True:
-        row, count = first_candidate_row(q, row, *arguments, *screen)
+        row, count, overlap = first_candidate_row_packed(q, row, pack)
         if row < 0:
             return -1
-        if scratch.posed(world, buffers.T_world_shape[0]).first_hit(selection, buffers.survivors[:count]) >= 0:
+        if overlap or scratch.posed(world, buffers.T_world_shape[0]).first_hit(selection, buffers.survivors[:count]) >= 0:
             return int(row)
         row += 1

@@ -1,5 +1,6 @@
 """Compiled lookup of a joint-space edge among the free motions kept by ``core.checks.free_tubes`` (numba),
-a kept motion written into their ring (:func:`tube_keep`), the edge's complete ends with their checks
+the same edge cut into pieces each beside one of them (:func:`tube_pieces_cover`), a kept motion written into
+their ring (:func:`tube_keep`), the edge's complete ends with their checks
 (:func:`edge_ends`, the bool check's first step) and its screen's samples (:func:`screen_samples`).
 
 :func:`tube_margin` returns, over kept motions k (a ring of ``count`` rows), the largest of
@@ -40,6 +41,39 @@ def tube_margin(start, step, length2, bound, levers, count, q0, q1, enough):
             if best >= enough:
                 break
     return best, where
+
+
+@njit(cache=True)
+def tube_pieces_cover(start, step, length2, bound, levers, count, q0, q1, enough, gate, max_depth):
+    """Whether the edge q0 -> q1 (A,) is covered: :func:`tube_margin` of the whole edge is at least
+    ``enough``, or, when it is at least ``gate`` (metres, below ``enough``: the edge runs near the
+    kept motions), the edge cut into 2, 4, .. ``2 ** max_depth`` equal pieces has every piece's
+    :func:`tube_margin` at least ``enough`` (each piece beside a kept motion of its own: every
+    configuration on the edge lies on a piece). Returns the number of pieces that covered it (1:
+    the whole edge), or 0. The pieces' ends are ``q0 + (i / n) (q1 - q0)``, the first ``q0`` and
+    the last ``q1`` exactly, each shared by the two pieces that meet there."""
+    best, _ = tube_margin(start, step, length2, bound, levers, count, q0, q1, enough)
+    if best >= enough:
+        return 1
+    if not best >= gate:
+        return 0
+    n_joints = q0.shape[0]
+    a = np.empty(n_joints)
+    b = np.empty(n_joints)
+    for depth in range(1, max_depth + 1):
+        n = 1 << depth
+        covered = True
+        for i in range(n):
+            for j in range(n_joints):
+                b[j] = q1[j] if i == n - 1 else q0[j] + ((i + 1) / n) * (q1[j] - q0[j])
+                a[j] = q0[j] if i == 0 else q0[j] + (i / n) * (q1[j] - q0[j])
+            value, _ = tube_margin(start, step, length2, bound, levers, count, a, b, enough)
+            if not value >= enough:
+                covered = False
+                break
+        if covered:
+            return n
+    return 0
 
 
 # edge_ends' codes

@@ -24,8 +24,8 @@ from my_collision_pkg.core.kernels.clearance_rows import (assemble_rows, candida
 from my_collision_pkg.core.kernels.codes import KIND_BOX, KIND_CONVEX, KIND_MESH
 from my_collision_pkg.core.kernels.contact_points import contact_points
 from my_collision_pkg.core.kernels.epa import penetration_distances
-from my_collision_pkg.core.kernels.culling import (first_candidate_row, obb_candidates,
-                                                    single_configuration_candidates)
+from my_collision_pkg.core.kernels.culling import (first_candidate_row, first_candidate_row_packed, obb_candidates,
+                                                    screen_pack, single_configuration_candidates)
 from my_collision_pkg.core.kernels.footprint import convex_footprint, polytope_volume_centroid
 from my_collision_pkg.core.kernels.gjk import convex_arrays
 from my_collision_pkg.core.kernels.depth import (SolidArrays, SurfaceSamples, adjacency, label_components, merge_regions,
@@ -42,7 +42,7 @@ from my_collision_pkg.core.kernels.penetrating_rows import slow_convex_rows, uns
 from my_collision_pkg.core.kernels.thickness import thickness_along_lines
 from my_collision_pkg.core.kernels.support_features import (feature_contact, inside_margin, plane_basis, support_gap,
                                                               support_points)
-from my_collision_pkg.core.kernels.tubes import edge_ends, screen_samples, tube_keep, tube_margin
+from my_collision_pkg.core.kernels.tubes import edge_ends, screen_samples, tube_keep, tube_margin, tube_pieces_cover
 from my_collision_pkg.core.kernels.witness_check import pack_meshes
 
 
@@ -54,6 +54,8 @@ def warm_up() -> None:
     warm_up_mesh_rows()
     explain_batch.warm_up()
     tube_margin(np.zeros((1, 1)), np.ones((1, 1)), np.ones(1), np.ones(1), np.ones(1), 1, np.zeros(1), np.ones(1), 0.1)
+    tube_pieces_cover(np.zeros((1, 1)), np.ones((1, 1)), np.ones(1), np.ones(1), np.ones(1), 1, np.zeros(1), np.ones(1),
+                      0.1, -0.05, 3)
     tube_keep(np.zeros((1, 1)), np.zeros((1, 1)), np.ones(1), np.ones(1), 0, np.zeros(1), np.ones(1), 0.1)
     screen_samples(np.zeros(1), np.ones(1), np.ones((1, 1)), 0.1, 4, 64, np.zeros((65, 64)))
     current = np.zeros(1)
@@ -107,6 +109,8 @@ def warm_up_kinematics_and_culling() -> None:
     convex = tuple(convex_arrays([KIND_BOX, KIND_CONVEX], np.ones((2, 3)), [np.zeros((0, 3)), tetrahedron],
                                  [[], [[1, 2, 3], [0, 2, 3], [0, 1, 3], [0, 1, 2]]]))
     first_candidate_row(np.zeros((2, 1)), 0, *row_arguments, convex, np.ones(1, dtype=np.bool_), np.zeros((1, 3)))
+    first_candidate_row_packed(np.zeros((2, 1)), 0, screen_pack(*row_arguments, convex, np.ones(1, dtype=np.bool_),
+                                                                np.zeros((1, 3))))
     # clearance's rows: a robot link against a world object, one revolute and one prismatic joint
     for n_jac in (2, 0):
         jacobian_and_local_points(T, np.zeros(1, dtype=np.int64), np.array([[0, 1]], dtype=np.int64),
