@@ -462,50 +462,17 @@ def collector_paused():
             gc.enable()
 
 
-class ClearancePoints:
-    """The Point and Vector3 messages of a clearance answer made part by part while the rest is measured.
-
-    Pass :meth:`add` as ``on_part`` to ``CollisionChecker.clearance``: each chunk's rows arrive here
-    (in any order) while batch workers measure the others, and their messages are made then, so that
-    the response's fill after the answer has only the flat arrays left. :meth:`messages` gives them
-    in the answer's order when the parts are exactly its rows (compared value for value), else None
-    (the fill makes them from the answer then).
-    """
-
-    def __init__(self) -> None:
-        self._parts: list[tuple] = []
-
-    def add(self, start: int, part) -> None:
-        _, _, _, points, local, normals = part[:6]
-        with collector_paused():
-            self._parts.append((start, points, local, normals, _points_msgs(points), _points_msgs(local),
-                                _points_msgs(normals, Vector3)))
-
-    def messages(self, clearance: Clearance) -> tuple[list, list, list] | None:
-        """(points, points_local, normals) messages of ``clearance``'s rows, or None where the parts are not they."""
-        if not self._parts:
-            return None
-        parts = sorted(self._parts, key=lambda item: item[0])
-        arrays = [np.concatenate([p[i] for p in parts]) for i in (1, 2, 3)]
-        if not (np.array_equal(arrays[0], clearance.points) and np.array_equal(arrays[1], clearance.points_local)
-                and np.array_equal(arrays[2], clearance.normals)):
-            return None
-        return tuple([m for p in parts for m in p[i]] for i in (4, 5, 6))
-
-
-def fill_compute_clearance_response(response, clearance: Clearance, points: ClearancePoints | None = None):
+def fill_compute_clearance_response(response, clearance: Clearance):
     """Copy a :class:`core.checks.clearance.Clearance` into a ComputeClearance response (flat arrays).
 
     Per-row pairs (bodies, types, shape ids, points) are flattened row-major: entries 2r
-    and 2r+1 belong to row r; ``jacobian`` is R x J row-major. ``points``: the answer's point
-    messages made while it was measured (:class:`ClearancePoints`), used where they are its rows.
+    and 2r+1 belong to row r; ``jacobian`` is R x J row-major.
     """
     with collector_paused():
-        return _fill_compute_clearance_response(response, clearance, None if points is None else
-                                                points.messages(clearance))
+        return _fill_compute_clearance_response(response, clearance)
 
 
-def _fill_compute_clearance_response(response, clearance: Clearance, messages=None):
+def _fill_compute_clearance_response(response, clearance: Clearance):
     response.status = int(clearance.status)
     response.message = clearance.message
     response.jacobian_joint_names = list(clearance.jacobian_joint_names)
@@ -518,10 +485,9 @@ def _fill_compute_clearance_response(response, clearance: Clearance, messages=No
     response.shape_ids = array.array("i", np.asarray(clearance.shape_ids, dtype=np.int32).ravel().tobytes())
     response.subshape_ids = array.array("i", np.asarray(clearance.subshape_ids, dtype=np.int32).ravel().tobytes())
     response.distance = _float64s(clearance.distance)
-    if messages is None:
-        messages = (_points_msgs(clearance.points), _points_msgs(clearance.points_local),
-                    _points_msgs(clearance.normals, Vector3))
-    response.points, response.points_local, response.normals = messages
+    response.points = _points_msgs(clearance.points)
+    response.points_local = _points_msgs(clearance.points_local)
+    response.normals = _points_msgs(clearance.normals, Vector3)
     response.jacobian = _float64s(clearance.jacobian)
     response.smooth = np.asarray(clearance.smooth, dtype=bool).ravel().tolist()      # (Python bools)
     return response

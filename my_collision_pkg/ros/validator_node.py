@@ -527,14 +527,12 @@ class CollisionValidatorNode(NamedParameterRefusals, Node):
         return response
 
     def _on_compute_clearance(self, request: ComputeClearance.Request, response: ComputeClearance.Response):
-        # the answer's point messages are made chunk by chunk while the batch workers measure the other chunks
-        points = conversions.ClearancePoints()
         clearance = self.checker.clearance(
             request.joint_names, np.asarray(request.positions, dtype=float), request.influence_distance,
             max_rows_per_configuration=request.max_rows_per_configuration,
             compute_jacobians=request.compute_jacobians, max_batch=self.max_batch,
-            request=conversions.check_request_from_msg(request, self.scene.world), on_part=points.add)
-        return conversions.fill_compute_clearance_response(response, clearance, points)
+            request=conversions.check_request_from_msg(request, self.scene.world))
+        return conversions.fill_compute_clearance_response(response, clearance)
 
     def _on_apply(self, request: ApplyCollisionObjects.Request, response: ApplyCollisionObjects.Response):
         try:

@@ -120,37 +120,3 @@ def test_an_answer_without_rows_has_the_cores_jacobian_shape(influence, compute_
     response = _round_trip(conversions.fill_compute_clearance_response(ComputeClearance.Response(), core))
     got = conversions.clearance_from_response(response, compute_jacobians)
     assert got.jacobian.shape == core.jacobian.shape
-
-
-def test_point_messages_made_part_by_part_are_the_answers(monkeypatch):
-    """issue 40 (DDS): the ComputeClearance fill with the point messages made chunk by chunk while the others are
-    measured (ClearancePoints, the node's on_part) is the fill made from the answer, field for field; parts that
-    are not the answer's rows are not used."""
-    from my_collision_pkg.core.checks import clearance
-    from my_collision_pkg.core.checks.checker import CollisionChecker
-    from my_collision_pkg.core.model.robot_model import RobotModel
-    from my_collision_pkg.core.scene.planning_scene import PlanningScene
-    urdf = ('<robot name="r"><link name="base"><collision><geometry><box size="0.2 0.2 0.2"/></geometry></collision>'
-            '</link><link name="arm"><collision><origin xyz="0.5 0 0"/><geometry><sphere radius="0.1"/></geometry>'
-            '</collision></link><joint name="j" type="revolute"><parent link="base"/><child link="arm"/>'
-            '<axis xyz="0 0 1"/><limit lower="-3" upper="3" effort="1" velocity="1"/></joint></robot>')
-    checker = CollisionChecker(PlanningScene(RobotModel.from_urdf_string(urdf), allow_adjacent=False),
-                               batch_workers=1)
-    monkeypatch.setattr(clearance, "CLEARANCE_CHUNK", 7)          # several parts, in the order measured
-    rows = np.linspace(-3.0, 3.0, 40)[:, None]
-    points = conversions.ClearancePoints()
-    answer = checker.clearance(["j"], rows, 1.0, on_part=points.add)
-    assert len(answer) == 40 and len(points._parts) == 6
-    plain = conversions.fill_compute_clearance_response(ComputeClearance.Response(), answer)
-    streamed = conversions.fill_compute_clearance_response(ComputeClearance.Response(), answer, points)
-    # (field by field: a serialized message's alignment padding is not always zeroed)
-    fields = ComputeClearance.Response.get_fields_and_field_types()
-    assert all(getattr(streamed, f) == getattr(plain, f) for f in fields)
-    assert len(streamed.points) == 80 and len(streamed.normals) == 40
-    # parts that are not the answer's rows (other configurations: as many rows, other points) fall back to the
-    # answer's own
-    other = conversions.ClearancePoints()
-    assert len(checker.clearance(["j"], rows[::-1] * 0.9, 1.0, on_part=other.add)) == 40
-    assert other.messages(answer) is None
-    fallback = conversions.fill_compute_clearance_response(ComputeClearance.Response(), answer, other)
-    assert all(getattr(fallback, f) == getattr(plain, f) for f in fields)

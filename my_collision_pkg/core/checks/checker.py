@@ -525,7 +525,7 @@ class CollisionChecker:
                   pad_environment_collisions: bool = True, pad_self_collisions: bool = False,
                   max_rows_per_configuration: int = 0, compute_jacobians: bool = True,
                   world: CollisionWorld | None = None, max_batch: int = MAX_BATCH_CONFIGURATIONS,
-                  request: CheckRequest | None = None, on_part=None) -> Clearance:
+                  request: CheckRequest | None = None) -> Clearance:
         """Every checked shape pair within ``influence_distance`` (metres) of touching, with gradients.
 
         ``positions``: one configuration (J,) or N as (N, J) / flat (N*J,). One row per shape
@@ -536,8 +536,6 @@ class CollisionChecker:
         ``max_rows_per_configuration`` > 0 keeps the k smallest distances of each configuration.
         Bad input gives ``Status.INVALID_REQUEST`` (or OUT_OF_BOUNDS outside the joint limits)
         naming the fault, never raises on it. ``request`` replaces the keywords it holds.
-        ``on_part(start, part)``: see :func:`clearance.compute_clearance` (not called with an octomap in the
-        world, whose cells are named after the rows are made).
 
         Raises
         ------
@@ -574,14 +572,12 @@ class CollisionChecker:
         request, refused = self._octomap_request(request, region)
         if refused is not None:
             return Clearance(Status.INVALID_REQUEST, refused)
-        octomap = octomap_cells.OCTOMAP_ID in request.world_of(self._scene).objects
         result = compute_clearance(self._resolver, request, joint_names, positions, influence_distance,
                                    max_rows_per_configuration=max_rows_per_configuration,
                                    compute_jacobians=compute_jacobians, max_batch=max_batch, stop=self._meter(),
-                                   workers=self._batch, max_rows=self.limits.max_clearance_rows,
-                                   on_part=None if octomap else on_part)
+                                   workers=self._batch, max_rows=self.limits.max_clearance_rows)
         # (the octomap's rows are already one per robot shape, counted so against the bound; this names the cells)
-        if len(result) == 0 or not octomap:
+        if len(result) == 0 or octomap_cells.OCTOMAP_ID not in request.world_of(self._scene).objects:
             return result           # (no octomap row)
         return octomap_cells.nearest_cell_rows(result)
 

@@ -833,10 +833,9 @@ class _RowCounter:
 
 
 def _rows_in_pool(pool, world: CollisionWorld, request: CheckRequest, selection, q_all: np.ndarray, job: tuple,
-                  stop, chunk: int, counter: _RowCounter, on_part=None) -> list[tuple]:
+                  stop, chunk: int, counter: _RowCounter) -> list[tuple]:
     """:func:`chunk_rows` over ``q_all``, shared between this process and ``pool``'s workers;
-    the parts in configuration order. No chunk is handed out once ``counter`` has passed its bound.
-    ``on_part(start, part)`` (optional) is called here with each part kept, as it comes (in any order)."""
+    the parts in configuration order. No chunk is handed out once ``counter`` has passed its bound."""
     n = len(q_all)
     cursor = [0]
     found: list[tuple[int, tuple]] = []
@@ -853,8 +852,6 @@ def _rows_in_pool(pool, world: CollisionWorld, request: CheckRequest, selection,
         part = counter.count(start, token[1], part)
         if part is not None and not counter.passed:
             found.append((start, part))
-            if on_part is not None:
-                on_part(start, part)
 
     key = (request.group_name, request.pad_environment_collisions, request.pad_self_collisions)
     pool.run(next_task, (CLEARANCE_ROWS, key) + job, lambda q: chunk_rows(world, selection, q, *job, stop=stop),
@@ -866,7 +863,7 @@ def _rows_in_pool(pool, world: CollisionWorld, request: CheckRequest, selection,
 def compute_clearance(resolver: ConfigurationResolver, request: CheckRequest, joint_names, positions,
                       influence_distance: float, *, max_rows_per_configuration: int = 0,
                       compute_jacobians: bool = True, max_batch: int = MAX_BATCH_CONFIGURATIONS,
-                      stop=None, workers=None, max_rows: int | None = None, on_part=None) -> Clearance:
+                      stop=None, workers=None, max_rows: int | None = None) -> Clearance:
     """See :meth:`checker.CollisionChecker.clearance` (never raises on bad input).
 
     ``workers``: a :class:`batch_workers.BatchWorkers` that may share a large batch with
@@ -874,11 +871,7 @@ def compute_clearance(resolver: ConfigurationResolver, request: CheckRequest, jo
     ``max_rows``: the most rows of the answer (None: no bound). The rows are counted per
     chunk (after ``max_rows_per_configuration`` and the octomap's per-cell reduction) and the
     work stops at the first chunk that passes the bound: the request is refused then, by
-    name, with how to split it, after work proportional to the bound, not to the request.
-    ``on_part(start, part)``: called in this thread with each chunk's rows of a request of several
-    configurations as they come, in any order, while the others are measured (a node turns them into
-    messages meanwhile): ``part`` as :func:`chunk_rows` gives it, configuration indices from ``start``
-    in the request, rows as the answer has them (the answer is their concatenation in configuration order)."""
+    name, with how to split it, after work proportional to the bound, not to the request."""
     scene = resolver.scene
     robot = scene.robot
     try:
@@ -931,13 +924,11 @@ def compute_clearance(resolver: ConfigurationResolver, request: CheckRequest, jo
             part = counter.count(start, end, chunk_rows(world, selection, q_all[start:end], *job, stop=stop))
             if part is not None:
                 parts.append((part[0] + start,) + part[1:])
-                if on_part is not None and not counter.passed:
-                    on_part(start, part)
             if counter.passed:
                 break
     else:
         try:
-            parts = _rows_in_pool(pool, world, request, selection, q_all, job, stop, chunk, counter, on_part)
+            parts = _rows_in_pool(pool, world, request, selection, q_all, job, stop, chunk, counter)
         finally:
             workers.release()
     if counter.passed:
