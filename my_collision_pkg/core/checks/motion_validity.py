@@ -101,13 +101,9 @@ class MotionValidity:
         """The screen's sample spacing (rad or m)."""
         return self._screen_step
 
-    def _snapshot_of(self, world) -> tuple:
-        """(world, selection, edge memory (see EDGE_MEMORY), FreeTubes or None) of ``world``."""
-        return self._current(world)[:4]
-
     def _current(self, world) -> tuple:
-        """:meth:`_snapshot_of` and the selection's ``sweep.one_call_plan`` (None: it has none;
-        ``_NO_PLAN_YET`` before :meth:`_plan_of`) of ``world``."""
+        """(world, selection, edge memory (see EDGE_MEMORY), FreeTubes or None, the selection's
+        ``sweep.one_call_plan``: None where it has none, ``_NO_PLAN_YET`` before :meth:`_plan_of`) of ``world``."""
         snapshot = self._snapshot
         if world is not snapshot[0]:
             selection = self._request.selection(world)

@@ -31,7 +31,7 @@ import numpy as np
 from numba import njit
 
 from my_collision_pkg.core.kernels.codes import KIND_BOX, KIND_CONE, KIND_CYLINDER
-from my_collision_pkg.core.kernels.gjk import HULL_MAX_ITERATIONS, nearest_face_ab, primitive_support, vertex_support
+from my_collision_pkg.core.kernels.gjk import HULL_MAX_ITERATIONS, nearest_face_ab, posed_support
 
 # the polytope's vertices at most (4 of the tetrahedron, one per EPA iteration after it); a row that needs
 # more is not answered
@@ -56,23 +56,12 @@ def _curved(kind):
 @njit(cache=True)
 def _support_world(kind, params, vertex_start, vertices, neighbour_start, neighbours, probes, s, T, at, dx, dy, dz,
                    out):
-    """Shape s's point farthest along the world direction (dx, dy, dz) at pose T, to ``out`` (3,); returns the
-    vertex index climbed to (vertex sets; ``at``: where to climb from, -1 the probes) or -1 (primitives)."""
-    lx = T[0, 0] * dx + T[1, 0] * dy + T[2, 0] * dz
-    ly = T[0, 1] * dx + T[1, 1] * dy + T[2, 1] * dz
-    lz = T[0, 2] * dx + T[1, 2] * dy + T[2, 2] * dz
-    k = kind[s]
-    if KIND_BOX <= k <= KIND_CONE:
-        px, py, pz = primitive_support(k, params[s, 0], params[s, 1], params[s, 2], lx, ly, lz)
-        at = -1
-    else:
-        at = vertex_support(vertices, neighbour_start, neighbours, probes, s, vertex_start[s], vertex_start[s + 1],
-                            at, lx, ly, lz)
-        px, py, pz = vertices[at, 0], vertices[at, 1], vertices[at, 2]
-    out[0] = T[0, 0] * px + T[0, 1] * py + T[0, 2] * pz + T[0, 3]
-    out[1] = T[1, 0] * px + T[1, 1] * py + T[1, 2] * pz + T[1, 3]
-    out[2] = T[2, 0] * px + T[2, 1] * py + T[2, 2] * pz + T[2, 3]
-    return at
+    """Shape s's point farthest along the world direction (dx, dy, dz) at pose T (``gjk.posed_support``), to
+    ``out`` (3,); returns the vertex index climbed to (vertex sets; ``at``: where to climb from, -1 the probes) or
+    -1 (primitives)."""
+    out[0], out[1], out[2], vid = posed_support(kind, params, vertex_start, vertices, neighbour_start, neighbours,
+                                                probes, s, T, at, dx, dy, dz)
+    return -1 if KIND_BOX <= kind[s] <= KIND_CONE else vid
 
 
 @njit(cache=True)

@@ -612,25 +612,33 @@ END_NEWTON_RAD = 1e-15
 
 
 @njit(cache=True)
-def _polytope_point(convex, s, T, at, dx, dy, dz):
-    """The point of polytope s (a box, or a vertex solid) at pose T farthest along the world direction (dx, dy,
-    dz): (x, y, z, id) in the world frame, ``id`` the vertex (a box: its corner's sign code), ``at`` where a
-    vertex solid's climb starts (-1: its probes)."""
+def posed_support(kind, params, vertex_start, vertices, neighbour_start, neighbours, probes, s, T, at, dx, dy, dz):
+    """The point of shape s (a primitive, or a vertex solid: :class:`ConvexArrays`' arrays) at pose T farthest along
+    the world direction (dx, dy, dz): (x, y, z, id) in the world frame, ``id`` the vertex a vertex solid's climb
+    ends at (started from ``at``; -1: from its probes), or a primitive's corner sign code (bit 0, 1, 2: the local
+    support point's x, y, z >= 0)."""
     lx = T[0, 0] * dx + T[1, 0] * dy + T[2, 0] * dz
     ly = T[0, 1] * dx + T[1, 1] * dy + T[2, 1] * dz
     lz = T[0, 2] * dx + T[1, 2] * dy + T[2, 2] * dz
-    kk = convex.kind[s]
+    kk = kind[s]
     if KIND_BOX <= kk <= KIND_CONE:
-        px, py, pz = primitive_support(kk, convex.params[s, 0], convex.params[s, 1], convex.params[s, 2], lx, ly, lz)
+        px, py, pz = primitive_support(kk, params[s, 0], params[s, 1], params[s, 2], lx, ly, lz)
         vid = (1 if px >= 0.0 else 0) + (2 if py >= 0.0 else 0) + (4 if pz >= 0.0 else 0)
     else:
-        vid = vertex_support(convex.vertices, convex.neighbour_start, convex.neighbours, convex.probes, s,
-                             convex.vertex_start[s], convex.vertex_start[s + 1], at, lx, ly, lz)
-        px, py, pz = convex.vertices[vid, 0], convex.vertices[vid, 1], convex.vertices[vid, 2]
+        vid = vertex_support(vertices, neighbour_start, neighbours, probes, s, vertex_start[s], vertex_start[s + 1],
+                             at, lx, ly, lz)
+        px, py, pz = vertices[vid, 0], vertices[vid, 1], vertices[vid, 2]
     wx = T[0, 0] * px + T[0, 1] * py + T[0, 2] * pz + T[0, 3]
     wy = T[1, 0] * px + T[1, 1] * py + T[1, 2] * pz + T[1, 3]
     wz = T[2, 0] * px + T[2, 1] * py + T[2, 2] * pz + T[2, 3]
     return wx, wy, wz, vid
+
+
+@njit(cache=True)
+def _polytope_point(convex, s, T, at, dx, dy, dz):
+    """:func:`posed_support` of polytope s (a box, or a vertex solid) of ``convex``."""
+    return posed_support(convex.kind, convex.params, convex.vertex_start, convex.vertices, convex.neighbour_start,
+                         convex.neighbours, convex.probes, s, T, at, dx, dy, dz)
 
 
 @njit(cache=True, inline="always")
