@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from my_collision_pkg.core.checks import clearance
+from my_collision_pkg.core.kernels.clearance_rows import SINGLE_DONE
 from core_scenes import panda_world_checker
 
 
@@ -30,6 +31,11 @@ def _same(a, b) -> None:
             assert x == y, f.name
 
 
+# penetrating rows the second call left to the per-row path, at least, in these 160 configurations (as counted when
+# this test was written)
+MIN_LEFT = {0.05: 1, 0.5: 1}
+
+
 @pytest.mark.parametrize("influence_m", [0.05, 0.5])
 def test_one_call_rows_equal_the_steps_one_by_one(panda, monkeypatch, influence_m):
     checker, names, Q = panda
@@ -44,8 +50,17 @@ def test_one_call_rows_equal_the_steps_one_by_one(panda, monkeypatch, influence_
         stops["narrow"] += 1
         return narrow(*args)
 
+    settled = clearance.single_settled_rows
+
+    def counted_settled(*args):
+        settled(*args)
+        info = args[-4][5 * len(args[9]):]                      # I's info (P = len(pairs))
+        stops["penetrating done" if info[0] == SINGLE_DONE else "penetrating left"] += 1
+
     monkeypatch.setattr(clearance, "_measure_from_first", counted_first)
     monkeypatch.setattr(clearance, "_narrow_phase", counted_narrow)
+    monkeypatch.setattr(clearance, "single_settled_rows", counted_settled)
+    stops.update({"penetrating done": 0, "penetrating left": 0})
     keywords = [{}, {"compute_jacobians": False}, {"max_rows_per_configuration": 2}]
     answers = [checker.clearance(names, q, influence_m, **keywords[c % 3]) for c, q in enumerate(Q)]
     seen = dict(stops)
@@ -54,8 +69,10 @@ def test_one_call_rows_equal_the_steps_one_by_one(panda, monkeypatch, influence_
         assert answer.ok, answer.message
         _same(answer, checker.clearance(names, q, influence_m, **keywords[c % 3]))
     # every place the one call stops at was met (rows left to coal: a cylinder's; to the narrow phase: penetrating
-    # pairs), and most answers with rows came out of the call itself
-    # (_measure_from_first goes on through _narrow_phase: "narrow" counts both stops)
-    assert seen["coal"] >= 1 and seen["narrow"] - seen["coal"] >= 10, seen
+    # pairs whose shapes' bodies were not made yet, or with a row off its mesh; penetrating rows answered by the
+    # second call, single_settled_rows, or some of them left to the per-row path), and most answers with rows came
+    # out of the calls themselves (_measure_from_first goes on through _narrow_phase: "narrow" counts both stops)
+    assert seen["coal"] >= 1 and seen["narrow"] - seen["coal"] >= 1, seen
+    assert seen["penetrating done"] >= 10 and seen["penetrating left"] >= MIN_LEFT[influence_m], seen
     with_rows = sum(len(a.distance) > 0 for a in answers)
     assert with_rows - seen["narrow"] >= 20, (with_rows, seen)

@@ -51,7 +51,8 @@ from my_collision_pkg.core.checks.sweep import convex_solids, motion_kinematics
 from my_collision_pkg.core.errors import CollisionPkgError, RequestError
 from my_collision_pkg.core.geometry.coal_setup import coal   # coal with its box support pinned (see there)
 from my_collision_pkg.core.kernels.clearance_rows import (CANDIDATES_NON_FINITE, CANDIDATES_OUT_OF_LIMITS,
-                                                          SINGLE_DONE, SINGLE_FIRST, single_buffer_sizes, single_rows,
+                                                          SINGLE_DONE, SINGLE_FIRST, SINGLE_LEFT, SINGLE_SETTLED,
+                                                          single_buffer_sizes, single_rows, single_settled_rows,
                                                            candidate_rows, finish_rows, first_distance_rows,
                                                            pack_row_pairs, pack_row_world, pack_world, pose_sizes,
                                                            settle_rows)
@@ -232,7 +233,6 @@ class _Tables:
         found = self._mimic_columns.get(key)
         if found is None:
             found = self.mk.mimic_matrix[:, columns]
-            found.flags.writeable = False
             if len(self._mimic_columns) >= 16:
                 self._mimic_columns.clear()
             self._mimic_columns[key] = found
@@ -561,6 +561,16 @@ def _narrow_phase(world: CollisionWorld, tables: _Tables, pt: _PairTables, T_sha
         # penetrating convex rows: coal's answer checked, polished and given its witness features in compiled
         # calls over all of them; the rows it leaves go on below, one by one
         slow = _penetrating_convex_rows(world, T_shape, cfg, pair, pairs, slow, overlapping, raw, p0, p1, out)
+    _rows_one_by_one(world, T_shape, cfg, pair, pairs, thresholds, stop, out, slow, overlapping, ab, len(rest))
+    return out
+
+
+def _rows_one_by_one(world: CollisionWorld, T_shape: np.ndarray, cfg: np.ndarray, pair: np.ndarray, pairs: np.ndarray,
+                     thresholds: np.ndarray, stop, out: _Measured, slow: list, overlapping: np.ndarray,
+                     ab: np.ndarray | None, n_rest: int) -> None:
+    """:func:`_narrow_phase`'s last step: the slow rows the compiled calls left (``slow``), one by one
+    (:func:`narrowphase.pair_contacts`, then the witness features), then the rows beyond their thresholds culled
+    (where a row was measured here or by the meshes' distance: ``n_rest`` of those)."""
     if slow and ab is None:
         ab = pairs.take(pair, axis=0)
     for i, k in enumerate(slow):
@@ -573,9 +583,8 @@ def _narrow_phase(world: CollisionWorld, tables: _Tables, pt: _PairTables, T_sha
         if out.distance[k] < 0.0 and not out.deepest[k] and penetration.nearly_convex(world, a) \
                 and penetration.nearly_convex(world, b):
             _feature_witness(world, T_shape[cfg[k]], a, b, k, out)
-    if len(slow) or len(rest):          # (settle_rows culled the rows it settled the same way)
+    if len(slow) or n_rest:             # (settle_rows culled the rows it settled the same way)
         out.state[(out.state == _DONE) & ~(out.distance < thresholds[pair])] = _CULLED
-    return out
 
 
 class _ConvexPacks:
@@ -627,6 +636,20 @@ class _ConvexPacks:
                     bodies.append(item)
             self.slot, self.bodies = slot, bodies
         return slot, bodies
+
+
+_PENETRATION_CONSTANTS = []
+
+
+def _penetration_constants() -> np.ndarray:
+    """``single_settled_rows``' constants (PEN_SANE ...): those :func:`_penetrating_convex_rows` hands
+    ``slow_convex_rows``, the same float64 values, made once."""
+    if not _PENETRATION_CONSTANTS:
+        tolerance, _, _, slack, switch, same_cos, start, stop = witness_features.feature_constants()
+        found = np.array([_SANE_M, penetration.CHECK_ABS_M, penetration.CHECK_REL, penetration.LOCAL_CHECK_RAD,
+                          tolerance, slack, switch, same_cos, start, stop], dtype=float)
+        _PENETRATION_CONSTANTS.append(found)
+    return _PENETRATION_CONSTANTS[0]
 
 
 def _kernel_array(x):
@@ -1005,7 +1028,17 @@ def _single_rows(world: CollisionWorld, tables: _Tables, pt: _PairTables, select
     single_rows(cfg, pair, T_link, T_shape, *tables.row_world, *pt.row_pairs, thresholds, _HULL_GJK_M, _HULL_SLACK_M,
                 _SANE_M, ON_MESH_M ** 2, _ON_MESH_SEARCH_D2, _DONE, _CHECK_MESH, k_max, SMOOTH_DISTANCE_M,
                 bool(compute_jacobians), NO_SUBSHAPE, buffers.F, buffers.I, buffers.I32, buffers.I8, buffers.B)
-    step, n_coal, n_slow, n_rest, n, plain = buffers.info[:6].tolist()
+    info = buffers.info
+    if info[0] == SINGLE_SETTLED and info[3] == 0:
+        # penetrating rows only, their shapes' bodies made: answered and the answer assembled in one more call
+        packs = world.cached(("clearance", "convex packs"), _ConvexPacks, world)
+        if packs.bodies is not None:
+            single_settled_rows(cfg, pair, T_link, T_shape, *tables.row_world, *pt.row_pairs, thresholds,
+                                selection.pairs, packs.closed, packs.bvh, packs.slot, packs.bodies,
+                                _penetration_constants(), *witness_features.feature_constants()[1:3], k_max, _DONE,
+                                _CULLED, SMOOTH_DISTANCE_M, bool(compute_jacobians), NO_SUBSHAPE, buffers.F, buffers.I,
+                                buffers.I32, buffers.I8, buffers.B)
+    step, n_coal, n_slow, n_rest, n, plain = info[:6].tolist()
     if step != SINGLE_DONE:
         k = len(cfg)
         out = buffers.measured(k)
@@ -1014,6 +1047,10 @@ def _single_rows(world: CollisionWorld, tables: _Tables, pt: _PairTables, select
         if step == SINGLE_FIRST:
             found = _measure_from_first(world, tables, pt, T_shape, cfg, pair, pairs, thresholds, stop, out, raw, p0,
                                         p1, measured, buffers.rows(0, n_coal))
+        elif step == SINGLE_LEFT:         # the penetrating rows' kernel answered the others
+            _rows_one_by_one(world, T_shape, cfg, pair, pairs, thresholds, stop, out, buffers.rows(1, n_slow).tolist(),
+                             buffers.overlapping(k), None, 0)
+            found = out
         else:
             found = _narrow_phase(world, tables, pt, T_shape, cfg, pair, pairs, thresholds, stop, out, raw, p0, p1,
                                   buffers.rows(1, n_slow), buffers.rows(2, n_rest), buffers.overlapping(k))

@@ -32,6 +32,7 @@ from my_collision_pkg.core.kernels.epa import CURVED_EPS_M, penetration_distance
 from my_collision_pkg.core.kernels.gjk import (ConvexArrays, cylinder_end_distances, cylinder_side_distances,
                                               hull_distances)
 from my_collision_pkg.core.kernels.kinematics import forward_kinematics, shape_poses
+from my_collision_pkg.core.kernels.penetrating_rows import slow_convex_rows
 from my_collision_pkg.core.kernels.witness_check import project_onto_meshes
 
 # Codes candidate_rows returns instead of a row count: a value is NaN or infinite, or a configuration is
@@ -795,7 +796,12 @@ def finish_rows(state, distance, points, normal, subshapes, exact, deepest, kink
 # what single_rows left done (info[0]): its first distances (coal's rows left), the rows settled (narrow-phase or
 # off-mesh rows left), or the answer's rows
 SINGLE_FIRST, SINGLE_SETTLED, SINGLE_DONE = 1, 2, 3
+# what single_settled_rows left: penetrating rows its kernel did not answer (the per-row path's), in the slow rows' place
+SINGLE_LEFT = 4
 SINGLE_INFO = 8
+# single_settled_rows' penetration constants (``penetration_constants``), by place in its float array
+PEN_SANE, PEN_TOL_ABS, PEN_TOL_REL, PEN_LOCAL_RAD, PEN_FEATURE_TOL, PEN_CROSSING_SLACK, PEN_SWITCH_MARGIN, \
+    PEN_SAME_BASIN_COS, PEN_BASIN_START, PEN_BASIN_STOP = range(10)
 
 
 def single_buffer_sizes(n_pairs: int, n_movable: int) -> tuple[int, int, int, int, int]:
@@ -831,7 +837,6 @@ def single_rows(cfg, pair, T_world_link, T_world_shape, world_f, world_i, pair_f
     The measured rows' answers (distance ... kink) start as ``checks.clearance._Measured`` makes them.
     """
     P = _i2(pair_i, _P_PAIRS).shape[0]
-    M = _i1(world_i, _W_CHILD_LINK).shape[0]
     k = cfg.shape[0]
     info = I[5 * P:5 * P + SINGLE_INFO]
     raw_b = F[0:P]
@@ -883,9 +888,23 @@ def single_rows(cfg, pair, T_world_link, T_world_shape, world_f, world_i, pair_f
     info[0], info[2], info[3] = SINGLE_SETTLED, slow.shape[0], rest.shape[0]
     if slow.shape[0] or rest.shape[0]:
         return
+    _finish_single(cfg, pair, T_world_link, world_f, world_i, pair_f, pair_i, k_max, done, smooth_distance, jacobians,
+                   no_subshape, F, I, I32, I8, B)
+
+
+@njit(cache=True, fastmath=False)
+def _finish_single(cfg, pair, T_world_link, world_f, world_i, pair_f, pair_i, k_max, done, smooth_distance, jacobians,
+                   no_subshape, F, I, I32, I8, B):
+    """:func:`finish_rows` of the measured rows in the buffers (:func:`single_rows`' layout), the answer's rows
+    written into them; info SINGLE_DONE."""
+    P = _i2(pair_i, _P_PAIRS).shape[0]
+    M = _i1(world_i, _W_CHILD_LINK).shape[0]
+    k = cfg.shape[0]
+    info = I[5 * P:5 * P + SINGLE_INFO]
     out_cfg, out_pair, padded, pts, nrm, subs, smooth, local, jac, plain = finish_rows(
-        state_b[:k], dist_b[:k], pts_b[:k], nrm_b[:k], subs_b[:k], exact_b[:k], deepest_b[:k], kink_b[:k], cfg, pair,
-        T_world_link, world_f, world_i, pair_f, pair_i, k_max, done, smooth_distance, jacobians, no_subshape)
+        I8[0:k], F[7 * P:7 * P + k], F[8 * P:8 * P + 6 * k].reshape((k, 2, 3)), F[14 * P:14 * P + 3 * k].reshape((k, 3)),
+        I32[0:2 * k].reshape((k, 2)), B[P:P + k], B[2 * P:2 * P + k], B[3 * P:3 * P + k], cfg, pair, T_world_link,
+        world_f, world_i, pair_f, pair_i, k_max, done, smooth_distance, jacobians, no_subshape)
     n = out_cfg.shape[0]
     jac_b = F[33 * P:33 * P + M * P].reshape((P, M))
     for r in range(n):
@@ -903,3 +922,53 @@ def single_rows(cfg, pair, T_world_link, T_world_shape, world_f, world_i, pair_f
         for j in range(jac.shape[1]):
             jac_b[r, j] = jac[r, j]
     info[0], info[4], info[5] = SINGLE_DONE, n, 1 if plain else 0
+
+
+@njit(cache=True, fastmath=False)
+def single_settled_rows(cfg, pair, T_world_link, T_world_shape, world_f, world_i, pair_f, pair_i, thresholds, pairs,
+                        closed, bvh, slot, bodies, pen, disc_cos, disc_sin, k_max, done, culled, smooth_distance,
+                        jacobians, no_subshape, F, I, I32, I8, B):
+    """After :func:`single_rows` stopped at SINGLE_SETTLED with narrow-phase rows only (no off-mesh row): its
+    penetrating convex rows answered (``penetrating_rows.slow_convex_rows``), the rows beyond their thresholds
+    culled and the answer's rows assembled (SINGLE_DONE), in this one call; the Python steps between
+    (``checks.clearance._narrow_phase``, ``_finished_rows``) on the same numbers, so the same bits.
+
+    It does nothing (info stays SINGLE_SETTLED) where a row is off its mesh, or where a slow row's shape has not been
+    looked at yet (``slot`` -2: its body is made in Python, ``checks.clearance._ConvexPacks``); it stops at
+    SINGLE_LEFT, the rows the kernel left (the per-row path's) in the slow rows' place, where some are left.
+
+    ``pairs``, ``closed``, ``bvh``, ``slot``, ``bodies``: as ``slow_convex_rows`` takes them; ``pen`` (10,) its
+    constants by place (PEN_SANE ...); ``disc_cos``, ``disc_sin`` the features' disc; ``culled`` the state code
+    of a row culled. The rest as :func:`single_rows`.
+    """
+    P = _i2(pair_i, _P_PAIRS).shape[0]
+    k = cfg.shape[0]
+    info = I[5 * P:5 * P + SINGLE_INFO]
+    n_slow = info[2]
+    if info[0] != SINGLE_SETTLED or info[3] != 0 or n_slow == 0:
+        return
+    slow = I[P:P + n_slow]
+    for i in range(n_slow):
+        if slot[pairs[pair[slow[i]], 0]] == -2 or slot[pairs[pair[slow[i]], 1]] == -2:
+            return
+    state_b = I8[0:k]
+    dist_b = F[7 * P:7 * P + k]
+    left = slow_convex_rows(
+        slow, cfg, pair, pairs, closed, bvh, slot, B[4 * P:4 * P + k], F[0:k], F[P:P + 3 * k].reshape((k, 3)),
+        F[4 * P:4 * P + 3 * k].reshape((k, 3)), T_world_shape, bodies, pen[PEN_SANE], pen[PEN_TOL_ABS],
+        pen[PEN_TOL_REL], pen[PEN_LOCAL_RAD], pen[PEN_FEATURE_TOL], disc_cos, disc_sin, pen[PEN_CROSSING_SLACK],
+        pen[PEN_SWITCH_MARGIN], pen[PEN_SAME_BASIN_COS], pen[PEN_BASIN_START], pen[PEN_BASIN_STOP], done, state_b,
+        dist_b, F[8 * P:8 * P + 6 * k].reshape((k, 2, 3)), F[14 * P:14 * P + 3 * k].reshape((k, 3)),
+        I32[0:2 * k].reshape((k, 2)), B[P:P + k], B[2 * P:2 * P + k], B[3 * P:3 * P + k])
+    n_left = left.shape[0]
+    for i in range(n_left):
+        I[P + i] = left[i]
+    info[2] = n_left
+    if n_left:
+        info[0] = SINGLE_LEFT
+        return
+    for r in range(k):                 # (checks.clearance._narrow_phase's culling after the slow rows)
+        if state_b[r] == done and not dist_b[r] < thresholds[pair[r]]:
+            state_b[r] = culled
+    _finish_single(cfg, pair, T_world_link, world_f, world_i, pair_f, pair_i, k_max, done, smooth_distance, jacobians,
+                   no_subshape, F, I, I32, I8, B)

@@ -17,7 +17,7 @@ from numba.typed import List
 from my_collision_pkg.core.kernels import explain_batch
 from my_collision_pkg.core.kernels.cells import cells_in_boxes
 from my_collision_pkg.core.kernels.clearance_rows import (assemble_rows, candidate_rows, check_on_meshes, finish_rows,
-                                                           single_buffer_sizes, single_rows,
+                                                           single_buffer_sizes, single_rows, single_settled_rows,
                                                            first_distance_rows, jacobian_and_local_points,
                                                            pack_row_pairs, pack_row_world, pack_world, pose_sizes,
                                                            settle_first_distances, settle_rows, sphere_gaps)
@@ -49,8 +49,8 @@ from my_collision_pkg.core.kernels.witness_check import pack_meshes
 def warm_up() -> None:
     """Compile (or load from numba's cache) every kernel of this package but the motion ones."""
     warm_up_kinematics_and_culling()
-    warm_up_contacts()
-    warm_up_clearance_rows()
+    bodies = warm_up_contacts()
+    warm_up_clearance_rows(bodies)
     warm_up_mesh_rows()
     explain_batch.warm_up()
     tube_margin(np.zeros((1, 1)), np.ones((1, 1)), np.ones(1), np.ones(1), np.ones(1), 1, np.zeros(1), np.ones(1), 0.1)
@@ -159,9 +159,10 @@ def warm_up_mesh_rows() -> None:
                       np.zeros(1, dtype=np.int64))
 
 
-def warm_up_clearance_rows() -> None:
+def warm_up_clearance_rows(bodies: List) -> None:
     """Clearance's chunk kernels as checks.clearance calls them (packed arrays), on one revolute link carrying a
-    box near a world box: candidate rows, first distances (the compiled GJK), settling, the rows kept."""
+    box near a world box: candidate rows, first distances (the compiled GJK), settling, the rows kept; ``bodies``
+    the penetrating rows' typed list (:func:`warm_up_penetrating_rows`) for a one-configuration request's last step."""
     eye = np.eye(4)
     T_world_box = eye.copy()
     T_world_box[0, 3] = 0.3
@@ -211,10 +212,18 @@ def warm_up_clearance_rows() -> None:
                     4e-18, 1, 2, 0, 1e-9, jacobians, -1, np.zeros(sizes[0]), np.zeros(sizes[1], dtype=np.int64),
                     np.zeros(sizes[2], dtype=np.int32), np.zeros(sizes[3], dtype=np.int8),
                     np.zeros(sizes[4], dtype=np.bool_))
+        # its penetrating rows' step (here nothing left to it: the types are what counts)
+        angles = np.linspace(0.0, 2.0 * np.pi, 8, endpoint=False)
+        single_settled_rows(cfg, pair, T_link, T_shape, world_f, world_i, pair_f, pair_i, thresholds, pairs,
+                            np.zeros(2, dtype=np.bool_), np.zeros(2, dtype=np.bool_), np.full(2, -1, dtype=np.int64),
+                            bodies, np.ones(10), np.cos(angles), np.sin(angles), 0, 1, 0, 1e-9, jacobians, -1,
+                            np.zeros(sizes[0]), np.zeros(sizes[1], dtype=np.int64), np.zeros(sizes[2], dtype=np.int32),
+                            np.zeros(sizes[3], dtype=np.int8), np.zeros(sizes[4], dtype=np.bool_))
 
 
-def warm_up_contacts() -> None:
-    """The depth kernels, for every shape kind, with and without a manifold mesh."""
+def warm_up_contacts() -> List:
+    """The depth kernels, for every shape kind, with and without a manifold mesh; returns the typed list of
+    bodies :func:`warm_up_penetrating_rows` made."""
     corners = np.array([[0.0, 0.0, 0.0], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]])
     faces = np.array([[0, 2, 1], [0, 1, 3], [1, 2, 3], [0, 3, 2]])
     triangles = np.ascontiguousarray(corners[faces])
@@ -249,16 +258,17 @@ def warm_up_contacts() -> None:
     solid = _solid(KIND_MESH, planes, triangles, tree, True)
     pair_regions(1, 1, tuple(samples), tuple(solid), np.eye(4), tuple(samples), tuple(solid), np.eye(4))
     pair_overlaps(tuple(samples), tuple(solid), np.eye(4), tuple(samples), tuple(solid), np.eye(4))
-    warm_up_penetrating_rows(tuple(samples), tuple(solid))
+    bodies = warm_up_penetrating_rows(tuple(samples), tuple(solid))
     labels = label_components(2, np.array([[0, 1]], dtype=np.int64), np.array([True, True]))
     _, lo, hi = summarize_regions(labels, np.ones(2), np.zeros((2, 3)))
     merge_regions(np.ones(len(lo)), lo, hi)
+    return bodies
 
 
-def warm_up_penetrating_rows(samples: tuple, solid: tuple) -> None:
+def warm_up_penetrating_rows(samples: tuple, solid: tuple) -> List:
     """Clearance's penetrating convex rows in one call (kernels.penetrating_rows.slow_convex_rows), with the
     argument types checks.clearance passes and the typed list of bodies it builds (one row of each route: a vertex
-    set against itself, as a closed mesh's hulls)."""
+    set against itself, as a closed mesh's hulls); returns that list."""
     vertices = np.array([[0.0, 0.0, 0.0], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]])
     bodies = List()
     bodies.append((samples, solid, (5, np.zeros(3), vertices, np.array([[0.0, 0.0, -1.0]]), np.zeros(1))))
@@ -277,6 +287,7 @@ def warm_up_penetrating_rows(samples: tuple, solid: tuple) -> None:
                      np.cos(angles), np.sin(angles), 1e-6, 2e-5, 0.99995, 0.05, 1e-9, 1, np.zeros(2, dtype=np.int8),
                      np.empty(2), np.empty((2, 2, 3)), np.empty((2, 3)), np.full((2, 2), -1, dtype=np.int32),
                      np.ones(2, dtype=np.bool_), np.zeros(2, dtype=np.bool_), np.zeros(2, dtype=np.bool_))
+    return bodies
 
 
 def warm_up_mtd() -> None:
