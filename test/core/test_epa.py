@@ -191,3 +191,31 @@ def test_apart_and_touching_solids_are_not_answered(solids):
     Tb = np.eye(4)
     Tb[0, 3] = 0.2 - 1e-11                                          # a depth below EPA_MIN_DEPTH_M
     assert not _epa(convex, 0, np.eye(4), 0, Tb)[0]
+
+
+def test_epa_from_the_distance_gjks_tetrahedron_is_the_same_answer(solids):
+    """The clearance's polytope rows take EPA from the tetrahedron their distance's GJK ended with
+    (gjk.hull_distances keeps it, epa.expand_tetrahedra expands it): the answer of penetration_distances, which
+    runs a GJK of its own, bit for bit, on overlapping polytope pairs (hulls climbed and scanned, boxes)."""
+    convex, _, _ = solids
+    rng = np.random.default_rng(29)
+    kinds = sorted(POLYTOPES)
+    a = np.array([kinds[i] for i in rng.integers(0, 3, 300)])
+    b = np.array([kinds[i] for i in rng.integers(0, 3, 300)])
+    Ta = np.array([_pose(rng, 0.06) for _ in range(300)])
+    Tb = np.array([_pose(rng, 0.06) for _ in range(300)])
+    d, p0, p1 = np.zeros(300), np.zeros((300, 3)), np.zeros((300, 3))
+    got, tetrahedra, inside = np.zeros(300, dtype=bool), np.zeros((300, 3, 4, 3)), np.zeros(300, dtype=bool)
+    gjk.hull_distances(convex, a, b, Ta, Tb, EPS_M, d, p0, p1, got, tetrahedra, inside)
+    assert not (inside & got).any()
+    rows = np.flatnonzero(inside)
+    assert len(rows) > 150
+    from_tet = np.zeros(len(rows)), np.zeros((len(rows), 3)), np.zeros((len(rows), 3)), np.zeros(len(rows), bool)
+    epa.expand_tetrahedra(convex, a[rows], b[rows], Ta[rows], Tb[rows], tetrahedra[rows], EPS_M, *from_tet)
+    own = np.zeros(len(rows)), np.zeros((len(rows), 3)), np.zeros((len(rows), 3)), np.zeros(len(rows), bool)
+    epa.penetration_distances(convex, a[rows], b[rows], Ta[rows], Tb[rows], EPS_M, CURVED_EPS_M, *own)
+    assert from_tet[3].sum() > 150 and (from_tet[3] == own[3]).all()
+    for x, y in zip(from_tet, own):
+        assert x.tobytes() == y.tobytes()
+    # every answer is penetrating: minus the overlap, p1 = p0 - depth n
+    assert (from_tet[0][from_tet[3]] < 0).all()

@@ -28,7 +28,7 @@ import numpy as np
 from numba import njit
 
 from my_collision_pkg.core.kernels.culling import obb_candidates
-from my_collision_pkg.core.kernels.epa import CURVED_EPS_M, penetration_distances
+from my_collision_pkg.core.kernels.epa import CURVED_EPS_M, expand_tetrahedra, penetration_distances
 from my_collision_pkg.core.kernels.gjk import (ConvexArrays, cylinder_end_distances, cylinder_side_distances,
                                               hull_distances)
 from my_collision_pkg.core.kernels.kinematics import forward_kinematics, shape_poses
@@ -626,8 +626,22 @@ def first_distance_rows(cfg, pair, T_world_shape, world_f, world_i, pair_f, pair
         q0 = np.empty((n_compiled, 3))
         q1 = np.empty((n_compiled, 3))
         got = np.zeros(n_compiled, dtype=np.bool_)
-        hull_distances(convex, a_c, b_c, Ta, Tb, eps_m, d_c, q0, q1, got)
+        tetrahedra = np.empty((n_compiled if use_epa else 0, 3, 4, 3))
+        inside = np.zeros(n_compiled if use_epa else 0, dtype=np.bool_)
+        hull_distances(convex, a_c, b_c, Ta, Tb, eps_m, d_c, q0, q1, got, tetrahedra, inside)
         _settle(rows, got, d_c, q0, q1, settled, raw, p0, p1)
+        if use_epa:
+            # the polytopes that overlap: EPA from the tetrahedron that GJK ended with
+            m = 0
+            for i in range(n_compiled):
+                if inside[i] and not got[i]:
+                    rows[m], a_c[m], b_c[m], Ta[m], Tb[m], tetrahedra[m] = rows[i], a_c[i], b_c[i], Ta[i], Tb[i], \
+                        tetrahedra[i]
+                    m += 1
+            if m:
+                got_t = np.zeros(m, dtype=np.bool_)
+                expand_tetrahedra(convex, a_c[:m], b_c[:m], Ta[:m], Tb[:m], tetrahedra[:m], eps_m, d_c, q0, q1, got_t)
+                _settle(rows[:m], got_t, d_c, q0, q1, settled, raw, p0, p1)
     if n_side:
         rows_s, a_s, b_s, side, Ta_s, Tb_s = _route_rows(cfg, pair, pairs, compiled, measured, T_world_shape, 2, 3,
                                                          n_side)

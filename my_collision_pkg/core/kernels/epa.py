@@ -381,14 +381,46 @@ def penetration_distances(convex, shape_a, shape_b, Ta, Tb, eps_m, curved_eps_m,
             for c in range(3):
                 W[i, c] = P[i, c]
         eps = curved_eps_m if (_curved(kind[a]) or _curved(kind[b])) else eps_m
-        if not expand_polytope(kind, params, vertex_start, vertices, neighbour_start, neighbours, probes, a, T0, b,
-                               T1, W, WA, WB, eps, result, scratch_i, scratch_f, stack):
-            continue
-        depth = result[0]
-        if not (depth >= EPA_MIN_DEPTH_M and math.isfinite(depth)):
-            continue
-        distance[k] = -depth
-        for c in range(3):
-            p0[k, c] = result[4 + c]
-            p1[k, c] = result[4 + c] - depth * result[1 + c]
-        answered[k] = True
+        if expand_polytope(kind, params, vertex_start, vertices, neighbour_start, neighbours, probes, a, T0, b, T1, W,
+                           WA, WB, eps, result, scratch_i, scratch_f, stack):
+            _answer_row(result, k, distance, p0, p1, answered)
+
+
+@njit(cache=True)
+def _answer_row(result, k, distance, p0, p1, answered):
+    """Row k's answer from :func:`expand_polytope`'s ``result``, where its depth is at least EPA_MIN_DEPTH_M."""
+    depth = result[0]
+    if not (depth >= EPA_MIN_DEPTH_M and math.isfinite(depth)):
+        return
+    distance[k] = -depth
+    for c in range(3):
+        p0[k, c] = result[4 + c]
+        p1[k, c] = result[4 + c] - depth * result[1 + c]
+    answered[k] = True
+
+
+@njit(cache=True)
+def expand_tetrahedra(convex, shape_a, shape_b, Ta, Tb, tetrahedra, eps_m, distance, p0, p1, answered):
+    """:func:`penetration_distances` of two polytopes from the tetrahedron the distance's own GJK ended with
+    (``gjk.hull_distances``' ``tetrahedra`` (K, 3, 4, 3): points of A - B holding the origin, A's and B's support
+    points), so that no second GJK runs: EPA (:func:`expand_polytope`) to ``eps_m``, the answer as there. Rows
+    not answered are left as they were (the caller measures them from the start)."""
+    kind, params, vertex_start, vertices = convex.kind, convex.params, convex.vertex_start, convex.vertices
+    neighbour_start, neighbours, probes = convex.neighbour_start, convex.neighbours, convex.probes
+    W = np.empty((EPA_MAX_VERTICES, 3))
+    WA = np.empty((EPA_MAX_VERTICES, 3))
+    WB = np.empty((EPA_MAX_VERTICES, 3))
+    result = np.empty(8)
+    scratch_i = np.empty((_MAX_FACES, 14), dtype=np.int64)
+    scratch_f = np.empty((_MAX_FACES, 4))
+    stack = np.empty((2, 3 * _MAX_FACES + 3), dtype=np.int64)
+    for k in range(shape_a.shape[0]):
+        answered[k] = False
+        for i in range(4):
+            for c in range(3):
+                W[i, c] = tetrahedra[k, 0, i, c]
+                WA[i, c] = tetrahedra[k, 1, i, c]
+                WB[i, c] = tetrahedra[k, 2, i, c]
+        if expand_polytope(kind, params, vertex_start, vertices, neighbour_start, neighbours, probes, shape_a[k],
+                           Ta[k], shape_b[k], Tb[k], W, WA, WB, eps_m, result, scratch_i, scratch_f, stack):
+            _answer_row(result, k, distance, p0, p1, answered)

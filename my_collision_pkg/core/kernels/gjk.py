@@ -465,14 +465,20 @@ def nearest_face_ab(P, PA, PB, n, E, out):
 
 
 @njit(cache=True)
-def hull_distances(convex, shape_a, shape_b, Ta, Tb, eps_m, distance, p0, p1, converged):
+def hull_distances(convex, shape_a, shape_b, Ta, Tb, eps_m, distance, p0, p1, converged, tetrahedra, inside):
     """The distance of convex solids ``shape_a[k]``, ``shape_b[k]`` of ``convex`` (a :class:`ConvexArrays`)
     at poses ``Ta[k]``, ``Tb[k]`` (K, 4, 4) for every row k, with its witness points ``p0[k]`` (on a)
     and ``p1[k]`` (on b), world frame: GJK run until its upper bound |a - b| and its lower bound are
     within ``eps_m`` (plus as much relative), ``distance[k]`` = |a - b|. ``converged[k]``: False where
     the solids touch or overlap, or the search did not close the gap (HULL_MAX_ITERATIONS, or no progress
     with the gap above HULL_STALL_M): the caller measures those rows otherwise. Deterministic: the same
-    rows give the same bits in any process."""
+    rows give the same bits in any process.
+
+    ``inside[k]``: True where the search ended with a tetrahedron of support points holding the origin (the solids
+    overlap), kept in ``tetrahedra[k]`` (3, 4, 3): its points of A - B, A's and B's support points (world), the
+    start an EPA takes (``epa.expand_tetrahedra``) without a GJK of its own; ``tetrahedra`` (0, 3, 4, 3) and
+    ``inside`` (0,) keep none."""
+    keep = inside.shape[0] > 0
     kind, params, vertex_start, vertices = convex.kind, convex.params, convex.vertex_start, convex.vertices
     neighbour_start, neighbours, probes = convex.neighbour_start, convex.neighbours, convex.probes
     P = np.empty((4, 3))
@@ -542,6 +548,14 @@ def hull_distances(convex, shape_a, shape_b, Ta, Tb, eps_m, distance, p0, p1, co
             if n == 4 or new2 <= 1e-24:
                 break                  # touching or overlapping: not ours
             vx, vy, vz = out[0], out[1], out[2]
+        if keep:
+            inside[k] = n == 4
+            if n == 4:
+                for i in range(4):
+                    for c in range(3):
+                        tetrahedra[k, 0, i, c] = P[i, c]
+                        tetrahedra[k, 1, i, c] = PA[i, c]
+                        tetrahedra[k, 2, i, c] = PB[i, c]
         converged[k] = ok and lower > 0.0
         distance[k] = math.sqrt(norm2) if norm2 < np.inf else 0.0
         p0[k, 0], p0[k, 1], p0[k, 2] = qax, qay, qaz
@@ -574,7 +588,8 @@ def cylinder_side_distances(convex, shape_a, shape_b, cylinder_side, Ta, Tb, eps
         params[s, 0], params[s, 1], params[s, 2] = 0.0, 0.0, convex.params[s, 1]
     segments = ConvexArrays(kind, params, convex.vertex_start, convex.vertices, convex.supported,
                             convex.neighbour_start, convex.neighbours, convex.probes)
-    hull_distances(segments, shape_a, shape_b, Ta, Tb, eps_m, distance, p0, p1, converged)
+    hull_distances(segments, shape_a, shape_b, Ta, Tb, eps_m, distance, p0, p1, converged, np.empty((0, 3, 4, 3)),
+                   np.empty(0, dtype=np.bool_))
     for k in range(shape_a.shape[0]):
         if not converged[k]:
             continue
