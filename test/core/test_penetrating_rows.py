@@ -103,3 +103,49 @@ def test_rows_from_the_compiled_epa_are_the_per_row_paths(panda, monkeypatch, in
         _close(compiled, checker.clearance(names, q, influence_m))
     _close(batch, checker.clearance(names, Q, influence_m))
     assert (batch.distance < 0.0).sum() >= len(Q)
+
+
+def test_leading_surface_points_tell_overlaps_as_the_full_scan(panda):
+    """The region test of a penetrating mesh row (kernels.depth.pair_overlaps_along) looks first at each body's
+    surface point farthest along the overlap's normal (leading_sample_inside): its answer is pair_overlaps' (the
+    full scans) on every closed-mesh pair of the penetrating configurations' rows, along their normals and along
+    random directions; where a leading point says yes, the scan of that side finds a point inside too; and the
+    leading points tell most rows by themselves."""
+    from my_collision_pkg.core.checks import narrowphase
+    from my_collision_pkg.core.kernels import depth
+
+    checker, names, Q = panda
+    scene = checker.scene
+    robot, world = scene.robot, scene.world
+    rng = np.random.default_rng(7)
+    told = asked = 0
+    for q in Q:
+        rows = checker.clearance(names, q, 0.0)
+        full = np.array(scene.current_positions, dtype=float)
+        for name, value in zip(names, q):
+            full[robot.active_joint_names.index(name)] = value
+        T_shape = world.shape_transforms(robot.link_transforms(full))
+        for (a, b), d, n in zip(rows.shape_pairs.tolist(), rows.distance, rows.normals):
+            geometries = world.shapes[a].geometry, world.shapes[b].geometry
+            if not d < 0.0 or not any(g.is_closed_bvh for g in geometries) \
+                    or min(g.solid_kind for g in geometries) < 0:
+                continue
+            (samples_a, solid_a), (samples_b, solid_b) = narrowphase.body_packs(world, a), narrowphase.body_packs(world, b)
+            packs = (tuple(samples_a), tuple(solid_a), T_shape[a], tuple(samples_b), tuple(solid_b), T_shape[b])
+            truth = depth.pair_overlaps(*packs)
+            for u in [np.asarray(n, dtype=float)] + list(rng.normal(size=(3, 3))):
+                u = u / np.linalg.norm(u)
+                assert depth.pair_overlaps_along(*packs, *u) == truth
+            asked += 1
+            lead_a = depth.leading_sample_inside(depth.SurfaceSamples(*samples_a), T_shape[a], T_shape[b],
+                                                 depth.SolidArrays(*solid_b), *n)
+            lead_b = depth.leading_sample_inside(depth.SurfaceSamples(*samples_b), T_shape[b], T_shape[a],
+                                                 depth.SolidArrays(*solid_a), *(-np.asarray(n)))
+            if lead_a:
+                assert depth.any_surface_point_inside(depth.SurfaceSamples(*samples_a), T_shape[a], T_shape[b],
+                                                      depth.SolidArrays(*solid_b))
+            if lead_b:
+                assert depth.any_surface_point_inside(depth.SurfaceSamples(*samples_b), T_shape[b], T_shape[a],
+                                                      depth.SolidArrays(*solid_a))
+            told += bool(lead_a or lead_b)
+    assert asked >= 20 and told >= 0.7 * asked, (told, asked)

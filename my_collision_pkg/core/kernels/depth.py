@@ -802,6 +802,64 @@ def any_surface_point_inside(samples, T_world_x, T_world_solid, solid):
     return found
 
 
+# how far inside the solid (metres) the leading surface point must be for deepest_sample_inside to say yes: well
+# above ON_SURFACE_M and the rounding of the two depth routines, so that the scan would say yes at that point too
+_LEADING_INSIDE_M = 1e-9
+
+
+@njit(cache=True)
+def leading_sample_inside(samples, T_world_x, T_world_solid, solid, nx, ny, nz):
+    """Whether body x's surface point farthest along the world direction (nx, ny, nz) (the first of equals) lies
+    inside the solid by more than _LEADING_INSIDE_M: the depth :func:`_scan_surface_points` computes for it (the
+    same placing, ``point_depth`` or, for a closed 2-manifold mesh, ``_mesh_signed_distance``).
+
+    A yes means :func:`any_surface_point_inside` says yes too (that point is one of those it scans, and its bounds
+    are sound), so :func:`pair_overlaps` may answer from it; a no says nothing. Along the overlap's normal from x
+    to the solid, the leading point is where x reaches deepest into it: most overlapping pairs are told here."""
+    points = samples.points
+    n = points.shape[0]
+    if n == 0:
+        return False
+    # the direction in x's frame
+    mx = T_world_x[0, 0] * nx + T_world_x[1, 0] * ny + T_world_x[2, 0] * nz
+    my = T_world_x[0, 1] * nx + T_world_x[1, 1] * ny + T_world_x[2, 1] * nz
+    mz = T_world_x[0, 2] * nx + T_world_x[1, 2] * ny + T_world_x[2, 2] * nz
+    best = 0
+    best_v = -np.inf
+    for j in range(n):
+        v = points[j, 0] * mx + points[j, 1] * my + points[j, 2] * mz
+        if v > best_v:
+            best_v, best = v, j
+    world = np.empty((1, 3))
+    local = np.empty((1, 3))
+    excess2 = _place_point(points[best:best + 1], 0, T_world_x, T_world_solid, solid.box_center, solid.box_axes,
+                           solid.box_half, world, local)
+    if excess2 > 0.0:
+        return False
+    surface = np.empty(3)
+    if solid.kind == KIND_MESH and solid.manifold:
+        planes_t = np.ascontiguousarray(solid.planes.T)
+        s, _, known = _mesh_signed_distance(planes_t, solid.triangles, solid.bounds, solid.nodes, solid.order,
+                                            solid.pseudo_normals, local[0], surface, -1, solid.face_normals)
+        return known and s > _LEADING_INSIDE_M
+    one = np.full(1, -1, dtype=np.int64)
+    d = point_depth(solid.kind, solid.params, solid.planes, solid.triangles, solid.bounds, solid.nodes, solid.order,
+                    solid.pseudo_normals, solid.manifold, local[0], surface, one, solid.face_normals)
+    return d > _LEADING_INSIDE_M
+
+
+@njit(cache=True)
+def pair_overlaps_along(samples_a, solid_a, T_world_a, samples_b, solid_b, T_world_b, nx, ny, nz):
+    """:func:`pair_overlaps`, the same answer, told first from the two leading surface points along the unit
+    (nx, ny, nz) from a to b (a's farthest along it inside b, b's farthest against it inside a:
+    :func:`leading_sample_inside`), the full scans only where neither is inside."""
+    if leading_sample_inside(SurfaceSamples(*samples_a), T_world_a, T_world_b, SolidArrays(*solid_b), nx, ny, nz):
+        return True
+    if leading_sample_inside(SurfaceSamples(*samples_b), T_world_b, T_world_a, SolidArrays(*solid_a), -nx, -ny, -nz):
+        return True
+    return pair_overlaps(samples_a, solid_a, T_world_a, samples_b, solid_b, T_world_b)
+
+
 @njit(cache=True)
 def pair_overlaps(samples_a, solid_a, T_world_a, samples_b, solid_b, T_world_b):
     """Whether :func:`pair_regions` (same arguments, without its counts) finds a region: a surface point

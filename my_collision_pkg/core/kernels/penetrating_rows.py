@@ -27,7 +27,7 @@ import math
 import numpy as np
 from numba import njit
 
-from my_collision_pkg.core.kernels.depth import pair_overlaps
+from my_collision_pkg.core.kernels.depth import pair_overlaps_along
 from my_collision_pkg.core.kernels.mtd import check_mtd_least, polish_checked_least, polished_coal_answer
 from my_collision_pkg.core.kernels.support_features import feature_contact
 
@@ -74,7 +74,11 @@ def convex_penetration_rows(route, cfg, shape_a, shape_b, slot_a, slot_b, T_worl
         d = distance[i]
         out_state[i] = ROW_NOT_CHECKED
         if route[i] == ROUTE_HULLS:          # narrowphase.pair_contacts: regions_exist, then hull_mtd
-            if not pair_overlaps(samples_a, solid_a, T_a, samples_b, solid_b, T_b):
+            # (the overlap's normal from a to b: p1 = p0 - depth n, the two points more than 1e-12 apart)
+            x0, x1, x2 = p0[i, 0] - p1[i, 0], p0[i, 1] - p1[i, 1], p0[i, 2] - p1[i, 2]
+            norm = math.sqrt(x0 * x0 + x1 * x1 + x2 * x2)
+            if not pair_overlaps_along(samples_a, solid_a, T_a, samples_b, solid_b, T_b, x0 / norm, x1 / norm,
+                                       x2 / norm):
                 out_state[i] = ROW_NO_REGION
                 continue
             if not polished_coal_answer(kind_a, params_a, vertices_a, T_a, kind_b, params_b, vertices_b, T_b, d,
