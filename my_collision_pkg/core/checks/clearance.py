@@ -58,7 +58,7 @@ from my_collision_pkg.core.kernels.clearance_rows import (CANDIDATES_NON_FINITE,
 from my_collision_pkg.core.kernels.mesh_rows import mesh_surface_rows
 from my_collision_pkg.core.kernels.penetrating_rows import slow_convex_rows, unseen_shapes
 from my_collision_pkg.core.kernels.codes import KIND_BOX, KIND_CONVEX, KIND_CYLINDER, KIND_MESH, KIND_OPEN_MESH
-from my_collision_pkg.core.kernels.witness_check import pack_meshes
+from my_collision_pkg.core.kernels.witness_check import hull_vertex_triangles, pack_meshes
 from my_collision_pkg.core.scene.objects import OCTOMAP_ID
 from my_collision_pkg.core.scene.planning_scene import CollisionWorld
 
@@ -201,8 +201,11 @@ class _Tables:
         # attached with an offset) are computed by numpy (_local_points)
         self.plain_frame = (self.owner_link < 0) | (self.owner_offset == np.eye(4)).all(axis=(1, 2))
         # the row kernels' world arrays (convex solids, packed meshes, the Jacobians' tables), packed in two
+        # and each hull vertex's mesh triangles, tried before a hull witness point's projection onto its mesh
+        self.hull_triangles = hull_vertex_triangles(self.convex.vertex_start, self.convex.vertices, checked,
+                                                    [shapes[s].geometry.triangles_shape for s in checked])
         self.row_world = pack_row_world(self.convex, packed, self.shape_link, self.owner_link, self.owner_offset,
-                                        mk.child_link, mk.axis, mk.prismatic, self.chain)
+                                        mk.child_link, mk.axis, mk.prismatic, self.chain, self.hull_triangles)
         # the shapes' bounding spheres (those of narrowphase.bounding_sphere_gaps: the box's centre, bounding radius)
         self.sphere_centre = np.array([e.geometry.obb_center_shape for e in shapes], dtype=float).reshape(-1, 3)
         self.sphere_radius = np.array([float(e.geometry.bounding_radius_m) for e in shapes])

@@ -9,6 +9,14 @@ their squared distances to their meshes and the triangles nearest to them, for e
 of a world at once (the meshes' triangles and AABB trees packed end to end,
 :func:`pack_meshes`).
 
+A hull's vertices are vertices of its mesh (qhull keeps the input points), and a hull
+witness point lies on the hull's face farthest along the witness normal, which holds the
+hull vertex farthest that way. When that face is a triangle of the mesh (or lies in one
+of them, or is an edge or a vertex of it), the triangle has that vertex as a corner:
+:func:`hull_vertex_triangles` lists, per hull vertex, the mesh triangles with a corner
+there, so that the check can try those few triangles before the whole mesh
+(``clearance_rows.check_on_meshes``).
+
 Arrays are float64 in metres; ``T_world_x`` (4, 4) is the pose of ``x`` in the planning frame.
 """
 from __future__ import annotations
@@ -41,6 +49,52 @@ def pack_meshes(trees, triangle_sets):
     order = np.ascontiguousarray(np.concatenate([np.asarray(t.order, dtype=np.int64) for t in trees]))
     face_normals = np.ascontiguousarray(np.concatenate([np.asarray(t.face_normals, dtype=float) for t in trees]))
     return triangle_start, node_start, triangles, bounds, nodes, order, face_normals
+
+
+def hull_vertex_triangles(vertex_start, vertices, mesh_shapes, triangle_sets):
+    """Per hull vertex of a world's convex solids, the triangles of its shape's mesh with a corner at it.
+
+    Parameters
+    ----------
+    vertex_start : (S + 1,) int64, vertices (V, 3): the convex solids' vertices (``gjk.ConvexArrays``; shape s
+        owns ``vertices[vertex_start[s]:vertex_start[s + 1]]``, its hull's vertices, shape frame, metres).
+    mesh_shapes : the shapes whose meshes are packed (``pack_meshes``), in slot order; triangle_sets : their
+        triangles (T, 3, 3), shape frame (triangle indices are each mesh's own, as ``pack_meshes`` keeps them).
+
+    Returns
+    -------
+    (start (V + 1,) int64, triangles (N,) int64): hull vertex ``v``'s triangles are
+    ``triangles[start[v]:start[v + 1]]``, in increasing index, those with a corner whose three coordinates
+    equal the vertex's bit for bit (a mesh with repeated vertices gives each copy's triangles); none for the
+    vertices of shapes without a packed mesh, or a corner matched by no hull vertex.
+    """
+    n_vertices = len(vertices)
+    count = np.zeros(n_vertices, dtype=np.int64)
+    lists = []
+    for s, triangles in zip(mesh_shapes, triangle_sets):
+        lo, hi = int(vertex_start[s]), int(vertex_start[s + 1])
+        corners = np.ascontiguousarray(np.asarray(triangles, dtype=np.float64).reshape(-1, 3))
+        if hi == lo or not len(corners):
+            continue
+        hull = np.ascontiguousarray(vertices[lo:hi], dtype=np.float64)
+        # the corners' and the hull vertices' coordinates as 24-byte keys: equal keys, the same bits
+        key_type = np.dtype((np.void, 24))
+        keys, ids = np.unique(np.concatenate([corners.view(key_type).ravel(), hull.view(key_type).ravel()]),
+                              return_inverse=True)
+        corner_id, hull_id = ids[:len(corners)], ids[len(corners):]
+        order = np.argsort(corner_id, kind="stable")        # within a key, corners (so triangles) in increasing index
+        sorted_id = corner_id[order]
+        left = np.searchsorted(sorted_id, hull_id, side="left")
+        right = np.searchsorted(sorted_id, hull_id, side="right")
+        count[lo:hi] = right - left
+        for i in range(hi - lo):
+            lists.append((lo + i, order[left[i]:right[i]] // 3))
+    start = np.zeros(n_vertices + 1, dtype=np.int64)
+    start[1:] = np.cumsum(count)
+    out = np.empty(int(start[-1]), dtype=np.int64)
+    for v, triangles in lists:
+        out[start[v]:start[v + 1]] = triangles
+    return start, out
 
 
 @njit(cache=True)
