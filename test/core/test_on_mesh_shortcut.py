@@ -179,3 +179,51 @@ def test_no_shortcut_without_tables():
     start, triangles = hull_vertex_triangles(np.array([0, 5], dtype=np.int64), hull, [0], [tetra[faces]])
     assert [triangles[start[v]:start[v + 1]].tolist() for v in range(5)] == [[0, 1, 3], [0, 1, 2], [0, 2, 3],
                                                                             [1, 2, 3], []]
+
+
+def test_falls_back_to_the_projection():
+    """A box whose top face is a fan of four triangles around its centre (a vertex inside the hull's face, not a
+    hull vertex): a point on the fan triangle away from the hull vertex farthest along the normal is not within
+    ON_MESH_M of that vertex's triangles, and the projection settles it; a point just above the face is off the mesh
+    both ways; a point at the centre is settled on the vertex's triangles. Each decision and triangle is that of
+    the check without the shortcut, but where the point lies on several triangles (the centre)."""
+    from my_collision_pkg.core.geometry.hulls import hull_edges
+    from my_collision_pkg.core.kernels.codes import KIND_BOX, KIND_MESH
+    from my_collision_pkg.core.kernels.gjk import convex_arrays
+    from my_collision_pkg.core.kernels.mesh_queries import MeshTree
+    from my_collision_pkg.core.kernels.witness_check import pack_meshes
+    h = 0.1
+    corners = np.array([[x, y, z] for z in (-h, h) for y in (-h, h) for x in (-h, h)])    # index x + 2 y + 4 z
+    vertices = np.vstack([corners, [[0.0, 0.0, h]]])                                      # 8: the top face's centre
+    faces = np.array([[0, 2, 3], [0, 3, 1],                                  # bottom (-z)
+                      [8, 4, 5], [8, 5, 7], [8, 7, 6], [8, 6, 4],            # top (+z), a fan around 8
+                      [0, 1, 5], [0, 5, 4], [2, 6, 7], [2, 7, 3],            # -y, +y
+                      [0, 4, 6], [0, 6, 2], [1, 3, 7], [1, 7, 5]])           # -x, +x
+    triangles = np.ascontiguousarray(vertices[faces])
+    tree = MeshTree.of(vertices, faces)
+    assert tree.manifold
+    packed = pack_meshes([tree], [triangles])
+    hull = convex_arrays([KIND_MESH, KIND_BOX], np.full((2, 3), h), [corners, np.zeros((0, 3))],
+                         [hull_edges(corners), []])
+    tables = hull_vertex_triangles(hull.vertex_start, hull.vertices, [0], [triangles])
+    no_tables = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64))
+    # the normal tilted so that the hull vertex farthest along it is corner 4 (-h, -h, h)
+    normal = np.array([-1e-3, -1e-3, 1.0]) / np.linalg.norm([-1e-3, -1e-3, 1.0])
+    points = np.array([[[0.09, 0.0, h], [0.0, 0.0, 1.0]],          # on fan triangle 3 (8, 5, 7), +x side
+                       [[0.09, 0.0, h + 1e-6], [0.0, 0.0, 1.0]],   # above the face: off the mesh
+                       [[0.0, 0.0, h], [0.0, 0.0, 1.0]]])          # the centre: on every fan triangle
+    answers = []
+    for hull_triangles in (tables, no_tables):
+        state = np.full(3, 2, dtype=np.int8)
+        subshapes = np.full((3, 2), -1, dtype=np.int32)
+        rest = cr.check_on_meshes(state, points.copy(), np.repeat(normal[None], 3, axis=0),
+                                  np.eye(4)[None, None].repeat(2, axis=1), np.zeros(3, dtype=np.int64),
+                                  np.repeat([[0, 1]], 3, axis=0), np.repeat([[0, -1]], 3, axis=0),
+                                  np.repeat([[True, False]], 3, axis=0), 2, 1, ON_MESH_M ** 2, *packed,
+                                  hull.vertex_start, hull.vertices, hull.neighbour_start, hull.neighbours, hull.probes,
+                                  *hull_triangles, subshapes, clearance._ON_MESH_SEARCH_D2)
+        answers.append((state.tolist(), rest.tolist(), subshapes[:, 0].tolist()))
+    (state, rest, sub), (state_p, rest_p, sub_p) = answers
+    assert state == state_p == [1, 2, 1] and rest == rest_p == [1]
+    assert sub[0] == sub_p[0] == 3      # projected: triangle 3 has no corner at corner 4 (triangles 2, 5, 7, 10)
+    assert sub[2] == 2 and sub_p[2] in (2, 3, 4, 5)    # corner 4's first triangle; the projection's: a fan one

@@ -26,7 +26,9 @@ a cylinder nearest on its cap or rim (``gjk.cylinder_end_distances``, certified 
 planes to 1e-10 m); coal's otherwise. A mesh pair whose hulls are apart, with each hull
 witness point on its mesh's surface (within ``ON_MESH_M``), is at the hulls' distance
 (the points are on the meshes, no mesh point is nearer): that is its row, with no mesh
-distance computed. Other apart mesh pairs get the meshes' own distance (the least over their
+distance computed (a witness point is first tried on the few mesh triangles at the hull vertex
+farthest along the row's normal, projected onto the whole mesh only when none is that near:
+``kernels.clearance_rows.check_on_meshes``). Other apart mesh pairs get the meshes' own distance (the least over their
 triangles, compiled: ``kernels.mesh_rows``, exact to rounding, where each side is a closed mesh or a
 box; coal's mesh distance otherwise), and penetrating or touching pairs :func:`narrowphase.pair_distance` itself, so every row has the numbers of
 that one distance function, up to its GJK tolerance: an apart row of two polytopes (~1e-12 m)
