@@ -339,7 +339,7 @@ def check_on_meshes(state, points, normals, T_world_shape, cfg, shape_pair, mesh
     would find (its nearest triangle is at most as far), and its subshape is the first of those triangles within
     ``on_mesh_d2``, in increasing triangle index (the same in any process, single or batch): a triangle of the
     mesh within ``on_mesh_d2`` of the point, the projection's nearest one or another one (mostly where the point
-    is a vertex or on an edge they share: on issue 40's sets every one is within 2e-16 m). Stopping at the first
+    is a vertex or on an edge they share: on issue 40's sets every one is within 2.5e-14 m). Stopping at the first
     tests 1.5 triangles per side instead of 6.4 (on the Panda, about 8 us per single clearance call at 0.5 m).
     The other sides are projected: :func:`witness_check.project_onto_meshes` on them in (row, side) order, so
     its numbers are those of a call on all of them. On the Panda with config/panda_world.yaml every side on its
