@@ -26,7 +26,9 @@ a cylinder nearest on its cap or rim (``gjk.cylinder_end_distances``, certified 
 planes to 1e-10 m); coal's otherwise. A mesh pair whose hulls are apart, with each hull
 witness point on its mesh's surface (within ``ON_MESH_M``), is at the hulls' distance
 (the points are on the meshes, no mesh point is nearer): that is its row, with no mesh
-distance computed. Other apart mesh pairs get the meshes' own distance (the least over their
+distance computed (a witness point is first tried on the few mesh triangles at the hull vertex
+farthest along the row's normal, projected onto the whole mesh only when none is that near:
+``kernels.clearance_rows.check_on_meshes``). Other apart mesh pairs get the meshes' own distance (the least over their
 triangles, compiled: ``kernels.mesh_rows``, exact to rounding, where each side is a closed mesh or a
 box; coal's mesh distance otherwise), and penetrating or touching pairs :func:`narrowphase.pair_distance` itself, so every row has the numbers of
 that one distance function, up to its GJK tolerance: an apart row of two polytopes (~1e-12 m)
@@ -59,7 +61,7 @@ from my_collision_pkg.core.kernels.clearance_rows import (CANDIDATES_NON_FINITE,
 from my_collision_pkg.core.kernels.mesh_rows import mesh_surface_rows
 from my_collision_pkg.core.kernels.penetrating_rows import slow_convex_rows, unseen_shapes
 from my_collision_pkg.core.kernels.codes import KIND_BOX, KIND_CONVEX, KIND_CYLINDER, KIND_MESH, KIND_OPEN_MESH
-from my_collision_pkg.core.kernels.witness_check import pack_meshes
+from my_collision_pkg.core.kernels.witness_check import hull_vertex_triangles, pack_meshes
 from my_collision_pkg.core.scene.objects import OCTOMAP_ID
 from my_collision_pkg.core.scene.planning_scene import CollisionWorld
 
@@ -202,8 +204,11 @@ class _Tables:
         # attached with an offset) are computed by numpy (_local_points)
         self.plain_frame = (self.owner_link < 0) | (self.owner_offset == np.eye(4)).all(axis=(1, 2))
         # the row kernels' world arrays (convex solids, packed meshes, the Jacobians' tables), packed in two
+        # and each hull vertex's mesh triangles, tried before a hull witness point's projection onto its mesh
+        self.hull_triangles = hull_vertex_triangles(self.convex.vertex_start, self.convex.vertices, checked,
+                                                    [shapes[s].geometry.triangles_shape for s in checked])
         self.row_world = pack_row_world(self.convex, packed, self.shape_link, self.owner_link, self.owner_offset,
-                                        mk.child_link, mk.axis, mk.prismatic, self.chain)
+                                        mk.child_link, mk.axis, mk.prismatic, self.chain, self.hull_triangles)
         # the shapes' bounding spheres (those of narrowphase.bounding_sphere_gaps: the box's centre, bounding radius)
         self.sphere_centre = np.array([e.geometry.obb_center_shape for e in shapes], dtype=float).reshape(-1, 3)
         self.sphere_radius = np.array([float(e.geometry.bounding_radius_m) for e in shapes])

@@ -43,7 +43,7 @@ from my_collision_pkg.core.kernels.thickness import thickness_along_lines
 from my_collision_pkg.core.kernels.support_features import (feature_contact, inside_margin, plane_basis, support_gap,
                                                               support_points)
 from my_collision_pkg.core.kernels.tubes import edge_ends, screen_samples, tube_keep, tube_margin, tube_pieces_cover
-from my_collision_pkg.core.kernels.witness_check import pack_meshes
+from my_collision_pkg.core.kernels.witness_check import hull_vertex_triangles, pack_meshes
 
 
 def warm_up() -> None:
@@ -250,10 +250,15 @@ def warm_up_contacts() -> List:
         refine_to_support(1, kind, np.ones(3), corners, np.eye(4), np.zeros(3), np.ones(3), 0.5, np.eye(4),
                           _solid(KIND_MESH, planes, triangles, tree, True))
     warm_up_mtd()
-    # clearance's check of hull witness points on their meshes (one mesh side, as the clearance tables pass them)
-    check_on_meshes(np.full(1, 2, dtype=np.int8), np.zeros((1, 2, 3)), np.eye(4)[None, None].repeat(2, axis=1),
-                    np.zeros(1, dtype=np.int64), np.array([[0, 1]], dtype=np.int64), np.array([[0, -1]], dtype=np.int64),
-                    np.array([[True, False]]), 2, 1, 1e-18, *pack_meshes([tree], [triangles]),
+    # clearance's check of hull witness points on their meshes (one mesh side, as the clearance tables pass them;
+    # the tetrahedron its own hull, so that the side is settled on its hull vertex's triangles)
+    hull = convex_arrays([KIND_MESH, KIND_BOX], np.ones((2, 3)), [corners, np.zeros((0, 3))])
+    hull_triangles = hull_vertex_triangles(hull.vertex_start, hull.vertices, [0], [triangles])
+    check_on_meshes(np.full(1, 2, dtype=np.int8), np.zeros((1, 2, 3)), np.array([[-1.0, 0.0, 0.0]]),
+                    np.eye(4)[None, None].repeat(2, axis=1), np.zeros(1, dtype=np.int64),
+                    np.array([[0, 1]], dtype=np.int64), np.array([[0, -1]], dtype=np.int64),
+                    np.array([[True, False]]), 2, 1, 1e-18, *pack_meshes([tree], [triangles]), hull.vertex_start,
+                    hull.vertices, hull.neighbour_start, hull.neighbours, hull.probes, *hull_triangles,
                     np.full((1, 2), -1, dtype=np.int32))
     solid = _solid(KIND_MESH, planes, triangles, tree, True)
     pair_regions(1, 1, tuple(samples), tuple(solid), np.eye(4), tuple(samples), tuple(solid), np.eye(4))
