@@ -3,7 +3,9 @@
 Every pairing of the five primitive kinds and a convex vertex set (an irregular polytope), posed at
 random so that they overlap: the overlaps along many directions are the same; the check says the
 same of coal's answer, of a wrong depth and of a wrong normal; the search finds the depth the numpy
-reference finds, and the overlap along its direction is that depth.
+reference finds, and the overlap along its direction is that depth. other_basin_gap answers as the
+function before session 44 (every face past the witness bound fully scanned) on Panda's penetrating rows, and
+its kept-vertex bound never skips a face within the margin.
 """
 from __future__ import annotations
 
@@ -13,10 +15,13 @@ import coal
 import numpy as np
 import pytest
 import trimesh
+from numba import njit
 
 from my_collision_pkg.core.checks import penetration
 from my_collision_pkg.core.checks.penetration import Body
 from my_collision_pkg.core.kernels import mtd
+from my_collision_pkg.core.kernels.mtd import (MAX_CANDIDATES, _face_overlap, _kept_face_overlap, _overlap, _refine,
+                                              _support, candidate_directions)
 from my_collision_pkg.core.kernels.codes import (KIND_BOX, KIND_CAPSULE, KIND_CONE, KIND_CONVEX, KIND_CYLINDER,
                                                 KIND_SPHERE)
 from core_scenes import random_rotation
@@ -259,3 +264,189 @@ def test_face_bound_never_contradicts_the_svd():
             said_face += 1
             assert np.linalg.svd(centred, compute_uv=False)[1] > tolerance
     assert said_face > 0
+
+
+@njit(cache=False)
+def _other_basin_gap_full_scans(kind_a, params_a, vertices_a, T_a, faces_a, offsets_a, kind_b, params_b, vertices_b, T_b,
+                                 faces_b, offsets_b, normal, depth, p0, p1, margin, min_cos, start, stop):
+    """:func:`mtd.other_basin_gap` as it was before session 44: every face normal that passes the witness point's
+    bound gets the other body's full support (a pass over its vertices). The reference of
+    test_other_basin_gap_equals_the_full_scans."""
+    n0, n1, n2 = normal[0], normal[1], normal[2]
+    best = np.inf
+    refined = np.empty(3)
+    dirs = np.empty((MAX_CANDIDATES, 3))
+    m = candidate_directions(kind_a, params_a, T_a, kind_b, params_b, T_b, np.empty((0, 3)), dirs)
+    n_faces_a, n_faces_b = faces_a.shape[0], faces_b.shape[0]
+    # one body a vertex set (its support costs a pass over its vertices), the other a primitive
+    vertices_a_only = kind_a > KIND_CONE and not kind_b > KIND_CONE
+    vertices_b_only = kind_b > KIND_CONE and not kind_a > KIND_CONE
+    # a face's lower bound, offset + face . w, with w the other witness point's offset from the body's origin,
+    # in the body's frame: w_a = R_a^T (t_a - p1), w_b = R_b^T (t_b - p0)
+    x, y, z = T_a[0, 3] - p1[0], T_a[1, 3] - p1[1], T_a[2, 3] - p1[2]
+    wa0, wa1, wa2 = (T_a[0, 0] * x + T_a[1, 0] * y + T_a[2, 0] * z, T_a[0, 1] * x + T_a[1, 1] * y + T_a[2, 1] * z,
+                     T_a[0, 2] * x + T_a[1, 2] * y + T_a[2, 2] * z)
+    x, y, z = T_b[0, 3] - p0[0], T_b[1, 3] - p0[1], T_b[2, 3] - p0[2]
+    wb0, wb1, wb2 = (T_b[0, 0] * x + T_b[1, 0] * y + T_b[2, 0] * z, T_b[0, 1] * x + T_b[1, 1] * y + T_b[2, 1] * z,
+                     T_b[0, 2] * x + T_b[1, 2] * y + T_b[2, 2] * z)
+    d = np.empty(3)
+    for i in range(m + n_faces_a + n_faces_b):
+        if i < m:
+            d0, d1, d2 = dirs[i, 0], dirs[i, 1], dirs[i, 2]
+        elif i < m + n_faces_a:                # a face of A: the direction from A to B is its outward normal
+            f = i - m
+            x, y, z = faces_a[f, 0], faces_a[f, 1], faces_a[f, 2]
+            if not (offsets_a[f] + x * wa0 + y * wa1 + z * wa2 - depth < margin):
+                continue                       # its plane beyond B's witness point: deeper by the margin at least
+            d0 = T_a[0, 0] * x + T_a[0, 1] * y + T_a[0, 2] * z
+            d1 = T_a[1, 0] * x + T_a[1, 1] * y + T_a[1, 2] * z
+            d2 = T_a[2, 0] * x + T_a[2, 1] * y + T_a[2, 2] * z
+        else:                                  # a face of B: the direction from A to B is minus its normal
+            f = i - m - n_faces_a
+            x, y, z = faces_b[f, 0], faces_b[f, 1], faces_b[f, 2]
+            if not (offsets_b[f] + x * wb0 + y * wb1 + z * wb2 - depth < margin):
+                continue
+            d0 = -(T_b[0, 0] * x + T_b[0, 1] * y + T_b[0, 2] * z)
+            d1 = -(T_b[1, 0] * x + T_b[1, 1] * y + T_b[1, 2] * z)
+            d2 = -(T_b[2, 0] * x + T_b[2, 1] * y + T_b[2, 2] * z)
+        if d0 * n0 + d1 * n1 + d2 * n2 >= min_cos:
+            continue
+        if i < m:
+            if vertices_a_only:        # A's support bounded below by its witness point, B's exact (a primitive)
+                h_b = _support(kind_b, params_b, vertices_b, T_b, -d0, -d1, -d2)
+                if not (d0 * p0[0] + d1 * p0[1] + d2 * p0[2] + h_b - depth < margin):
+                    continue
+                value = _support(kind_a, params_a, vertices_a, T_a, d0, d1, d2) + h_b
+            elif vertices_b_only:
+                h_a = _support(kind_a, params_a, vertices_a, T_a, d0, d1, d2)
+                if not (h_a - (d0 * p1[0] + d1 * p1[1] + d2 * p1[2]) - depth < margin):
+                    continue
+                value = h_a + _support(kind_b, params_b, vertices_b, T_b, -d0, -d1, -d2)
+            else:
+                value = _overlap(kind_a, params_a, vertices_a, T_a, kind_b, params_b, vertices_b, T_b, d0, d1, d2)
+        elif i < m + n_faces_a:
+            value = _face_overlap(kind_b, params_b, vertices_b, T_b, T_a, offsets_a[i - m], d0, d1, d2)
+        else:
+            value = _face_overlap(kind_a, params_a, vertices_a, T_a, T_b, offsets_b[i - m - n_faces_a], -d0, -d1, -d2)
+        if not value - depth < margin:
+            continue
+        d[0], d[1], d[2] = d0, d1, d2
+        value = _refine(kind_a, params_a, vertices_a, T_a, kind_b, params_b, vertices_b, T_b, d, value, start, stop,
+                        refined)
+        if refined[0] * n0 + refined[1] * n1 + refined[2] * n2 < min_cos and value - depth < best:
+            best = value - depth
+    return best
+
+
+
+@pytest.fixture(scope="module")
+def basin_calls() -> list:
+    """The bodies, normal, depth and witness points of the penetrating convex rows the clearance answers in its
+    compiled call (``clearance._penetrating_convex_rows``) on the penetrating ones of 150 Panda
+    configurations at 0.05 m, with the witness points ``feature_contact`` gives (found rows only)."""
+    from my_collision_pkg.core.checks import clearance, witness_features
+    from my_collision_pkg.core.kernels.support_features import feature_contact
+    from core_scenes import panda_world_checker
+    checker, names, Q = panda_world_checker(150)
+    constants = witness_features.feature_constants()
+    calls = []
+    original = clearance._penetrating_convex_rows
+
+    def recorded(world, T_shape, cfg, pair, pairs, slow, overlapping, raw, p0, p1, out):
+        left = original(world, T_shape, cfg, pair, pairs, slow, overlapping, raw, p0, p1, out)
+        for k in sorted(set(slow) - set(left)):
+            bodies = []
+            for s in (int(x) for x in pairs[pair[k]]):
+                kind, params, vertices, faces, offsets = witness_features.contact_parts(world, s)
+                bodies.append((int(kind), np.array(params, dtype=float), np.array(vertices, dtype=float),
+                               np.array(T_shape[cfg[k], s], dtype=float), np.array(faces, dtype=float),
+                               np.array(offsets, dtype=float)))
+            normal = np.array(out.normal[k], dtype=float)
+            witness = np.empty((2, 3))
+            found, _ = feature_contact(*bodies[0], *bodies[1], float(out.distance[k]), normal, *constants, witness)
+            if found:
+                calls.append((bodies[0], bodies[1], normal, -float(out.distance[k]), witness[0].copy(),
+                              witness[1].copy()))
+        return left
+
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        monkeypatch.setattr(clearance, "_penetrating_convex_rows", recorded)
+        # (a one-configuration request's compiled steps call the kernel itself: the steps one by one here)
+        monkeypatch.setattr(clearance, "_single_rows", clearance._posed_rows)
+        try:
+            for q in Q:
+                if not checker.check(names, q).valid:
+                    checker.clearance(names, q, 0.05)
+        finally:
+            checker.close()
+    return calls
+
+
+@pytest.mark.parametrize("margin_m", [2e-5, 1e-3, 1e-2])
+def test_other_basin_gap_equals_the_full_scans(basin_calls, margin_m):
+    """mtd.other_basin_gap, which bounds a face's overlap from the other body's support vertices of the faces it
+    scanned last before scanning all its vertices, answers as the full scans (the function before session 44):
+    on the penetrating convex rows of Panda configurations (hull-hull, hull-box, hull-cylinder, box-box,
+    box-cylinder), both bodies in either order, at the switch margin and at larger margins (more candidates
+    refined): below the margin the same float, bit for bit; at or above it (+inf) exactly where it was."""
+    calls = basin_calls
+    assert sum(a[0] == KIND_CONVEX and b[0] == KIND_CONVEX for a, b, *_ in calls) >= 10
+    within = 0
+    for body_0, body_1, normal, depth, p0, p1 in calls:
+        for a, b, n, w_a, w_b in ((body_0, body_1, normal, p0, p1), (body_1, body_0, -normal, p1, p0)):
+            args = (*a, *b, n, depth, w_a, w_b, margin_m, 0.9999500004166653, 0.05, 1e-9)
+            new, old = mtd.other_basin_gap(*args), _other_basin_gap_full_scans(*args)
+            assert (new < margin_m) == (old < margin_m), (new, old)
+            if old < margin_m:
+                within += 1
+                assert np.float64(new).tobytes() == np.float64(old).tobytes(), (new, old)
+    assert within >= 4                        # (8 at 2e-5 m, nearly every row at the larger margins)
+
+
+@njit(cache=False)
+def _kept_face_mismatches(kind_o, params_o, vertices_o, T_o, T_f, faces_f, offsets_f, depth, kept_size):
+    """For each face of body f (in order, the kept vertices carried from face to face as other_basin_gap carries
+    them), mtd._kept_face_overlap against the full support (mtd._face_overlap) at margins on both sides of the
+    face's own overlap above ``depth`` and at the switch margin: the number of (face, margin) checks and of those
+    where it skipped a face within the margin or gave another float."""
+    kept = np.empty(kept_size, dtype=np.int64)
+    n_kept = 0
+    checks, bad = 0, 0
+    for f in range(faces_f.shape[0]):
+        x, y, z = faces_f[f, 0], faces_f[f, 1], faces_f[f, 2]
+        m0 = T_f[0, 0] * x + T_f[0, 1] * y + T_f[0, 2] * z         # the face's outward normal, world
+        m1 = T_f[1, 0] * x + T_f[1, 1] * y + T_f[1, 2] * z
+        m2 = T_f[2, 0] * x + T_f[2, 1] * y + T_f[2, 2] * z
+        full = _face_overlap(kind_o, params_o, vertices_o, T_o, T_f, offsets_f[f], m0, m1, m2)
+        gap = full - depth
+        for margin in (2e-5, gap, np.nextafter(gap, np.inf), np.nextafter(gap, -np.inf), gap + 1e-9, gap - 1e-9):
+            value, _ = _kept_face_overlap(vertices_o, T_o, T_f, offsets_f[f], m0, m1, m2, kept.copy(), n_kept, depth,
+                                          margin)
+            checks += 1
+            if value == np.inf:
+                if gap < margin:
+                    bad += 1
+            elif value != full:
+                bad += 1
+        # (an infinite margin scans every face: the kept vertices as after a scan)
+        value, n_kept = _kept_face_overlap(vertices_o, T_o, T_f, offsets_f[f], m0, m1, m2, kept, n_kept, depth, np.inf)
+        if value != full:
+            bad += 1
+    return checks, bad
+
+
+def test_kept_vertices_bound_never_skips_a_face_within_the_margin(basin_calls):
+    """The lower bound from the kept support vertices (mtd._kept_face_overlap) is at most the face's overlap as the
+    full scan computes it, to the last bit: at a margin one ulp above the face's own overlap (above the depth) the
+    face is never skipped, and a face not skipped gets the full scan's float; faces of both bodies of the Panda
+    rows, the other body a hull."""
+    checks = 0
+    for body_0, body_1, normal, depth, p0, p1 in basin_calls:
+        for f, o in ((body_0, body_1), (body_1, body_0)):
+            if o[0] != KIND_CONVEX or f[4].shape[0] == 0:
+                continue
+            for kept_size in (1, mtd.BASIN_KEPT_VERTICES):
+                n, bad = _kept_face_mismatches(o[0], o[1], o[2], o[3], f[3], f[4], f[5], depth, kept_size)
+                assert bad == 0
+                checks += n
+    assert checks > 10_000

@@ -365,6 +365,56 @@ def _face_overlap(kind_o, params_o, vertices_o, T_o, T_f, offset, m0, m1, m2):
                                                                                   -m0, -m1, -m2)
 
 
+BASIN_KEPT_VERTICES = 4        # other_basin_gap: a vertex set's support vertices kept as lower bounds of its support
+
+
+@njit(inline="always")
+def _kept_face_overlap(vertices_o, T_o, T_f, offset, m0, m1, m2, kept, n_kept, depth, margin):
+    """:func:`_face_overlap` of a vertex set o (the same arithmetic, the same value), or +inf where a lower bound of
+    it, from the vertices ``kept[:n_kept]`` (indices into ``vertices_o``), is already ``margin`` or more deeper than
+    ``depth``; returns (value, n_kept).
+
+    The support ``h_o(-m)`` is the largest ``-m . v`` over the vertices: the largest over a few of them, each
+    computed as the full scan computes it, is at most that float, and adding it to the same terms in the same
+    order keeps the order (rounding is monotone), so the bound is at most the value the scan gives, to the last
+    bit: no face whose value is within ``margin`` is skipped. Where the bound does not decide, the full scan
+    runs, and its support vertex (the first largest, as :func:`_support` takes it) goes to the front of ``kept``
+    (at most ``kept.shape[0]``, the most recently found first): neighbouring faces of a hull mostly share it."""
+    d0, d1, d2 = -m0, -m1, -m2
+    x = T_o[0, 0] * d0 + T_o[1, 0] * d1 + T_o[2, 0] * d2
+    y = T_o[0, 1] * d0 + T_o[1, 1] * d1 + T_o[2, 1] * d2
+    z = T_o[0, 2] * d0 + T_o[1, 2] * d1 + T_o[2, 2] * d2
+    offset_o = d0 * T_o[0, 3] + d1 * T_o[1, 3] + d2 * T_o[2, 3]
+    plane = offset + m0 * T_f[0, 3] + m1 * T_f[1, 3] + m2 * T_f[2, 3]
+    if n_kept > 0:
+        low = -np.inf
+        for k in range(n_kept):
+            j = kept[k]
+            value = x * vertices_o[j, 0] + y * vertices_o[j, 1] + z * vertices_o[j, 2]
+            if value > low:
+                low = value
+        if not (plane + (low + offset_o) - depth < margin):
+            return np.inf, n_kept
+    best, at = -np.inf, -1
+    for i in range(vertices_o.shape[0]):
+        value = x * vertices_o[i, 0] + y * vertices_o[i, 1] + z * vertices_o[i, 2]
+        if value > best:
+            best, at = value, i
+    if at >= 0:                                  # move (or put) it to the front
+        k = 0
+        while k < n_kept and kept[k] != at:
+            k += 1
+        if k == n_kept and n_kept < kept.shape[0]:
+            n_kept += 1
+        if k == kept.shape[0]:
+            k -= 1
+        while k > 0:
+            kept[k] = kept[k - 1]
+            k -= 1
+        kept[0] = at
+    return plane + (best + offset_o), n_kept
+
+
 @njit(cache=True, nogil=True)
 def other_basin_gap(kind_a, params_a, vertices_a, T_a, faces_a, offsets_a, kind_b, params_b, vertices_b, T_b, faces_b,
                     offsets_b, normal, depth, p0, p1, margin, min_cos, start, stop):
@@ -377,7 +427,11 @@ def other_basin_gap(kind_a, params_a, vertices_a, T_a, faces_a, offsets_a, kind_
     B (the witness points): a face normal whose overlap is at least its own body's support there plus the other
     body's support at that point (``offset + m . (t_f - p)``, a lower bound) is skipped beyond ``margin``
     without the other body's support function; so is a candidate direction where one body is a vertex set and
-    the other a primitive, bounded by the primitive's support and the vertex set's witness point."""
+    the other a primitive, bounded by the primitive's support and the vertex set's witness point. A face that
+    passes that bound, the other body a vertex set, is bounded next by the other body's support vertices of the
+    last faces it was scanned for (:func:`_kept_face_overlap`, a bound at most the scan's float): the full scan
+    runs only where that does not decide, so every face within ``margin`` is refined as before, with the same
+    float, and the answer is the same to the last bit."""
     n0, n1, n2 = normal[0], normal[1], normal[2]
     best = np.inf
     refined = np.empty(3)
@@ -395,6 +449,10 @@ def other_basin_gap(kind_a, params_a, vertices_a, T_a, faces_a, offsets_a, kind_
     x, y, z = T_b[0, 3] - p0[0], T_b[1, 3] - p0[1], T_b[2, 3] - p0[2]
     wb0, wb1, wb2 = (T_b[0, 0] * x + T_b[1, 0] * y + T_b[2, 0] * z, T_b[0, 1] * x + T_b[1, 1] * y + T_b[2, 1] * z,
                      T_b[0, 2] * x + T_b[1, 2] * y + T_b[2, 2] * z)
+    # the other body's support vertices of the faces scanned last, where it is a vertex set (_kept_face_overlap)
+    kept_a = np.empty(BASIN_KEPT_VERTICES, dtype=np.int64)
+    kept_b = np.empty(BASIN_KEPT_VERTICES, dtype=np.int64)
+    n_kept_a, n_kept_b = 0, 0
     d = np.empty(3)
     for i in range(m + n_faces_a + n_faces_b):
         if i < m:
@@ -431,9 +489,18 @@ def other_basin_gap(kind_a, params_a, vertices_a, T_a, faces_a, offsets_a, kind_
             else:
                 value = _overlap(kind_a, params_a, vertices_a, T_a, kind_b, params_b, vertices_b, T_b, d0, d1, d2)
         elif i < m + n_faces_a:
-            value = _face_overlap(kind_b, params_b, vertices_b, T_b, T_a, offsets_a[i - m], d0, d1, d2)
+            if kind_b > KIND_CONE:
+                value, n_kept_b = _kept_face_overlap(vertices_b, T_b, T_a, offsets_a[i - m], d0, d1, d2, kept_b,
+                                                     n_kept_b, depth, margin)
+            else:
+                value = _face_overlap(kind_b, params_b, vertices_b, T_b, T_a, offsets_a[i - m], d0, d1, d2)
         else:
-            value = _face_overlap(kind_a, params_a, vertices_a, T_a, T_b, offsets_b[i - m - n_faces_a], -d0, -d1, -d2)
+            if kind_a > KIND_CONE:
+                value, n_kept_a = _kept_face_overlap(vertices_a, T_a, T_b, offsets_b[i - m - n_faces_a], -d0, -d1,
+                                                     -d2, kept_a, n_kept_a, depth, margin)
+            else:
+                value = _face_overlap(kind_a, params_a, vertices_a, T_a, T_b, offsets_b[i - m - n_faces_a], -d0, -d1,
+                                      -d2)
         if not value - depth < margin:
             continue
         d[0], d[1], d[2] = d0, d1, d2
