@@ -206,7 +206,8 @@ def test_epa_from_the_distance_gjks_tetrahedron_is_the_same_answer(solids):
     Tb = np.array([_pose(rng, 0.06) for _ in range(300)])
     d, p0, p1 = np.zeros(300), np.zeros((300, 3)), np.zeros((300, 3))
     got, tetrahedra, inside = np.zeros(300, dtype=bool), np.zeros((300, 3, 4, 3)), np.zeros(300, dtype=bool)
-    gjk.hull_distances(convex, a, b, Ta, Tb, EPS_M, d, p0, p1, got, tetrahedra, inside)
+    gjk.hull_distances(convex, a, b, Ta, Tb, EPS_M, d, p0, p1, got, tetrahedra, inside,
+                       np.zeros((300, 2), dtype=np.int64))
     assert not (inside & got).any()
     rows = np.flatnonzero(inside)
     assert len(rows) > 150

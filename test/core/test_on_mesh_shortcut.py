@@ -49,11 +49,11 @@ def _projection_world(tables):
 
 def _settle(args, row_world, on_mesh_d2=None):
     """settle_rows on a captured call's inputs, into fresh copies of its outputs: (outputs, returned)."""
-    out = [a.copy() for a in args[17:22]]
-    head = [a.copy() if isinstance(a, np.ndarray) else a for a in args[:17]]
+    out = [a.copy() for a in args[18:23]]
+    head = [a.copy() if isinstance(a, np.ndarray) else a for a in args[:18]]
     if on_mesh_d2 is not None:
-        head[14] = on_mesh_d2
-    returned = cr.settle_rows(*head[:7], *row_world, *head[9:17], *out, args[22])
+        head[15] = on_mesh_d2
+    returned = cr.settle_rows(*head[:8], *row_world, *head[10:18], *out, args[23])
     return out, returned
 
 
@@ -110,9 +110,9 @@ def test_shortcut_decides_as_the_projection(captured):
         assert over_a.tolist() == over_b.tolist()
         for x, y in ((dist_a, dist_b), (pts_a, pts_b), (nrm_a, nrm_b)):
             assert x.tobytes() == y.tobytes()
-        cfg, pair, T_shape, pair_i = args[4], args[5], args[6], args[10]
+        cfg, pair, T_shape, pair_i = args[5], args[6], args[7], args[11]
         pairs = cr._i2(pair_i, cr._P_PAIRS)
-        n_done += int(np.sum(state_b == args[15]))
+        n_done += int(np.sum(state_b == args[16]))
         for k, s in zip(*np.nonzero(sub_a != sub_b)):
             n_other_triangle += 1
             assert sub_a[k, s] >= 0
@@ -137,10 +137,10 @@ def test_each_side_on_its_hull_vertex_triangles(captured):
     for args in calls:
         # the rows' state before the check: every apart mesh row left to check (nothing is within -1)
         (_, pts, nrm, state, _), _ = _settle(args, projected, on_mesh_d2=-1.0)
-        cfg, pair, T_shape, pair_i = args[4], args[5], args[6], args[10]
+        cfg, pair, T_shape, pair_i = args[5], args[6], args[7], args[11]
         pairs = cr._i2(pair_i, cr._P_PAIRS)
         slots = cr._i2(pair_i, cr._P_MESH_SLOT)
-        for k in np.flatnonzero(state == args[16]):
+        for k in np.flatnonzero(state == args[17]):
             for s in range(2):
                 m = slots[pair[k], s]
                 if m < 0:
@@ -148,7 +148,7 @@ def test_each_side_on_its_hull_vertex_triangles(captured):
                 shape = pairs[pair[k], s]
                 T = T_shape[cfg[k], shape]
                 sign = 1.0 if s == 0 else -1.0
-                t = cr._on_support_triangles(pts[k, s], sign * nrm[k, 0], sign * nrm[k, 1], sign * nrm[k, 2], T,
+                t = cr._on_support_triangles(pts[k, s], sign * nrm[k, 0], sign * nrm[k, 1], sign * nrm[k, 2], -1, T,
                                              shape, convex.vertex_start, convex.vertices, convex.neighbour_start,
                                              convex.neighbours, convex.probes, start, hull_triangles,
                                              triangles[triangle_start[m]:triangle_start[m + 1]], on_mesh_d2,
@@ -216,7 +216,7 @@ def test_falls_back_to_the_projection():
     for hull_triangles in (tables, no_tables):
         state = np.full(3, 2, dtype=np.int8)
         subshapes = np.full((3, 2), -1, dtype=np.int32)
-        rest = cr.check_on_meshes(state, points.copy(), np.repeat(normal[None], 3, axis=0),
+        rest = cr.check_on_meshes(state, points.copy(), np.repeat(normal[None], 3, axis=0), np.full((3, 2), -1),
                                   np.eye(4)[None, None].repeat(2, axis=1), np.zeros(3, dtype=np.int64),
                                   np.repeat([[0, 1]], 3, axis=0), np.repeat([[0, -1]], 3, axis=0),
                                   np.repeat([[True, False]], 3, axis=0), 2, 1, ON_MESH_M ** 2, *packed,

@@ -314,7 +314,7 @@ def test_compiled_first_distances_of_polytope_pairs_are_coals(panda_files, rando
     drawn = np.random.default_rng(20260611).uniform(robot.lower_limits, robot.upper_limits, size=(2000, len(names)))
     valid = drawn[[checker.check(names, q).valid for q in drawn]]
     Q = np.vstack([valid[[105, 58]], _configurations(scene, random_configurations, 41, 300)])
-    tables, pt, pairs, T_shape, cfg, pair, (raw, p0, p1, measured, coal_rows) = _first_distances(world, Q)
+    tables, pt, pairs, T_shape, cfg, pair, (raw, p0, p1, measured, coal_rows, _) = _first_distances(world, Q)
     polytope = tables.compiled[pairs[:, 0]] & tables.compiled[pairs[:, 1]]
     request = coal.DistanceRequest()
     request.enable_signed_distance = True
@@ -357,7 +357,7 @@ def test_cylinder_side_first_distances_are_certified(panda_files, random_configu
     scene = _scene(panda_files)
     robot, world = scene.robot, scene.world
     Q = _configurations(scene, random_configurations, 43, 200)
-    tables, pt, pairs, T_shape, cfg, pair, (raw, p0, p1, measured, coal_rows) = _first_distances(world, Q)
+    tables, pt, pairs, T_shape, cfg, pair, (raw, p0, p1, measured, coal_rows, _) = _first_distances(world, Q)
     left_to_coal = set(coal_rows.tolist())
     request = coal.DistanceRequest()
     request.enable_signed_distance = True

@@ -53,7 +53,7 @@ from my_collision_pkg.core.checks.sweep import convex_solids, motion_kinematics
 from my_collision_pkg.core.errors import CollisionPkgError, RequestError
 from my_collision_pkg.core.geometry.coal_setup import coal   # coal with its box support pinned (see there)
 from my_collision_pkg.core.kernels.clearance_rows import (CANDIDATES_NON_FINITE, CANDIDATES_OUT_OF_LIMITS,
-                                                          SINGLE_DONE, SINGLE_FIRST, SINGLE_LEFT, SINGLE_SETTLED,
+                                                          SINGLE_DONE, SINGLE_FIRST, SINGLE_INFO, SINGLE_LEFT, SINGLE_SETTLED,
                                                           single_buffer_sizes, single_rows, single_settled_rows,
                                                            candidate_rows, finish_rows, first_distance_rows,
                                                            pack_row_pairs, pack_row_world, pack_world, pose_sizes,
@@ -344,12 +344,14 @@ class _SingleBuffers:
         self.I8 = np.zeros(sizes[3], dtype=np.int8)
         self.B = np.zeros(sizes[4], dtype=bool)
         self.P, self.M = n_pairs, n_movable
-        self.info = self.I[5 * n_pairs:]
+        self.info = self.I[5 * n_pairs:5 * n_pairs + SINGLE_INFO]
 
     def first(self, k: int) -> tuple:
-        """The first distances of the K rows: raw (K,), p0, p1 (K, 3), measured (K,)."""
+        """The first distances of the K rows: raw (K,), p0, p1 (K, 3), measured (K,), hull vertices (K, 2)."""
         F, P = self.F, self.P
-        return F[:k], F[P:P + 3 * k].reshape(k, 3), F[4 * P:4 * P + 3 * k].reshape(k, 3), self.B[:k]
+        start = 5 * P + SINGLE_INFO
+        return (F[:k], F[P:P + 3 * k].reshape(k, 3), F[4 * P:4 * P + 3 * k].reshape(k, 3), self.B[:k],
+                self.I[start:start + 2 * k].reshape(k, 2))
 
     def measured(self, k: int) -> _Measured:
         F, P, B = self.F, self.P, self.B
@@ -524,17 +526,17 @@ def _measure(world: CollisionWorld, tables: _Tables, T_shape: np.ndarray, cfg: n
     # hull-hull (and hull-box) rows: one compiled GJK call over all of them (deterministic, no per-row
     # Python), in the call that gathers them; rows it leaves (touching, overlapping, not converged) and the
     # other direct rows go to coal below
-    raw, p0, p1, measured, coal_rows = first_distance_rows(cfg, pair, T_shape, *tables.row_world, *pt.row_pairs,
-                                                           _HULL_GJK_M)
+    raw, p0, p1, measured, coal_rows, support = first_distance_rows(cfg, pair, T_shape, *tables.row_world,
+                                                                    *pt.row_pairs, _HULL_GJK_M)
     return _measure_from_first(world, tables, pt, T_shape, cfg, pair, pairs, thresholds, stop, out, raw, p0, p1,
-                               measured, coal_rows)
+                               measured, coal_rows, support)
 
 
 def _measure_from_first(world: CollisionWorld, tables: _Tables, pt: _PairTables, T_shape: np.ndarray,
                         cfg: np.ndarray, pair: np.ndarray, pairs: np.ndarray, thresholds: np.ndarray, stop,
                         out: _Measured, raw: np.ndarray, p0: np.ndarray, p1: np.ndarray, measured: np.ndarray,
-                        coal_rows: np.ndarray) -> _Measured:
-    """:func:`_measure` after ``first_distance_rows`` (its outputs ``raw`` ... ``coal_rows``; ``out`` as made)."""
+                        coal_rows: np.ndarray, support: np.ndarray) -> _Measured:
+    """:func:`_measure` after ``first_distance_rows`` (its outputs ``raw`` ... ``support``; ``out`` as made)."""
     if len(coal_rows):
         _coal_first_distances(tables, T_shape, cfg, pair, pairs, pt, coal_rows, raw, p0, p1, stop)
     # one compiled pass over the rows: a sane first distance (a lower bound, exact for primitives) at or
@@ -542,7 +544,7 @@ def _measure_from_first(world: CollisionWorld, tables: _Tables, pt: _PairTables,
     # p0 + d n) and normal, to be checked on the meshes (mesh rows: kept where each mesh's hull witness point
     # lies on its mesh) or done; the rest are slow
     slow_rows, rest, overlapping = settle_rows(
-        raw, p0, p1, measured, cfg, pair, T_shape, *tables.row_world, *pt.row_pairs, thresholds, _HULL_SLACK_M, _SANE_M,
+        raw, p0, p1, measured, support, cfg, pair, T_shape, *tables.row_world, *pt.row_pairs, thresholds, _HULL_SLACK_M, _SANE_M,
         ON_MESH_M ** 2, _DONE, _CHECK_MESH, out.distance, out.points, out.normal, out.state, out.subshapes,
         _ON_MESH_SEARCH_D2)
     return _narrow_phase(world, tables, pt, T_shape, cfg, pair, pairs, thresholds, stop, out, raw, p0, p1, slow_rows,
@@ -1047,11 +1049,11 @@ def _single_rows(world: CollisionWorld, tables: _Tables, pt: _PairTables, select
     if step != SINGLE_DONE:
         k = len(cfg)
         out = buffers.measured(k)
-        raw, p0, p1, measured = buffers.first(k)
+        raw, p0, p1, measured, support = buffers.first(k)
         pairs = selection.pairs
         if step == SINGLE_FIRST:
             found = _measure_from_first(world, tables, pt, T_shape, cfg, pair, pairs, thresholds, stop, out, raw, p0,
-                                        p1, measured, buffers.rows(0, n_coal))
+                                        p1, measured, buffers.rows(0, n_coal), support)
         elif step == SINGLE_LEFT:         # the penetrating rows' kernel answered the others
             _rows_one_by_one(world, T_shape, cfg, pair, pairs, thresholds, stop, out, buffers.rows(1, n_slow).tolist(),
                              buffers.overlapping(k), None, 0)

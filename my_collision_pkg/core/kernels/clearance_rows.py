@@ -309,7 +309,7 @@ def settle_first_distances(raw, p0, p1, measured, far_from, apart_above, sane_be
 
 
 @njit(cache=True, fastmath=False)
-def check_on_meshes(state, points, normals, T_world_shape, cfg, shape_pair, mesh_slot, is_mesh, check_mesh, done,
+def check_on_meshes(state, points, normals, support, T_world_shape, cfg, shape_pair, mesh_slot, is_mesh, check_mesh, done,
                     on_mesh_d2, triangle_start, node_start, triangles, bounds, nodes, order, face_normals,
                     vertex_start, vertices, neighbour_start, neighbours, probes, hull_triangle_start, hull_triangles,
                     out_subshapes, search_d2=np.inf):
@@ -320,6 +320,8 @@ def check_on_meshes(state, points, normals, T_world_shape, cfg, shape_pair, mesh
     ----------
     state : (K,) int8, read and written.
     points : (K, 2, 3) the rows' witness points (planning frame); normals : (K, 3) their unit normals (0 to 1).
+    support : (K, 2) int64, each side's hull vertex farthest along its normal where the caller knows it (the GJK's
+        last support vertex, :func:`first_distance_rows`), -1 where not (then climbed to here).
     T_world_shape : (N, S, 4, 4); cfg : (K,) int64, each row's configuration.
     shape_pair, mesh_slot : (K, 2) int64, each row's shapes and their meshes in the packed trees (-1: none).
     is_mesh : (K, 2) bool, sides that are meshes (a mesh without a packed tree is never on its mesh).
@@ -361,7 +363,7 @@ def check_on_meshes(state, points, normals, T_world_shape, cfg, shape_pair, mesh
                         sign = 1.0 if s == 0 else -1.0
                         m = mesh_slot[k, s]
                         t = _on_support_triangles(points[k, s], sign * normals[k, 0], sign * normals[k, 1],
-                                                  sign * normals[k, 2], T, shape, vertex_start, vertices,
+                                                  sign * normals[k, 2], support[k, s], T, shape, vertex_start, vertices,
                                                   neighbour_start, neighbours, probes, hull_triangle_start,
                                                   hull_triangles, triangles[triangle_start[m]:triangle_start[m + 1]],
                                                   on_mesh_d2, local, nearest)
@@ -416,11 +418,12 @@ def check_on_meshes(state, points, normals, T_world_shape, cfg, shape_pair, mesh
 
 
 @njit(cache=True, fastmath=False, inline="always")
-def _on_support_triangles(point_world, dx, dy, dz, T_world_mesh, shape, vertex_start, vertices, neighbour_start,
+def _on_support_triangles(point_world, dx, dy, dz, at, T_world_mesh, shape, vertex_start, vertices, neighbour_start,
                           neighbours, probes, hull_triangle_start, hull_triangles, mesh_triangles, on_mesh_d2, local,
                           nearest):
     """The first triangle within ``on_mesh_d2`` (squared, metres) of a hull witness point among the mesh triangles
     with a corner at the hull vertex farthest along (dx, dy, dz) (planning frame), or -1 when none is.
+    ``at``: that vertex where the caller knows it (GJK's last support vertex), -1 to climb to it here.
 
     The vertex is ``gjk.vertex_support``'s (climbing the hull's edges from its probe vertices) along the
     direction in the mesh frame; the point goes to the mesh frame (``local``, written) as
@@ -434,11 +437,13 @@ def _on_support_triangles(point_world, dx, dy, dz, T_world_mesh, shape, vertex_s
         for u in range(3):
             acc += T_world_mesh[u, i] * (point_world[u] - T_world_mesh[u, 3])
         local[i] = acc
-    lx = T_world_mesh[0, 0] * dx + T_world_mesh[1, 0] * dy + T_world_mesh[2, 0] * dz
-    ly = T_world_mesh[0, 1] * dx + T_world_mesh[1, 1] * dy + T_world_mesh[2, 1] * dz
-    lz = T_world_mesh[0, 2] * dx + T_world_mesh[1, 2] * dy + T_world_mesh[2, 2] * dz
-    v = vertex_support(vertices, neighbour_start, neighbours, probes, shape, vertex_start[shape],
-                       vertex_start[shape + 1], -1, lx, ly, lz)
+    v = at
+    if v < 0:
+        lx = T_world_mesh[0, 0] * dx + T_world_mesh[1, 0] * dy + T_world_mesh[2, 0] * dz
+        ly = T_world_mesh[0, 1] * dx + T_world_mesh[1, 1] * dy + T_world_mesh[2, 1] * dz
+        lz = T_world_mesh[0, 2] * dx + T_world_mesh[1, 2] * dy + T_world_mesh[2, 2] * dz
+        v = vertex_support(vertices, neighbour_start, neighbours, probes, shape, vertex_start[shape],
+                           vertex_start[shape + 1], -1, lx, ly, lz)
     for j in range(hull_triangle_start[v], hull_triangle_start[v + 1]):
         t = hull_triangles[j]
         closest_on_triangle(local, mesh_triangles, t, nearest)
@@ -658,9 +663,11 @@ def first_distance_rows(cfg, pair, T_world_shape, world_f, world_i, pair_f, pair
 
     Returns
     -------
-    (raw (K,), p0 (K, 3), p1 (K, 3), measured (K,) bool, coal_rows): the first signed distance and its witness
-    points of the rows the compiled GJK settled (NaN, zeros elsewhere), which rows have (or will have) a first
-    distance (every direct row), and the direct rows it did not settle, in order, for coal. The GJK runs once
+    (raw (K,), p0 (K, 3), p1 (K, 3), measured (K,) bool, coal_rows, support (K, 2) int64): the first signed distance
+    and its witness points of the rows the compiled GJK settled (NaN, zeros elsewhere), which rows have (or will
+    have) a first distance (every direct row), the direct rows it did not settle, in order, for coal, and the hull
+    vertices of the polytope rows whose distance ``gjk.hull_distances`` settled (each side's farthest towards the
+    other, as its last support points took them; -1 elsewhere), where ``check_on_meshes`` starts. The GJK runs once
     over the polytope rows (``compiled`` 1) in row order (the numbers of one ``gjk.hull_distances`` call on
     them), then once over the polytope-cylinder rows (``compiled`` 2: the pair's first shape is the cylinder, 3:
     its second) in row order (one ``gjk.cylinder_side_distances`` call, which settles those whose nearest points
@@ -680,6 +687,7 @@ def first_distance_rows(cfg, pair, T_world_shape, world_f, world_i, pair_f, pair
     p0 = np.zeros((n, 3))
     p1 = np.zeros((n, 3))
     measured = np.zeros(n, dtype=np.bool_)
+    support = np.full((n, 2), -1, dtype=np.int64)
     n_compiled = 0
     n_side = 0
     for k in range(n):
@@ -703,8 +711,12 @@ def first_distance_rows(cfg, pair, T_world_shape, world_f, world_i, pair_f, pair
         got = np.zeros(n_compiled, dtype=np.bool_)
         tetrahedra = np.empty((n_compiled if use_epa else 0, 3, 4, 3))
         inside = np.zeros(n_compiled if use_epa else 0, dtype=np.bool_)
-        hull_distances(convex, a_c, b_c, Ta, Tb, eps_m, d_c, q0, q1, got, tetrahedra, inside)
+        support_c = np.empty((n_compiled, 2), dtype=np.int64)
+        hull_distances(convex, a_c, b_c, Ta, Tb, eps_m, d_c, q0, q1, got, tetrahedra, inside, support_c)
         _settle(rows, got, d_c, q0, q1, settled, raw, p0, p1)
+        for i in range(n_compiled):
+            if got[i]:
+                support[rows[i], 0], support[rows[i], 1] = support_c[i, 0], support_c[i, 1]
         if use_epa:
             # the polytopes that overlap: EPA from the tetrahedron that GJK ended with
             m = 0
@@ -752,11 +764,11 @@ def first_distance_rows(cfg, pair, T_world_shape, world_f, world_i, pair_f, pair
         if measured[k] and not settled[k]:
             coal_rows[i] = k
             i += 1
-    return raw, p0, p1, measured, coal_rows
+    return raw, p0, p1, measured, coal_rows, support
 
 
 @njit(cache=True, fastmath=False)
-def settle_rows(raw, p0, p1, measured, cfg, pair, T_world_shape, world_f, world_i, pair_f, pair_i, thresholds,
+def settle_rows(raw, p0, p1, measured, support, cfg, pair, T_world_shape, world_f, world_i, pair_f, pair_i, thresholds,
                 apart_above, sane_below, on_mesh_d2, done, check_mesh, out_distance, out_points, out_normal, out_state,
                 out_subshapes, search_d2=np.inf):
     """:func:`settle_first_distances` of a chunk's K candidate rows, then :func:`check_on_meshes` of the
@@ -765,6 +777,7 @@ def settle_rows(raw, p0, p1, measured, cfg, pair, T_world_shape, world_f, world_
     Parameters
     ----------
     raw, p0, p1, measured : as :func:`settle_first_distances` (``far_from`` is ``thresholds[pair] + slack[pair]``).
+    support : (K, 2) int64, :func:`first_distance_rows`' hull vertices (-1: none), for :func:`check_on_meshes`.
     cfg, pair : (K,) int64 each row's configuration in ``T_world_shape`` (N, S, 4, 4) and checked pair.
     world_f, world_i : :func:`pack_row_world`; pair_f, pair_i : :func:`pack_row_pairs`.
     thresholds : (P,) each pair's threshold; search_d2 : as :func:`check_on_meshes`.
@@ -816,7 +829,7 @@ def settle_rows(raw, p0, p1, measured, cfg, pair, T_world_shape, world_f, world_
             row_pair[k, s] = pairs[pair[k], s]
             row_slot[k, s] = mesh_slot[pair[k], s]
             row_is_mesh[k, s] = is_mesh[pair[k], s] != 0
-    rest = check_on_meshes(out_state, out_points, out_normal, T_world_shape, cfg, row_pair, row_slot, row_is_mesh,
+    rest = check_on_meshes(out_state, out_points, out_normal, support, T_world_shape, cfg, row_pair, row_slot, row_is_mesh,
                            check_mesh, done, on_mesh_d2, _i1(world_i, _W_TRIANGLE_START), _i1(world_i, _W_NODE_START),
                            _f3(world_f, world_i, _W_TRIANGLES), _f3(world_f, world_i, _W_BOUNDS),
                            _i2(world_i, _W_NODES), _i1(world_i, _W_ORDER), _f2(world_f, world_i, _W_FACE_NORMALS),
@@ -900,7 +913,7 @@ def single_buffer_sizes(n_pairs: int, n_movable: int) -> tuple[int, int, int, in
     """The sizes of :func:`single_rows`'s buffers for P checked pairs (at most P candidate rows) and M movable
     joints: float64, int64, int32, int8 and bool."""
     P = n_pairs
-    return 33 * P + n_movable * P, 5 * P + SINGLE_INFO, 4 * P, P, 6 * P
+    return 33 * P + n_movable * P, 7 * P + SINGLE_INFO, 4 * P, P, 6 * P
 
 
 @njit(cache=True, fastmath=False)
@@ -923,7 +936,8 @@ def single_rows(cfg, pair, T_world_link, T_world_shape, world_f, world_i, pair_f
       answer's padded distance [17P, 18P), points [18P, 24P), normal [24P, 27P), local points [27P, 33P),
       Jacobian rows over the movable joints [33P, 33P + MP) (n, M).
     I int64: coal rows [0, P), slow rows [P, 2P), off-mesh rows [2P, 3P), the answer's cfg [3P, 4P) and pair
-      [4P, 5P), then info: (step, coal rows, slow rows, off-mesh rows, answer rows, plain).
+      [4P, 5P), then info: (step, coal rows, slow rows, off-mesh rows, answer rows, plain), then the first
+      distances' hull vertices [5P + SINGLE_INFO, 7P + SINGLE_INFO) (K, 2).
     I32: subshapes [0, 2P), the answer's subshapes [2P, 4P). I8: state [0, P).
     B: measured [0, P), exact [P, 2P), deepest [2P, 3P), kink [3P, 4P), overlapping [4P, 5P), smooth [5P, 6P).
     The measured rows' answers (distance ... kink) start as ``checks.clearance._Measured`` makes them.
@@ -943,11 +957,13 @@ def single_rows(cfg, pair, T_world_link, T_world_shape, world_f, world_i, pair_f
     exact_b = B[P:2 * P]
     deepest_b = B[2 * P:3 * P]
     kink_b = B[3 * P:4 * P]
-    raw, p0, p1, measured, coal_rows = first_distance_rows(cfg, pair, T_world_shape, world_f, world_i, pair_f, pair_i,
-                                                           eps_m)
+    raw, p0, p1, measured, coal_rows, support = first_distance_rows(cfg, pair, T_world_shape, world_f, world_i, pair_f,
+                                                                    pair_i, eps_m)
+    support_b = I[5 * P + SINGLE_INFO:5 * P + SINGLE_INFO + 2 * k].reshape((k, 2))
     for r in range(k):
         raw_b[r] = raw[r]
         measured_b[r] = measured[r]
+        support_b[r, 0], support_b[r, 1] = support[r, 0], support[r, 1]
         for j in range(3):
             p0_b[r, j] = p0[r, j]
             p1_b[r, j] = p1[r, j]
@@ -968,7 +984,7 @@ def single_rows(cfg, pair, T_world_link, T_world_shape, world_f, world_i, pair_f
     info[0], info[1], info[2], info[3], info[4], info[5] = SINGLE_FIRST, n_coal, 0, 0, 0, 1
     if n_coal:
         return
-    slow, rest, overlapping = settle_rows(raw, p0, p1, measured, cfg, pair, T_world_shape, world_f, world_i, pair_f,
+    slow, rest, overlapping = settle_rows(raw, p0, p1, measured, support, cfg, pair, T_world_shape, world_f, world_i, pair_f,
                                           pair_i, thresholds, apart_above, sane_below, on_mesh_d2, done, check_mesh,
                                           dist_b[:k], pts_b[:k], nrm_b[:k], state_b[:k], subs_b[:k], search_d2)
     for i in range(slow.shape[0]):

@@ -465,7 +465,8 @@ def nearest_face_ab(P, PA, PB, n, E, out):
 
 
 @njit(cache=True)
-def hull_distances(convex, shape_a, shape_b, Ta, Tb, eps_m, distance, p0, p1, converged, tetrahedra, inside):
+def hull_distances(convex, shape_a, shape_b, Ta, Tb, eps_m, distance, p0, p1, converged, tetrahedra, inside,
+                   support):
     """The distance of convex solids ``shape_a[k]``, ``shape_b[k]`` of ``convex`` (a :class:`ConvexArrays`)
     at poses ``Ta[k]``, ``Tb[k]`` (K, 4, 4) for every row k, with its witness points ``p0[k]`` (on a)
     and ``p1[k]`` (on b), world frame: GJK run until its upper bound |a - b| and its lower bound are
@@ -477,8 +478,11 @@ def hull_distances(convex, shape_a, shape_b, Ta, Tb, eps_m, distance, p0, p1, co
     ``inside[k]``: True where the search ended with a tetrahedron of support points holding the origin (the solids
     overlap), kept in ``tetrahedra[k]`` (3, 4, 3): its points of A - B, A's and B's support points (world), the
     start an EPA takes (``epa.expand_tetrahedra``) without a GJK of its own; ``tetrahedra`` (0, 3, 4, 3) and
-    ``inside`` (0,) keep none."""
+    ``inside`` (0,) keep none. ``support[k]`` (2,): the vertices of a and b (indices into the vertex array; -1 for a
+    primitive) of the last support points, along the final direction (a's farthest towards b, b's towards a); a
+    (0, 2) array keeps none."""
     keep = inside.shape[0] > 0
+    keep_support = support.shape[0] > 0
     kind, params, vertex_start, vertices = convex.kind, convex.params, convex.vertex_start, convex.vertices
     neighbour_start, neighbours, probes = convex.neighbour_start, convex.neighbours, convex.probes
     P = np.empty((4, 3))
@@ -548,6 +552,8 @@ def hull_distances(convex, shape_a, shape_b, Ta, Tb, eps_m, distance, p0, p1, co
             if n == 4 or new2 <= 1e-24:
                 break                  # touching or overlapping: not ours
             vx, vy, vz = out[0], out[1], out[2]
+        if keep_support:
+            support[k, 0], support[k, 1] = at_a, at_b
         if keep:
             inside[k] = n == 4
             if n == 4:
@@ -589,7 +595,7 @@ def cylinder_side_distances(convex, shape_a, shape_b, cylinder_side, Ta, Tb, eps
     segments = ConvexArrays(kind, params, convex.vertex_start, convex.vertices, convex.supported,
                             convex.neighbour_start, convex.neighbours, convex.probes)
     hull_distances(segments, shape_a, shape_b, Ta, Tb, eps_m, distance, p0, p1, converged, np.empty((0, 3, 4, 3)),
-                   np.empty(0, dtype=np.bool_))
+                   np.empty(0, dtype=np.bool_), np.empty((0, 2), dtype=np.int64))
     for k in range(shape_a.shape[0]):
         if not converged[k]:
             continue

@@ -191,7 +191,8 @@ def warm_up_clearance_rows(bodies: List) -> None:
     pair_f, pair_i = pack_row_pairs(pairs, true, true, true, np.full((1, 2), -1, dtype=np.int64),
                                     np.zeros((1, 2), dtype=np.bool_), true, np.full(1, 1e-5), np.zeros(1))
     cfg, pair = rows[0, :count], rows[1, :count]
-    raw, p0, p1, measured, _ = first_distance_rows(cfg, pair, T_shape, world_f, world_i, pair_f, pair_i, 1e-12)
+    raw, p0, p1, measured, _, support = first_distance_rows(cfg, pair, T_shape, world_f, world_i, pair_f, pair_i,
+                                                            1e-12)
     # the compiled EPA (first_distance_rows's penetrating rows), on two overlapping boxes, as the tests call it
     T_near = eye.copy()
     T_near[0, 3] = 0.15
@@ -201,7 +202,7 @@ def warm_up_clearance_rows(bodies: List) -> None:
     k = len(cfg)
     state, distance, points = np.zeros(k, dtype=np.int8), np.full(k, np.inf), np.zeros((k, 2, 3))
     normal, subshapes, flags = np.zeros((k, 3)), np.full((k, 2), -1, dtype=np.int32), np.zeros(k, dtype=np.bool_)
-    settle_rows(raw, p0, p1, measured, cfg, pair, T_shape, world_f, world_i, pair_f, pair_i, thresholds, 1e-5, 1e6,
+    settle_rows(raw, p0, p1, measured, support, cfg, pair, T_shape, world_f, world_i, pair_f, pair_i, thresholds, 1e-5, 1e6,
                 1e-18, 1, 2, distance, points, normal, state, subshapes)
     for jacobians in (True, False):
         finish_rows(state, distance, points, normal, subshapes, ~flags, flags, flags, cfg, pair, T_link, world_f,
@@ -255,7 +256,7 @@ def warm_up_contacts() -> List:
     hull = convex_arrays([KIND_MESH, KIND_BOX], np.ones((2, 3)), [corners, np.zeros((0, 3))])
     hull_triangles = hull_vertex_triangles(hull.vertex_start, hull.vertices, [0], [triangles])
     check_on_meshes(np.full(1, 2, dtype=np.int8), np.zeros((1, 2, 3)), np.array([[-1.0, 0.0, 0.0]]),
-                    np.eye(4)[None, None].repeat(2, axis=1), np.zeros(1, dtype=np.int64),
+                    np.full((1, 2), -1, dtype=np.int64), np.eye(4)[None, None].repeat(2, axis=1), np.zeros(1, dtype=np.int64),
                     np.array([[0, 1]], dtype=np.int64), np.array([[0, -1]], dtype=np.int64),
                     np.array([[True, False]]), 2, 1, 1e-18, *pack_meshes([tree], [triangles]), hull.vertex_start,
                     hull.vertices, hull.neighbour_start, hull.neighbours, hull.probes, *hull_triangles,
