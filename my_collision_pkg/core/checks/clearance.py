@@ -238,6 +238,7 @@ class _Tables:
         found = self._mimic_columns.get(key)
         if found is None:
             found = self.mk.mimic_matrix[:, columns]
+            found.flags.writeable = False
             if len(self._mimic_columns) >= 16:
                 self._mimic_columns.clear()
             self._mimic_columns[key] = found
@@ -458,6 +459,11 @@ _EYE4 = np.eye(4)
 _EYE4.flags.writeable = False
 _SANE_M = 1e6                   # beyond this a coal answer is a failure (see narrowphase._SANE_DISTANCE_M)
 _STOP_EVERY = 256               # rows measured between two looks at the stop flag
+# single_settled_rows' constants by place (clearance_rows.PEN_SANE ...): those _penetrating_convex_rows hands
+# slow_convex_rows, the same float64 values
+_PENETRATION_CONSTANTS = np.array([_SANE_M, penetration.CHECK_ABS_M, penetration.CHECK_REL,
+                                   penetration.LOCAL_CHECK_RAD, *witness_features.feature_constants()[:1],
+                                   *witness_features.feature_constants()[3:]], dtype=float)
 
 # how each candidate row was settled by _measure
 _CULLED, _DONE, _CHECK_MESH = 0, 1, 2
@@ -643,20 +649,6 @@ class _ConvexPacks:
                     bodies.append(item)
             self.slot, self.bodies = slot, bodies
         return slot, bodies
-
-
-_PENETRATION_CONSTANTS = []
-
-
-def _penetration_constants() -> np.ndarray:
-    """``single_settled_rows``' constants (PEN_SANE ...): those :func:`_penetrating_convex_rows` hands
-    ``slow_convex_rows``, the same float64 values, made once."""
-    if not _PENETRATION_CONSTANTS:
-        tolerance, _, _, slack, switch, same_cos, start, stop = witness_features.feature_constants()
-        found = np.array([_SANE_M, penetration.CHECK_ABS_M, penetration.CHECK_REL, penetration.LOCAL_CHECK_RAD,
-                          tolerance, slack, switch, same_cos, start, stop], dtype=float)
-        _PENETRATION_CONSTANTS.append(found)
-    return _PENETRATION_CONSTANTS[0]
 
 
 def _kernel_array(x):
@@ -1042,7 +1034,7 @@ def _single_rows(world: CollisionWorld, tables: _Tables, pt: _PairTables, select
         if packs.bodies is not None:
             single_settled_rows(cfg, pair, T_link, T_shape, *tables.row_world, *pt.row_pairs, thresholds,
                                 selection.pairs, packs.closed, packs.bvh, packs.slot, packs.bodies,
-                                _penetration_constants(), *witness_features.feature_constants()[1:3], k_max, _DONE,
+                                _PENETRATION_CONSTANTS, *witness_features.feature_constants()[1:3], k_max, _DONE,
                                 _CULLED, SMOOTH_DISTANCE_M, bool(compute_jacobians), NO_SUBSHAPE, buffers.F, buffers.I,
                                 buffers.I32, buffers.I8, buffers.B)
     step, n_coal, n_slow, n_rest, n, plain = info[:6].tolist()
