@@ -792,11 +792,12 @@ def _posed_rows(world: CollisionWorld, tables: _Tables, pt: _PairTables, selecti
     """:func:`chunk_rows` after the poses (``T_link``, ``T_shape``) and the culling: the rows of the
     candidate rows ``cfg``, ``pair`` (configuration-major, pairs in order), or None."""
     found = _measure(world, tables, T_shape, cfg, pair, selection.pairs, thresholds, stop, pt)
-    return _finished_rows(tables, pt, selection, T_link, cfg, pair, found, k_max, compute_jacobians, columns)
+    return _finished_rows(tables, pt, selection, T_link, T_shape, cfg, pair, found, k_max, compute_jacobians,
+                          columns)
 
 
-def _finished_rows(tables: _Tables, pt: _PairTables, selection, T_link: np.ndarray, cfg: np.ndarray,
-                   pair: np.ndarray, found: _Measured, k_max: int, compute_jacobians: bool,
+def _finished_rows(tables: _Tables, pt: _PairTables, selection, T_link: np.ndarray, T_shape: np.ndarray,
+                   cfg: np.ndarray, pair: np.ndarray, found: _Measured, k_max: int, compute_jacobians: bool,
                    columns: np.ndarray) -> tuple | None:
     """:func:`_posed_rows` after the rows are measured (``found``)."""
     # the rows kept, per configuration smallest padded distance first (stable), at most k_max each, with their
@@ -804,7 +805,7 @@ def _finished_rows(tables: _Tables, pt: _PairTables, selection, T_link: np.ndarr
     # points, in one compiled call (the numbers numpy's lexsort, _row_jacobians and _local_points gave, bit for bit)
     cfg, pair, d_padded, pts, nrm, subshapes, smooth, local, jac_m, plain = finish_rows(
         found.state, found.distance, found.points, found.normal, found.subshapes, found.exact, found.deepest,
-        found.kink, cfg, pair, T_link, *tables.row_world, *pt.row_pairs, k_max, _DONE, SMOOTH_DISTANCE_M,
+        found.kink, cfg, pair, T_link, T_shape, *tables.row_world, *pt.row_pairs, k_max, _DONE, SMOOTH_DISTANCE_M,
         bool(compute_jacobians), NO_SUBSHAPE)
     if len(cfg) == 0:
         return None
@@ -1053,7 +1054,8 @@ def _single_rows(world: CollisionWorld, tables: _Tables, pt: _PairTables, select
         else:
             found = _narrow_phase(world, tables, pt, T_shape, cfg, pair, pairs, thresholds, stop, out, raw, p0, p1,
                                   buffers.rows(1, n_slow), buffers.rows(2, n_rest), buffers.overlapping(k))
-        return _finished_rows(tables, pt, selection, T_link, cfg, pair, found, k_max, compute_jacobians, columns)
+        return _finished_rows(tables, pt, selection, T_link, T_shape, cfg, pair, found, k_max, compute_jacobians,
+                              columns)
     if n == 0:
         return None
     cfg, pair, d_padded, pts, nrm, subshapes, smooth, local, jac_m = buffers.answer(n, compute_jacobians)

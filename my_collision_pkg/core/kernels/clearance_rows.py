@@ -27,6 +27,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from my_collision_pkg.core.kernels.apart_ties import joint_step_closes, stepped_ties
 from my_collision_pkg.core.kernels.culling import obb_candidates
 from my_collision_pkg.core.kernels.epa import CURVED_EPS_M, expand_tetrahedra, penetration_distances
 from my_collision_pkg.core.kernels.gjk import (ConvexArrays, cylinder_end_distances, cylinder_side_distances,
@@ -852,15 +853,65 @@ def _cull_done(state, distance, pair, thresholds, done):
 
 
 @njit(cache=True, fastmath=False)
-def finish_rows(state, distance, points, normal, subshapes, exact, deepest, kink, cfg, pair, T_world_link, world_f,
-                world_i, pair_f, pair_i, k_max, done, smooth_distance, jacobians, no_subshape):
+def _untie(smooth, distance, cfg, shape_pair, points, normals, T_world_link, T_world_shape, world_f, world_i):
+    """``smooth`` set False on the apart rows whose nearest points can jump along a flat feature within a small
+    joint motion (``apart_ties``: :func:`apart_ties.stepped_ties`, then the row's and the stepped pair's Jacobian
+    rows by :func:`jacobian_and_local_points` over the movable joints, :func:`apart_ties.joint_step_closes`)."""
+    M = _i1(world_i, _W_CHILD_LINK).shape[0]
+    shape_link = _i1(world_i, _W_SHAPE_LINK)
+    prismatic = _i1(world_i, _W_PRISMATIC)
+    chain = _f2(world_f, world_i, _W_CHAIN)
+    world_row = chain.shape[0] - 1
+    revolute = np.zeros(cfg.shape[0])
+    for r in range(cfg.shape[0]):
+        l0, l1 = shape_link[shape_pair[r, 0]], shape_link[shape_pair[r, 1]]
+        l0 = l0 if l0 >= 0 else world_row
+        l1 = l1 if l1 >= 0 else world_row
+        for m in range(M):
+            if not prismatic[m] and (chain[l0, m] != 0.0 or chain[l1, m] != 0.0):
+                revolute[r] += 1.0
+    rows, pairs, gaps = stepped_ties(smooth, distance, cfg, shape_pair, points, T_world_shape, _i1(world_i, _W_KIND),
+                                     _f2(world_f, world_i, _W_PARAMS), _i1(world_i, _W_VERTEX_START),
+                                     _f2(world_f, world_i, _W_VERTICES), _i1(world_i, _W_NEIGHBOUR_START),
+                                     _i1(world_i, _W_NEIGHBOURS), _i2(world_i, _W_PROBES), revolute)
+    n = rows.shape[0]
+    if n == 0:
+        return
+    both_cfg = np.empty(2 * n, dtype=np.int64)
+    both_shapes = np.empty((2 * n, 2), dtype=np.int64)
+    both_points = np.empty((2 * n, 2, 3))
+    both_normals = np.empty((2 * n, 3))
+    for i in range(n):
+        r = rows[i]
+        for h in range(2):
+            both_cfg[2 * i + h] = cfg[r]
+            both_shapes[2 * i + h] = shape_pair[r]
+            both_normals[2 * i + h] = normals[r]
+        both_points[2 * i] = points[r]
+        both_points[2 * i + 1] = pairs[i]
+    jac = np.empty((2 * n, M))
+    local = np.empty((2 * n, 2, 3))
+    jacobian_and_local_points(T_world_link, both_cfg, both_shapes, _i1(world_i, _W_SHAPE_LINK),
+                              _i1(world_i, _W_OWNER_LINK), _f3(world_f, world_i, _W_OWNER_OFFSET),
+                              _i1(world_i, _W_CHILD_LINK), _f2(world_f, world_i, _W_AXIS), _i1(world_i, _W_PRISMATIC),
+                              _f2(world_f, world_i, _W_CHAIN), both_points, both_normals, True, jac, local)
+    for i in range(n):
+        if joint_step_closes(jac[2 * i], jac[2 * i + 1], gaps[i]):
+            smooth[rows[i]] = False
+
+
+@njit(cache=True, fastmath=False)
+def finish_rows(state, distance, points, normal, subshapes, exact, deepest, kink, cfg, pair, T_world_link,
+                T_world_shape, world_f, world_i, pair_f, pair_i, k_max, done, smooth_distance, jacobians, no_subshape):
     """:func:`assemble_rows` and :func:`jacobian_and_local_points` of a chunk's measured rows in one call (their
     numbers): the rows kept, in order, with their Jacobian rows over the movable joints and body-frame points.
+    The apart rows beside a tie along a flat feature are not smooth (``apart_ties.mark_ties``).
 
     Parameters
     ----------
     state ... kink, cfg, pair : as :func:`assemble_rows` takes them (the margins are the packed pairs').
-    T_world_link : (N, L, 4, 4); world_f, world_i : :func:`pack_row_world`; pair_f, pair_i : :func:`pack_row_pairs`.
+    T_world_link : (N, L, 4, 4); T_world_shape : (N, S, 4, 4); world_f, world_i : :func:`pack_row_world`;
+    pair_f, pair_i : :func:`pack_row_pairs`.
     k_max, done, smooth_distance : as :func:`assemble_rows`; jacobians : bool, compute the Jacobian rows.
     no_subshape : the subshape of a side that is not a mesh (its subshape is set to it).
 
@@ -871,7 +922,7 @@ def finish_rows(state, distance, points, normal, subshapes, exact, deepest, kink
     object attached with an offset): its ``local`` is then to be computed otherwise.
     """
     margins = _f1(pair_f, pair_i, _P_MARGINS)
-    _, out_cfg, out_pair, padded, pts, nrm, subs, smooth = assemble_rows(
+    kept, out_cfg, out_pair, padded, pts, nrm, subs, smooth = assemble_rows(
         state, distance, points, normal, subshapes, exact, deepest, kink, cfg, pair, margins, k_max, done,
         smooth_distance)
     n_rows = out_cfg.shape[0]
@@ -880,13 +931,17 @@ def finish_rows(state, distance, points, normal, subshapes, exact, deepest, kink
     is_mesh = _i2(pair_i, _P_IS_MESH)
     child_link = _i1(world_i, _W_CHILD_LINK)
     shape_pair = np.empty((n_rows, 2), dtype=np.int64)
+    row_distance = np.empty(n_rows)
     plain = True
     for r in range(n_rows):
         shape_pair[r, 0], shape_pair[r, 1] = pairs[out_pair[r], 0], pairs[out_pair[r], 1]
+        row_distance[r] = distance[kept[r]]
         plain = plain and plain_frames[out_pair[r]] != 0
         for s in range(2):
             if is_mesh[out_pair[r], s] == 0:
                 subs[r, s] = no_subshape
+    if n_rows:
+        _untie(smooth, row_distance, out_cfg, shape_pair, pts, nrm, T_world_link, T_world_shape, world_f, world_i)
     local = np.empty((n_rows, 2, 3))
     jac = np.empty((n_rows, child_link.shape[0] if jacobians else 0))
     if n_rows:
@@ -996,13 +1051,13 @@ def single_rows(cfg, pair, T_world_link, T_world_shape, world_f, world_i, pair_f
     info[0], info[2], info[3] = SINGLE_SETTLED, slow.shape[0], rest.shape[0]
     if slow.shape[0] or rest.shape[0]:
         return
-    _finish_single(cfg, pair, T_world_link, world_f, world_i, pair_f, pair_i, k_max, done, smooth_distance, jacobians,
-                   no_subshape, F, I, I32, I8, B)
+    _finish_single(cfg, pair, T_world_link, T_world_shape, world_f, world_i, pair_f, pair_i, k_max, done,
+                   smooth_distance, jacobians, no_subshape, F, I, I32, I8, B)
 
 
 @njit(cache=True, fastmath=False)
-def _finish_single(cfg, pair, T_world_link, world_f, world_i, pair_f, pair_i, k_max, done, smooth_distance, jacobians,
-                   no_subshape, F, I, I32, I8, B):
+def _finish_single(cfg, pair, T_world_link, T_world_shape, world_f, world_i, pair_f, pair_i, k_max, done,
+                   smooth_distance, jacobians, no_subshape, F, I, I32, I8, B):
     """:func:`finish_rows` of the measured rows in the buffers (:func:`single_rows`' layout), the answer's rows
     written into them; info SINGLE_DONE."""
     P = _i2(pair_i, _P_PAIRS).shape[0]
@@ -1012,7 +1067,7 @@ def _finish_single(cfg, pair, T_world_link, world_f, world_i, pair_f, pair_i, k_
     out_cfg, out_pair, padded, pts, nrm, subs, smooth, local, jac, plain = finish_rows(
         I8[0:k], F[7 * P:7 * P + k], F[8 * P:8 * P + 6 * k].reshape((k, 2, 3)), F[14 * P:14 * P + 3 * k].reshape((k, 3)),
         I32[0:2 * k].reshape((k, 2)), B[P:P + k], B[2 * P:2 * P + k], B[3 * P:3 * P + k], cfg, pair, T_world_link,
-        world_f, world_i, pair_f, pair_i, k_max, done, smooth_distance, jacobians, no_subshape)
+        T_world_shape, world_f, world_i, pair_f, pair_i, k_max, done, smooth_distance, jacobians, no_subshape)
     n = out_cfg.shape[0]
     jac_b = F[33 * P:33 * P + M * P].reshape((P, M))
     for r in range(n):
@@ -1078,5 +1133,5 @@ def single_settled_rows(cfg, pair, T_world_link, T_world_shape, world_f, world_i
     for r in range(k):                 # (checks.clearance._narrow_phase's culling after the slow rows)
         if state_b[r] == done and not dist_b[r] < thresholds[pair[r]]:
             state_b[r] = culled
-    _finish_single(cfg, pair, T_world_link, world_f, world_i, pair_f, pair_i, k_max, done, smooth_distance, jacobians,
-                   no_subshape, F, I, I32, I8, B)
+    _finish_single(cfg, pair, T_world_link, T_world_shape, world_f, world_i, pair_f, pair_i, k_max, done,
+                   smooth_distance, jacobians, no_subshape, F, I, I32, I8, B)
