@@ -9,6 +9,8 @@ from my_collision_pkg.core.kernels import apart_ties
 from my_collision_pkg.core.kernels.codes import KIND_BOX, KIND_CAPSULE, KIND_CYLINDER, KIND_SPHERE
 from my_collision_pkg.core.kernels.gjk import PROBE_DIRECTIONS
 
+NO_SUPPORT = np.full((1, 2), -1, dtype=np.int64)      # no GJK support vertex known: climbs start at the probes
+
 
 def _pose(rx=0.0, rz=0.0, t=(0.0, 0.0, 0.0)):
     """T_world_shape: a rotation by rx about x, then by rz about z, then the translation t."""
@@ -99,8 +101,9 @@ def _two_edges(angle_rad, gap_m):
 
 
 def test_parallel_box_edges_give_stepped_pairs_at_the_same_distance():
-    assert len(apart_ties.stepped_ties(*_two_edges(0.0, 0.05), np.zeros(1))[0]) == 0    # no joint moves them
-    rows, pairs, gaps = apart_ties.stepped_ties(*_two_edges(0.0, 0.05), np.ones(1))
+    no_joint = apart_ties.stepped_ties(*_two_edges(0.0, 0.05), NO_SUPPORT, np.zeros(1))[0]
+    assert len(no_joint) == 0                              # no revolute joint moves them: not looked at
+    rows, pairs, gaps = apart_ties.stepped_ties(*_two_edges(0.0, 0.05), NO_SUPPORT, np.ones(1))
     assert list(rows) == [0, 0, 0, 0]                     # both sides' lines, both ways
     np.testing.assert_allclose(np.abs(gaps), 0.0, atol=1e-15)
     for pair in pairs:                                     # 3 mm along x, straight above each other
@@ -112,7 +115,7 @@ def test_parallel_box_edges_give_stepped_pairs_at_the_same_distance():
 def test_crossing_box_edges_give_no_stepped_pair(angle_rad):
     """Edges crossing at an angle: the stepped point is sqrt(d**2 + (s sin angle)**2) away (3.6e-6 m farther at
     0.2 rad), beyond what a joint step can close (2 s k TIE_JOINT_STEP = 1.2e-7 m for one joint)."""
-    rows, _, _ = apart_ties.stepped_ties(*_two_edges(angle_rad, 0.05), np.ones(1))
+    rows, _, _ = apart_ties.stepped_ties(*_two_edges(angle_rad, 0.05), NO_SUPPORT, np.ones(1))
     assert len(rows) == 0
 
 
@@ -123,7 +126,7 @@ def test_a_box_edge_over_a_sphere_gives_no_stepped_pair():
     h = 0.1 * math.sqrt(2.0)
     args[5] = args[5].copy()
     args[5][0, 1] = _pose(t=(0.0, 0.0, h + 0.05 + 0.1))          # the sphere's lowest point 0.05 m above the edge
-    rows, _, _ = apart_ties.stepped_ties(*args, np.ones(1))
+    rows, _, _ = apart_ties.stepped_ties(*args, NO_SUPPORT, np.ones(1))
     assert len(rows) == 0
 
 

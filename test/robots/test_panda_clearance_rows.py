@@ -235,7 +235,7 @@ def test_a_tie_along_the_post_that_joint_1_moves_alike_stays_smooth(panda):
     shape_pair = result.shape_pairs[k][None].astype(np.int64)
     rows, pairs, gaps = apart_ties.stepped_ties(np.array([True]), result.distance[k:k + 1].copy(),
                                                 np.zeros(1, dtype=np.int64), shape_pair, result.points[k][None].copy(),
-                                                T, *solids, np.ones(1))
+                                                T, *solids, np.full((1, 2), -1, dtype=np.int64), np.ones(1))
     assert len(rows) == 2                                  # up and down the post's side line
     assert np.all(gaps < 2 * apart_ties.FEATURE_STEP_M * apart_ties.TIE_JOINT_STEP)
     assert np.all(np.abs(pairs[:, 1, 2] - result.points[k][1, 2]) == pytest.approx(apart_ties.FEATURE_STEP_M))

@@ -481,6 +481,8 @@ class _Measured:
         self.exact = np.ones(k, dtype=bool)
         self.deepest = np.zeros(k, dtype=bool)      # rule "deepest_point"
         self.kink = np.zeros(k, dtype=bool)         # features touching along a segment or patch, or near a switch
+        # the compiled GJK's hull vertices of each side (first_distance_rows' support, -1: none), where known
+        self.support: np.ndarray | None = None
 
     @classmethod
     def of(cls, state, distance, points, normal, subshapes, exact, deepest, kink) -> "_Measured":
@@ -488,6 +490,7 @@ class _Measured:
         out = cls.__new__(cls)
         out.state, out.distance, out.points, out.normal = state, distance, points, normal
         out.subshapes, out.exact, out.deepest, out.kink = subshapes, exact, deepest, kink
+        out.support = None
         return out
 
     def store(self, k: int, result: narrowphase.PairDistance) -> None:
@@ -543,6 +546,7 @@ def _measure_from_first(world: CollisionWorld, tables: _Tables, pt: _PairTables,
                         out: _Measured, raw: np.ndarray, p0: np.ndarray, p1: np.ndarray, measured: np.ndarray,
                         coal_rows: np.ndarray, support: np.ndarray) -> _Measured:
     """:func:`_measure` after ``first_distance_rows`` (its outputs ``raw`` ... ``support``; ``out`` as made)."""
+    out.support = support
     if len(coal_rows):
         _coal_first_distances(tables, T_shape, cfg, pair, pairs, pt, coal_rows, raw, p0, p1, stop)
     # one compiled pass over the rows: a sane first distance (a lower bound, exact for primitives) at or
@@ -805,7 +809,8 @@ def _finished_rows(tables: _Tables, pt: _PairTables, selection, T_link: np.ndarr
     # points, in one compiled call (the numbers numpy's lexsort, _row_jacobians and _local_points gave, bit for bit)
     cfg, pair, d_padded, pts, nrm, subshapes, smooth, local, jac_m, plain = finish_rows(
         found.state, found.distance, found.points, found.normal, found.subshapes, found.exact, found.deepest,
-        found.kink, cfg, pair, T_link, T_shape, *tables.row_world, *pt.row_pairs, k_max, _DONE, SMOOTH_DISTANCE_M,
+        found.kink, cfg, pair, T_link, T_shape,
+        found.support if found.support is not None else np.full((len(cfg), 2), -1, dtype=np.int64), *tables.row_world, *pt.row_pairs, k_max, _DONE, SMOOTH_DISTANCE_M,
         bool(compute_jacobians), NO_SUBSHAPE)
     if len(cfg) == 0:
         return None
@@ -1043,6 +1048,7 @@ def _single_rows(world: CollisionWorld, tables: _Tables, pt: _PairTables, select
         k = len(cfg)
         out = buffers.measured(k)
         raw, p0, p1, measured, support = buffers.first(k)
+        out.support = support
         pairs = selection.pairs
         if step == SINGLE_FIRST:
             found = _measure_from_first(world, tables, pt, T_shape, cfg, pair, pairs, thresholds, stop, out, raw, p0,

@@ -126,7 +126,7 @@ def primitive_nearest(kind, p0, p1, p2, T, x, y, z, out):
 
 @njit(cache=True, fastmath=False)
 def stepped_ties(smooth, distance, cfg, shape_pair, points, T_world_shape, kind, params, vertex_start, vertices,
-                 neighbour_start, neighbours, probes, revolute_joints):
+                 neighbour_start, neighbours, probes, support, revolute_joints):
     """The stepped pairs of the smooth apart rows near enough to their witness pairs to be looked at (the
     module's test), before their Jacobian rows.
 
@@ -137,6 +137,8 @@ def stepped_ties(smooth, distance, cfg, shape_pair, points, T_world_shape, kind,
     cfg : (R,) int64, each row's configuration in ``T_world_shape`` (N, S, 4, 4).
     shape_pair : (R, 2) int64, each row's shapes; points : (R, 2, 3) their witness points (planning frame).
     kind, params, vertex_start ... probes : the convex solids (``gjk.ConvexArrays``).
+    support : (R, 2) int64, each side's hull vertex where the row's GJK ended (-1: none): a hull's first support
+        climb starts there (elsewhere from its probe vertices).
     revolute_joints : (R,) the number of revolute joints that move either body of each row (0: not looked at).
 
     Returns
@@ -173,7 +175,9 @@ def stepped_ties(smooth, distance, cfg, shape_pair, points, T_world_shape, kind,
                 continue
             Tb = T_world_shape[cfg[r], b]
             bx, by, bz = points[r, 1 - s, 0], points[r, 1 - s, 1], points[r, 1 - s, 2]
-            at = -1                        # the hull vertex the next support climb starts from
+            at = support[r, 1 - s]         # the hull vertex the next support climb starts from
+            if not vertex_start[b] <= at < vertex_start[b + 1]:
+                at = -1
             for sign in (1.0, -1.0):
                 room = room_plus if sign > 0.0 else room_minus
                 if room < MIN_STEP_M:

@@ -853,7 +853,7 @@ def _cull_done(state, distance, pair, thresholds, done):
 
 
 @njit(cache=True, fastmath=False)
-def _untie(smooth, distance, cfg, shape_pair, points, normals, T_world_link, T_world_shape, world_f, world_i):
+def _untie(smooth, distance, cfg, shape_pair, points, normals, T_world_link, T_world_shape, support, world_f, world_i):
     """``smooth`` set False on the apart rows whose nearest points can jump along a flat feature within a small
     joint motion (``apart_ties``: :func:`apart_ties.stepped_ties`, then the row's and the stepped pair's Jacobian
     rows by :func:`jacobian_and_local_points` over the movable joints, :func:`apart_ties.joint_step_closes`)."""
@@ -873,7 +873,7 @@ def _untie(smooth, distance, cfg, shape_pair, points, normals, T_world_link, T_w
     rows, pairs, gaps = stepped_ties(smooth, distance, cfg, shape_pair, points, T_world_shape, _i1(world_i, _W_KIND),
                                      _f2(world_f, world_i, _W_PARAMS), _i1(world_i, _W_VERTEX_START),
                                      _f2(world_f, world_i, _W_VERTICES), _i1(world_i, _W_NEIGHBOUR_START),
-                                     _i1(world_i, _W_NEIGHBOURS), _i2(world_i, _W_PROBES), revolute)
+                                     _i1(world_i, _W_NEIGHBOURS), _i2(world_i, _W_PROBES), support, revolute)
     n = rows.shape[0]
     if n == 0:
         return
@@ -902,7 +902,8 @@ def _untie(smooth, distance, cfg, shape_pair, points, normals, T_world_link, T_w
 
 @njit(cache=True, fastmath=False)
 def finish_rows(state, distance, points, normal, subshapes, exact, deepest, kink, cfg, pair, T_world_link,
-                T_world_shape, world_f, world_i, pair_f, pair_i, k_max, done, smooth_distance, jacobians, no_subshape):
+                T_world_shape, support, world_f, world_i, pair_f, pair_i, k_max, done, smooth_distance, jacobians,
+                no_subshape):
     """:func:`assemble_rows` and :func:`jacobian_and_local_points` of a chunk's measured rows in one call (their
     numbers): the rows kept, in order, with their Jacobian rows over the movable joints and body-frame points.
     The apart rows beside a tie along a flat feature are not smooth (``apart_ties.mark_ties``).
@@ -910,7 +911,8 @@ def finish_rows(state, distance, points, normal, subshapes, exact, deepest, kink
     Parameters
     ----------
     state ... kink, cfg, pair : as :func:`assemble_rows` takes them (the margins are the packed pairs').
-    T_world_link : (N, L, 4, 4); T_world_shape : (N, S, 4, 4); world_f, world_i : :func:`pack_row_world`;
+    T_world_link : (N, L, 4, 4); T_world_shape : (N, S, 4, 4); support : (K, 2) int64, :func:`first_distance_rows`'
+    hull vertices (-1: none; where the tie test's searches start); world_f, world_i : :func:`pack_row_world`;
     pair_f, pair_i : :func:`pack_row_pairs`.
     k_max, done, smooth_distance : as :func:`assemble_rows`; jacobians : bool, compute the Jacobian rows.
     no_subshape : the subshape of a side that is not a mesh (its subshape is set to it).
@@ -932,16 +934,19 @@ def finish_rows(state, distance, points, normal, subshapes, exact, deepest, kink
     child_link = _i1(world_i, _W_CHILD_LINK)
     shape_pair = np.empty((n_rows, 2), dtype=np.int64)
     row_distance = np.empty(n_rows)
+    row_support = np.empty((n_rows, 2), dtype=np.int64)
     plain = True
     for r in range(n_rows):
         shape_pair[r, 0], shape_pair[r, 1] = pairs[out_pair[r], 0], pairs[out_pair[r], 1]
         row_distance[r] = distance[kept[r]]
+        row_support[r, 0], row_support[r, 1] = support[kept[r], 0], support[kept[r], 1]
         plain = plain and plain_frames[out_pair[r]] != 0
         for s in range(2):
             if is_mesh[out_pair[r], s] == 0:
                 subs[r, s] = no_subshape
     if n_rows:
-        _untie(smooth, row_distance, out_cfg, shape_pair, pts, nrm, T_world_link, T_world_shape, world_f, world_i)
+        _untie(smooth, row_distance, out_cfg, shape_pair, pts, nrm, T_world_link, T_world_shape, row_support, world_f,
+               world_i)
     local = np.empty((n_rows, 2, 3))
     jac = np.empty((n_rows, child_link.shape[0] if jacobians else 0))
     if n_rows:
@@ -1067,7 +1072,8 @@ def _finish_single(cfg, pair, T_world_link, T_world_shape, world_f, world_i, pai
     out_cfg, out_pair, padded, pts, nrm, subs, smooth, local, jac, plain = finish_rows(
         I8[0:k], F[7 * P:7 * P + k], F[8 * P:8 * P + 6 * k].reshape((k, 2, 3)), F[14 * P:14 * P + 3 * k].reshape((k, 3)),
         I32[0:2 * k].reshape((k, 2)), B[P:P + k], B[2 * P:2 * P + k], B[3 * P:3 * P + k], cfg, pair, T_world_link,
-        T_world_shape, world_f, world_i, pair_f, pair_i, k_max, done, smooth_distance, jacobians, no_subshape)
+        T_world_shape, I[5 * P + SINGLE_INFO:5 * P + SINGLE_INFO + 2 * k].reshape((k, 2)), world_f, world_i, pair_f,
+        pair_i, k_max, done, smooth_distance, jacobians, no_subshape)
     n = out_cfg.shape[0]
     jac_b = F[33 * P:33 * P + M * P].reshape((P, M))
     for r in range(n):

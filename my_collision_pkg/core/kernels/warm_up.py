@@ -205,8 +205,8 @@ def warm_up_clearance_rows(bodies: List) -> None:
     settle_rows(raw, p0, p1, measured, support, cfg, pair, T_shape, world_f, world_i, pair_f, pair_i, thresholds, 1e-5, 1e6,
                 1e-18, 1, 2, distance, points, normal, state, subshapes)
     for jacobians in (True, False):
-        finish_rows(state, distance, points, normal, subshapes, ~flags, flags, flags, cfg, pair, T_link, T_shape, world_f,
-                    world_i, pair_f, pair_i, 0, 1, 1e-9, jacobians, -1)
+        finish_rows(state, distance, points, normal, subshapes, ~flags, flags, flags, cfg, pair, T_link, T_shape,
+                    support, world_f, world_i, pair_f, pair_i, 0, 1, 1e-9, jacobians, -1)
         # the same steps in one call, into buffers (a one-configuration request)
         sizes = single_buffer_sizes(1, 1)
         single_rows(cfg, pair, T_link, T_shape, world_f, world_i, pair_f, pair_i, thresholds, 1e-12, 1e-5, 1e6, 1e-18,
