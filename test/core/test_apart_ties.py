@@ -28,22 +28,21 @@ def _world(T, local):
 
 
 def test_line_feature_finds_box_edges_and_cylinder_side_lines():
-    T = _pose(rx=0.3, rz=-0.7, t=(0.2, -0.1, 0.5))
     box = np.array([0.1, 0.2, 0.3])
-    axis, room_plus, room_minus = apart_ties.line_feature(KIND_BOX, *box, T, *_world(T, [0.1, -0.2, 0.05]))
+    axis, room_plus, room_minus = apart_ties.line_feature(KIND_BOX, *box, 0.1, -0.2, 0.05)
     assert axis == 2
     assert room_plus == pytest.approx(0.25, abs=1e-12) and room_minus == pytest.approx(0.35, abs=1e-12)
     for local in ([0.1, 0.2, 0.3], [0.1, 0.0, 0.0], [0.05, 0.2, 0.1]):        # a corner, a face, a face
-        assert apart_ties.line_feature(KIND_BOX, *box, T, *_world(T, local))[0] == -1
+        assert apart_ties.line_feature(KIND_BOX, *box, *local)[0] == -1
     cylinder = np.array([0.05, 0.4, 0.0])                                     # radius, half length
     side = [0.05 * math.cos(1.1), 0.05 * math.sin(1.1), -0.1]
-    axis, room_plus, room_minus = apart_ties.line_feature(KIND_CYLINDER, *cylinder, T, *_world(T, side))
+    axis, room_plus, room_minus = apart_ties.line_feature(KIND_CYLINDER, *cylinder, *side)
     assert axis == 2
     assert room_plus == pytest.approx(0.5, abs=1e-12) and room_minus == pytest.approx(0.3, abs=1e-12)
     for kind, local in ((KIND_CYLINDER, [0.05, 0.0, 0.4]), (KIND_CYLINDER, [0.01, 0.02, 0.4]),
                         (KIND_SPHERE, [0.05, 0.0, 0.0])):                    # a rim, a cap, a sphere
-        assert apart_ties.line_feature(kind, *cylinder, T, *_world(T, local))[0] == -1
-    axis, _, _ = apart_ties.line_feature(KIND_CAPSULE, *cylinder, T, *_world(T, side))
+        assert apart_ties.line_feature(kind, *cylinder, *local)[0] == -1
+    axis, _, _ = apart_ties.line_feature(KIND_CAPSULE, *cylinder, *side)
     assert axis == 2
 
 
@@ -73,16 +72,16 @@ def test_primitive_distances_and_nearest_points_against_dense_surface_samples(ki
             cap = p0 * u + np.column_stack([np.zeros(len(u)), np.zeros(len(u)), np.sign(u[:, 2]) * p1])
         local = np.where(rng.uniform(size=len(u))[:, None] < 0.5, side, cap)
     samples = local @ T[:3, :3].T + T[:3, 3]
-    out = np.empty(3)
     for x in rng.uniform(-0.8, 0.8, size=(20, 3)) + T[:3, 3]:
-        d = apart_ties.primitive_nearest(kind, *map(float, params), T, *x, out)
+        x_local = T[:3, :3].T @ (x - T[:3, 3])
+        d, *nearest_local = apart_ties.primitive_nearest(kind, *map(float, params), *x_local)
         nearest = np.min(np.linalg.norm(samples - x, axis=1))
         if d == 0.0:                        # inside
             continue
         assert d <= nearest + 1e-12
         assert nearest - d < 5e-3
-        assert np.linalg.norm(out - x) == pytest.approx(d, abs=1e-12)
-        assert apart_ties.primitive_nearest(kind, *map(float, params), T, *out, np.empty(3)) < 1e-12
+        assert np.linalg.norm(_world(T, nearest_local) - x) == pytest.approx(d, abs=1e-12)
+        assert apart_ties.primitive_nearest(kind, *map(float, params), *nearest_local)[0] < 1e-12
 
 
 def _two_edges(angle_rad, gap_m):

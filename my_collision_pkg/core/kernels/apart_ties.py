@@ -60,20 +60,28 @@ ON_FEATURE_M = 1e-9
 
 
 @njit(cache=True, fastmath=False, inline="always")
-def _to_local(T, x, y, z):
-    """World point (x, y, z) in the frame posed by T."""
-    dx, dy, dz = x - T[0, 3], y - T[1, 3], z - T[2, 3]
-    return (T[0, 0] * dx + T[1, 0] * dy + T[2, 0] * dz, T[0, 1] * dx + T[1, 1] * dy + T[2, 1] * dz,
-            T[0, 2] * dx + T[1, 2] * dy + T[2, 2] * dz)
+def _to_local(T, c, s, x, y, z):
+    """World point (x, y, z) in the frame of shape s posed by ``T[c, s]`` (read in place: no view is made)."""
+    dx, dy, dz = x - T[c, s, 0, 3], y - T[c, s, 1, 3], z - T[c, s, 2, 3]
+    return (T[c, s, 0, 0] * dx + T[c, s, 1, 0] * dy + T[c, s, 2, 0] * dz,
+            T[c, s, 0, 1] * dx + T[c, s, 1, 1] * dy + T[c, s, 2, 1] * dz,
+            T[c, s, 0, 2] * dx + T[c, s, 1, 2] * dy + T[c, s, 2, 2] * dz)
+
+
+@njit(cache=True, fastmath=False, inline="always")
+def _to_world(T, c, s, x, y, z):
+    """Shape s's point (x, y, z) (its frame, posed by ``T[c, s]``) in the planning frame."""
+    return (T[c, s, 0, 0] * x + T[c, s, 0, 1] * y + T[c, s, 0, 2] * z + T[c, s, 0, 3],
+            T[c, s, 1, 0] * x + T[c, s, 1, 1] * y + T[c, s, 1, 2] * z + T[c, s, 1, 3],
+            T[c, s, 2, 0] * x + T[c, s, 2, 1] * y + T[c, s, 2, 2] * z + T[c, s, 2, 3])
 
 
 @njit(cache=True, fastmath=False)
-def line_feature(kind, p0, p1, p2, T, px, py, pz):
-    """The straight line of a primitive solid that holds the witness point (px, py, pz) (planning frame):
-    (axis, room along +axis, room along -axis), axis the shape-frame axis the line runs along (0, 1, 2) and the
-    rooms in metres up to the line's ends; axis -1 where the point is on no such line (a box's face or corner,
-    a cylinder's cap or rim, a sphere, a mesh). ``p0, p1, p2``: its sizes (``gjk.ConvexArrays`` params)."""
-    lx, ly, lz = _to_local(T, px, py, pz)
+def line_feature(kind, p0, p1, p2, lx, ly, lz):
+    """The straight line of a primitive solid (sizes p0, p1, p2: ``gjk.ConvexArrays`` params) that holds the
+    witness point (lx, ly, lz) (shape frame): (axis, room along +axis, room along -axis), axis the shape-frame axis
+    the line runs along (0, 1, 2) and the rooms in metres up to the line's ends; axis -1 where the point is on no
+    such line (a box's face or corner, a cylinder's cap or rim, a sphere, a mesh)."""
     if kind == KIND_BOX:
         local = (lx, ly, lz)
         half = (p0, p1, p2)
@@ -96,32 +104,27 @@ def line_feature(kind, p0, p1, p2, T, px, py, pz):
 
 
 @njit(cache=True, fastmath=False)
-def primitive_nearest(kind, p0, p1, p2, T, x, y, z, out):
-    """The point of a primitive solid (sizes p0, p1, p2: ``gjk.ConvexArrays`` params) nearest to the world point
-    (x, y, z), written to ``out`` (planning frame); returns its distance (metres, 0 inside), NaN for a cone (not
-    written)."""
-    params = (p0, p1, p2)
-    lx, ly, lz = _to_local(T, x, y, z)
+def primitive_nearest(kind, p0, p1, p2, lx, ly, lz):
+    """The point of a primitive solid (sizes p0, p1, p2: ``gjk.ConvexArrays`` params) nearest to the point
+    (lx, ly, lz), both in the shape's frame: (distance in metres, 0 inside; x, y, z); NaN for a cone."""
     if kind == KIND_BOX:
-        cx = min(max(lx, -params[0]), params[0])
-        cy = min(max(ly, -params[1]), params[1])
-        cz = min(max(lz, -params[2]), params[2])
+        cx = min(max(lx, -p0), p0)
+        cy = min(max(ly, -p1), p1)
+        cz = min(max(lz, -p2), p2)
     elif kind == KIND_SPHERE or kind == KIND_CAPSULE:
-        cz = min(max(lz, -params[1]), params[1]) if kind == KIND_CAPSULE else 0.0
+        cz = min(max(lz, -p1), p1) if kind == KIND_CAPSULE else 0.0
         rx, ry, rz = lx, ly, lz - cz
         norm = math.sqrt(rx * rx + ry * ry + rz * rz)
-        f = min(params[0] / norm, 1.0) if norm > 0.0 else 0.0
+        f = min(p0 / norm, 1.0) if norm > 0.0 else 0.0
         cx, cy, cz = f * rx, f * ry, cz + f * rz
     elif kind == KIND_CYLINDER:
         rho = math.sqrt(lx * lx + ly * ly)
-        f = min(params[0] / rho, 1.0) if rho > 0.0 else 0.0
-        cx, cy, cz = f * lx, f * ly, min(max(lz, -params[1]), params[1])
+        f = min(p0 / rho, 1.0) if rho > 0.0 else 0.0
+        cx, cy, cz = f * lx, f * ly, min(max(lz, -p1), p1)
     else:
-        return np.nan
-    for i in range(3):
-        out[i] = T[i, 0] * cx + T[i, 1] * cy + T[i, 2] * cz + T[i, 3]
-    ex, ey, ez = out[0] - x, out[1] - y, out[2] - z
-    return math.sqrt(ex * ex + ey * ey + ez * ez)
+        return np.nan, 0.0, 0.0, 0.0
+    ex, ey, ez = cx - lx, cy - ly, cz - lz
+    return math.sqrt(ex * ex + ey * ey + ez * ez), cx, cy, cz
 
 
 @njit(cache=True, fastmath=False)
@@ -151,7 +154,6 @@ def stepped_ties(smooth, distance, cfg, shape_pair, points, T_world_shape, kind,
     rows = np.empty(4 * n, dtype=np.int64)
     pairs = np.empty((4 * n, 2, 3))
     gaps = np.empty(4 * n)
-    out = np.empty(3)
     P = np.empty((4, 3))
     v = np.empty(3)
     E = np.empty((3, 3))
@@ -160,43 +162,43 @@ def stepped_ties(smooth, distance, cfg, shape_pair, points, T_world_shape, kind,
         d = distance[r]
         if not smooth[r] or not d > 0.0 or revolute_joints[r] == 0:
             continue
+        c = cfg[r]
         for s in range(2):
             a, b = shape_pair[r, s], shape_pair[r, 1 - s]
             ka, kb = kind[a], kind[b]
             if not (ka == KIND_BOX or ka == KIND_CYLINDER or ka == KIND_CAPSULE):
                 continue
             b_primitive = kb == KIND_BOX or kb == KIND_SPHERE or kb == KIND_CYLINDER or kb == KIND_CAPSULE
-            if not b_primitive and not (vertex_start[b + 1] > vertex_start[b]):
+            start, stop = vertex_start[b], vertex_start[b + 1]
+            if not b_primitive and not stop > start:
                 continue                   # a cone, or a body without a hull: not looked at
-            Ta = T_world_shape[cfg[r], a]
             px, py, pz = points[r, s, 0], points[r, s, 1], points[r, s, 2]
-            axis, room_plus, room_minus = line_feature(ka, params[a, 0], params[a, 1], params[a, 2], Ta, px, py, pz)
+            ax, ay, az = _to_local(T_world_shape, c, a, px, py, pz)
+            axis, room_plus, room_minus = line_feature(ka, params[a, 0], params[a, 1], params[a, 2], ax, ay, az)
             if axis < 0:
                 continue
-            Tb = T_world_shape[cfg[r], b]
-            bx, by, bz = points[r, 1 - s, 0], points[r, 1 - s, 1], points[r, 1 - s, 2]
+            ex, ey, ez = T_world_shape[c, a, 0, axis], T_world_shape[c, a, 1, axis], T_world_shape[c, a, 2, axis]
+            bx, by, bz = _to_local(T_world_shape, c, b, points[r, 1 - s, 0], points[r, 1 - s, 1], points[r, 1 - s, 2])
             at = support[r, 1 - s]         # the hull vertex the next support climb starts from
-            if not vertex_start[b] <= at < vertex_start[b + 1]:
+            if not start <= at < stop:
                 at = -1
             for sign in (1.0, -1.0):
                 room = room_plus if sign > 0.0 else room_minus
                 if room < MIN_STEP_M:
                     continue
                 step = min(FEATURE_STEP_M, room)
-                x = px + sign * step * Ta[0, axis]
-                y = py + sign * step * Ta[1, axis]
-                z = pz + sign * step * Ta[2, axis]
+                x, y, z = px + sign * step * ex, py + sign * step * ey, pz + sign * step * ez
+                lx, ly, lz = _to_local(T_world_shape, c, b, x, y, z)       # the stepped point, in b's frame
                 reach = 2.0 * step * revolute_joints[r] * TIE_JOINT_STEP
                 if b_primitive:
-                    e = primitive_nearest(kb, params[b, 0], params[b, 1], params[b, 2], Tb, x, y, z, out)
+                    e, qx, qy, qz = primitive_nearest(kb, params[b, 0], params[b, 1], params[b, 2], lx, ly, lz)
                 else:
-                    # GJK on the hull minus the stepped point (shape frame), from the direction to the witness point;
-                    # out of it as soon as a support plane is beyond the threshold (e infinite), else the simplex's
-                    # nearest point once within 1e-12 m of the best lower bound or no step brings it nearer
+                    # GJK on the hull minus the stepped point, from the direction to the witness point; out of it
+                    # as soon as a support plane is beyond the threshold (e infinite), else the simplex's nearest
+                    # point once within 1e-12 m of the best lower bound or no step brings it nearer. The support
+                    # climbs along the hull's edges in place (``gjk.vertex_support``'s, from ``at``).
                     e = np.inf
-                    lx, ly, lz = _to_local(Tb, x, y, z)
-                    vx, vy, vz = _to_local(Tb, bx, by, bz)
-                    vx, vy, vz = vx - lx, vy - ly, vz - lz
+                    vx, vy, vz = bx - lx, by - ly, bz - lz
                     n_simplex = 0
                     norm2 = np.inf
                     beyond = False
@@ -204,8 +206,20 @@ def stepped_ties(smooth, distance, cfg, shape_pair, points, T_world_shape, kind,
                         vn = math.sqrt(vx * vx + vy * vy + vz * vz)
                         if vn == 0.0:
                             break
-                        at = vertex_support(vertices, neighbour_start, neighbours, probes, b, vertex_start[b],
-                                            vertex_start[b + 1], at, -vx, -vy, -vz)
+                        if at < 0 or neighbour_start[at + 1] == neighbour_start[at]:
+                            at = vertex_support(vertices, neighbour_start, neighbours, probes, b, start, stop, at,
+                                                -vx, -vy, -vz)
+                        else:
+                            best = -(vertices[at, 0] * vx + vertices[at, 1] * vy + vertices[at, 2] * vz)
+                            moved = True
+                            while moved:
+                                moved = False
+                                for k in range(neighbour_start[at], neighbour_start[at + 1]):
+                                    j = neighbours[k]
+                                    h = -(vertices[j, 0] * vx + vertices[j, 1] * vy + vertices[j, 2] * vz)
+                                    if h > best:
+                                        best, at, moved = h, j, True
+                                        break
                         wx, wy, wz = vertices[at, 0] - lx, vertices[at, 1] - ly, vertices[at, 2] - lz
                         bound = (vx * wx + vy * wy + vz * wz) / vn
                         if bound >= d + reach:
@@ -220,16 +234,15 @@ def stepped_ties(smooth, distance, cfg, shape_pair, points, T_world_shape, kind,
                             break
                         norm2 = new2
                         vx, vy, vz = v[0], v[1], v[2]
+                    qx, qy, qz = lx + vx, ly + vy, lz + vz
                     if not beyond:
                         e = math.sqrt(vx * vx + vy * vy + vz * vz)
-                        cx, cy, cz = lx + vx, ly + vy, lz + vz
-                        for i in range(3):
-                            out[i] = Tb[i, 0] * cx + Tb[i, 1] * cy + Tb[i, 2] * cz + Tb[i, 3]
                 if e - d < reach:
                     rows[count] = r
                     gaps[count] = e - d
+                    wx, wy, wz = _to_world(T_world_shape, c, b, qx, qy, qz)
                     pairs[count, s, 0], pairs[count, s, 1], pairs[count, s, 2] = x, y, z
-                    pairs[count, 1 - s, 0], pairs[count, 1 - s, 1], pairs[count, 1 - s, 2] = out[0], out[1], out[2]
+                    pairs[count, 1 - s, 0], pairs[count, 1 - s, 1], pairs[count, 1 - s, 2] = wx, wy, wz
                     count += 1
     return rows[:count].copy(), pairs[:count].copy(), gaps[:count].copy()
 
