@@ -1,4 +1,5 @@
-"""Small inline robots whose collision answers are known exactly, contact checks, and random poses."""
+"""Small inline robots whose collision answers are known exactly, contact checks, random poses, and the
+reference counts in a kernel's compiled code."""
 import numpy as np
 import pytest
 
@@ -91,3 +92,21 @@ def panda_world_checker(n_configurations: int):
     Q = np.random.default_rng(PANDA_SEED).uniform(robot.lower_limits, robot.upper_limits,
                                                   size=(n_configurations, len(names)))
     return checker, names, Q
+
+
+def reference_counts(function, *args):
+    """The reference-count calls (NRT_incref, NRT_decref) in the optimised code of the compiled ``function`` compiled
+    afresh (uncached, so that its code can be read) and called on ``args``: its own body, not the Python wrapper's
+    (``kernels.gjk``'s note on reference counts)."""
+    import re
+
+    from numba import njit
+    fresh = njit(function.py_func)
+    fresh(*args)
+    counts = 0
+    for module in fresh.inspect_llvm().values():
+        for body in re.split(r"\n(?=define )", module):
+            name = re.match(r"define [^@]*@\"?([^\"(]*)", body)
+            if name and function.py_func.__name__ in name.group(1) and "cpython" not in name.group(1):
+                counts += body.count("call void @NRT_incref(") + body.count("call void @NRT_decref(")
+    return counts

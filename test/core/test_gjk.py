@@ -8,7 +8,7 @@ from my_collision_pkg.core.geometry.hulls import hull_edges
 from my_collision_pkg.core.geometry.shape_geometry import _coal_convex
 from my_collision_pkg.core.kernels import gjk
 from my_collision_pkg.core.kernels.codes import KIND_BOX, KIND_CAPSULE, KIND_CYLINDER, KIND_MESH, KIND_SPHERE
-from core_scenes import random_pose, random_rotation
+from core_scenes import random_pose, random_rotation, reference_counts
 
 EPS_M = 1e-7
 
@@ -231,3 +231,25 @@ def test_cylinder_end_distances_are_exact_on_caps_and_rims():
         for (centre, exact), k in zip(closed, (n - 2, n - 1)):
             assert got[k] and not side_rows[k] and abs(d[k] - exact) <= 1e-12, (shape, k, d[k], exact)
     assert settled >= 200, settled
+
+
+def test_the_distance_loops_helpers_take_no_reference_counts():
+    # vertex_support, nearest_face_ab, posed_support and epa._support_world run a few times per GJK or EPA step:
+    # numba's pruning pass removes every reference count on their array arguments (one exit, each argument read
+    # last there, no compiled call inside: the note in kernels/gjk.py), which a second return, an argument's earlier
+    # last use or a call to another compiled function undoes
+    from my_collision_pkg.core.kernels import epa
+    points = np.random.default_rng(6).normal(size=(60, 3))
+    convex = gjk.convex_arrays([KIND_MESH, KIND_BOX], [[0, 0, 0], [0.1, 0.2, 0.3]], [points, np.zeros((0, 3))],
+                               [hull_edges(points), []])
+    c = convex
+    assert reference_counts(gjk.vertex_support, c.vertices, c.neighbour_start, c.neighbours, c.probes, 0, 0,
+                            len(points), -1, 0.3, -0.2, 0.9) == 0
+    P, PA, PB = np.random.default_rng(4).normal(size=(3, 4, 3))
+    P = PA - PB
+    assert reference_counts(gjk.nearest_face_ab, P, PA, PB, 3, np.empty((3, 3)), np.empty(9)) == 0
+    T = np.eye(4)
+    assert reference_counts(gjk.posed_support, c.kind, c.params, c.vertex_start, c.vertices, c.neighbour_start,
+                            c.neighbours, c.probes, 0, T, -1, 0.3, -0.2, 0.9) == 0
+    assert reference_counts(epa._support_world, c.kind, c.params, c.vertex_start, c.vertices, c.neighbour_start,
+                            c.neighbours, c.probes, 0, T, -1, 0.3, -0.2, 0.9, np.empty(3)) == 0

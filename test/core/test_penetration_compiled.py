@@ -24,7 +24,7 @@ from my_collision_pkg.core.kernels.mtd import (MAX_CANDIDATES, _face_overlap, _k
                                               _support, candidate_directions)
 from my_collision_pkg.core.kernels.codes import (KIND_BOX, KIND_CAPSULE, KIND_CONE, KIND_CONVEX, KIND_CYLINDER,
                                                 KIND_SPHERE)
-from core_scenes import random_rotation
+from core_scenes import random_rotation, reference_counts
 
 SEED = 1_717
 POSES_PER_PAIRING = 4
@@ -244,6 +244,62 @@ def test_check_least_and_polish_from_it_equal_check_and_polish():
         else:
             moved += 1
     assert kept > 0 and moved > 0
+
+
+def _support_set_reference(kind, params, vertices, T, d, eps):
+    """``mtd._support_set`` in plain Python floats, the same operations in the same order: the body's vertices
+    within ``eps`` of its top along world direction d, highest first (equal values in vertex order), at most
+    POLISH_SUPPORT, posed."""
+    x = T[0, 0] * d[0] + T[1, 0] * d[1] + T[2, 0] * d[2]
+    y = T[0, 1] * d[0] + T[1, 1] * d[1] + T[2, 1] * d[2]
+    z = T[0, 2] * d[0] + T[1, 2] * d[1] + T[2, 2] * d[2]
+    if kind == KIND_BOX:
+        p = params
+        local = [(p[0] if i & 1 else -p[0], p[1] if i & 2 else -p[1], p[2] if i & 4 else -p[2]) for i in range(8)]
+    elif kind == KIND_CYLINDER:
+        local = [(0.0, 0.0, params[1] if i & 1 else -params[1]) for i in range(2)]
+    else:
+        local = [tuple(v) for v in vertices]
+    values = [x * v[0] + y * v[1] + z * v[2] for v in local]
+    top = max(values)
+    kept = sorted((i for i in range(len(local)) if not values[i] < top - eps), key=lambda i: -values[i])
+    return [[T[r, 0] * local[i][0] + T[r, 1] * local[i][1] + T[r, 2] * local[i][2] + T[r, 3] for r in range(3)]
+            for i in kept[:mtd.POLISH_SUPPORT]]
+
+
+def test_support_set_is_the_posed_top_vertices_and_takes_no_reference_counts():
+    # the polish's support vertices (a plain call since session 45, work space from the caller, no allocation): the
+    # reference's bits for boxes, cylinders and the hull, tolerances from none to many vertices; neither it nor the
+    # local overlap it feeds takes a reference count (kernels/gjk.py's note)
+    rng = np.random.default_rng(SEED)
+    out = np.empty((mtd.POLISH_SUPPORT, 3))
+    values = np.empty(mtd.POLISH_SUPPORT)
+    index = np.empty(mtd.POLISH_SUPPORT, dtype=np.int64)
+    sizes = {1: 0, 2: 0, mtd.POLISH_SUPPORT: 0}
+    for kind in (KIND_BOX, KIND_CYLINDER, KIND_CONVEX):
+        for _ in range(200):
+            T = np.eye(4)
+            T[:3, :3] = random_rotation(rng)
+            T[:3, 3] = rng.normal(size=3) * 0.2
+            kind_, params, vertices, _ = _kernel_body(kind, T)
+            d = rng.normal(size=3)
+            d /= np.linalg.norm(d)
+            if rng.random() < 0.3:                 # along a face or an edge of the body: several vertices on top
+                d = T[:3, :3] @ np.sign(np.round(rng.normal(size=3)))
+                d = d / np.linalg.norm(d) if np.linalg.norm(d) > 0 else T[:3, 2]
+            eps = float(rng.choice([0.0, 1e-7, 1e-5, 1e-2, 0.1]))     # (0.1 m: more than six vertices on top)
+            count = mtd._support_set(kind_, params, vertices, T, d[0], d[1], d[2], eps, out, values, index)
+            expected = _support_set_reference(kind_, params, vertices, T, d, eps)
+            assert count == len(expected)
+            assert out[:count].tolist() == expected
+            if count in sizes:
+                sizes[count] += 1
+    assert min(sizes.values()) > 0, sizes
+    T = np.eye(4)
+    assert reference_counts(mtd._support_set, KIND_CONVEX, np.zeros(3), HULL, T, 0.3, -0.2, 0.9, 1e-7, out, values,
+                            index) == 0
+    axis = np.array([0.0, 0.0, 1.0])
+    assert reference_counts(mtd._local_overlap, out, 3, 0.05, axis, out, 2, 0.0, axis, 1.0, 0.0, 0.0) == 0
 
 
 def test_face_bound_never_contradicts_the_svd():

@@ -31,7 +31,7 @@ import numpy as np
 from numba import njit
 
 from my_collision_pkg.core.kernels.codes import KIND_BOX, KIND_CONE, KIND_CYLINDER
-from my_collision_pkg.core.kernels.gjk import HULL_MAX_ITERATIONS, nearest_face_ab, posed_support
+from my_collision_pkg.core.kernels.gjk import HULL_MAX_ITERATIONS, nearest_face_ab, posed_point
 
 # the polytope's vertices at most (4 of the tetrahedron, one per EPA iteration after it); a row that needs
 # more is not answered
@@ -59,8 +59,10 @@ def _support_world(kind, params, vertex_start, vertices, neighbour_start, neighb
     """Shape s's point farthest along the world direction (dx, dy, dz) at pose T (``gjk.posed_support``), to
     ``out`` (3,); returns the vertex index climbed to (vertex sets; ``at``: where to climb from, -1 the probes) or
     -1 (primitives)."""
-    out[0], out[1], out[2], vid = posed_support(kind, params, vertex_start, vertices, neighbour_start, neighbours,
-                                                probes, s, T, at, dx, dy, dz)
+    out[0], out[1], out[2], vid = posed_point(kind, params, vertex_start, vertices, neighbour_start, neighbours,
+                                              probes, s, T, at, dx, dy, dz)
+    vid += 0 * (kind.shape[0] + params.shape[0] + vertex_start.shape[0] + vertices.shape[0] + neighbour_start.shape[0]
+                + neighbours.shape[0] + probes.shape[0] + T.shape[0] + out.shape[0])       # (gjk: reference counts)
     return -1 if KIND_BOX <= kind[s] <= KIND_CONE else vid
 
 

@@ -37,6 +37,12 @@ from numba import njit
 from my_collision_pkg.core.kernels.codes import (KIND_BOX, KIND_CAPSULE, KIND_CONE, KIND_CONVEX, KIND_CYLINDER,
                                                  KIND_MESH, KIND_OPEN_MESH, KIND_SPHERE)
 
+# Reference counts: numba takes a reference count on each array argument of a compiled function at its entry and
+# drops it after the argument's last use, an atomic operation each way; its pruning pass removes the pairs only
+# where all those drops fall at one point and no call to another compiled function lies between. The small helpers
+# called in the distance loops (vertex_support, nearest_face_ab, posed_support, epa._support_world) therefore call
+# none (their work inlined: _climb, posed_point) and have one exit, where every array argument is read last
+# (``0 * (a.shape[0] + ...)``, added to an integer result): no count is taken at all (~70 ns a call saved).
 MAX_ITERATIONS = 64
 # floating-point slack taken off every bound: the support points are computed through a pose
 # (a rotation and a translation of coordinates up to a few metres), metres
@@ -103,8 +109,14 @@ def vertex_support(vertices, neighbour_start, neighbours, probes, s, start, stop
     frame): climbing its hull's edges from vertex ``at``, or when ``at`` < 0 from the best of its
     extreme vertices along the probe directions (``probes[s]``, -1 past the last); a vertex with
     no neighbours (a set given without its hull's edges) has the whole range scanned instead.
-    A plain call, not an inlined one: arrays handed to an inlined helper cost numba a reference
-    count each per call, which here would cost more than the call."""
+    A plain call (:func:`_climb`'s), where no reference count is taken (the note above)."""
+    return _climb(vertices, neighbour_start, neighbours, probes, s, start, stop, at, dx, dy, dz)
+
+
+@njit(inline="always")
+def _climb(vertices, neighbour_start, neighbours, probes, s, start, stop, at, dx, dy, dz):
+    """:func:`vertex_support`'s work, inlined into it and into :func:`posed_support`: one exit, where every array
+    argument is read last (the note on reference counts above)."""
     if at < 0:
         best = -np.inf
         at = start
@@ -124,20 +136,20 @@ def vertex_support(vertices, neighbour_start, neighbours, probes, s, start, stop
             if v > best:
                 best = v
                 at = i
-        return at
-    best = vertices[at, 0] * dx + vertices[at, 1] * dy + vertices[at, 2] * dz
-    moved = True
-    while moved:
-        moved = False
-        for e in range(neighbour_start[at], neighbour_start[at + 1]):
-            j = neighbours[e]
-            v = vertices[j, 0] * dx + vertices[j, 1] * dy + vertices[j, 2] * dz
-            if v > best:
-                best = v
-                at = j
-                moved = True
-                break
-    return at
+    else:
+        best = vertices[at, 0] * dx + vertices[at, 1] * dy + vertices[at, 2] * dz
+        moved = True
+        while moved:
+            moved = False
+            for e in range(neighbour_start[at], neighbour_start[at + 1]):
+                j = neighbours[e]
+                v = vertices[j, 0] * dx + vertices[j, 1] * dy + vertices[j, 2] * dz
+                if v > best:
+                    best = v
+                    at = j
+                    moved = True
+                    break
+    return at + 0 * (vertices.shape[0] + neighbour_start.shape[0] + neighbours.shape[0] + probes.shape[0])
 
 
 @njit(cache=True)
@@ -461,7 +473,8 @@ def nearest_face_ab(P, PA, PB, n, E, out):
             for c in range(3):
                 P[kept, c], PA[kept, c], PB[kept, c] = P[i, c], PA[i, c], PB[i, c]
             kept += 1
-    return kept
+    # (one exit: reference counts)
+    return kept + 0 * (P.shape[0] + PA.shape[0] + PB.shape[0] + E.shape[0] + out.shape[0])
 
 
 @njit(cache=True)
@@ -637,7 +650,14 @@ def posed_support(kind, params, vertex_start, vertices, neighbour_start, neighbo
     """The point of shape s (a primitive, or a vertex solid: :class:`ConvexArrays`' arrays) at pose T farthest along
     the world direction (dx, dy, dz): (x, y, z, id) in the world frame, ``id`` the vertex a vertex solid's climb
     ends at (started from ``at``; -1: from its probes), or a primitive's corner sign code (bit 0, 1, 2: the local
-    support point's x, y, z >= 0)."""
+    support point's x, y, z >= 0). A plain call (:func:`posed_point`'s), where no reference count is taken."""
+    return posed_point(kind, params, vertex_start, vertices, neighbour_start, neighbours, probes, s, T, at, dx, dy, dz)
+
+
+@njit(inline="always")
+def posed_point(kind, params, vertex_start, vertices, neighbour_start, neighbours, probes, s, T, at, dx, dy, dz):
+    """:func:`posed_support`'s work, inlined into it and into ``epa``'s support (no call inside: the climb is
+    :func:`_climb`, inlined; one exit, every array argument read last: the note on reference counts above)."""
     lx = T[0, 0] * dx + T[1, 0] * dy + T[2, 0] * dz
     ly = T[0, 1] * dx + T[1, 1] * dy + T[2, 1] * dz
     lz = T[0, 2] * dx + T[1, 2] * dy + T[2, 2] * dz
@@ -646,12 +666,14 @@ def posed_support(kind, params, vertex_start, vertices, neighbour_start, neighbo
         px, py, pz = primitive_support(kk, params[s, 0], params[s, 1], params[s, 2], lx, ly, lz)
         vid = (1 if px >= 0.0 else 0) + (2 if py >= 0.0 else 0) + (4 if pz >= 0.0 else 0)
     else:
-        vid = vertex_support(vertices, neighbour_start, neighbours, probes, s, vertex_start[s], vertex_start[s + 1],
-                             at, lx, ly, lz)
+        vid = _climb(vertices, neighbour_start, neighbours, probes, s, vertex_start[s], vertex_start[s + 1], at, lx,
+                     ly, lz)
         px, py, pz = vertices[vid, 0], vertices[vid, 1], vertices[vid, 2]
     wx = T[0, 0] * px + T[0, 1] * py + T[0, 2] * pz + T[0, 3]
     wy = T[1, 0] * px + T[1, 1] * py + T[1, 2] * pz + T[1, 3]
     wz = T[2, 0] * px + T[2, 1] * py + T[2, 2] * pz + T[2, 3]
+    vid += 0 * (kind.shape[0] + params.shape[0] + vertex_start.shape[0] + vertices.shape[0]
+                + neighbour_start.shape[0] + neighbours.shape[0] + probes.shape[0] + T.shape[0])
     return wx, wy, wz, vid
 
 

@@ -529,49 +529,38 @@ def _polishable(kind):
 
 
 @njit(inline="always")
-def _body_vertex(kind, params, vertices, i, out):
-    """Vertex i of the body in its own frame (a box's corners, a cylinder's two axis end points)."""
+def _corner(kind, p0, p1, p2, i):
+    """Corner i of a box (half sizes p0, p1, p2) or end point i of a cylinder's axis (half length p1), in its own
+    frame: (x, y, z); scalars in and out, so that inlined it takes no reference count."""
     if kind == KIND_BOX:
-        out[0] = params[0] if i & 1 else -params[0]
-        out[1] = params[1] if i & 2 else -params[1]
-        out[2] = params[2] if i & 4 else -params[2]
-    elif kind == KIND_CYLINDER:
-        out[0], out[1] = 0.0, 0.0
-        out[2] = params[1] if i & 1 else -params[1]
-    else:
-        out[0], out[1], out[2] = vertices[i, 0], vertices[i, 1], vertices[i, 2]
+        return p0 if i & 1 else -p0, p1 if i & 2 else -p1, p2 if i & 4 else -p2
+    return 0.0, 0.0, p1 if i & 1 else -p1
 
 
-@njit(inline="always")
-def _vertex_count(kind, vertices):
-    if kind == KIND_BOX:
-        return 8
-    if kind == KIND_CYLINDER:
-        return 2
-    return vertices.shape[0]
-
-
-@njit(inline="always")
-def _support_set(kind, params, vertices, T, d0, d1, d2, eps, out):
+@njit(cache=True, nogil=True)
+def _support_set(kind, params, vertices, T, d0, d1, d2, eps, out, values, index):
     """The body's vertices within ``eps`` of its support plane along world direction d (at most
-    POLISH_SUPPORT, the highest first), posed, to ``out``; their count."""
+    POLISH_SUPPORT, the highest first), posed, to ``out``; their count. ``values``, ``index``
+    (POLISH_SUPPORT,): work space. A plain call, one exit, every array argument read last there:
+    no reference count, no allocation (``kernels.gjk``'s note on reference counts)."""
     x = T[0, 0] * d0 + T[1, 0] * d1 + T[2, 0] * d2
     y = T[0, 1] * d0 + T[1, 1] * d1 + T[2, 1] * d2
     z = T[0, 2] * d0 + T[1, 2] * d1 + T[2, 2] * d2
-    n_vertices = _vertex_count(kind, vertices)
-    v = np.empty(3)
+    primitive = kind == KIND_BOX or kind == KIND_CYLINDER     # (else a vertex set)
+    n_vertices = 8 if kind == KIND_BOX else (2 if kind == KIND_CYLINDER else vertices.shape[0])
+    p0 = params[0] if kind == KIND_BOX else 0.0          # (the parameters _corner reads: a box's half sizes,
+    p1 = params[1] if kind == KIND_BOX or kind == KIND_CYLINDER else 0.0      # a cylinder's half length)
+    p2 = params[2] if kind == KIND_BOX else 0.0
     top = -np.inf
     for i in range(n_vertices):
-        _body_vertex(kind, params, vertices, i, v)
-        value = x * v[0] + y * v[1] + z * v[2]
+        v0, v1, v2 = _corner(kind, p0, p1, p2, i) if primitive else (vertices[i, 0], vertices[i, 1], vertices[i, 2])
+        value = x * v0 + y * v1 + z * v2
         if value > top:
             top = value
-    values = np.empty(POLISH_SUPPORT)
-    index = np.empty(POLISH_SUPPORT, dtype=np.int64)
     count = 0
     for i in range(n_vertices):
-        _body_vertex(kind, params, vertices, i, v)
-        value = x * v[0] + y * v[1] + z * v[2]
+        v0, v1, v2 = _corner(kind, p0, p1, p2, i) if primitive else (vertices[i, 0], vertices[i, 1], vertices[i, 2])
+        value = x * v0 + y * v1 + z * v2
         if value < top - eps:
             continue
         # insert, highest first, keeping at most POLISH_SUPPORT
@@ -585,16 +574,20 @@ def _support_set(kind, params, vertices, T, d0, d1, d2, eps, out):
         if count < POLISH_SUPPORT:
             count += 1
     for k in range(count):
-        _body_vertex(kind, params, vertices, index[k], v)
+        i = index[k]
+        v0, v1, v2 = _corner(kind, p0, p1, p2, i) if primitive else (vertices[i, 0], vertices[i, 1], vertices[i, 2])
         for r in range(3):
-            out[k, r] = T[r, 0] * v[0] + T[r, 1] * v[1] + T[r, 2] * v[2] + T[r, 3]
-    return count
+            out[k, r] = T[r, 0] * v0 + T[r, 1] * v1 + T[r, 2] * v2 + T[r, 3]
+    return count + 0 * (params.shape[0] + vertices.shape[0] + T.shape[0] + out.shape[0] + values.shape[0]
+                        + index.shape[0])
 
 
-@njit(inline="always")
+@njit(cache=True, nogil=True)
 def _local_overlap(sa, na, ra, axa, sb, nb, rb, axb, m0, m1, m2):
     """The overlap along unit m of the support vertices ``sa`` (A) and ``sb`` (B) and the bodies' discs (radius
-    ``r``, world axis ``ax``): never above the overlap of the bodies."""
+    ``r``, world axis ``ax``): never above the overlap of the bodies. A plain call, one exit, every array argument
+    read last there: numba takes no reference count on them (``kernels.gjk``'s note on reference counts; inlined,
+    it took four each way per call, and the polish's golden sections call it ~50 times a circle)."""
     top_a = -np.inf
     for i in range(na):
         value = m0 * sa[i, 0] + m1 * sa[i, 1] + m2 * sa[i, 2]
@@ -612,7 +605,7 @@ def _local_overlap(sa, na, ra, axa, sb, nb, rb, axb, m0, m1, m2):
     if rb > 0.0:
         along = m0 * axb[0] + m1 * axb[1] + m2 * axb[2]
         total += rb * math.sqrt(max(m0 * m0 + m1 * m1 + m2 * m2 - along * along, 0.0))
-    return total
+    return total if sa.shape[0] + sb.shape[0] + axa.shape[0] + axb.shape[0] >= 0 else np.nan
 
 
 @njit(inline="always")
@@ -706,10 +699,12 @@ def polish_mtd(kind_a, params_a, vertices_a, T_a, kind_b, params_b, vertices_b, 
     bounds = np.empty(max_candidates)
     taken = np.empty(max_candidates, dtype=np.bool_)
     point = np.empty(3)
+    values = np.empty(POLISH_SUPPORT)
+    index = np.empty(POLISH_SUPPORT, dtype=np.int64)
     eps = _POLISH_EPS_M
     for _ in range(_POLISH_ROUNDS):
-        na = _support_set(kind_a, params_a, vertices_a, T_a, n0, n1, n2, eps, sa)
-        nb = _support_set(kind_b, params_b, vertices_b, T_b, -n0, -n1, -n2, eps, sb)
+        na = _support_set(kind_a, params_a, vertices_a, T_a, n0, n1, n2, eps, sa, values, index)
+        nb = _support_set(kind_b, params_b, vertices_b, T_b, -n0, -n1, -n2, eps, sb, values, index)
         count = 0
         for side in range(2):                          # face normals: three support vertices of one body
             s = sa if side == 0 else sb
@@ -769,8 +764,9 @@ def polish_mtd(kind_a, params_a, vertices_a, T_a, kind_b, params_b, vertices_b, 
             grown = False
             while eps * 10.0 <= _POLISH_MAX_EPS_M * 1.0000001 and not grown:
                 eps *= 10.0
-                grown = (_support_set(kind_a, params_a, vertices_a, T_a, n0, n1, n2, eps, sa) > na
-                         or _support_set(kind_b, params_b, vertices_b, T_b, -n0, -n1, -n2, eps, sb) > nb)
+                grown = (_support_set(kind_a, params_a, vertices_a, T_a, n0, n1, n2, eps, sa, values, index) > na
+                         or _support_set(kind_b, params_b, vertices_b, T_b, -n0, -n1, -n2, eps, sb, values, index)
+                         > nb)
             if not grown:
                 break
             continue
