@@ -21,17 +21,19 @@ a step closes; against a feature nearly parallel to the line it is near 0. A tie
 move alike under every joint leaves the gradient whole (on the Panda, link1's side beside the
 post, parallel to it whatever joint 1 does).
 
-A prismatic joint moves both pairs alike (same normal), and a revolute one moves each point of a
-pair by at most its lever times the joint's motion, so ``|J_s - J|`` sums to at most
-``2 s k`` (k the revolute joints that move either body, the nearest points of a convex body moving
-at most s, doubled for a mesh's): only stepped pairs with ``e - d < 2 s k TIE_JOINT_STEP`` have
-their Jacobian rows computed, and rows whose bodies no revolute joint moves are not looked at.
+A prismatic joint gives both pairs the same entry (same normal); a revolute one gives each point
+``(p - o) . (n x a)``, which a point moved by x changes by at most |x|. The stepped point moves s,
+and its nearest point on a convex body (a primitive, a hull) at most s, so ``|J_s - J|`` sums to at
+most ``2 s k`` (k the revolute joints that move either body): only stepped pairs with
+``e - d < 2 s k TIE_JOINT_STEP`` have their Jacobian rows computed, and rows whose bodies no
+revolute joint moves are not looked at.
 
 The other body's distance is exact for a box, sphere, cylinder or capsule (its formula); a mesh or
 a convex mesh is taken as its convex hull (GJK on the hull's vertices, in :func:`stepped_ties`'s loop,
 stopped as soon as a support plane puts the stepped point beyond the threshold). A hull contains
-its mesh, so the stepped pair is never farther than on the mesh: the gap is never above the mesh's,
-and the test turns at least the rows the mesh would. (A cone is not looked at.)
+its mesh, so the stepped point is never farther from it than from the mesh: a stepped pair that the
+mesh brings within reach is within reach on the hull too, and its Jacobian row is then the hull
+point's. (A cone is not looked at.)
 
 Arrays are float64 in metres; ``T_world_x`` (4, 4) is the pose of ``x`` in the planning frame.
 """
