@@ -906,7 +906,7 @@ def finish_rows(state, distance, points, normal, subshapes, exact, deepest, kink
                 no_subshape):
     """:func:`assemble_rows` and :func:`jacobian_and_local_points` of a chunk's measured rows in one call (their
     numbers): the rows kept, in order, with their Jacobian rows over the movable joints and body-frame points.
-    The apart rows beside a tie along a flat feature are not smooth (``apart_ties.mark_ties``).
+    The apart rows beside a tie along a flat feature are not smooth (:func:`_untie`, with ``apart_ties``).
 
     Parameters
     ----------
