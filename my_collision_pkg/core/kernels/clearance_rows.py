@@ -652,6 +652,39 @@ def _settle(rows, got, distance, q0, q1, settled, raw, p0, p1):
 
 
 @njit(cache=True, fastmath=False)
+def _cylinder_rows_by_gjk(convex, a, b, Ta, Tb, eps_m, distance, p0, p1, converged):
+    """The polytope-cylinder rows the side and end rules left (``converged`` False: mostly a rim against an edge or
+    a face of the polytope): ``gjk.hull_distances`` on the two solids as they are (the cylinder by its support
+    function), settled where GJK's upper and lower bounds close to ``eps_m`` (so exact to that, as the polytope rows
+    are); the rows it leaves (the solids overlap or touch, or the search did not close) stay unsettled."""
+    n = 0
+    for k in range(a.shape[0]):
+        if not converged[k]:
+            n += 1
+    if n == 0:
+        return
+    idx = np.empty(n, dtype=np.int64)
+    i = 0
+    for k in range(a.shape[0]):
+        if not converged[k]:
+            idx[i] = k
+            i += 1
+    d = np.empty(n)
+    q0 = np.empty((n, 3))
+    q1 = np.empty((n, 3))
+    got = np.zeros(n, dtype=np.bool_)
+    hull_distances(convex, a[idx], b[idx], Ta[idx], Tb[idx], eps_m, d, q0, q1, got, np.empty((0, 3, 4, 3)),
+                   np.zeros(0, dtype=np.bool_), np.empty((0, 2), dtype=np.int64))
+    for i in range(n):
+        if got[i]:
+            k = idx[i]
+            converged[k] = True
+            distance[k] = d[i]
+            p0[k] = q0[i]
+            p1[k] = q1[i]
+
+
+@njit(cache=True, fastmath=False)
 def first_distance_rows(cfg, pair, T_world_shape, world_f, world_i, pair_f, pair_i, eps_m, use_ends=True,
                         use_epa=True):
     """The first distances of a chunk's K candidate rows that the compiled GJK takes, and the rows left to coal.
@@ -673,8 +706,9 @@ def first_distance_rows(cfg, pair, T_world_shape, world_f, world_i, pair_f, pair
     them), then once over the polytope-cylinder rows (``compiled`` 2: the pair's first shape is the cylinder, 3:
     its second) in row order (one ``gjk.cylinder_side_distances`` call, which settles those whose nearest points
     are on the cylinder's side, then, with ``use_ends``, one ``gjk.cylinder_end_distances`` call on the rows it
-    left, which settles those nearest on a cap or a rim; ``use_ends`` False: those are left to coal, as before
-    session 41, for side-by-side timing). Then, with ``use_epa``, the rows of both routes still left whose solids
+    left, which settles those nearest on a cap or a rim, then one ``gjk.hull_distances`` call on the cylinder itself
+    for the rows still left (a rim against the polytope's edge or face: :func:`_cylinder_rows_by_gjk`); ``use_ends``
+    False: those are left to coal, as before session 41, for side-by-side timing). Then, with ``use_epa``, the rows of both routes still left whose solids
     overlap get their penetration from one ``epa.penetration_distances`` call (GJK, then EPA, in row order: minus
     the overlap along EPA's normal, EPA's witness points; polytopes to ``eps_m``, a cylinder to
     ``epa.CURVED_EPS_M``), a start that the penetrating rows' kernel checks and polishes to the MTD
@@ -740,6 +774,7 @@ def first_distance_rows(cfg, pair, T_world_shape, world_f, world_i, pair_f, pair
         cylinder_side_distances(convex, a_s, b_s, side, Ta_s, Tb_s, eps_m, d_s, s0, s1, got_s)
         if use_ends:
             cylinder_end_distances(convex, a_s, b_s, side, Ta_s, Tb_s, d_s, s0, s1, got_s)
+            _cylinder_rows_by_gjk(convex, a_s, b_s, Ta_s, Tb_s, eps_m, d_s, s0, s1, got_s)
         _settle(rows_s, got_s, d_s, s0, s1, settled, raw, p0, p1)
     if use_epa and (n_compiled or n_side):
         n_epa = 0
