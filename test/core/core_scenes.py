@@ -77,15 +77,16 @@ def random_pose(rng: np.random.Generator, spread_m: float) -> np.ndarray:
 PANDA_SEED = 20260611
 
 
-def panda_world_checker(n_configurations: int):
+def panda_world_checker(n_configurations: int, world_path: str | None = None):
     """(checker, active joint names, the first ``n_configurations`` of :data:`PANDA_SEED`'s draws): the Panda of
-    example-robot-data with config/panda_world.yaml, in this process only (``batch_workers`` 1). Close the checker."""
+    example-robot-data with config/panda_world.yaml (or ``world_path``), in this process only (``batch_workers`` 1).
+    Close the checker."""
     import os
 
     from my_collision_pkg.core.checks.checker import CollisionChecker
     from my_collision_pkg.core.scene.loading import load_scene, panda_paths
     urdf, srdf = panda_paths()
-    world = os.path.join(os.path.dirname(__file__), "..", "..", "config", "panda_world.yaml")
+    world = world_path or os.path.join(os.path.dirname(__file__), "..", "..", "config", "panda_world.yaml")
     checker = CollisionChecker(load_scene(urdf_path=urdf, srdf_path=srdf, world_path=world), batch_workers=1)
     robot = checker.scene.robot
     names = robot.active_joint_names

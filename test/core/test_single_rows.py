@@ -14,9 +14,31 @@ from my_collision_pkg.core.kernels.clearance_rows import SINGLE_DONE
 from core_scenes import panda_world_checker
 
 
+# config/panda_world.yaml (a table and a post) and a ball behind the arm (within 0.05 m of it in 4 of the 160
+# configurations, within 0.5 m in 75): a sphere's rows have their first
+# distance from coal (every hull, box and cylinder row is compiled), so that the one call stops there too
+BALL_WORLD = """frame_id: panda_link0
+objects:
+  - id: table
+    pose: {position: [0.65, 0.0, 0.15]}
+    shapes:
+      - {type: box, size: [0.5, 1.0, 0.04]}
+  - id: post
+    pose: {position: [0.0, 0.55, 0.4]}
+    shapes:
+      - {type: cylinder, radius: 0.05, length: 0.8}
+  - id: ball
+    pose: {position: [-0.5, -0.5, 0.7]}
+    shapes:
+      - {type: sphere, radius: 0.1}
+"""
+
+
 @pytest.fixture(scope="module")
-def panda():
-    checker, names, Q = panda_world_checker(160)
+def panda(tmp_path_factory):
+    world = tmp_path_factory.mktemp("single_rows") / "ball_world.yaml"
+    world.write_text(BALL_WORLD)
+    checker, names, Q = panda_world_checker(160, str(world))
     yield checker, names, Q
     checker.close()
 
@@ -68,7 +90,7 @@ def test_one_call_rows_equal_the_steps_one_by_one(panda, monkeypatch, influence_
     for c, (q, answer) in enumerate(zip(Q, answers)):
         assert answer.ok, answer.message
         _same(answer, checker.clearance(names, q, influence_m, **keywords[c % 3]))
-    # every place the one call stops at was met (rows left to coal: a cylinder's; to the narrow phase: penetrating
+    # every place the one call stops at was met (rows left to coal: the ball's; to the narrow phase: penetrating
     # pairs whose shapes' bodies were not made yet, or with a row off its mesh; penetrating rows answered by the
     # second call, single_settled_rows, or some of them left to the per-row path), and most answers with rows came
     # out of the calls themselves (_measure_from_first goes on through _narrow_phase: "narrow" counts both stops)
