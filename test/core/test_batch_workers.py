@@ -15,7 +15,7 @@ import time
 import numpy as np
 import pytest
 
-from my_collision_pkg.core.checks import batch_workers, explain, pair_tests
+from my_collision_pkg.core.checks import batch_workers, clearance, explain, pair_tests
 from my_collision_pkg.core.checks.batch_workers import BatchWorkerError, available_cores
 from my_collision_pkg.core.checks.checker import CollisionChecker
 from my_collision_pkg.core.checks.results import Status
@@ -354,3 +354,72 @@ def test_clearance_batches_on_two_processes_give_the_same_rows(checkers, panda_s
     outside[n // 2, 3] = robot.upper_limits[3] + 0.3
     refused = same_clearance(one, two, names, outside, 0.1)
     assert refused.status == Status.OUT_OF_BOUNDS and len(refused) == 0
+
+
+def test_a_small_batch_of_costly_configurations_is_shared_from_its_first_chunks(checkers, panda_scene, monkeypatch):
+    """The first chunks (no speed measured yet) are cut to a GUIDED_SHARES-th of an even share of the batch, not
+    FIRST_CHUNK: 240 clearance configurations at 0.5 m (about 20 ms of work) on a pool that holds the snapshot are
+    checked partly here, partly in the worker, none of the caller's chunks above that share (with FIRST_CHUNK
+    configurations in the first chunk, the worker was sent the whole batch and the caller waited); the rows are
+    one process's."""
+    one, two = checkers
+    robot = panda_scene.robot
+    names = robot.active_joint_names
+    fork = np.random.default_rng(SEED + 10).uniform(robot.lower_limits, robot.upper_limits,
+                                                    size=(MIN_FORK // 20 + 10, len(names)))
+    two.clearance(names, fork, 0.05)                             # (n x CLEARANCE_WORK_PER_CONFIGURATION >= MIN_FORK)
+    assert len(two.batch_worker_pids) == 1                     # the pool holds this snapshot
+    n = 240
+    Q = np.random.default_rng(SEED + 11).uniform(robot.lower_limits, robot.upper_limits, size=(n, len(names)))
+    parent = os.getpid()
+    real = clearance.chunk_rows
+    here = []
+
+    def counted(world, selection, q, *args, **kwargs):
+        if os.getpid() == parent:
+            here.append(len(q))
+        return real(world, selection, q, *args, **kwargs)
+
+    monkeypatch.setattr(clearance, "chunk_rows", counted)      # the caller's own chunks (the worker forked before)
+    expected = one.clearance(names, Q, 0.5)
+    here.clear()
+    rows = two.clearance(names, Q, 0.5)
+    for name in CLEARANCE_FIELDS:
+        np.testing.assert_array_equal(getattr(rows, name), getattr(expected, name), err_msg=name)
+    first = -(-n // (2 * batch_workers.GUIDED_SHARES))
+    assert 0 < sum(here) < n and here[0] <= first < batch_workers.FIRST_CHUNK, (here, first)
+
+
+def test_a_workers_framed_answer_is_what_connection_recv_reads():
+    """The worker writes its answers framed by batch_workers._framed, each in one system call (its reply thread);
+    the caller reads them with multiprocessing's Connection.recv: the same objects, small ones and ones past both
+    the 2**14 bytes where Connection.send writes a header and a body apart and the pipe's buffer."""
+    from multiprocessing import Pipe
+    reader, writer = Pipe(duplex=True)
+    replies = [("ok", 3, 7, (np.arange(5), np.ones((2, 3))), 0.25),
+               ("ok", 4, 8, (np.arange(40_000, dtype=np.int64), np.zeros((20_000, 7))), 1.5),
+               ("error", 5, 9, "ValueError: x at clearance.py:1", 0.0)]
+
+    def write_all():
+        for reply in replies:
+            view = memoryview(batch_workers._framed(reply))
+            while view.nbytes:
+                view = view[os.write(writer.fileno(), view):]
+
+    thread = threading.Thread(target=write_all)
+    thread.start()
+    try:
+        assert len(batch_workers._framed(replies[1])) > 1_000_000
+        for reply in replies:
+            assert reader.poll(10.0)
+            got = reader.recv()
+            assert got[0] == reply[0] and got[1:3] == reply[1:3] and got[4] == reply[4]
+            if reply[0] == "ok":
+                for a, b in zip(got[3], reply[3]):
+                    np.testing.assert_array_equal(a, b)
+            else:
+                assert got[3] == reply[3]
+    finally:
+        thread.join(10.0)
+        reader.close()
+        writer.close()

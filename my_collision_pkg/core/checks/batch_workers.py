@@ -47,6 +47,7 @@ import atexit
 import gc
 import os
 import signal
+import struct
 import threading
 import time
 import traceback
@@ -55,6 +56,8 @@ from collections import deque
 from collections.abc import Callable
 from multiprocessing import Pipe
 from multiprocessing.connection import Connection, wait
+from multiprocessing.reduction import ForkingPickler
+from queue import SimpleQueue
 
 import numpy as np
 
@@ -71,7 +74,8 @@ MAX_BATCH_WORKERS = 64
 # A chunk is sized for about this much work (fewer round trips), and at most 1 /
 # GUIDED_SHARES of the time the processes need for what is left at their measured speeds
 # (guided scheduling: the last chunks are small, so the processes finish together); between
-# MIN_CHUNK and MAX_CHUNK configurations. The first chunks (no speed measured) are FIRST_CHUNK.
+# MIN_CHUNK and MAX_CHUNK configurations. The first chunks (no speed measured) are FIRST_CHUNK, or a GUIDED_SHARES-th
+# of an even share of a smaller batch (200 clearance configurations: about 34, not the whole batch to one worker).
 TARGET_CHUNK_S = 0.012
 GUIDED_SHARES = 3
 MIN_CHUNK = 16
@@ -151,8 +155,42 @@ def _work(world, scratch, job: tuple, q: np.ndarray):
     raise ValueError(f"unknown batch job '{kind}'")
 
 
+def _framed(reply) -> bytes:
+    """``reply`` pickled and framed as ``Connection.send`` frames it (a 4-byte big-endian length, or -1 and an 8-byte
+    one beyond 2 GiB), so that the caller's ``Connection.recv`` reads it."""
+    payload = ForkingPickler.dumps(reply)
+    n = len(payload)
+    header = struct.pack("!i", n) if n <= 0x7FFFFFFF else struct.pack("!i", -1) + struct.pack("!Q", n)
+    return header + bytes(payload)
+
+
+def _send_replies(fd: int, outbox: SimpleQueue, idle: threading.Event, begun: threading.Event) -> None:
+    """A worker's second thread: its framed answers written to the pipe in order, each in one blocking write.
+
+    An answer larger than the pipe's buffer (a clearance chunk's rows: hundreds of kB) is written only as the caller
+    reads it, and the caller reads between chunks of its own; this thread waits for that while the worker goes on
+    with its next chunk. The write holds no GIL, and it is one system call (not a header and a body, as
+    ``Connection.send_bytes`` makes it): the worker's compiled kernels keep the GIL for milliseconds, so a second
+    call would wait for them. ``idle``: set while it waits for an answer; ``begun``: set as it takes one (for the
+    worker, which then goes on). A pipe that fails ends the worker, as the caller has gone."""
+    while True:
+        idle.set()
+        data = outbox.get()
+        idle.clear()
+        begun.set()
+        if data is None:
+            return
+        try:
+            view = memoryview(data)
+            while view.nbytes:
+                view = view[os.write(fd, view):]
+        except OSError:
+            os._exit(0)
+
+
 def _serve(conn: Connection, world) -> None:
-    """A worker's loop: (batch, seq, job, q) in, ("ok", batch, seq, answer, seconds of work) out."""
+    """A worker's loop: (batch, seq, job, q) in, ("ok", batch, seq, answer, seconds of work) out (through
+    :func:`_send_replies`' thread)."""
     from my_collision_pkg.core.checks.pair_tests import PairTestScratch
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
@@ -160,6 +198,10 @@ def _serve(conn: Connection, world) -> None:
     if hasattr(world, "_derived_lock"):
         world._derived_lock = threading.Lock()      # another thread of the parent may have held it at fork
     scratch = PairTestScratch()
+    outbox: SimpleQueue = SimpleQueue()
+    idle, begun = threading.Event(), threading.Event()
+    threading.Thread(target=_send_replies, args=(conn.fileno(), outbox, idle, begun), name="batch replies",
+                     daemon=True).start()
     while True:
         try:
             message = conn.recv()
@@ -175,10 +217,11 @@ def _serve(conn: Connection, world) -> None:
             where = traceback.extract_tb(exc.__traceback__)
             place = f" at {os.path.basename(where[-1].filename)}:{where[-1].lineno}" if where else ""
             reply = ("error", batch, seq, f"{type(exc).__name__}: {exc}{place}", 0.0)
-        try:
-            conn.send(reply)
-        except (BrokenPipeError, OSError):
-            return
+        waiting = idle.is_set()
+        outbox.put(_framed(reply))
+        if waiting:                   # let the thread take it (and start its write) before a chunk holds the GIL
+            begun.wait()
+        begun.clear()
 
 
 class _Worker:
@@ -351,10 +394,15 @@ class BatchPool:
                 share = min(share, FIRST_SLICE_S)
             return share
 
+        # the first chunks (no speed measured): FIRST_CHUNK, and at most a GUIDED_SHARES-th of an even share of the
+        # batch, so that a small batch of costly configurations is not handed whole to the first worker
+        processes = len(workers) + 1
+        first = FIRST_CHUNK if not total else max(MIN_CHUNK, min(FIRST_CHUNK, -(-total // (processes * GUIDED_SHARES))))
+
         def chunk(rate: float) -> int:
             share = slice_s()
             if share <= 0.0 or rate <= 0.0:
-                return FIRST_CHUNK
+                return first
             return int(min(MAX_CHUNK, max(MIN_CHUNK, rate * share)))
 
         def take(size: int):
