@@ -234,7 +234,14 @@ def main() -> None:
         if args.export_drake:
             export_drake(args.export_drake, checker, urdf, drake_sets(checker, names), names)
         if args.drake_sets:
-            run_drake_sets(checker, names, args.rounds, f"batch_workers {checker.batch_workers}")
+            # the batch workers forked first (as a node's are after its first large batch), so that every set's
+            # batch is shared with them where the checker would share it (not only the sets after the fork)
+            from my_collision_pkg.core.checks.batch_workers import MIN_FORK_CONFIGURATIONS
+            robot = checker.scene.robot
+            checker.clearance(names, np.random.default_rng(1).uniform(robot.lower_limits, robot.upper_limits,
+                                                                      size=(MIN_FORK_CONFIGURATIONS, len(names))), 0.05)
+            run_drake_sets(checker, names, args.rounds, f"batch_workers {checker.batch_workers} "
+                           f"({len(checker.batch_worker_pids)} forked before timing)")
         return
 
     from my_collision_pkg.core.checks.checker import CollisionChecker

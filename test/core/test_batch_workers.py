@@ -39,6 +39,7 @@ FREE = [0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785]          # the SRDF's "defa
 def low_thresholds(monkeypatch):
     monkeypatch.setattr(batch_workers, "MIN_FORK_CONFIGURATIONS", MIN_FORK)
     monkeypatch.setattr(batch_workers, "MIN_PARALLEL_CONFIGURATIONS", MIN_PARALLEL)
+    monkeypatch.setattr(clearance, "MIN_SHARED_WORK_S", 0.0)      # a clearance batch's measured work: always enough
 
 
 @pytest.fixture(scope="module")
@@ -361,7 +362,7 @@ def test_a_small_batch_of_costly_configurations_is_shared_from_its_first_chunks(
     FIRST_CHUNK: 240 clearance configurations at 0.5 m (about 20 ms of work) on a pool that holds the snapshot are
     checked partly here, partly in the worker, none of the caller's chunks above that share (with FIRST_CHUNK
     configurations in the first chunk, the worker was sent the whole batch and the caller waited); the rows are
-    one process's."""
+    one process's. The same batch taken for less work than clearance.MIN_SHARED_WORK_S stays here whole."""
     one, two = checkers
     robot = panda_scene.robot
     names = robot.active_joint_names
@@ -386,8 +387,17 @@ def test_a_small_batch_of_costly_configurations_is_shared_from_its_first_chunks(
     rows = two.clearance(names, Q, 0.5)
     for name in CLEARANCE_FIELDS:
         np.testing.assert_array_equal(getattr(rows, name), getattr(expected, name), err_msg=name)
-    first = -(-n // (2 * batch_workers.GUIDED_SHARES))
-    assert 0 < sum(here) < n and here[0] <= first < batch_workers.FIRST_CHUNK, (here, first)
+    first = -(-(n - clearance.SHARE_PROBE_CONFIGURATIONS) // (2 * batch_workers.GUIDED_SHARES))
+    # (the first chunk here is the probe of the batch's speed, SHARE_PROBE_CONFIGURATIONS; the next are cut)
+    assert here[0] == clearance.SHARE_PROBE_CONFIGURATIONS and 0 < sum(here) < n, here
+    assert max(here[1:]) <= first < batch_workers.FIRST_CHUNK, (here, first)
+    # a batch whose measured work is below MIN_SHARED_WORK_S stays here, all of it, with the same rows
+    monkeypatch.setattr(clearance, "MIN_SHARED_WORK_S", 3600.0)
+    here.clear()
+    rows = two.clearance(names, Q, 0.5)
+    for name in CLEARANCE_FIELDS:
+        np.testing.assert_array_equal(getattr(rows, name), getattr(expected, name), err_msg=name)
+    assert sum(here) == n, here
 
 
 def test_a_workers_framed_answer_is_what_connection_recv_reads():

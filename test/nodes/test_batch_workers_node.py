@@ -159,8 +159,8 @@ def test_batches_on_two_processes_follow_the_scene(node, reference):
 
 
 def test_clearance_batches_on_two_processes(node, reference):
-    """~/compute_clearance of 400 configurations (each counts as 20 predicate ones: the pool
-    is used) gives the core's one-process rows."""
+    """~/compute_clearance of 400 configurations (each counts as 20 predicate ones: the pool may share it, where
+    its first configurations' speed says it is work enough) gives the core's one-process rows."""
     process, client = node
     scene, checker = reference
     robot = scene.robot

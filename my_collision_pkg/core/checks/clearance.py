@@ -41,6 +41,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import threading
+import time
 
 import numpy as np
 from numba.typed import List as numba_list
@@ -83,6 +84,12 @@ CLEARANCE_CHUNK_CANDIDATES = 131_072
 # the Panda at 0.3 m with Jacobians): the batch-worker thresholds, counted in predicate
 # configurations, are applied to n times this.
 CLEARANCE_WORK_PER_CONFIGURATION = 20
+# A batch the workers may share first measures this many configurations here: when the whole batch would take less
+# than MIN_SHARED_WORK_S at their speed, it stays in this process (a clearance configuration costs 9 us at 0.05 m
+# and 220 us when penetrating at 0.5 m on the Panda: no fixed count per configuration tells them apart; a pool's
+# round trips and scheduling cost about a millisecond a batch: docs/performance.md).
+SHARE_PROBE_CONFIGURATIONS = 16
+MIN_SHARED_WORK_S = 0.004
 
 
 def _refused(status: Status, message: str, names=()) -> Clearance:
@@ -861,11 +868,11 @@ class _RowCounter:
 
 
 def _rows_in_pool(pool, world: CollisionWorld, request: CheckRequest, selection, q_all: np.ndarray, job: tuple,
-                  stop, chunk: int, counter: _RowCounter) -> list[tuple]:
-    """:func:`chunk_rows` over ``q_all``, shared between this process and ``pool``'s workers;
+                  stop, chunk: int, counter: _RowCounter, begin: int = 0) -> list[tuple]:
+    """:func:`chunk_rows` over ``q_all[begin:]``, shared between this process and ``pool``'s workers;
     the parts in configuration order. No chunk is handed out once ``counter`` has passed its bound."""
     n = len(q_all)
-    cursor = [0]
+    cursor = [begin]
     found: list[tuple[int, tuple]] = []
 
     def next_task(size: int):
@@ -883,7 +890,7 @@ def _rows_in_pool(pool, world: CollisionWorld, request: CheckRequest, selection,
 
     key = (request.group_name, request.pad_environment_collisions, request.pad_self_collisions)
     pool.run(next_task, (CLEARANCE_ROWS, key) + job, lambda q: chunk_rows(world, selection, q, *job, stop=stop),
-             deliver, stop=stop, total=n)
+             deliver, stop=stop, total=n - begin)
     found.sort(key=lambda item: item[0])
     return [(part[0] + start,) + part[1:] for start, part in found]
 
@@ -942,10 +949,22 @@ def compute_clearance(resolver: ConfigurationResolver, request: CheckRequest, jo
     job = (influence, k_max, bool(compute_jacobians), np.asarray(columns, dtype=np.int64))
     chunk = chunk_configurations(len(pairs))
     counter = _RowCounter(world, tables, pairs, max_rows)
-    pool = None if workers is None else workers.acquire(world, n * CLEARANCE_WORK_PER_CONFIGURATION)
+    parts = []
+    begin = 0
+    if workers is not None and n > SHARE_PROBE_CONFIGURATIONS and \
+            workers.wants_pool(n * CLEARANCE_WORK_PER_CONFIGURATION):
+        # the batch's first configurations here first: at their speed, a batch of less work than
+        # MIN_SHARED_WORK_S stays in this process (the workers' round trips would cost more than they give)
+        begin = min(SHARE_PROBE_CONFIGURATIONS, chunk)
+        t = time.perf_counter()
+        part = counter.count(0, begin, chunk_rows(world, selection, q_all[:begin], *job, stop=stop))
+        if part is not None:
+            parts.append(part)
+        if counter.passed or (time.perf_counter() - t) * n / begin < MIN_SHARED_WORK_S:
+            workers = None
+    pool = None if workers is None or counter.passed else workers.acquire(world, n * CLEARANCE_WORK_PER_CONFIGURATION)
     if pool is None:
-        parts = []
-        for start in range(0, n, chunk):
+        for start in range(begin, n if not counter.passed else begin, chunk):
             if stop is not None:
                 stop.check_stop()
             end = min(n, start + chunk)
@@ -956,7 +975,7 @@ def compute_clearance(resolver: ConfigurationResolver, request: CheckRequest, jo
                 break
     else:
         try:
-            parts = _rows_in_pool(pool, world, request, selection, q_all, job, stop, chunk, counter)
+            parts += _rows_in_pool(pool, world, request, selection, q_all, job, stop, chunk, counter, begin)
         finally:
             workers.release()
     if counter.passed:
