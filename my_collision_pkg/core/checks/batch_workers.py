@@ -406,7 +406,10 @@ class BatchPool:
             return int(min(MAX_CHUNK, max(MIN_CHUNK, rate * share)))
 
         def take(size: int):
-            task = next_task(max(MIN_CHUNK, size))
+            size = max(MIN_CHUNK, size)
+            if total and total - state["taken"] - size < MIN_CHUNK:
+                size = max(size, total - state["taken"])      # (no piece below MIN_CHUNK left for a round trip)
+            task = next_task(size)
             if task is None:
                 state["done"] = True
             else:
