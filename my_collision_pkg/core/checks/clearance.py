@@ -88,7 +88,7 @@ CLEARANCE_WORK_PER_CONFIGURATION = 20
 # than MIN_SHARED_WORK_S at their speed, it stays in this process (a clearance configuration costs 9 us at 0.05 m
 # and 220 us when penetrating at 0.5 m on the Panda: no fixed count per configuration tells them apart; a pool's
 # round trips and scheduling cost about a millisecond a batch: docs/performance.md).
-SHARE_PROBE_CONFIGURATIONS = 8
+SHARE_PROBE_CONFIGURATIONS = 4
 MIN_SHARED_WORK_S = 0.004
 
 
