@@ -84,12 +84,14 @@ CLEARANCE_CHUNK_CANDIDATES = 131_072
 # the Panda at 0.3 m with Jacobians): the batch-worker thresholds, counted in predicate
 # configurations, are applied to n times this.
 CLEARANCE_WORK_PER_CONFIGURATION = 20
-# A batch the workers may share first measures this many configurations here: when the whole batch would take less
+# A batch the workers may share first measures this many configurations here (the first batch of its kind on a world
+# snapshot; later ones use the speed kept): when the whole batch would take less
 # than MIN_SHARED_WORK_S at their speed, it stays in this process (a clearance configuration costs 9 us at 0.05 m
 # and 220 us when penetrating at 0.5 m on the Panda: no fixed count per configuration tells them apart; a pool's
 # round trips and scheduling cost about a millisecond a batch: docs/performance.md).
 SHARE_PROBE_CONFIGURATIONS = 4
 MIN_SHARED_WORK_S = 0.004
+_SPEEDS_KEPT = 64                  # request kinds (influence, row bound, Jacobians) whose speed a snapshot keeps
 
 
 def _refused(status: Status, message: str, names=()) -> Clearance:
@@ -953,14 +955,24 @@ def compute_clearance(resolver: ConfigurationResolver, request: CheckRequest, jo
     begin = 0
     if workers is not None and n > SHARE_PROBE_CONFIGURATIONS and \
             workers.wants_pool(n * CLEARANCE_WORK_PER_CONFIGURATION):
-        # the batch's first configurations here first: at their speed, a batch of less work than
-        # MIN_SHARED_WORK_S stays in this process (the workers' round trips would cost more than they give)
-        begin = min(SHARE_PROBE_CONFIGURATIONS, chunk)
-        t = time.perf_counter()
-        part = counter.count(0, begin, chunk_rows(world, selection, q_all[:begin], *job, stop=stop))
-        if part is not None:
-            parts.append(part)
-        if counter.passed or (time.perf_counter() - t) * n / begin < MIN_SHARED_WORK_S:
+        # a batch of less work than MIN_SHARED_WORK_S stays in this process (the workers' round trips would cost
+        # more than they give): its work at the speed its first configurations take here, measured on the first
+        # batch of this kind on this snapshot and kept (later batches go to the pool at once, their workers idle
+        # meanwhile otherwise)
+        speeds = world.cached(("clearance", "seconds per configuration"), dict)
+        kind = (influence, k_max, bool(compute_jacobians))
+        per_configuration_s = speeds.get(kind)
+        if per_configuration_s is None:
+            begin = min(SHARE_PROBE_CONFIGURATIONS, chunk)
+            t = time.perf_counter()
+            part = counter.count(0, begin, chunk_rows(world, selection, q_all[:begin], *job, stop=stop))
+            if part is not None:
+                parts.append(part)
+            per_configuration_s = (time.perf_counter() - t) / begin
+            if len(speeds) >= _SPEEDS_KEPT:              # (influence distances swept: a bounded table)
+                speeds.clear()
+            speeds[kind] = per_configuration_s
+        if counter.passed or per_configuration_s * n < MIN_SHARED_WORK_S:
             workers = None
     pool = None if workers is None or counter.passed else workers.acquire(world, n * CLEARANCE_WORK_PER_CONFIGURATION)
     if pool is None:
