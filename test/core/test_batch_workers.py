@@ -392,14 +392,20 @@ def test_a_small_batch_of_costly_configurations_is_shared_from_its_first_chunks(
     # is measured in the pool's run, is cut to the first-chunk share)
     assert here[0] == clearance.SHARE_PROBE_CONFIGURATIONS and 0 < sum(here) < n, here
     assert len(here) >= 2 and here[1] <= first < batch_workers.FIRST_CHUNK, (here, first)
-    # a batch whose measured work is below MIN_SHARED_WORK_S stays here, all of it, with the same rows (the speed
-    # the first batch measured is kept: no probe this time)
+    # judged large by the speed kept from that batch, the next one of its kind goes to the pool at once (no probe)
+    here.clear()
+    rows = two.clearance(names, Q, 0.5)
+    for name in CLEARANCE_FIELDS:
+        np.testing.assert_array_equal(getattr(rows, name), getattr(expected, name), err_msg=name)
+    assert 0 < sum(here) < n and here[0] != clearance.SHARE_PROBE_CONFIGURATIONS, here
+    # a batch whose measured work is below MIN_SHARED_WORK_S stays here, all of it, with the same rows (the kept
+    # speed says little work, so it is measured again: the probe, then the rest here)
     monkeypatch.setattr(clearance, "MIN_SHARED_WORK_S", 3600.0)
     here.clear()
     rows = two.clearance(names, Q, 0.5)
     for name in CLEARANCE_FIELDS:
         np.testing.assert_array_equal(getattr(rows, name), getattr(expected, name), err_msg=name)
-    assert sum(here) == n and here[0] != clearance.SHARE_PROBE_CONFIGURATIONS, here
+    assert sum(here) == n and here[0] == clearance.SHARE_PROBE_CONFIGURATIONS, here
 
 
 def test_a_workers_framed_answer_is_what_connection_recv_reads():

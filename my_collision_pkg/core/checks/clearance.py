@@ -84,11 +84,12 @@ CLEARANCE_CHUNK_CANDIDATES = 131_072
 # the Panda at 0.3 m with Jacobians): the batch-worker thresholds, counted in predicate
 # configurations, are applied to n times this.
 CLEARANCE_WORK_PER_CONFIGURATION = 20
-# A batch the workers may share first measures this many configurations here (the first batch of its kind on a world
-# snapshot; later ones use the speed kept): when the whole batch would take less
-# than MIN_SHARED_WORK_S at their speed, it stays in this process (a clearance configuration costs 9 us at 0.05 m
-# and 220 us when penetrating at 0.5 m on the Panda: no fixed count per configuration tells them apart; a pool's
-# round trips and scheduling cost about a millisecond a batch: docs/performance.md).
+# A batch the workers may share is judged at the speed of this process's chunks in the last batch of its kind on the
+# world snapshot, or, where that says little work or none is kept, first measures this many configurations here:
+# when the whole batch would take less than MIN_SHARED_WORK_S at that speed, it stays in this process (a clearance
+# configuration costs 9 us at 0.05 m and 220 us when penetrating at 0.5 m on the Panda: no fixed count per
+# configuration tells them apart; a pool's round trips and scheduling cost about a millisecond a batch:
+# docs/performance.md).
 SHARE_PROBE_CONFIGURATIONS = 4
 MIN_SHARED_WORK_S = 0.004
 _SPEEDS_KEPT = 64                  # request kinds (influence, row bound, Jacobians) whose speed a snapshot keeps
@@ -869,10 +870,20 @@ class _RowCounter:
                 "max_rows_per_configuration, a smaller influence_distance or send fewer configurations per request")
 
 
+def _timed_chunk_rows(timed: list, world: CollisionWorld, selection, q: np.ndarray, job: tuple, stop):
+    """:func:`chunk_rows` of ``q``, its seconds and configurations added to ``timed``."""
+    start = time.perf_counter()
+    part = chunk_rows(world, selection, q, *job, stop=stop)
+    timed[0] += time.perf_counter() - start
+    timed[1] += len(q)
+    return part
+
+
 def _rows_in_pool(pool, world: CollisionWorld, request: CheckRequest, selection, q_all: np.ndarray, job: tuple,
-                  stop, chunk: int, counter: _RowCounter, begin: int = 0) -> list[tuple]:
+                  stop, chunk: int, counter: _RowCounter, begin: int = 0, timed: list | None = None) -> list[tuple]:
     """:func:`chunk_rows` over ``q_all[begin:]``, shared between this process and ``pool``'s workers;
-    the parts in configuration order. No chunk is handed out once ``counter`` has passed its bound."""
+    the parts in configuration order. No chunk is handed out once ``counter`` has passed its bound. ``timed``:
+    this process's own chunks' seconds and configurations are added to it."""
     n = len(q_all)
     cursor = [begin]
     found: list[tuple[int, tuple]] = []
@@ -891,7 +902,8 @@ def _rows_in_pool(pool, world: CollisionWorld, request: CheckRequest, selection,
             found.append((start, part))
 
     key = (request.group_name, request.pad_environment_collisions, request.pad_self_collisions)
-    pool.run(next_task, (CLEARANCE_ROWS, key) + job, lambda q: chunk_rows(world, selection, q, *job, stop=stop),
+    timed = [0.0, 0] if timed is None else timed
+    pool.run(next_task, (CLEARANCE_ROWS, key) + job, lambda q: _timed_chunk_rows(timed, world, selection, q, job, stop),
              deliver, stop=stop, total=n - begin)
     found.sort(key=lambda item: item[0])
     return [(part[0] + start,) + part[1:] for start, part in found]
@@ -953,25 +965,24 @@ def compute_clearance(resolver: ConfigurationResolver, request: CheckRequest, jo
     counter = _RowCounter(world, tables, pairs, max_rows)
     parts = []
     begin = 0
+    speeds = kind = None            # the speeds kept per kind of request, where the workers may share this batch
+    timed = [0.0, 0]                # seconds and configurations of this process's own chunks
     if workers is not None and n > SHARE_PROBE_CONFIGURATIONS and \
             workers.wants_pool(n * CLEARANCE_WORK_PER_CONFIGURATION):
         # a batch of less work than MIN_SHARED_WORK_S stays in this process (the workers' round trips would cost
-        # more than they give): its work at the speed its first configurations take here, measured on the first
-        # batch of this kind on this snapshot and kept (later batches go to the pool at once, their workers idle
-        # meanwhile otherwise)
+        # more than they give), its work judged at the speed this process's chunks took in the last batch of its kind
+        # on this snapshot; where that says little work (or none is kept), at the speed of its own first
+        # configurations, measured here first (a batch judged large goes to the pool at once: its workers would
+        # idle during that measure)
         speeds = world.cached(("clearance", "seconds per configuration"), dict)
         kind = (influence, k_max, bool(compute_jacobians))
         per_configuration_s = speeds.get(kind)
-        if per_configuration_s is None:
+        if per_configuration_s is None or per_configuration_s * n < MIN_SHARED_WORK_S:
             begin = min(SHARE_PROBE_CONFIGURATIONS, chunk)
-            t = time.perf_counter()
-            part = counter.count(0, begin, chunk_rows(world, selection, q_all[:begin], *job, stop=stop))
+            part = counter.count(0, begin, _timed_chunk_rows(timed, world, selection, q_all[:begin], job, stop))
             if part is not None:
                 parts.append(part)
-            per_configuration_s = (time.perf_counter() - t) / begin
-            if len(speeds) >= _SPEEDS_KEPT:              # (influence distances swept: a bounded table)
-                speeds.clear()
-            speeds[kind] = per_configuration_s
+            per_configuration_s = timed[0] / timed[1]
         if counter.passed or per_configuration_s * n < MIN_SHARED_WORK_S:
             workers = None
     pool = None if workers is None or counter.passed else workers.acquire(world, n * CLEARANCE_WORK_PER_CONFIGURATION)
@@ -980,16 +991,20 @@ def compute_clearance(resolver: ConfigurationResolver, request: CheckRequest, jo
             if stop is not None:
                 stop.check_stop()
             end = min(n, start + chunk)
-            part = counter.count(start, end, chunk_rows(world, selection, q_all[start:end], *job, stop=stop))
+            part = counter.count(start, end, _timed_chunk_rows(timed, world, selection, q_all[start:end], job, stop))
             if part is not None:
                 parts.append((part[0] + start,) + part[1:])
             if counter.passed:
                 break
     else:
         try:
-            parts += _rows_in_pool(pool, world, request, selection, q_all, job, stop, chunk, counter, begin)
+            parts += _rows_in_pool(pool, world, request, selection, q_all, job, stop, chunk, counter, begin, timed)
         finally:
             workers.release()
+    if speeds is not None and timed[1]:
+        if len(speeds) >= _SPEEDS_KEPT and kind not in speeds:    # (influence distances swept: a bounded table)
+            speeds.clear()
+        speeds[kind] = timed[0] / timed[1]
     if counter.passed:
         parts.clear()
         return _refused(Status.INVALID_REQUEST, counter.message(n), names)
