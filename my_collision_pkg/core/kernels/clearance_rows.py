@@ -675,13 +675,7 @@ def _cylinder_rows_by_gjk(convex, a, b, Ta, Tb, eps_m, distance, p0, p1, converg
     got = np.zeros(n, dtype=np.bool_)
     hull_distances(convex, a[idx], b[idx], Ta[idx], Tb[idx], eps_m, d, q0, q1, got, np.empty((0, 3, 4, 3)),
                    np.zeros(0, dtype=np.bool_), np.empty((0, 2), dtype=np.int64))
-    for i in range(n):
-        if got[i]:
-            k = idx[i]
-            converged[k] = True
-            distance[k] = d[i]
-            p0[k] = q0[i]
-            p1[k] = q1[i]
+    _settle(idx, got, d, q0, q1, converged, distance, p0, p1)
 
 
 @njit(cache=True, fastmath=False)
