@@ -396,8 +396,8 @@ class BatchPool:
 
         # the first chunks (no speed measured): FIRST_CHUNK, and at most a GUIDED_SHARES-th of an even share of the
         # batch, so that a small batch of costly configurations is not handed whole to the first worker
-        processes = len(workers) + 1
-        first = FIRST_CHUNK if not total else max(MIN_CHUNK, min(FIRST_CHUNK, -(-total // (processes * GUIDED_SHARES))))
+        first = FIRST_CHUNK if not total else \
+            max(MIN_CHUNK, min(FIRST_CHUNK, -(-total // ((len(workers) + 1) * GUIDED_SHARES))))
 
         def chunk(rate: float) -> int:
             share = slice_s()

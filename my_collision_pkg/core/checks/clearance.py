@@ -360,15 +360,19 @@ class _SingleBuffers:
     def first(self, k: int) -> tuple:
         """The first distances of the K rows: raw (K,), p0, p1 (K, 3), measured (K,), hull vertices (K, 2)."""
         F, P = self.F, self.P
-        start = 5 * P + SINGLE_INFO
         return (F[:k], F[P:P + 3 * k].reshape(k, 3), F[4 * P:4 * P + 3 * k].reshape(k, 3), self.B[:k],
-                self.I[start:start + 2 * k].reshape(k, 2))
+                self._support(k))
+
+    def _support(self, k: int) -> np.ndarray:
+        """The first distances' hull vertices of the K rows (K, 2), after the info."""
+        start = 5 * self.P + SINGLE_INFO
+        return self.I[start:start + 2 * k].reshape(k, 2)
 
     def measured(self, k: int) -> _Measured:
         F, P, B = self.F, self.P, self.B
         return _Measured.of(self.I8[:k], F[7 * P:7 * P + k], F[8 * P:8 * P + 6 * k].reshape(k, 2, 3),
                             F[14 * P:14 * P + 3 * k].reshape(k, 3), self.I32[:2 * k].reshape(k, 2), B[P:P + k],
-                            B[2 * P:2 * P + k], B[3 * P:3 * P + k])
+                            B[2 * P:2 * P + k], B[3 * P:3 * P + k], self._support(k))
 
     def rows(self, place: int, n: int) -> np.ndarray:
         """Row indices (coal's: place 0, the narrow phase's: 1, the meshes' distance: 2)."""
@@ -491,16 +495,15 @@ class _Measured:
         self.exact = np.ones(k, dtype=bool)
         self.deepest = np.zeros(k, dtype=bool)      # rule "deepest_point"
         self.kink = np.zeros(k, dtype=bool)         # features touching along a segment or patch, or near a switch
-        # the compiled GJK's hull vertices of each side (first_distance_rows' support, -1: none), where known
-        self.support: np.ndarray | None = None
+        # the compiled GJK's hull vertices of each side (first_distance_rows' support), -1 where none is known
+        self.support = np.full((k, 2), -1, dtype=np.int64)
 
     @classmethod
-    def of(cls, state, distance, points, normal, subshapes, exact, deepest, kink) -> "_Measured":
+    def of(cls, state, distance, points, normal, subshapes, exact, deepest, kink, support) -> "_Measured":
         """The answers in the given arrays (each as :meth:`__init__` makes it, or as a kernel went on from there)."""
         out = cls.__new__(cls)
         out.state, out.distance, out.points, out.normal = state, distance, points, normal
-        out.subshapes, out.exact, out.deepest, out.kink = subshapes, exact, deepest, kink
-        out.support = None
+        out.subshapes, out.exact, out.deepest, out.kink, out.support = subshapes, exact, deepest, kink, support
         return out
 
     def store(self, k: int, result: narrowphase.PairDistance) -> None:
@@ -819,9 +822,8 @@ def _finished_rows(tables: _Tables, pt: _PairTables, selection, T_link: np.ndarr
     # points, in one compiled call (the numbers numpy's lexsort, _row_jacobians and _local_points gave, bit for bit)
     cfg, pair, d_padded, pts, nrm, subshapes, smooth, local, jac_m, plain = finish_rows(
         found.state, found.distance, found.points, found.normal, found.subshapes, found.exact, found.deepest,
-        found.kink, cfg, pair, T_link, T_shape,
-        found.support if found.support is not None else np.full((len(cfg), 2), -1, dtype=np.int64), *tables.row_world, *pt.row_pairs, k_max, _DONE, SMOOTH_DISTANCE_M,
-        bool(compute_jacobians), NO_SUBSHAPE)
+        found.kink, cfg, pair, T_link, T_shape, found.support, *tables.row_world, *pt.row_pairs, k_max, _DONE,
+        SMOOTH_DISTANCE_M, bool(compute_jacobians), NO_SUBSHAPE)
     if len(cfg) == 0:
         return None
     if not plain:                                # an object attached with an offset: its frame by numpy
@@ -880,7 +882,7 @@ def _timed_chunk_rows(timed: list, world: CollisionWorld, selection, q: np.ndarr
 
 
 def _rows_in_pool(pool, world: CollisionWorld, request: CheckRequest, selection, q_all: np.ndarray, job: tuple,
-                  stop, chunk: int, counter: _RowCounter, begin: int = 0, timed: list | None = None) -> list[tuple]:
+                  stop, chunk: int, counter: _RowCounter, begin: int, timed: list) -> list[tuple]:
     """:func:`chunk_rows` over ``q_all[begin:]``, shared between this process and ``pool``'s workers;
     the parts in configuration order. No chunk is handed out once ``counter`` has passed its bound. ``timed``:
     this process's own chunks' seconds and configurations are added to it."""
@@ -902,7 +904,6 @@ def _rows_in_pool(pool, world: CollisionWorld, request: CheckRequest, selection,
             found.append((start, part))
 
     key = (request.group_name, request.pad_environment_collisions, request.pad_self_collisions)
-    timed = [0.0, 0] if timed is None else timed
     pool.run(next_task, (CLEARANCE_ROWS, key) + job, lambda q: _timed_chunk_rows(timed, world, selection, q, job, stop),
              deliver, stop=stop, total=n - begin)
     found.sort(key=lambda item: item[0])
@@ -986,8 +987,13 @@ def compute_clearance(resolver: ConfigurationResolver, request: CheckRequest, jo
         if counter.passed or per_configuration_s * n < MIN_SHARED_WORK_S:
             workers = None
     pool = None if workers is None or counter.passed else workers.acquire(world, n * CLEARANCE_WORK_PER_CONFIGURATION)
-    if pool is None:
-        for start in range(begin, n if not counter.passed else begin, chunk):
+    if pool is not None:
+        try:
+            parts += _rows_in_pool(pool, world, request, selection, q_all, job, stop, chunk, counter, begin, timed)
+        finally:
+            workers.release()
+    elif not counter.passed:
+        for start in range(begin, n, chunk):
             if stop is not None:
                 stop.check_stop()
             end = min(n, start + chunk)
@@ -996,11 +1002,6 @@ def compute_clearance(resolver: ConfigurationResolver, request: CheckRequest, jo
                 parts.append((part[0] + start,) + part[1:])
             if counter.passed:
                 break
-    else:
-        try:
-            parts += _rows_in_pool(pool, world, request, selection, q_all, job, stop, chunk, counter, begin, timed)
-        finally:
-            workers.release()
     if speeds is not None and timed[1]:
         if len(speeds) >= _SPEEDS_KEPT and kind not in speeds:    # (influence distances swept: a bounded table)
             speeds.clear()
@@ -1094,7 +1095,6 @@ def _single_rows(world: CollisionWorld, tables: _Tables, pt: _PairTables, select
         k = len(cfg)
         out = buffers.measured(k)
         raw, p0, p1, measured, support = buffers.first(k)
-        out.support = support
         pairs = selection.pairs
         if step == SINGLE_FIRST:
             found = _measure_from_first(world, tables, pt, T_shape, cfg, pair, pairs, thresholds, stop, out, raw, p0,

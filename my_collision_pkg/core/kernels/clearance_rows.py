@@ -657,18 +657,10 @@ def _cylinder_rows_by_gjk(convex, a, b, Ta, Tb, eps_m, distance, p0, p1, converg
     a face of the polytope): ``gjk.hull_distances`` on the two solids as they are (the cylinder by its support
     function), settled where GJK's upper and lower bounds close to ``eps_m`` (so exact to that, as the polytope rows
     are); the rows it leaves (the solids overlap or touch, or the search did not close) stay unsettled."""
-    n = 0
-    for k in range(a.shape[0]):
-        if not converged[k]:
-            n += 1
+    idx = np.nonzero(~converged)[0]
+    n = idx.shape[0]
     if n == 0:
         return
-    idx = np.empty(n, dtype=np.int64)
-    i = 0
-    for k in range(a.shape[0]):
-        if not converged[k]:
-            idx[i] = k
-            i += 1
     d = np.empty(n)
     q0 = np.empty((n, 3))
     q1 = np.empty((n, 3))
@@ -702,10 +694,10 @@ def first_distance_rows(cfg, pair, T_world_shape, world_f, world_i, pair_f, pair
     are on the cylinder's side, then, with ``use_ends``, one ``gjk.cylinder_end_distances`` call on the rows it
     left, which settles those nearest on a cap or a rim, then one ``gjk.hull_distances`` call on the cylinder itself
     for the rows still left (a rim against the polytope's edge or face: :func:`_cylinder_rows_by_gjk`); ``use_ends``
-    False: those are left to coal, as before session 41, for side-by-side timing). Then, with ``use_epa``, the rows of both routes still left whose solids
-    overlap get their penetration from one ``epa.penetration_distances`` call (GJK, then EPA, in row order: minus
-    the overlap along EPA's normal, EPA's witness points; polytopes to ``eps_m``, a cylinder to
-    ``epa.CURVED_EPS_M``), a start that the penetrating rows' kernel checks and polishes to the MTD
+    False: those are left to coal, as before session 41, for side-by-side timing). Then, with ``use_epa``, the rows
+    of both routes still left whose solids overlap get their penetration from one ``epa.penetration_distances``
+    call (GJK, then EPA, in row order: minus the overlap along EPA's normal, EPA's witness points; polytopes to
+    ``eps_m``, a cylinder to ``epa.CURVED_EPS_M``), a start that the penetrating rows' kernel checks and polishes to the MTD
     (``penetrating_rows``); ``use_epa`` False: those are left to coal's EPA, as before session 42.
     """
     pairs = _i2(pair_i, _P_PAIRS)
