@@ -408,6 +408,31 @@ def test_a_small_batch_of_costly_configurations_is_shared_from_its_first_chunks(
     assert sum(here) == n and here[0] == clearance.SHARE_PROBE_CONFIGURATIONS, here
 
 
+def test_the_speeds_kept_per_kind_of_request_are_bounded(checkers, panda_scene, monkeypatch):
+    """A clearance batch that may be shared leaves its speed in a table of its snapshot, one entry per kind of
+    request (influence, row bound, Jacobians), for the next batch of its kind. A sweep over influence distances
+    does not grow the table past clearance._SPEEDS_KEPT: a new kind that finds it full starts it again, and the
+    newest kind is always kept. The rows are those of one process throughout."""
+    monkeypatch.setattr(clearance, "_SPEEDS_KEPT", 3)
+    one, two = checkers
+    robot = panda_scene.robot
+    names = robot.active_joint_names
+    Q = np.random.default_rng(SEED + 12).uniform(robot.lower_limits, robot.upper_limits, size=(40, len(names)))
+    speeds = panda_scene.world.cached(("clearance", "seconds per configuration"), dict)
+    speeds.clear()                                     # (other tests' kinds on this snapshot)
+    sizes = []
+    for influence in (0.01, 0.02, 0.03, 0.04, 0.05):
+        rows = two.clearance(names, Q, influence)
+        expected = one.clearance(names, Q, influence)
+        for name in CLEARANCE_FIELDS:
+            np.testing.assert_array_equal(getattr(rows, name), getattr(expected, name), err_msg=name)
+        kinds = [kind[0] for kind in speeds]
+        assert influence in kinds, (influence, kinds)
+        assert all(speeds[kind] > 0.0 for kind in speeds), speeds
+        sizes.append(len(speeds))
+    assert sizes == [1, 2, 3, 1, 2], sizes
+
+
 def test_a_workers_framed_answer_is_what_connection_recv_reads():
     """The worker writes its answers framed by batch_workers._framed, each in one system call (its reply thread);
     the caller reads them with multiprocessing's Connection.recv: the same objects, small ones and ones past both

@@ -506,3 +506,27 @@ def test_kept_vertices_bound_never_skips_a_face_within_the_margin(basin_calls):
                 assert bad == 0
                 checks += n
     assert checks > 10_000
+
+
+@njit
+def _scans(vertices, x, y, z):
+    """mtd's unrolled scans (largest value; largest value and its first row) and one running maximum over the rows."""
+    best, at = -np.inf, -1
+    for i in range(vertices.shape[0]):
+        value = x * vertices[i, 0] + y * vertices[i, 1] + z * vertices[i, 2]
+        if value > best:
+            best, at = value, i
+    return mtd._vertex_max(vertices, x, y, z), mtd._vertex_argmax(vertices, x, y, z), best, at
+
+
+def test_unrolled_vertex_scans_give_the_first_largest_row():
+    """The four running maxima of _vertex_max and _vertex_argmax give the float and the row of one running maximum
+    (the first of equals), on vertex sets of 0 to 19 rows of small integers (many ties, every remainder of 4) and
+    on the Panda-sized rock."""
+    rng = np.random.default_rng(SEED)
+    cases = [(rng.integers(-2, 3, size=(rng.integers(0, 20), 3)).astype(float), rng.integers(-2, 3, size=3))
+             for _ in range(4000)]
+    cases += [(_hull_vertices(), rng.normal(size=3)) for _ in range(200)]
+    for vertices, d in cases:
+        value, (arg_value, row), best, at = _scans(vertices, float(d[0]), float(d[1]), float(d[2]))
+        assert value == best and arg_value == best and row == at, (vertices, d, value, arg_value, row, best, at)

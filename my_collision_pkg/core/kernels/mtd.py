@@ -67,12 +67,42 @@ def _support(kind, params, vertices, T, d0, d1, d2):
         if hl * z >= r * rho - hl * z:              # cone: the apex at +hl, else the base rim at -hl
             return z * hl + offset
         return x * (r * ux) + y * (r * uy) + z * (-hl) + offset
-    best = -np.inf                                   # a convex vertex set
-    for i in range(vertices.shape[0]):
-        value = x * vertices[i, 0] + y * vertices[i, 1] + z * vertices[i, 2]
-        if value > best:
-            best = value
-    return best + offset
+    return _vertex_max(vertices, x, y, z) + offset      # a convex vertex set
+
+
+@njit(inline="always")
+def _vertex_max(vertices, x, y, z):
+    """The largest ``(x, y, z) . v`` over the rows v of ``vertices`` (-inf for none): four running maxima over
+    interleaved rows, then the largest of the four (the same float as one running maximum: each product is
+    computed alike and the maximum of floats does not depend on the order; ~1.5x faster on the Panda's hulls, the
+    four compare chains independent)."""
+    n = vertices.shape[0]
+    b0 = b1 = b2 = b3 = -np.inf
+    m = n - n % 4
+    for i in range(0, m, 4):
+        a0 = x * vertices[i, 0] + y * vertices[i, 1] + z * vertices[i, 2]
+        a1 = x * vertices[i + 1, 0] + y * vertices[i + 1, 1] + z * vertices[i + 1, 2]
+        a2 = x * vertices[i + 2, 0] + y * vertices[i + 2, 1] + z * vertices[i + 2, 2]
+        a3 = x * vertices[i + 3, 0] + y * vertices[i + 3, 1] + z * vertices[i + 3, 2]
+        if a0 > b0:
+            b0 = a0
+        if a1 > b1:
+            b1 = a1
+        if a2 > b2:
+            b2 = a2
+        if a3 > b3:
+            b3 = a3
+    for i in range(m, n):
+        a0 = x * vertices[i, 0] + y * vertices[i, 1] + z * vertices[i, 2]
+        if a0 > b0:
+            b0 = a0
+    if b1 > b0:
+        b0 = b1
+    if b2 > b0:
+        b0 = b2
+    if b3 > b0:
+        b0 = b3
+    return b0
 
 
 @njit(inline="always")
@@ -369,6 +399,41 @@ BASIN_KEPT_VERTICES = 4        # other_basin_gap: a vertex set's support vertice
 
 
 @njit(inline="always")
+def _vertex_argmax(vertices, x, y, z):
+    """The largest ``(x, y, z) . v`` over the rows v of ``vertices`` and the first row that gives it ((-inf, -1) for
+    none): as :func:`_vertex_max`, each of the four running maxima keeping its first row, ties between them going to
+    the lowest row (so the row one running maximum keeps)."""
+    n = vertices.shape[0]
+    b0 = b1 = b2 = b3 = -np.inf
+    i0 = i1 = i2 = i3 = -1
+    m = n - n % 4
+    for i in range(0, m, 4):
+        a0 = x * vertices[i, 0] + y * vertices[i, 1] + z * vertices[i, 2]
+        a1 = x * vertices[i + 1, 0] + y * vertices[i + 1, 1] + z * vertices[i + 1, 2]
+        a2 = x * vertices[i + 2, 0] + y * vertices[i + 2, 1] + z * vertices[i + 2, 2]
+        a3 = x * vertices[i + 3, 0] + y * vertices[i + 3, 1] + z * vertices[i + 3, 2]
+        if a0 > b0:
+            b0, i0 = a0, i
+        if a1 > b1:
+            b1, i1 = a1, i + 1
+        if a2 > b2:
+            b2, i2 = a2, i + 2
+        if a3 > b3:
+            b3, i3 = a3, i + 3
+    for i in range(m, n):
+        a0 = x * vertices[i, 0] + y * vertices[i, 1] + z * vertices[i, 2]
+        if a0 > b0:
+            b0, i0 = a0, i
+    if b1 > b0 or (b1 == b0 and i1 >= 0 and (i0 < 0 or i1 < i0)):
+        b0, i0 = b1, i1
+    if b2 > b0 or (b2 == b0 and i2 >= 0 and (i0 < 0 or i2 < i0)):
+        b0, i0 = b2, i2
+    if b3 > b0 or (b3 == b0 and i3 >= 0 and (i0 < 0 or i3 < i0)):
+        b0, i0 = b3, i3
+    return b0, i0
+
+
+@njit(inline="always")
 def _kept_face_overlap(vertices_o, T_o, T_f, offset, m0, m1, m2, kept, n_kept, depth, margin):
     """:func:`_face_overlap` of a vertex set o (the same arithmetic, the same value), or +inf where a lower bound of
     it, from the vertices ``kept[:n_kept]`` (indices into ``vertices_o``), is already ``margin`` or more deeper than
@@ -395,11 +460,7 @@ def _kept_face_overlap(vertices_o, T_o, T_f, offset, m0, m1, m2, kept, n_kept, d
                 low = value
         if not (plane + (low + offset_o) - depth < margin):
             return np.inf, n_kept
-    best, at = -np.inf, -1
-    for i in range(vertices_o.shape[0]):
-        value = x * vertices_o[i, 0] + y * vertices_o[i, 1] + z * vertices_o[i, 2]
-        if value > best:
-            best, at = value, i
+    best, at = _vertex_argmax(vertices_o, x, y, z)
     if at >= 0:                                  # move (or put) it to the front
         k = 0
         while k < n_kept and kept[k] != at:
@@ -551,12 +612,15 @@ def _support_set(kind, params, vertices, T, d0, d1, d2, eps, out, values, index)
     p0 = params[0] if kind == KIND_BOX else 0.0          # (the parameters _corner reads: a box's half sizes,
     p1 = params[1] if kind == KIND_BOX or kind == KIND_CYLINDER else 0.0      # a cylinder's half length)
     p2 = params[2] if kind == KIND_BOX else 0.0
-    top = -np.inf
-    for i in range(n_vertices):
-        v0, v1, v2 = _corner(kind, p0, p1, p2, i) if primitive else (vertices[i, 0], vertices[i, 1], vertices[i, 2])
-        value = x * v0 + y * v1 + z * v2
-        if value > top:
-            top = value
+    if primitive:
+        top = -np.inf
+        for i in range(n_vertices):
+            v0, v1, v2 = _corner(kind, p0, p1, p2, i)
+            value = x * v0 + y * v1 + z * v2
+            if value > top:
+                top = value
+    else:
+        top = _vertex_max(vertices, x, y, z)
     count = 0
     for i in range(n_vertices):
         v0, v1, v2 = _corner(kind, p0, p1, p2, i) if primitive else (vertices[i, 0], vertices[i, 1], vertices[i, 2])
