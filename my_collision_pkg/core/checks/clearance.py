@@ -54,8 +54,9 @@ from my_collision_pkg.core.checks.sweep import convex_solids, motion_kinematics
 from my_collision_pkg.core.errors import CollisionPkgError, RequestError
 from my_collision_pkg.core.geometry.coal_setup import coal   # coal with its box support pinned (see there)
 from my_collision_pkg.core.kernels.clearance_rows import (CANDIDATES_NON_FINITE, CANDIDATES_OUT_OF_LIMITS,
-                                                          SINGLE_DONE, SINGLE_FIRST, SINGLE_INFO, SINGLE_LEFT, SINGLE_SETTLED,
-                                                          single_buffer_sizes, single_rows, single_settled_rows,
+                                                          SINGLE_DONE, SINGLE_FIRST, SINGLE_LEFT, SINGLE_SETTLED,
+                                                          single_buffer_sizes, single_info_start,
+                                                          single_support_start, single_rows, single_settled_rows,
                                                            candidate_rows, finish_rows, first_distance_rows,
                                                            pack_row_pairs, pack_row_world, pack_world, pose_sizes,
                                                            settle_rows)
@@ -355,7 +356,8 @@ class _SingleBuffers:
         self.I8 = np.zeros(sizes[3], dtype=np.int8)
         self.B = np.zeros(sizes[4], dtype=bool)
         self.P, self.M = n_pairs, n_movable
-        self.info = self.I[5 * n_pairs:5 * n_pairs + SINGLE_INFO]
+        self.info = self.I[single_info_start(n_pairs):single_support_start(n_pairs)]
+        self._support_at = single_support_start(n_pairs)
 
     def first(self, k: int) -> tuple:
         """The first distances of the K rows: raw (K,), p0, p1 (K, 3), measured (K,), hull vertices (K, 2)."""
@@ -365,8 +367,7 @@ class _SingleBuffers:
 
     def _support(self, k: int) -> np.ndarray:
         """The first distances' hull vertices of the K rows (K, 2), after the info."""
-        start = 5 * self.P + SINGLE_INFO
-        return self.I[start:start + 2 * k].reshape(k, 2)
+        return self.I[self._support_at:self._support_at + 2 * k].reshape(k, 2)
 
     def measured(self, k: int) -> _Measured:
         F, P, B = self.F, self.P, self.B

@@ -912,10 +912,10 @@ def _untie(smooth, distance, cfg, shape_pair, points, normals, T_world_link, T_w
         both_points[2 * i + 1] = pairs[i]
     jac = np.empty((2 * n, M))
     local = np.empty((2 * n, 2, 3))
-    jacobian_and_local_points(T_world_link, both_cfg, both_shapes, _i1(world_i, _W_SHAPE_LINK),
-                              _i1(world_i, _W_OWNER_LINK), _f3(world_f, world_i, _W_OWNER_OFFSET),
-                              _i1(world_i, _W_CHILD_LINK), _f2(world_f, world_i, _W_AXIS), _i1(world_i, _W_PRISMATIC),
-                              _f2(world_f, world_i, _W_CHAIN), both_points, both_normals, True, jac, local)
+    jacobian_and_local_points(T_world_link, both_cfg, both_shapes, shape_link, _i1(world_i, _W_OWNER_LINK),
+                              _f3(world_f, world_i, _W_OWNER_OFFSET), _i1(world_i, _W_CHILD_LINK),
+                              _f2(world_f, world_i, _W_AXIS), prismatic, chain, both_points, both_normals, True, jac,
+                              local)
     for i in range(n):
         if joint_step_closes(jac[2 * i], jac[2 * i + 1], gaps[i]):
             smooth[rows[i]] = False
@@ -990,11 +990,23 @@ PEN_SANE, PEN_TOL_ABS, PEN_TOL_REL, PEN_LOCAL_RAD, PEN_FEATURE_TOL, PEN_CROSSING
     PEN_SAME_BASIN_COS, PEN_BASIN_START, PEN_BASIN_STOP = range(10)
 
 
+@njit(inline="always")
+def single_info_start(n_pairs):
+    """Where :func:`single_rows`' info (SINGLE_INFO int64) starts in its int64 buffer, for P checked pairs."""
+    return 5 * n_pairs
+
+
+@njit(inline="always")
+def single_support_start(n_pairs):
+    """Where :func:`single_rows`' first distances' hull vertices (K, 2) start in its int64 buffer: after the info."""
+    return single_info_start(n_pairs) + SINGLE_INFO
+
+
 def single_buffer_sizes(n_pairs: int, n_movable: int) -> tuple[int, int, int, int, int]:
     """The sizes of :func:`single_rows`'s buffers for P checked pairs (at most P candidate rows) and M movable
     joints: float64, int64, int32, int8 and bool."""
     P = n_pairs
-    return 33 * P + n_movable * P, 7 * P + SINGLE_INFO, 4 * P, P, 6 * P
+    return 33 * P + n_movable * P, single_support_start(P) + 2 * P, 4 * P, P, 6 * P
 
 
 @njit(cache=True, fastmath=False)
@@ -1025,7 +1037,7 @@ def single_rows(cfg, pair, T_world_link, T_world_shape, world_f, world_i, pair_f
     """
     P = _i2(pair_i, _P_PAIRS).shape[0]
     k = cfg.shape[0]
-    info = I[5 * P:5 * P + SINGLE_INFO]
+    info = I[single_info_start(P):single_support_start(P)]
     raw_b = F[0:P]
     p0_b = F[P:4 * P].reshape((P, 3))
     p1_b = F[4 * P:7 * P].reshape((P, 3))
@@ -1040,7 +1052,7 @@ def single_rows(cfg, pair, T_world_link, T_world_shape, world_f, world_i, pair_f
     kink_b = B[3 * P:4 * P]
     raw, p0, p1, measured, coal_rows, support = first_distance_rows(cfg, pair, T_world_shape, world_f, world_i, pair_f,
                                                                     pair_i, eps_m)
-    support_b = I[5 * P + SINGLE_INFO:5 * P + SINGLE_INFO + 2 * k].reshape((k, 2))
+    support_b = I[single_support_start(P):single_support_start(P) + 2 * k].reshape((k, 2))
     for r in range(k):
         raw_b[r] = raw[r]
         measured_b[r] = measured[r]
@@ -1089,11 +1101,11 @@ def _finish_single(cfg, pair, T_world_link, T_world_shape, world_f, world_i, pai
     P = _i2(pair_i, _P_PAIRS).shape[0]
     M = _i1(world_i, _W_CHILD_LINK).shape[0]
     k = cfg.shape[0]
-    info = I[5 * P:5 * P + SINGLE_INFO]
+    info = I[single_info_start(P):single_support_start(P)]
     out_cfg, out_pair, padded, pts, nrm, subs, smooth, local, jac, plain = finish_rows(
         I8[0:k], F[7 * P:7 * P + k], F[8 * P:8 * P + 6 * k].reshape((k, 2, 3)), F[14 * P:14 * P + 3 * k].reshape((k, 3)),
         I32[0:2 * k].reshape((k, 2)), B[P:P + k], B[2 * P:2 * P + k], B[3 * P:3 * P + k], cfg, pair, T_world_link,
-        T_world_shape, I[5 * P + SINGLE_INFO:5 * P + SINGLE_INFO + 2 * k].reshape((k, 2)), world_f, world_i, pair_f,
+        T_world_shape, I[single_support_start(P):single_support_start(P) + 2 * k].reshape((k, 2)), world_f, world_i, pair_f,
         pair_i, k_max, done, smooth_distance, jacobians, no_subshape)
     n = out_cfg.shape[0]
     jac_b = F[33 * P:33 * P + M * P].reshape((P, M))
@@ -1133,7 +1145,7 @@ def single_settled_rows(cfg, pair, T_world_link, T_world_shape, world_f, world_i
     """
     P = _i2(pair_i, _P_PAIRS).shape[0]
     k = cfg.shape[0]
-    info = I[5 * P:5 * P + SINGLE_INFO]
+    info = I[single_info_start(P):single_support_start(P)]
     n_slow = info[2]
     if info[0] != SINGLE_SETTLED or info[3] != 0 or n_slow == 0:
         return
