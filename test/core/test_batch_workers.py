@@ -433,6 +433,18 @@ def test_the_speeds_kept_per_kind_of_request_are_bounded(checkers, panda_scene, 
     assert sizes == [1, 2, 3, 1, 2], sizes
 
 
+def test_the_current_cpu_is_the_one_the_thread_is_kept_on():
+    """batch_workers._current_cpu (which the pool pins around) names the CPU this thread runs on: kept on each
+    allowed CPU in turn, it names that one (the thread's CPU mask restored after)."""
+    allowed = sorted(os.sched_getaffinity(0))
+    try:
+        for cpu in allowed:
+            os.sched_setaffinity(0, {cpu})
+            assert batch_workers._current_cpu() == cpu
+    finally:
+        os.sched_setaffinity(0, set(allowed))
+
+
 def test_a_workers_framed_answer_is_what_connection_recv_reads():
     """The worker writes its answers framed by batch_workers._framed, each in one system call (its reply thread);
     the caller reads them with multiprocessing's Connection.recv: the same objects, small ones and ones past both

@@ -44,6 +44,7 @@ the parent ends. The reply timeout bounds what a lock left held at fork time cou
 from __future__ import annotations
 
 import atexit
+import ctypes
 import gc
 import os
 import signal
@@ -247,6 +248,32 @@ class _Worker:
         return left + (self.queued - first) / rate
 
 
+def _libc_sched_getcpu():
+    """glibc's ``sched_getcpu`` (the CPU the calling thread runs on), or None where it cannot be had."""
+    try:
+        function = ctypes.CDLL(None, use_errno=True).sched_getcpu
+    except (OSError, AttributeError):
+        return None
+    function.restype = ctypes.c_int
+    function.argtypes = []
+    return function
+
+
+_SCHED_GETCPU = _libc_sched_getcpu()
+
+
+def _current_cpu() -> int:
+    """The CPU the calling thread runs on: ``sched_getcpu`` (well under a microsecond); else the field of
+    /proc/self/task/<tid>/stat that holds it (about 0.1 ms in a process the size of a validator's: the kernel
+    gathers the whole line)."""
+    if _SCHED_GETCPU is not None:
+        cpu = _SCHED_GETCPU()
+        if cpu >= 0:
+            return cpu
+    with open(f"/proc/self/task/{threading.get_native_id()}/stat") as stat:
+        return int(stat.read().rsplit(")", 1)[1].split()[36])
+
+
 _POOLS: "weakref.WeakSet[BatchPool]" = weakref.WeakSet()
 
 
@@ -357,8 +384,7 @@ class BatchPool:
             allowed = sorted(os.sched_getaffinity(0))
             if len(allowed) < len(self._workers) + 1:
                 return None
-            with open(f"/proc/self/task/{threading.get_native_id()}/stat") as stat:
-                here = int(stat.read().rsplit(")", 1)[1].split()[36])
+            here = _current_cpu()
             if here not in allowed:
                 return None
             others = [cpu for cpu in allowed if cpu != here]
