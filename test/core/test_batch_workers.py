@@ -290,6 +290,45 @@ def test_a_slower_worker_is_given_less(checkers, panda_scene, monkeypatch):
     assert sum(here) > 0.6 * inside, f"the caller checked {sum(here)} of {inside}"
 
 
+def test_chunks_a_stalled_worker_has_not_begun_are_taken_back(checkers, panda_scene, monkeypatch):
+    """At the end of a batch the caller takes back the chunks still queued in a worker that holds more work than the
+    caller would take for them: a worker that stalls on its second chunk (0.4 s) while chunks queue behind it has
+    the last of them taken back (batch_workers._Claims) and done by the caller, which has it skip them; each chunk
+    is answered once (a second answer of a chunk, or a skipped one not taken back, fails the batch) and the
+    verdicts are one process's. The next batch on the pool is answered as before."""
+    one, two = checkers
+    names = panda_scene.robot.active_joint_names
+    Q = configurations(panda_scene.robot, n=2 * N)
+    expected, _ = one.check_batch(names, Q)
+    parent = os.getpid()
+    real = pair_tests.first_collision
+    chunks_in_worker = []
+
+    def stalls_in_worker(scratch, world, q, *args, **kwargs):
+        if os.getpid() != parent:
+            chunks_in_worker.append(len(q))          # (the worker's own copy of the list)
+            if len(chunks_in_worker) == 2:
+                time.sleep(0.4)
+        return real(scratch, world, q, *args, **kwargs)
+
+    taken = []
+    real_take_back = batch_workers._Claims.take_back
+
+    def counted_take_back(self, tag):
+        got = real_take_back(self, tag)
+        taken.append(got)
+        return got
+
+    two.close()
+    monkeypatch.setattr(pair_tests, "first_collision", stalls_in_worker)     # the workers forked next inherit it
+    monkeypatch.setattr(batch_workers._Claims, "take_back", counted_take_back)
+    valid, _ = two.check_batch(names, Q)
+    np.testing.assert_array_equal(valid, expected)
+    assert any(taken), taken
+    valid, _ = two.check_batch(names, Q)
+    np.testing.assert_array_equal(valid, expected)
+
+
 def test_batches_from_two_threads_and_a_fork_from_a_thread(checkers, panda_scene):
     one, two = checkers
     names = panda_scene.robot.active_joint_names

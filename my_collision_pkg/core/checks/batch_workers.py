@@ -14,6 +14,10 @@ the speeds measured in this batch: the caller times its own chunks, each worker 
 seconds its chunk took); before each chunk of its own the calling process sends every
 worker enough to stay busy until it collects again (``BACKLOG_FACTOR``), so a worker never
 waits for the caller, and a slower process (another load, a slower CPU) gets less.
+Once nothing is left to hand out, the caller takes back the last chunk still queued in a
+worker that holds more work than the caller would take for that chunk, where the worker has
+not begun it (:class:`_Claims`: memory both share, under a lock, so a chunk is done once; the
+worker answers it "skipped"), and does it itself rather than wait.
 For the batch, the calling thread is kept on its CPU and each worker on another one
 (``PIN_CPUS``; the thread's mask is restored afterwards): left alone, the scheduler often
 puts two of them on one CPU while another process keeps the other busy. Between its
@@ -55,7 +59,8 @@ import traceback
 import weakref
 from collections import deque
 from collections.abc import Callable
-from multiprocessing import Pipe
+from multiprocessing import Lock, Pipe
+from multiprocessing.sharedctypes import RawArray
 from multiprocessing.connection import Connection, wait
 from multiprocessing.reduction import ForkingPickler
 from queue import SimpleQueue
@@ -109,6 +114,11 @@ CLOSE_WAIT_S = 1.0
 # (FIRST_COLLISION, CLEARANCE_ROWS: defined in batch_jobs, a leaf module, and kept importable from here)
 # How long the error of a worker that ended waits to name its exit status, seconds.
 LOST_STATUS_WAIT_S = 0.2
+# Chunks a worker's claims remember (by sequence number modulo this; more than MAX_QUEUED_CHUNKS), and how long
+# either side waits for the claims' lock before it goes on without it, seconds (the lock is held for a few
+# instructions: only a process that died holding it keeps it).
+CLAIM_SLOTS = 64
+CLAIM_WAIT_S = 1.0
 
 
 class BatchWorkerError(CollisionPkgError):
@@ -189,9 +199,10 @@ def _send_replies(fd: int, outbox: SimpleQueue, idle: threading.Event, begun: th
             os._exit(0)
 
 
-def _serve(conn: Connection, world) -> None:
+def _serve(conn: Connection, world, claims: "_Claims") -> None:
     """A worker's loop: (batch, seq, job, q) in, ("ok", batch, seq, answer, seconds of work) out (through
-    :func:`_send_replies`' thread)."""
+    :func:`_send_replies`' thread); ("skipped", batch, seq, None, 0.0) for a chunk the caller took back before it
+    began (``claims``)."""
     from my_collision_pkg.core.checks.pair_tests import PairTestScratch
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
@@ -211,6 +222,9 @@ def _serve(conn: Connection, world) -> None:
         if message is None:
             return
         batch, seq, job, q = message
+        if not claims.begin(_claim_tag(batch, seq)):
+            outbox.put(_framed(("skipped", batch, seq, None, 0.0)))      # the caller took it back
+            continue
         start = time.perf_counter()
         try:
             reply = ("ok", batch, seq, _work(world, scratch, job, q), time.perf_counter() - start)
@@ -226,12 +240,14 @@ def _serve(conn: Connection, world) -> None:
 
 
 class _Worker:
-    __slots__ = ("pid", "conn", "queue", "queued", "rate", "heard", "cpu")
+    __slots__ = ("pid", "conn", "queue", "queued", "rate", "heard", "cpu", "claims", "taken_back")
 
-    def __init__(self, pid: int, conn: Connection) -> None:
+    def __init__(self, pid: int, conn: Connection, claims: "_Claims") -> None:
         self.pid = pid
         self.conn = conn
-        self.queue: deque = deque()     # (token, seq, size) of the chunks sent and not answered, in order
+        self.claims = claims
+        self.taken_back: set[int] = set()   # seqs of chunks taken back whose "skipped" reply has not come yet
+        self.queue: deque = deque()     # (token, seq, size, q) of the chunks sent and not answered, in order
         self.queued = 0                 # configurations sent and not answered
         self.rate = 0.0                 # configurations per second of its work in this batch (0: not yet known)
         self.heard = time.monotonic()   # last answer, or when the queue was last empty
@@ -277,8 +293,52 @@ def _current_cpu() -> int:
 _POOLS: "weakref.WeakSet[BatchPool]" = weakref.WeakSet()
 
 
+def _claim_tag(batch: int, seq: int) -> int:
+    """A chunk's number in its pool, unique across batches (seq counts from 1 in each batch)."""
+    return (batch << 32) + seq
+
+
+class _Claims:
+    """Which of a worker's queued chunks it began and which the caller took back, in memory the two processes share
+    (made before the fork), under one lock: a chunk is done by exactly one of them. At the end of a batch the caller
+    takes back a chunk still queued in a worker that holds more work than the caller would take for it (the worker
+    was sent work to outlast the caller's own chunks; at the end that is time the caller would wait)."""
+
+    def __init__(self) -> None:
+        self.lock = Lock()
+        self.began = RawArray(ctypes.c_int64, CLAIM_SLOTS)
+        self.taken = RawArray(ctypes.c_int64, CLAIM_SLOTS)
+
+    def begin(self, tag: int) -> bool:
+        """The worker's: whether it may begin chunk ``tag`` (not taken back); marks it begun."""
+        slot = tag % CLAIM_SLOTS
+        locked = self.lock.acquire(timeout=CLAIM_WAIT_S)
+        try:
+            if self.taken[slot] == tag:
+                return False
+            self.began[slot] = tag
+            return True
+        finally:
+            if locked:
+                self.lock.release()
+
+    def take_back(self, tag: int) -> bool:
+        """The caller's: whether it takes chunk ``tag`` back (the worker has not begun it); marks it taken."""
+        slot = tag % CLAIM_SLOTS
+        if not self.lock.acquire(timeout=CLAIM_WAIT_S):
+            return False
+        try:
+            if self.began[slot] == tag:
+                return False
+            self.taken[slot] = tag
+            return True
+        finally:
+            self.lock.release()
+
+
 def _fork_worker(world, inherited: list[Connection]) -> _Worker:
     parent_end, child_end = Pipe(duplex=True)
+    claims = _Claims()
     pid = os.fork()
     if pid == 0:                                         # the worker
         code = 0
@@ -286,13 +346,13 @@ def _fork_worker(world, inherited: list[Connection]) -> _Worker:
             parent_end.close()
             for conn in inherited:                       # other workers' pipes: theirs to close
                 conn.close()
-            _serve(child_end, world)
+            _serve(child_end, world, claims)
         except BaseException:  # noqa: BLE001 - a worker never returns into the caller's code
             code = 1
         finally:
             os._exit(code)
     child_end.close()
-    return _Worker(pid, parent_end)
+    return _Worker(pid, parent_end, claims)
 
 
 class BatchPool:
@@ -333,7 +393,7 @@ class BatchPool:
     # ----- one batch --------------------------------------------------------------------
     def run(self, next_task: Callable[[int], tuple | None], job: tuple,
             local: Callable[[np.ndarray], object], deliver: Callable[[object, object], None],
-            stop=None, total: int | None = None) -> None:
+            stop=None, total: int | None = None, wanted: Callable[[], bool] | None = None) -> None:
         """Check every task, in the workers and here.
 
         Parameters
@@ -354,6 +414,9 @@ class BatchPool:
             Its stop event is looked at between chunks.
         total : int or None
             About how many configurations the tasks hold (for the guided chunk sizes).
+        wanted : callable() -> bool, or None
+            Whether the answers are still wanted once ``next_task`` has given None (False: the batch ended early,
+            e.g. past a bound; chunks queued in a worker are then not taken back to be done here). None: always.
 
         Raises
         ------
@@ -364,7 +427,7 @@ class BatchPool:
         """
         restore = self._spread_over_cpus()
         try:
-            self._run(next_task, job, local, deliver, stop, total)
+            self._run(next_task, job, local, deliver, stop, total, wanted)
         finally:
             if restore is not None:
                 try:
@@ -397,14 +460,14 @@ class BatchPool:
         except (OSError, ValueError, IndexError, AttributeError):
             return None
 
-    def _run(self, next_task, job: tuple, local, deliver, stop, total: int | None) -> None:
+    def _run(self, next_task, job: tuple, local, deliver, stop, total: int | None, wanted) -> None:
         self._batch += 1
         batch = self._batch
         workers = self._workers
         for worker in workers:
             worker.rate = 0.0
         # rates in configurations per second of work (0: not measured yet in this batch)
-        state = {"seq": 0, "done": False, "slowest": 0.0, "taken": 0, "rate": 0.0}
+        state = {"seq": 0, "done": False, "slowest": 0.0, "taken": 0, "rate": 0.0, "wanted": wanted}
 
         def slice_s() -> float:
             """The seconds of work a chunk is cut for now (0 before the caller's first chunk)."""
@@ -450,7 +513,7 @@ class BatchPool:
             state["seq"] += 1
             if not worker.queue:
                 worker.heard = time.monotonic()
-            worker.queue.append((token, state["seq"], len(q)))
+            worker.queue.append((token, state["seq"], len(q), q))
             worker.queued += len(q)
             try:
                 worker.conn.send((batch, state["seq"], job, q))
@@ -491,10 +554,12 @@ class BatchPool:
                 elapsed = time.perf_counter() - start
                 state["slowest"] = max(state["slowest"], elapsed)
                 state["rate"] = len(q) / max(elapsed, 1e-9)
-            while any(w.queue for w in workers):
+            while any(w.queue or w.taken_back for w in workers):
                 if stop is not None:
                     stop.check_stop()
-                self._collect(batch, deliver, feed, STOP_POLL_S, state["slowest"])
+                self._collect(batch, deliver, feed, 0.0, state["slowest"])
+                if not self._take_back(batch, local, deliver, state):
+                    self._collect(batch, deliver, feed, STOP_POLL_S, state["slowest"])
         except RequestStopped:
             self._drain(batch, state["slowest"])
             raise
@@ -502,35 +567,68 @@ class BatchPool:
             self.close()
             raise
 
+    def _take_back(self, batch: int, local, deliver, state: dict) -> bool:
+        """At the end of a batch (nothing left to hand out, and its answers still ``wanted``): the last chunk queued in the
+        worker that holds the most
+        work, done here instead, where the worker holds more work than this process would take for that chunk at
+        its own speed and has not begun it (:class:`_Claims`); whether one was."""
+        own = state["rate"]
+        if own <= 0.0 or (state["wanted"] is not None and not state["wanted"]()):
+            return False                   # (a batch ended early, its bound passed: nothing more is done)
+        candidates = [w for w in self._workers if w.queue]
+        if not candidates:
+            return False
+        worker = max(candidates, key=lambda w: w.backlog_s(w.rate or own))
+        token, seq, size, q = worker.queue[-1]
+        if worker.backlog_s(worker.rate or own) <= size / own or not worker.claims.take_back(_claim_tag(batch, seq)):
+            return False
+        worker.queue.pop()
+        worker.queued -= size
+        worker.taken_back.add(seq)
+        start = time.perf_counter()
+        deliver(token, local(q))
+        elapsed = time.perf_counter() - start
+        state["slowest"] = max(state["slowest"], elapsed)
+        state["rate"] = size / max(elapsed, 1e-9)
+        return True
+
     def _timeout_s(self, slowest_s: float) -> float:
         return max(REPLY_TIMEOUT_FLOOR_S, REPLY_TIMEOUT_FACTOR * slowest_s)
 
     def _collect(self, batch: int, deliver, feed, timeout_s: float, slowest_s: float) -> None:
         """Take every answer that is ready (waiting up to ``timeout_s`` for one), deliver it
         and ``feed`` that worker more; raise on a failed, dead or silent worker."""
-        busy = {w.conn: w for w in self._workers if w.queue}
+        busy = {w.conn: w for w in self._workers if w.queue or w.taken_back}
         if not busy:
             return
         # a look without waiting is one poll per pipe (wait() builds a selector each call)
         ready = [c for c in busy if c.poll()] if timeout_s <= 0 else wait(list(busy), timeout_s)
         for conn in ready:
             worker = busy[conn]
-            while worker.queue and conn.poll():
-                deliver(*self._receive(worker, batch))
+            while (worker.queue or worker.taken_back) and conn.poll():
+                answer = self._receive(worker, batch)
+                if answer is not None:
+                    deliver(*answer)
                 feed(worker)
         now = time.monotonic()
         limit = self._timeout_s(slowest_s)
         for worker in self._workers:
-            if worker.queue and now - worker.heard > limit:
+            if (worker.queue or worker.taken_back) and now - worker.heard > limit:
                 raise self._lost(worker, f"sent no answer for {now - worker.heard:.1f} s (timeout {limit:.1f} s)")
 
-    def _receive(self, worker: _Worker, batch: int) -> tuple[object, object]:
-        """The next answer of ``worker``: its chunk's token and answer."""
+    def _receive(self, worker: _Worker, batch: int) -> tuple[object, object] | None:
+        """The next answer of ``worker``: its chunk's token and answer; None for a chunk taken back."""
         try:
             kind, answer_batch, seq, payload, elapsed = worker.conn.recv()
         except (EOFError, OSError) as exc:
             raise self._lost(worker, "ended unexpectedly") from exc
-        token, expected, size = worker.queue.popleft()
+        if kind == "skipped" and answer_batch == batch and seq in worker.taken_back:
+            worker.taken_back.discard(seq)
+            worker.heard = time.monotonic()
+            return None
+        if not worker.queue:
+            raise self._lost(worker, f"answered chunk {answer_batch}.{seq}, none expected")
+        token, expected, size, _ = worker.queue.popleft()
         worker.queued -= size
         if kind == "ok" and elapsed > 0.0:
             worker.rate = size / elapsed
@@ -546,7 +644,7 @@ class BatchPool:
         try:
             deadline = time.monotonic() + self._timeout_s(slowest_s)
             for worker in self._workers:
-                while worker.queue:
+                while worker.queue or worker.taken_back:
                     if not worker.conn.poll(max(0.0, deadline - time.monotonic())):
                         raise self._lost(worker, "sent no answer after the stop")
                     self._receive(worker, batch)

@@ -906,7 +906,7 @@ def _rows_in_pool(pool, world: CollisionWorld, request: CheckRequest, selection,
 
     key = (request.group_name, request.pad_environment_collisions, request.pad_self_collisions)
     pool.run(next_task, (CLEARANCE_ROWS, key) + job, lambda q: _timed_chunk_rows(timed, world, selection, q, job, stop),
-             deliver, stop=stop, total=n - begin)
+             deliver, stop=stop, total=n - begin, wanted=lambda: not counter.passed)
     found.sort(key=lambda item: item[0])
     return [(part[0] + start,) + part[1:] for start, part in found]
 
