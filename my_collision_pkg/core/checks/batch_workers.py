@@ -311,26 +311,22 @@ class _Claims:
 
     def begin(self, tag: int) -> bool:
         """The worker's: whether it may begin chunk ``tag`` (not taken back); marks it begun."""
-        slot = tag % CLAIM_SLOTS
-        locked = self.lock.acquire(timeout=CLAIM_WAIT_S)
-        try:
-            if self.taken[slot] == tag:
-                return False
-            self.began[slot] = tag
-            return True
-        finally:
-            if locked:
-                self.lock.release()
+        return self._claim(tag, self.began, self.taken, True)
 
     def take_back(self, tag: int) -> bool:
         """The caller's: whether it takes chunk ``tag`` back (the worker has not begun it); marks it taken."""
+        return self._claim(tag, self.taken, self.began, False)
+
+    def _claim(self, tag: int, mine, theirs, without_lock: bool) -> bool:
+        """Chunk ``tag`` marked in ``mine`` unless ``theirs`` holds it, under the lock; ``without_lock``: the answer
+        where the lock cannot be had within CLAIM_WAIT_S (the other process died holding it)."""
         slot = tag % CLAIM_SLOTS
         if not self.lock.acquire(timeout=CLAIM_WAIT_S):
-            return False
+            return without_lock
         try:
-            if self.began[slot] == tag:
+            if theirs[slot] == tag:
                 return False
-            self.taken[slot] = tag
+            mine[slot] = tag
             return True
         finally:
             self.lock.release()

@@ -75,7 +75,8 @@ def _vertex_max(vertices, x, y, z):
     """The largest ``(x, y, z) . v`` over the rows v of ``vertices`` (-inf for none): four running maxima over
     interleaved rows, then the largest of the four (the same float as one running maximum: each product is
     computed alike and the maximum of floats does not depend on the order; ~1.5x faster on the Panda's hulls, the
-    four compare chains independent)."""
+    four compare chains independent). Not :func:`_vertex_argmax`'s value: keeping the rows too costs 100 ns a scan
+    of a 152-vertex hull against 70."""
     n = vertices.shape[0]
     b0 = b1 = b2 = b3 = -np.inf
     m = n - n % 4
