@@ -329,6 +329,28 @@ def test_chunks_a_stalled_worker_has_not_begun_are_taken_back(checkers, panda_sc
     np.testing.assert_array_equal(valid, expected)
 
 
+def test_a_pool_without_shared_memory_shares_batches_without_taking_back(checkers, panda_scene, monkeypatch):
+    """Where the claims' shared memory or lock cannot be made (a container without /dev/shm), the pool forks and
+    shares batches as before, only without taking chunks back: the verdicts and rows are one process's."""
+    one, two = checkers
+    names = panda_scene.robot.active_joint_names
+    Q = configurations(panda_scene.robot)
+
+    def unavailable(self):
+        raise OSError(38, "Function not implemented")
+
+    two.close()
+    monkeypatch.setattr(batch_workers._Claims, "__init__", unavailable)
+    same_answers(one, two, names, Q)
+    assert len(two.batch_worker_pids) == 1
+    assert all(w.claims is None for w in two._batch.pool._workers)
+    fork = np.random.default_rng(SEED + 13).uniform(panda_scene.robot.lower_limits, panda_scene.robot.upper_limits,
+                                                    size=(MIN_FORK // 20 + 10, len(names)))
+    rows, expected = two.clearance(names, fork, 0.05), one.clearance(names, fork, 0.05)
+    for name in CLEARANCE_FIELDS:
+        np.testing.assert_array_equal(getattr(rows, name), getattr(expected, name), err_msg=name)
+
+
 def test_batches_from_two_threads_and_a_fork_from_a_thread(checkers, panda_scene):
     one, two = checkers
     names = panda_scene.robot.active_joint_names

@@ -199,7 +199,7 @@ def _send_replies(fd: int, outbox: SimpleQueue, idle: threading.Event, begun: th
             os._exit(0)
 
 
-def _serve(conn: Connection, world, claims: "_Claims") -> None:
+def _serve(conn: Connection, world, claims: "_Claims | None") -> None:
     """A worker's loop: (batch, seq, job, q) in, ("ok", batch, seq, answer, seconds of work) out (through
     :func:`_send_replies`' thread); ("skipped", batch, seq, None, 0.0) for a chunk the caller took back before it
     began (``claims``)."""
@@ -222,7 +222,7 @@ def _serve(conn: Connection, world, claims: "_Claims") -> None:
         if message is None:
             return
         batch, seq, job, q = message
-        if not claims.begin(_claim_tag(batch, seq)):
+        if claims is not None and not claims.begin(_claim_tag(batch, seq)):
             outbox.put(_framed(("skipped", batch, seq, None, 0.0)))      # the caller took it back
             continue
         start = time.perf_counter()
@@ -242,7 +242,7 @@ def _serve(conn: Connection, world, claims: "_Claims") -> None:
 class _Worker:
     __slots__ = ("pid", "conn", "queue", "queued", "rate", "heard", "cpu", "claims", "taken_back")
 
-    def __init__(self, pid: int, conn: Connection, claims: "_Claims") -> None:
+    def __init__(self, pid: int, conn: Connection, claims: "_Claims | None") -> None:
         self.pid = pid
         self.conn = conn
         self.claims = claims
@@ -334,7 +334,10 @@ class _Claims:
 
 def _fork_worker(world, inherited: list[Connection]) -> _Worker:
     parent_end, child_end = Pipe(duplex=True)
-    claims = _Claims()
+    try:
+        claims = _Claims()
+    except OSError:              # (no shared memory or semaphores here: the pool works without taking chunks back)
+        claims = None
     pid = os.fork()
     if pid == 0:                                         # the worker
         code = 0
@@ -571,7 +574,7 @@ class BatchPool:
         own = state["rate"]
         if own <= 0.0 or (state["wanted"] is not None and not state["wanted"]()):
             return False                   # (a batch ended early, its bound passed: nothing more is done)
-        candidates = [w for w in self._workers if w.queue]
+        candidates = [w for w in self._workers if w.queue and w.claims is not None]
         if not candidates:
             return False
         worker = max(candidates, key=lambda w: w.backlog_s(w.rate or own))
