@@ -293,6 +293,16 @@ def _current_cpu() -> int:
 _POOLS: "weakref.WeakSet[BatchPool]" = weakref.WeakSet()
 
 
+def _here(local, deliver, state: dict, token, q: np.ndarray) -> None:
+    """A chunk done in the calling process and delivered; its time sets the caller's speed (``state["rate"]``,
+    configurations per second) and its slowest chunk."""
+    start = time.perf_counter()
+    deliver(token, local(q))
+    elapsed = time.perf_counter() - start
+    state["slowest"] = max(state["slowest"], elapsed)
+    state["rate"] = len(q) / max(elapsed, 1e-9)
+
+
 def _claim_tag(batch: int, seq: int) -> int:
     """A chunk's number in its pool, unique across batches (seq counts from 1 in each batch)."""
     return (batch << 32) + seq
@@ -547,12 +557,7 @@ class BatchPool:
                 task = take(chunk(state["rate"]))
                 if task is None:
                     break
-                token, q = task
-                start = time.perf_counter()
-                deliver(token, local(q))
-                elapsed = time.perf_counter() - start
-                state["slowest"] = max(state["slowest"], elapsed)
-                state["rate"] = len(q) / max(elapsed, 1e-9)
+                _here(local, deliver, state, *task)
             while any(w.queue or w.taken_back for w in workers):
                 if stop is not None:
                     stop.check_stop()
@@ -567,28 +572,23 @@ class BatchPool:
             raise
 
     def _take_back(self, batch: int, local, deliver, state: dict) -> bool:
-        """At the end of a batch (nothing left to hand out, and its answers still ``wanted``): the last chunk queued in the
-        worker that holds the most
-        work, done here instead, where the worker holds more work than this process would take for that chunk at
-        its own speed and has not begun it (:class:`_Claims`); whether one was."""
+        """At the end of a batch (nothing left to hand out, and its answers still ``wanted``): the last chunk queued in
+        the worker that holds the most work, done here instead, where that work is more than this process would take
+        for the chunk at its own speed and the worker has not begun it (:class:`_Claims`); whether one was."""
         own = state["rate"]
         if own <= 0.0 or (state["wanted"] is not None and not state["wanted"]()):
             return False                   # (a batch ended early, its bound passed: nothing more is done)
-        candidates = [w for w in self._workers if w.queue and w.claims is not None]
-        if not candidates:
+        held = [(w.backlog_s(w.rate or own), w) for w in self._workers if w.queue and w.claims is not None]
+        if not held:
             return False
-        worker = max(candidates, key=lambda w: w.backlog_s(w.rate or own))
+        backlog_s, worker = max(held, key=lambda item: item[0])
         token, seq, size, q = worker.queue[-1]
-        if worker.backlog_s(worker.rate or own) <= size / own or not worker.claims.take_back(_claim_tag(batch, seq)):
+        if backlog_s <= size / own or not worker.claims.take_back(_claim_tag(batch, seq)):
             return False
         worker.queue.pop()
         worker.queued -= size
         worker.taken_back.add(seq)
-        start = time.perf_counter()
-        deliver(token, local(q))
-        elapsed = time.perf_counter() - start
-        state["slowest"] = max(state["slowest"], elapsed)
-        state["rate"] = size / max(elapsed, 1e-9)
+        _here(local, deliver, state, token, q)
         return True
 
     def _timeout_s(self, slowest_s: float) -> float:

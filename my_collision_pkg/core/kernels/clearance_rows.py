@@ -697,8 +697,8 @@ def first_distance_rows(cfg, pair, T_world_shape, world_f, world_i, pair_f, pair
     False: those are left to coal, as before session 41, for side-by-side timing). Then, with ``use_epa``, the rows
     of both routes still left whose solids overlap get their penetration from one ``epa.penetration_distances``
     call (GJK, then EPA, in row order: minus the overlap along EPA's normal, EPA's witness points; polytopes to
-    ``eps_m``, a cylinder to ``epa.CURVED_EPS_M``), a start that the penetrating rows' kernel checks and polishes to the MTD
-    (``penetrating_rows``); ``use_epa`` False: those are left to coal's EPA, as before session 42.
+    ``eps_m``, a cylinder to ``epa.CURVED_EPS_M``), a start that the penetrating rows' kernel checks and polishes to
+    the MTD (``penetrating_rows``); ``use_epa`` False: those are left to coal's EPA, as before session 42.
     """
     pairs = _i2(pair_i, _P_PAIRS)
     direct = _i1(pair_i, _P_DIRECT)
@@ -1037,7 +1037,8 @@ def single_rows(cfg, pair, T_world_link, T_world_shape, world_f, world_i, pair_f
     """
     P = _i2(pair_i, _P_PAIRS).shape[0]
     k = cfg.shape[0]
-    info = I[single_info_start(P):single_support_start(P)]
+    support_at = single_support_start(P)
+    info = I[single_info_start(P):support_at]
     raw_b = F[0:P]
     p0_b = F[P:4 * P].reshape((P, 3))
     p1_b = F[4 * P:7 * P].reshape((P, 3))
@@ -1052,7 +1053,7 @@ def single_rows(cfg, pair, T_world_link, T_world_shape, world_f, world_i, pair_f
     kink_b = B[3 * P:4 * P]
     raw, p0, p1, measured, coal_rows, support = first_distance_rows(cfg, pair, T_world_shape, world_f, world_i, pair_f,
                                                                     pair_i, eps_m)
-    support_b = I[single_support_start(P):single_support_start(P) + 2 * k].reshape((k, 2))
+    support_b = I[support_at:support_at + 2 * k].reshape((k, 2))
     for r in range(k):
         raw_b[r] = raw[r]
         measured_b[r] = measured[r]
@@ -1101,12 +1102,13 @@ def _finish_single(cfg, pair, T_world_link, T_world_shape, world_f, world_i, pai
     P = _i2(pair_i, _P_PAIRS).shape[0]
     M = _i1(world_i, _W_CHILD_LINK).shape[0]
     k = cfg.shape[0]
-    info = I[single_info_start(P):single_support_start(P)]
+    support_at = single_support_start(P)
+    info = I[single_info_start(P):support_at]
     out_cfg, out_pair, padded, pts, nrm, subs, smooth, local, jac, plain = finish_rows(
         I8[0:k], F[7 * P:7 * P + k], F[8 * P:8 * P + 6 * k].reshape((k, 2, 3)), F[14 * P:14 * P + 3 * k].reshape((k, 3)),
         I32[0:2 * k].reshape((k, 2)), B[P:P + k], B[2 * P:2 * P + k], B[3 * P:3 * P + k], cfg, pair, T_world_link,
-        T_world_shape, I[single_support_start(P):single_support_start(P) + 2 * k].reshape((k, 2)), world_f, world_i, pair_f,
-        pair_i, k_max, done, smooth_distance, jacobians, no_subshape)
+        T_world_shape, I[support_at:support_at + 2 * k].reshape((k, 2)), world_f, world_i, pair_f, pair_i, k_max, done,
+        smooth_distance, jacobians, no_subshape)
     n = out_cfg.shape[0]
     jac_b = F[33 * P:33 * P + M * P].reshape((P, M))
     for r in range(n):
