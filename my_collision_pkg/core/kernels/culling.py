@@ -52,6 +52,68 @@ def _obb_world(T_world_shape, center_shape, axes_shape, out_center_world, out_ax
     axes_to_world(T_world_shape, axes_shape, out_axes_world)
 
 
+@njit(inline="always")
+def _obb_world_at(T_world_shape, c, s, obb_center, obb_axes, out_center, out_axes):
+    """:func:`_obb_world` of shape ``s`` at configuration ``c`` into ``out_center[s]``, ``out_axes[s]``: the same
+    arithmetic on the arrays themselves, no view made (each view costs its array a reference count up and down)."""
+    for r in range(3):
+        acc = T_world_shape[c, s, r, 3]
+        for u in range(3):
+            acc += T_world_shape[c, s, r, u] * obb_center[s, u]
+        out_center[s, r] = acc
+    for r in range(3):
+        for col in range(3):
+            acc = 0.0
+            for u in range(3):
+                acc += T_world_shape[c, s, r, u] * obb_axes[s, u, col]
+            out_axes[s, r, col] = acc
+
+
+@njit(inline="always")
+def _obb_overlap_at(centers, axes, half, a, b, margin, R, absR, t):
+    """:func:`_obb_overlap` of boxes ``a`` and ``b`` (rows of ``centers`` (S, 3), ``axes`` (S, 3, 3), ``half``
+    (S, 3)): the same arithmetic in the same order, on the arrays themselves (no view made)."""
+    for i in range(3):
+        for j in range(3):
+            acc = 0.0
+            for u in range(3):
+                acc += axes[a, u, i] * axes[b, u, j]
+            R[i, j] = acc
+            absR[i, j] = abs(acc) + SAT_EPSILON
+    for i in range(3):
+        acc = 0.0
+        for u in range(3):
+            acc += axes[a, u, i] * (centers[b, u] - centers[a, u])
+        t[i] = acc
+    ea0 = half[a, 0] + margin
+    ea1 = half[a, 1] + margin
+    ea2 = half[a, 2] + margin
+    for i in range(3):
+        ea = ea0 if i == 0 else (ea1 if i == 1 else ea2)
+        rb = half[b, 0] * absR[i, 0] + half[b, 1] * absR[i, 1] + half[b, 2] * absR[i, 2]
+        if abs(t[i]) > ea + rb:
+            return False
+    for j in range(3):
+        ra = ea0 * absR[0, j] + ea1 * absR[1, j] + ea2 * absR[2, j]
+        proj = t[0] * R[0, j] + t[1] * R[1, j] + t[2] * R[2, j]
+        if abs(proj) > ra + half[b, j]:
+            return False
+    for i in range(3):
+        i1 = (i + 1) % 3
+        i2 = (i + 2) % 3
+        e1 = ea0 if i1 == 0 else (ea1 if i1 == 1 else ea2)
+        e2 = ea0 if i2 == 0 else (ea1 if i2 == 1 else ea2)
+        for j in range(3):
+            j1 = (j + 1) % 3
+            j2 = (j + 2) % 3
+            ra = e1 * absR[i2, j] + e2 * absR[i1, j]
+            rb = half[b, j1] * absR[i, j2] + half[b, j2] * absR[i, j1]
+            proj = t[i2] * R[i1, j] - t[i1] * R[i2, j]
+            if abs(proj) > ra + rb:
+                return False
+    return True
+
+
 @njit(cache=True)
 def _obb_overlap(ca, Aa, ha, cb, Ab, hb, margin, R, absR, t):
     """Separating-axis test of two oriented boxes, box A grown by ``margin``.
@@ -120,7 +182,7 @@ def obb_candidates(T_world_shape, obb_center, obb_axes, obb_half, pairs, margin,
         radius[s] = np.sqrt(obb_half[s, 0] ** 2 + obb_half[s, 1] ** 2 + obb_half[s, 2] ** 2)
     for c in range(n_cfg):
         for s in range(n_shapes):
-            _obb_world(T_world_shape[c, s], obb_center[s], obb_axes[s], centers[s], axes[s])
+            _obb_world_at(T_world_shape, c, s, obb_center, obb_axes, centers, axes)
         for p in range(pairs.shape[0]):
             a = pairs[p, 0]
             b = pairs[p, 1]
@@ -131,8 +193,7 @@ def obb_candidates(T_world_shape, obb_center, obb_axes, obb_half, pairs, margin,
             if dx * dx + dy * dy + dz * dz > reach * reach:
                 out[c, p] = False
             else:
-                out[c, p] = _obb_overlap(centers[a], axes[a], obb_half[a], centers[b], axes[b],
-                                         obb_half[b], margin[p], R, absR, t)
+                out[c, p] = _obb_overlap_at(centers, axes, obb_half, a, b, margin[p], R, absR, t)
 
 
 
