@@ -442,6 +442,18 @@ def _first_plane_outside(planes_t, p):
     return -1, 0.0
 
 
+@njit(inline="always")
+def _first_plane_outside_rows(planes, p):
+    """:func:`_first_plane_outside` of the planes as rows (``planes`` (H, 4)), the same values bit for bit: for one
+    point, where a transposed copy of the planes would cost more than the scan."""
+    x, y, z = p[0], p[1], p[2]
+    for f in range(planes.shape[0]):
+        v = planes[f, 0] * x + planes[f, 1] * y + planes[f, 2] * z - planes[f, 3]
+        if v > 0.0:
+            return f, v
+    return -1, 0.0
+
+
 @njit(cache=True)
 def _mesh_signed_distance(hull_planes_t, triangles, bounds, nodes, order, pseudo_normals, p, surface, seed,
                           face_normals=None):
@@ -838,10 +850,17 @@ def leading_sample_inside(samples, T_world_x, T_world_solid, solid, nx, ny, nz):
         return False
     surface = np.empty(3)
     if solid.kind == KIND_MESH and solid.manifold:
-        planes_t = np.ascontiguousarray(solid.planes.T)
-        s, _, known = _mesh_signed_distance(planes_t, solid.triangles, solid.bounds, solid.nodes, solid.order,
-                                            solid.pseudo_normals, local[0], surface, -1, solid.face_normals)
-        return known and s > _LEADING_INSIDE_M
+        # (_mesh_signed_distance's answer for the one point, its hull planes read as rows: no transposed copy)
+        f, _ = _first_plane_outside_rows(solid.planes, local[0])
+        if f >= 0:
+            return False
+        d2, t, feature = tree_closest_point(local[0], solid.triangles, solid.bounds, solid.nodes, solid.order, surface,
+                                            -1, solid.face_normals)
+        side = 0.0
+        for i in range(3):
+            side += (local[0, i] - surface[i]) * solid.pseudo_normals[t, feature, i]
+        d = np.sqrt(d2)
+        return (d if side < 0.0 else -d) > _LEADING_INSIDE_M
     one = np.full(1, -1, dtype=np.int64)
     d = point_depth(solid.kind, solid.params, solid.planes, solid.triangles, solid.bounds, solid.nodes, solid.order,
                     solid.pseudo_normals, solid.manifold, local[0], surface, one, solid.face_normals)
