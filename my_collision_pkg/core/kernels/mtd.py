@@ -169,11 +169,22 @@ def _edge_column(kind, k):
     return k if kind == KIND_BOX else 2
 
 
+# no extra candidate direction: a constant of the compiled code (a fresh empty array each call cost an allocation)
+_NO_EXTRA = np.empty((0, 3))
+
+
 @njit(cache=True, nogil=True)
 def candidate_directions(kind_a, params_a, T_a, kind_b, params_b, T_b, extra, out):
     """Candidate MTD directions of the pair, both signs, written to ``out`` (MAX_CANDIDATES, 3); their count.
 
     ``extra`` (E, 3): more directions to include (E <= 1), e.g. coal's normal."""
+    return _candidates(kind_a, params_a, T_a, kind_b, params_b, T_b, extra, out)
+
+
+@njit(inline="always")
+def _candidates(kind_a, params_a, T_a, kind_b, params_b, T_b, extra, out):
+    """:func:`candidate_directions`, inlined in the kernels here (no call: its six arrays are not counted up and
+    down again)."""
     count = _body_candidates(kind_a, params_a, T_a, T_b[0, 3], T_b[1, 3], T_b[2, 3], out, 0)
     count = _body_candidates(kind_b, params_b, T_b, T_a[0, 3], T_a[1, 3], T_a[2, 3], out, count)
     count = _add_unit(out, count, T_b[0, 3] - T_a[0, 3], T_b[1, 3] - T_a[1, 3], T_b[2, 3] - T_a[2, 3])
@@ -255,15 +266,15 @@ def check_mtd_least(kind_a, params_a, vertices_a, T_a, kind_b, params_b, vertice
         return False, np.inf
     floor = depth - tol
     least = np.inf
-    near = np.empty((8, 3))
+    dirs = np.empty((MAX_CANDIDATES + 8, 3))  # the candidate directions, then the neighbours: one allocation
+    near = dirs[MAX_CANDIDATES:]
     for i in range(_pattern(n0, n1, n2, local_rad, near)):
         other = _overlap(kind_a, params_a, vertices_a, T_a, kind_b, params_b, vertices_b, T_b,
                          near[i, 0], near[i, 1], near[i, 2])
         if not other >= floor:                  # (a NaN fails, as in numpy's min)
             return False, np.inf
         least = min(least, other)
-    dirs = np.empty((MAX_CANDIDATES, 3))
-    for i in range(candidate_directions(kind_a, params_a, T_a, kind_b, params_b, T_b, np.empty((0, 3)), dirs)):
+    for i in range(_candidates(kind_a, params_a, T_a, kind_b, params_b, T_b, _NO_EXTRA, dirs)):
         other = _overlap(kind_a, params_a, vertices_a, T_a, kind_b, params_b, vertices_b, T_b,
                          dirs[i, 0], dirs[i, 1], dirs[i, 2])
         if not other >= floor:
@@ -275,8 +286,15 @@ def check_mtd_least(kind_a, params_a, vertices_a, T_a, kind_b, params_b, vertice
 @njit(inline="always")
 def _refine(kind_a, params_a, vertices_a, T_a, kind_b, params_b, vertices_b, T_b, n, value, start, stop, out):
     """Pattern search on the sphere from unit n (overlap ``value``): the local minimum to ``out``; its overlap."""
+    return _refine_into(kind_a, params_a, vertices_a, T_a, kind_b, params_b, vertices_b, T_b, n, value, start, stop,
+                        out, np.empty((8, 3)))
+
+
+@njit(inline="always")
+def _refine_into(kind_a, params_a, vertices_a, T_a, kind_b, params_b, vertices_b, T_b, n, value, start, stop, out,
+                 trial):
+    """:func:`_refine` with its scratch ``trial`` (8, 3) given (a caller that refines many directions makes it once)."""
     n0, n1, n2 = n[0], n[1], n[2]
-    trial = np.empty((8, 3))
     step = start
     while step > stop:
         count = _pattern(n0, n1, n2, step, trial)
@@ -497,8 +515,8 @@ def other_basin_gap(kind_a, params_a, vertices_a, T_a, faces_a, offsets_a, kind_
     n0, n1, n2 = normal[0], normal[1], normal[2]
     best = np.inf
     refined = np.empty(3)
-    dirs = np.empty((MAX_CANDIDATES, 3))
-    m = candidate_directions(kind_a, params_a, T_a, kind_b, params_b, T_b, np.empty((0, 3)), dirs)
+    dirs = np.empty((MAX_CANDIDATES + 8, 3))
+    m = _candidates(kind_a, params_a, T_a, kind_b, params_b, T_b, _NO_EXTRA, dirs)
     n_faces_a, n_faces_b = faces_a.shape[0], faces_b.shape[0]
     # one body a vertex set (its support costs a pass over its vertices), the other a primitive
     vertices_a_only = kind_a > KIND_CONE and not kind_b > KIND_CONE
@@ -516,6 +534,7 @@ def other_basin_gap(kind_a, params_a, vertices_a, T_a, faces_a, offsets_a, kind_
     kept_b = np.empty(BASIN_KEPT_VERTICES, dtype=np.int64)
     n_kept_a, n_kept_b = 0, 0
     d = np.empty(3)
+    trial = dirs[MAX_CANDIDATES:]              # _refine's scratch, in the same allocation as the candidates
     for i in range(m + n_faces_a + n_faces_b):
         if i < m:
             d0, d1, d2 = dirs[i, 0], dirs[i, 1], dirs[i, 2]
@@ -566,8 +585,8 @@ def other_basin_gap(kind_a, params_a, vertices_a, T_a, faces_a, offsets_a, kind_
         if not value - depth < margin:
             continue
         d[0], d[1], d[2] = d0, d1, d2
-        value = _refine(kind_a, params_a, vertices_a, T_a, kind_b, params_b, vertices_b, T_b, d, value, start, stop,
-                        refined)
+        value = _refine_into(kind_a, params_a, vertices_a, T_a, kind_b, params_b, vertices_b, T_b, d, value, start,
+                             stop, refined, trial)
         if refined[0] * n0 + refined[1] * n1 + refined[2] * n2 < min_cos and value - depth < best:
             best = value - depth
     return best
