@@ -821,6 +821,12 @@ _LEADING_INSIDE_M = 1e-9
 
 @njit(cache=True)
 def leading_sample_inside(samples, T_world_x, T_world_solid, solid, nx, ny, nz):
+    """:func:`_leading_sample_inside` (its entry for Python callers)."""
+    return _leading_sample_inside(samples, T_world_x, T_world_solid, solid, nx, ny, nz)
+
+
+@njit(inline="always")
+def _leading_sample_inside(samples, T_world_x, T_world_solid, solid, nx, ny, nz):
     """Whether body x's surface point farthest along the world direction (nx, ny, nz) (the first of equals) lies
     inside the solid by more than _LEADING_INSIDE_M: the depth :func:`_scan_surface_points` computes for it (the
     same placing, ``point_depth`` or, for a closed 2-manifold mesh, ``_mesh_signed_distance``).
@@ -872,9 +878,10 @@ def pair_overlaps_along(samples_a, solid_a, T_world_a, samples_b, solid_b, T_wor
     """:func:`pair_overlaps`, the same answer, told first from the two leading surface points along the unit
     (nx, ny, nz) from a to b (a's farthest along it inside b, b's farthest against it inside a:
     :func:`leading_sample_inside`), the full scans only where neither is inside."""
-    if leading_sample_inside(SurfaceSamples(*samples_a), T_world_a, T_world_b, SolidArrays(*solid_b), nx, ny, nz):
+    # (inlined: no call counting the two packs' arrays up and down again)
+    if _leading_sample_inside(SurfaceSamples(*samples_a), T_world_a, T_world_b, SolidArrays(*solid_b), nx, ny, nz):
         return True
-    if leading_sample_inside(SurfaceSamples(*samples_b), T_world_b, T_world_a, SolidArrays(*solid_a), -nx, -ny, -nz):
+    if _leading_sample_inside(SurfaceSamples(*samples_b), T_world_b, T_world_a, SolidArrays(*solid_a), -nx, -ny, -nz):
         return True
     return pair_overlaps(samples_a, solid_a, T_world_a, samples_b, solid_b, T_world_b)
 
