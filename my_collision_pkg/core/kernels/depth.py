@@ -822,18 +822,21 @@ _LEADING_INSIDE_M = 1e-9
 @njit(cache=True)
 def leading_sample_inside(samples, T_world_x, T_world_solid, solid, nx, ny, nz):
     """:func:`_leading_sample_inside` (its entry for Python callers)."""
-    return _leading_sample_inside(samples, T_world_x, T_world_solid, solid, nx, ny, nz)
+    return _leading_sample_inside(samples, T_world_x, T_world_solid, solid, nx, ny, nz, np.empty((3, 3)),
+                                  np.empty(1, dtype=np.int64))
 
 
 @njit(inline="always")
-def _leading_sample_inside(samples, T_world_x, T_world_solid, solid, nx, ny, nz):
+def _leading_sample_inside(samples, T_world_x, T_world_solid, solid, nx, ny, nz, scratch, one):
     """Whether body x's surface point farthest along the world direction (nx, ny, nz) (the first of equals) lies
     inside the solid by more than _LEADING_INSIDE_M: the depth :func:`_scan_surface_points` computes for it (the
     same placing, ``point_depth`` or, for a closed 2-manifold mesh, ``_mesh_signed_distance``).
 
     A yes means :func:`any_surface_point_inside` says yes too (that point is one of those it scans, and its bounds
     are sound), so :func:`pair_overlaps` may answer from it; a no says nothing. Along the overlap's normal from x
-    to the solid, the leading point is where x reaches deepest into it: most overlapping pairs are told here."""
+    to the solid, the leading point is where x reaches deepest into it: most overlapping pairs are told here.
+
+    ``scratch`` (3, 3) float64 and ``one`` (1,) int64: working space (a caller testing twice makes it once)."""
     points = samples.points
     n = points.shape[0]
     if n == 0:
@@ -848,13 +851,13 @@ def _leading_sample_inside(samples, T_world_x, T_world_solid, solid, nx, ny, nz)
         v = points[j, 0] * mx + points[j, 1] * my + points[j, 2] * mz
         if v > best_v:
             best_v, best = v, j
-    world = np.empty((1, 3))
-    local = np.empty((1, 3))
+    world = scratch[0:1]
+    local = scratch[1:2]
     excess2 = _place_point(points[best:best + 1], 0, T_world_x, T_world_solid, solid.box_center, solid.box_axes,
                            solid.box_half, world, local)
     if excess2 > 0.0:
         return False
-    surface = np.empty(3)
+    surface = scratch[2]
     if solid.kind == KIND_MESH and solid.manifold:
         # (_mesh_signed_distance's answer for the one point, its hull planes read as rows: no transposed copy)
         f, _ = _first_plane_outside_rows(solid.planes, local[0])
@@ -867,7 +870,7 @@ def _leading_sample_inside(samples, T_world_x, T_world_solid, solid, nx, ny, nz)
             side += (local[0, i] - surface[i]) * solid.pseudo_normals[t, feature, i]
         d = np.sqrt(d2)
         return (d if side < 0.0 else -d) > _LEADING_INSIDE_M
-    one = np.full(1, -1, dtype=np.int64)
+    one[0] = -1
     d = point_depth(solid.kind, solid.params, solid.planes, solid.triangles, solid.bounds, solid.nodes, solid.order,
                     solid.pseudo_normals, solid.manifold, local[0], surface, one, solid.face_normals)
     return d > _LEADING_INSIDE_M
@@ -878,10 +881,14 @@ def pair_overlaps_along(samples_a, solid_a, T_world_a, samples_b, solid_b, T_wor
     """:func:`pair_overlaps`, the same answer, told first from the two leading surface points along the unit
     (nx, ny, nz) from a to b (a's farthest along it inside b, b's farthest against it inside a:
     :func:`leading_sample_inside`), the full scans only where neither is inside."""
-    # (inlined: no call counting the two packs' arrays up and down again)
-    if _leading_sample_inside(SurfaceSamples(*samples_a), T_world_a, T_world_b, SolidArrays(*solid_b), nx, ny, nz):
+    # (inlined: no call counting the two packs' arrays up and down again; one working space for both)
+    scratch = np.empty((3, 3))
+    one = np.empty(1, dtype=np.int64)
+    if _leading_sample_inside(SurfaceSamples(*samples_a), T_world_a, T_world_b, SolidArrays(*solid_b), nx, ny, nz,
+                              scratch, one):
         return True
-    if _leading_sample_inside(SurfaceSamples(*samples_b), T_world_b, T_world_a, SolidArrays(*solid_a), -nx, -ny, -nz):
+    if _leading_sample_inside(SurfaceSamples(*samples_b), T_world_b, T_world_a, SolidArrays(*solid_a), -nx, -ny, -nz,
+                              scratch, one):
         return True
     return pair_overlaps(samples_a, solid_a, T_world_a, samples_b, solid_b, T_world_b)
 

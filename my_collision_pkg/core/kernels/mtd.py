@@ -514,8 +514,8 @@ def other_basin_gap(kind_a, params_a, vertices_a, T_a, faces_a, offsets_a, kind_
     float, and the answer is the same to the last bit."""
     n0, n1, n2 = normal[0], normal[1], normal[2]
     best = np.inf
-    refined = np.empty(3)
-    dirs = np.empty((MAX_CANDIDATES + 8, 3))
+    dirs = np.empty((MAX_CANDIDATES + 10, 3))  # the candidates, _refine's scratch (8), the refined direction, d
+    refined = dirs[MAX_CANDIDATES + 8]
     m = _candidates(kind_a, params_a, T_a, kind_b, params_b, T_b, _NO_EXTRA, dirs)
     n_faces_a, n_faces_b = faces_a.shape[0], faces_b.shape[0]
     # one body a vertex set (its support costs a pass over its vertices), the other a primitive
@@ -530,11 +530,12 @@ def other_basin_gap(kind_a, params_a, vertices_a, T_a, faces_a, offsets_a, kind_
     wb0, wb1, wb2 = (T_b[0, 0] * x + T_b[1, 0] * y + T_b[2, 0] * z, T_b[0, 1] * x + T_b[1, 1] * y + T_b[2, 1] * z,
                      T_b[0, 2] * x + T_b[1, 2] * y + T_b[2, 2] * z)
     # the other body's support vertices of the faces scanned last, where it is a vertex set (_kept_face_overlap)
-    kept_a = np.empty(BASIN_KEPT_VERTICES, dtype=np.int64)
-    kept_b = np.empty(BASIN_KEPT_VERTICES, dtype=np.int64)
+    kept = np.empty((2, BASIN_KEPT_VERTICES), dtype=np.int64)
+    kept_a = kept[0]
+    kept_b = kept[1]
     n_kept_a, n_kept_b = 0, 0
-    d = np.empty(3)
-    trial = dirs[MAX_CANDIDATES:]              # _refine's scratch, in the same allocation as the candidates
+    d = dirs[MAX_CANDIDATES + 9]
+    trial = dirs[MAX_CANDIDATES:MAX_CANDIDATES + 8]
     for i in range(m + n_faces_a + n_faces_b):
         if i < m:
             d0, d1, d2 = dirs[i, 0], dirs[i, 1], dirs[i, 2]
@@ -769,21 +770,24 @@ def polish_mtd(kind_a, params_a, vertices_a, T_a, kind_b, params_b, vertices_b, 
         return value
     ra = params_a[0] if kind_a == KIND_CYLINDER else 0.0
     rb = params_b[0] if kind_b == KIND_CYLINDER else 0.0
-    axa = np.empty(3)
-    axb = np.empty(3)
-    for r in range(3):
-        axa[r] = T_a[r, 2]
-        axb[r] = T_b[r, 2]
-    sa = np.empty((POLISH_SUPPORT, 3))
-    sb = np.empty((POLISH_SUPPORT, 3))
     k = POLISH_SUPPORT
     pairs = k * (k - 1) // 2
     max_candidates = 2 * k * (k - 1) * (k - 2) // 6 + pairs * pairs + 2 + 2 * pairs
-    cands = np.empty((max_candidates, 3))
-    bounds = np.empty(max_candidates)
+    # the working arrays as rows of one allocation each for floats and integers (three instead of ten)
+    rows = np.empty((max_candidates + 2 * POLISH_SUPPORT + 3, 3))
+    cands = rows[:max_candidates]
+    sa = rows[max_candidates:max_candidates + POLISH_SUPPORT]
+    sb = rows[max_candidates + POLISH_SUPPORT:max_candidates + 2 * POLISH_SUPPORT]
+    axa = rows[max_candidates + 2 * POLISH_SUPPORT]
+    axb = rows[max_candidates + 2 * POLISH_SUPPORT + 1]
+    point = rows[max_candidates + 2 * POLISH_SUPPORT + 2]
+    for r in range(3):
+        axa[r] = T_a[r, 2]
+        axb[r] = T_b[r, 2]
+    singles = np.empty(max_candidates + POLISH_SUPPORT)
+    bounds = singles[:max_candidates]
+    values = singles[max_candidates:]
     taken = np.empty(max_candidates, dtype=np.bool_)
-    point = np.empty(3)
-    values = np.empty(POLISH_SUPPORT)
     index = np.empty(POLISH_SUPPORT, dtype=np.int64)
     eps = _POLISH_EPS_M
     for _ in range(_POLISH_ROUNDS):
