@@ -21,15 +21,18 @@ from my_collision_pkg.core.kernels.codes import KIND_BOX, KIND_CAPSULE, KIND_CON
 from my_collision_pkg.core.kernels.mtd import other_basin_gap
 
 
-@njit(cache=True)
-def _before(a, b):
-    """Row a sorts strictly before row b (lexicographic, as Python's tuples)."""
-    for j in range(3):
-        if a[j] < b[j]:
-            return True
-        if a[j] > b[j]:
-            return False
-    return False
+@njit(inline="always")
+def _before3(a0, a1, a2, b0, b1, b2):
+    """Row (a0, a1, a2) sorts strictly before row (b0, b1, b2) (lexicographic, as Python's tuples)."""
+    if a0 < b0:
+        return True
+    if a0 > b0:
+        return False
+    if a1 < b1:
+        return True
+    if a1 > b1:
+        return False
+    return a2 < b2
 
 
 @njit(cache=True)
@@ -71,24 +74,25 @@ def support_points(points, d, tolerance, out):
     count = 0
     for i in range(m):
         if h[i] >= top - tolerance:
-            out[count] = points[i]
+            out[count, 0], out[count, 1], out[count, 2] = points[i, 0], points[i, 1], points[i, 2]
             count += 1
     if count == 1:
         return 1
     chosen = np.round(out[:count], 12)
-    # insertion sort (stable: of rows equal as numbers, -0.0 or 0.0, the first listed stays first)
+    # insertion sort (stable: of rows equal as numbers, -0.0 or 0.0, the first listed stays first), a row moved as
+    # its three numbers (no copy or view made per step)
     for i in range(1, count):
-        row = chosen[i].copy()
+        r0, r1, r2 = chosen[i, 0], chosen[i, 1], chosen[i, 2]
         k = i - 1
-        while k >= 0 and _before(row, chosen[k]):
-            chosen[k + 1] = chosen[k]
+        while k >= 0 and _before3(r0, r1, r2, chosen[k, 0], chosen[k, 1], chosen[k, 2]):
+            chosen[k + 1, 0], chosen[k + 1, 1], chosen[k + 1, 2] = chosen[k, 0], chosen[k, 1], chosen[k, 2]
             k -= 1
-        chosen[k + 1] = row
+        chosen[k + 1, 0], chosen[k + 1, 1], chosen[k + 1, 2] = r0, r1, r2
     kept = 0
     for i in range(count):
         if kept == 0 or not (chosen[i, 0] == out[kept - 1, 0] and chosen[i, 1] == out[kept - 1, 1]
                              and chosen[i, 2] == out[kept - 1, 2]):
-            out[kept] = chosen[i]
+            out[kept, 0], out[kept, 1], out[kept, 2] = chosen[i, 0], chosen[i, 1], chosen[i, 2]
             kept += 1
     if kept > 2:
         centred = out[:kept] - (out[:kept].sum(axis=0) / kept)
@@ -260,9 +264,10 @@ def _body_feature(kind, params, vertices, T, d0, d1, d2, tolerance, disc_cos, di
         count, gap = 1, np.inf
     else:
         points = _candidate_points(kind, params, vertices, x, y, z, disc_cos, disc_sin)
-        d = np.empty(3)
+        work = np.empty((points.shape[0] + 1, 3))    # the support points, then the direction: one allocation
+        local = work[:points.shape[0]]
+        d = work[points.shape[0]]
         d[0], d[1], d[2] = x, y, z
-        local = np.empty((points.shape[0], 3))
         count = support_points(points, d, tolerance, local)
         if count > 2:
             gap = np.inf
@@ -294,8 +299,9 @@ def feature_contact(kind_0, params_0, vertices_0, T_0, faces_0, offsets_0, kind_
     n0, n1, n2 = normal[0], normal[1], normal[2]
     m0 = vertices_0.shape[0] if kind_0 > KIND_CONE else 20
     m1 = vertices_1.shape[0] if kind_1 > KIND_CONE else 20
-    f0 = np.empty((max(m0, 1), 3))
-    f1 = np.empty((max(m1, 1), 3))
+    features = np.empty((max(m0, 1) + max(m1, 1), 3))     # both bodies' support features: one allocation
+    f0 = features[:max(m0, 1)]
+    f1 = features[max(m0, 1):]
     c0, gap0 = _body_feature(kind_0, params_0, vertices_0, T_0, n0, n1, n2, tolerance, disc_cos, disc_sin, f0)
     c1, gap1 = _body_feature(kind_1, params_1, vertices_1, T_1, -n0, -n1, -n2, tolerance, disc_cos, disc_sin, f1)
     s0, s1, s2 = distance * n0, distance * n1, distance * n2
