@@ -61,6 +61,9 @@ MIN_LEFT = {0.05: 1, 0.5: 1}
 @pytest.mark.parametrize("influence_m", [0.05, 0.5])
 def test_one_call_rows_equal_the_steps_one_by_one(panda, monkeypatch, influence_m):
     checker, names, Q = panda
+    # the compiled steps called from Python (not fused with the candidate rows in single_request_rows), so that where
+    # they stop is counted here; test_fused_request_rows_equal_the_three_calls holds the fused call to these answers
+    monkeypatch.setattr(clearance, "ONE_CALL", False)
     stops = {"coal": 0, "narrow": 0}
     from_first, narrow = clearance._measure_from_first, clearance._narrow_phase
 
@@ -98,3 +101,26 @@ def test_one_call_rows_equal_the_steps_one_by_one(panda, monkeypatch, influence_
     assert seen["penetrating done"] >= 10 and seen["penetrating left"] >= MIN_LEFT[influence_m], seen
     with_rows = sum(len(a.distance) > 0 for a in answers)
     assert with_rows - seen["narrow"] >= 20, (with_rows, seen)
+
+
+@pytest.mark.parametrize("influence_m", [0.05, 0.5])
+def test_fused_request_rows_equal_the_three_calls(panda, monkeypatch, influence_m):
+    """``single_request_rows`` (the candidate rows, single_rows and single_settled_rows in one compiled call, a
+    request's path once the penetrating rows' bodies are made) gives every answer of the three calls bit for bit,
+    and it is the path taken."""
+    checker, names, Q = panda
+    keywords = [{}, {"compute_jacobians": False}, {"max_rows_per_configuration": 2}]
+    monkeypatch.setattr(clearance, "ONE_CALL", False)
+    three = [checker.clearance(names, q, influence_m, **keywords[c % 3]) for c, q in enumerate(Q)]
+    monkeypatch.setattr(clearance, "ONE_CALL", True)
+    fused, calls = clearance.single_request_rows, []
+
+    def counted(*args):
+        calls.append(fused(*args))
+        return calls[-1]
+
+    monkeypatch.setattr(clearance, "single_request_rows", counted)
+    for c, (q, answer) in enumerate(zip(Q, three)):
+        _same(answer, checker.clearance(names, q, influence_m, **keywords[c % 3]))
+    # every request went through the fused call (the bodies were made by the first pass), most with candidate rows
+    assert len(calls) == len(Q) and sum(count > 0 for count in calls) >= 20, (len(calls), calls[:10])

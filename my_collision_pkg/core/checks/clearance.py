@@ -56,7 +56,8 @@ from my_collision_pkg.core.geometry.coal_setup import coal   # coal with its box
 from my_collision_pkg.core.kernels.clearance_rows import (CANDIDATES_NON_FINITE, CANDIDATES_OUT_OF_LIMITS,
                                                           SINGLE_DONE, SINGLE_FIRST, SINGLE_LEFT, SINGLE_SETTLED,
                                                           single_buffer_sizes, single_info_start,
-                                                          single_support_start, single_rows, single_settled_rows,
+                                                          single_support_start, single_request_rows, single_rows,
+                                                          single_settled_rows,
                                                            candidate_rows, finish_rows, first_distance_rows,
                                                            pack_row_pairs, pack_row_world, pack_world, pose_sizes,
                                                            settle_rows)
@@ -356,6 +357,7 @@ class _SingleBuffers:
         self.I8 = np.zeros(sizes[3], dtype=np.int8)
         self.B = np.zeros(sizes[4], dtype=bool)
         self.P, self.M = n_pairs, n_movable
+        self.steps_done = False        # the request's compiled steps already ran into these (set per request)
         self.info = self.I[single_info_start(n_pairs):single_support_start(n_pairs)]
         self._support_at = single_support_start(n_pairs)
 
@@ -479,6 +481,10 @@ _STOP_EVERY = 256               # rows measured between two looks at the stop fl
 _PENETRATION_CONSTANTS = np.array([_SANE_M, penetration.CHECK_ABS_M, penetration.CHECK_REL,
                                    penetration.LOCAL_CHECK_RAD, *witness_features.feature_constants()[:1],
                                    *witness_features.feature_constants()[3:]], dtype=float)
+# A one-configuration request's candidate rows and their compiled steps in one call (``single_request_rows``), once
+# the penetrating rows' bodies are made; False: three calls from Python (tests count where the steps stop), the same
+# rows.
+ONE_CALL = True
 
 # how each candidate row was settled by _measure
 _CULLED, _DONE, _CHECK_MESH = 0, 1, 2
@@ -1038,8 +1044,21 @@ def _single_clearance(resolver: ConfigurationResolver, world: CollisionWorld, se
     if not (values.flags.c_contiguous and values.flags.writeable):
         values = np.array(values)                             # (one compiled signature for every caller)
     poses, rows, q, T_link, T_shape = pt.buffers(1)
-    count = candidate_rows(values, indices, resolver.scene.current_positions, bool(resolver.check_joint_limits),
-                           *tables.packed_world, selection.pairs, thresholds, poses, rows)
+    packs = world.cached(("clearance", "convex packs"), _ConvexPacks, world)
+    buffers = pt.single_buffers(tables.mk.child_link.shape[0])
+    buffers.steps_done = ONE_CALL and packs.bodies is not None        # (read by _single_rows)
+    if buffers.steps_done:
+        # the candidate rows and their compiled steps in one call (single_request_rows: the calls below, fused)
+        count = single_request_rows(
+            values, indices, resolver.scene.current_positions, bool(resolver.check_joint_limits),
+            *tables.packed_world, selection.pairs, thresholds, poses, rows, T_link, T_shape, *tables.row_world,
+            *pt.row_pairs, _HULL_GJK_M, _HULL_SLACK_M, _SANE_M, ON_MESH_M ** 2, _ON_MESH_SEARCH_D2, _DONE, _CHECK_MESH,
+            k_max, SMOOTH_DISTANCE_M, bool(compute_jacobians), NO_SUBSHAPE, packs.closed, packs.bvh, packs.slot,
+            packs.bodies, _PENETRATION_CONSTANTS, *witness_features.feature_constants()[1:3], _CULLED, buffers.F,
+            buffers.I, buffers.I32, buffers.I8, buffers.B)
+    else:
+        count = candidate_rows(values, indices, resolver.scene.current_positions, bool(resolver.check_joint_limits),
+                               *tables.packed_world, selection.pairs, thresholds, poses, rows)
     if count == CANDIDATES_NON_FINITE:
         try:
             resolver.check_finite(joint_names, values, 0, False)
@@ -1075,22 +1094,15 @@ def _single_rows(world: CollisionWorld, tables: _Tables, pt: _PairTables, select
                  T_shape: np.ndarray, cfg: np.ndarray, pair: np.ndarray, thresholds: np.ndarray, k_max: int,
                  compute_jacobians: bool, columns: np.ndarray, stop) -> tuple | None:
     """:func:`_posed_rows` of one configuration's candidate rows: the compiled steps in one call
-    (``clearance_rows.single_rows``, into this thread's buffers), then, where it stopped (rows left to coal, to
-    the narrow phase or to the meshes' distance), the same steps as :func:`_measure` from there. The same rows."""
+    (``clearance_rows.single_rows``, into this thread's buffers; already run, with single_settled_rows, where the
+    buffers say ``steps_done``: :func:`_single_clearance`'s ``single_request_rows``), then, where it stopped (rows left
+    to coal, to the narrow phase or to the meshes' distance), the same steps as :func:`_measure` from there. The same
+    rows."""
     buffers = pt.single_buffers(tables.mk.child_link.shape[0])
-    single_rows(cfg, pair, T_link, T_shape, *tables.row_world, *pt.row_pairs, thresholds, _HULL_GJK_M, _HULL_SLACK_M,
-                _SANE_M, ON_MESH_M ** 2, _ON_MESH_SEARCH_D2, _DONE, _CHECK_MESH, k_max, SMOOTH_DISTANCE_M,
-                bool(compute_jacobians), NO_SUBSHAPE, buffers.F, buffers.I, buffers.I32, buffers.I8, buffers.B)
     info = buffers.info
-    if info[0] == SINGLE_SETTLED and info[3] == 0:
-        # penetrating rows only, their shapes' bodies made: answered and the answer assembled in one more call
-        packs = world.cached(("clearance", "convex packs"), _ConvexPacks, world)
-        if packs.bodies is not None:
-            single_settled_rows(cfg, pair, T_link, T_shape, *tables.row_world, *pt.row_pairs, thresholds,
-                                selection.pairs, packs.closed, packs.bvh, packs.slot, packs.bodies,
-                                _PENETRATION_CONSTANTS, *witness_features.feature_constants()[1:3], k_max, _DONE,
-                                _CULLED, SMOOTH_DISTANCE_M, bool(compute_jacobians), NO_SUBSHAPE, buffers.F, buffers.I,
-                                buffers.I32, buffers.I8, buffers.B)
+    if not buffers.steps_done:
+        _single_steps(world, tables, pt, selection, T_link, T_shape, cfg, pair, thresholds, k_max, compute_jacobians,
+                      buffers)
     step, n_coal, n_slow, n_rest, n, plain = info[:6].tolist()
     if step != SINGLE_DONE:
         k = len(cfg)
@@ -1116,6 +1128,26 @@ def _single_rows(world: CollisionWorld, tables: _Tables, pt: _PairTables, select
         local = _local_points(T_link, cfg, pt.owner_link[pair], tables.owner_offset[selection.pairs[pair]], pts)
     jac = np.dot(jac_m, tables.mimic_columns(columns)) if compute_jacobians else jac_m
     return cfg, pair, d_padded, pts, local, nrm, subshapes, smooth, jac
+
+
+def _single_steps(world: CollisionWorld, tables: _Tables, pt: _PairTables, selection, T_link: np.ndarray,
+                  T_shape: np.ndarray, cfg: np.ndarray, pair: np.ndarray, thresholds: np.ndarray, k_max: int,
+                  compute_jacobians: bool, buffers: _SingleBuffers) -> None:
+    """The compiled steps of one configuration's candidate rows into ``buffers``: ``single_rows``, then, where it left
+    penetrating rows only and their shapes' bodies are made, ``single_settled_rows`` (answered and the answer
+    assembled in one more call)."""
+    single_rows(cfg, pair, T_link, T_shape, *tables.row_world, *pt.row_pairs, thresholds, _HULL_GJK_M, _HULL_SLACK_M,
+                _SANE_M, ON_MESH_M ** 2, _ON_MESH_SEARCH_D2, _DONE, _CHECK_MESH, k_max, SMOOTH_DISTANCE_M,
+                bool(compute_jacobians), NO_SUBSHAPE, buffers.F, buffers.I, buffers.I32, buffers.I8, buffers.B)
+    info = buffers.info
+    if info[0] == SINGLE_SETTLED and info[3] == 0:
+        packs = world.cached(("clearance", "convex packs"), _ConvexPacks, world)
+        if packs.bodies is not None:
+            single_settled_rows(cfg, pair, T_link, T_shape, *tables.row_world, *pt.row_pairs, thresholds,
+                                selection.pairs, packs.closed, packs.bvh, packs.slot, packs.bodies,
+                                _PENETRATION_CONSTANTS, *witness_features.feature_constants()[1:3], k_max, _DONE,
+                                _CULLED, SMOOTH_DISTANCE_M, bool(compute_jacobians), NO_SUBSHAPE, buffers.F, buffers.I,
+                                buffers.I32, buffers.I8, buffers.B)
 
 
 def _local_points(T_world_link: np.ndarray, cfg: np.ndarray, owner_link: np.ndarray, owner_offset: np.ndarray,

@@ -1176,3 +1176,31 @@ def single_settled_rows(cfg, pair, T_world_link, T_world_shape, world_f, world_i
             state_b[r] = culled
     _finish_single(cfg, pair, T_world_link, T_world_shape, world_f, world_i, pair_f, pair_i, k_max, done,
                    smooth_distance, jacobians, no_subshape, F, I, I32, I8, B)
+
+
+@njit(cache=True, fastmath=False)
+def single_request_rows(values, indices, current, check_limits, floats, ints, pairs, thresholds, poses, rows,
+                        T_world_link, T_world_shape, world_f, world_i, pair_f, pair_i, eps_m, apart_above, sane_below,
+                        on_mesh_d2, search_d2, done, check_mesh, k_max, smooth_distance, jacobians, no_subshape, closed,
+                        bvh, slot, bodies, pen, disc_cos, disc_sin, culled, F, I, I32, I8, B):
+    """A one-configuration request's compiled steps in one call: :func:`candidate_rows` (``values`` (1, K); its
+    arguments first, ``T_world_link`` and ``T_world_shape`` the views of ``poses`` it fills), then, where it found
+    candidate rows, :func:`single_rows` and :func:`single_settled_rows` of them (their arguments after, in their
+    order). The same numbers as the three calls (the same functions on the same values), without two of the calls
+    from Python and the Python between them.
+
+    Returns candidate_rows' answer: the number of candidate rows (the rows' steps ran on ``rows[:, :count]`` where
+    it is positive, ``I``'s info as they left it) or a refusal code (CANDIDATES_NON_FINITE,
+    CANDIDATES_OUT_OF_LIMITS)."""
+    count = candidate_rows(values, indices, current, check_limits, floats, ints, pairs, thresholds, poses, rows)
+    if count <= 0:
+        return count
+    cfg = rows[0, :count]
+    pair = rows[1, :count]
+    single_rows(cfg, pair, T_world_link, T_world_shape, world_f, world_i, pair_f, pair_i, thresholds, eps_m,
+                apart_above, sane_below, on_mesh_d2, search_d2, done, check_mesh, k_max, smooth_distance, jacobians,
+                no_subshape, F, I, I32, I8, B)
+    single_settled_rows(cfg, pair, T_world_link, T_world_shape, world_f, world_i, pair_f, pair_i, thresholds, pairs,
+                        closed, bvh, slot, bodies, pen, disc_cos, disc_sin, k_max, done, culled, smooth_distance,
+                        jacobians, no_subshape, F, I, I32, I8, B)
+    return count

@@ -17,7 +17,8 @@ from numba.typed import List
 from my_collision_pkg.core.kernels import explain_batch
 from my_collision_pkg.core.kernels.cells import cells_in_boxes
 from my_collision_pkg.core.kernels.clearance_rows import (assemble_rows, candidate_rows, check_on_meshes, finish_rows,
-                                                           single_buffer_sizes, single_rows, single_settled_rows,
+                                                           single_buffer_sizes, single_request_rows, single_rows,
+                                                           single_settled_rows,
                                                            first_distance_rows, jacobian_and_local_points,
                                                            pack_row_pairs, pack_row_world, pack_world, pose_sizes,
                                                            settle_first_distances, settle_rows, sphere_gaps)
@@ -220,6 +221,14 @@ def warm_up_clearance_rows(bodies: List) -> None:
                             bodies, np.ones(10), np.cos(angles), np.sin(angles), 0, 1, 0, 1e-9, jacobians, -1,
                             np.zeros(sizes[0]), np.zeros(sizes[1], dtype=np.int64), np.zeros(sizes[2], dtype=np.int32),
                             np.zeros(sizes[3], dtype=np.int8), np.zeros(sizes[4], dtype=np.bool_))
+        # the candidate rows and both steps in one call (a one-configuration request once bodies are made)
+        single_request_rows(np.zeros((1, 1)), np.zeros(1, dtype=np.int64), current, True, floats, ints, pairs,
+                            thresholds, poses, rows, T_link, T_shape, world_f, world_i, pair_f, pair_i, 1e-12, 1e-5,
+                            1e6, 1e-18, 4e-18, 1, 2, 0, 1e-9, jacobians, -1, np.zeros(2, dtype=np.bool_),
+                            np.zeros(2, dtype=np.bool_), np.full(2, -1, dtype=np.int64), bodies, np.ones(10),
+                            np.cos(angles), np.sin(angles), 0, np.zeros(sizes[0]), np.zeros(sizes[1], dtype=np.int64),
+                            np.zeros(sizes[2], dtype=np.int32), np.zeros(sizes[3], dtype=np.int8),
+                            np.zeros(sizes[4], dtype=np.bool_))
 
 
 def warm_up_contacts() -> List:
