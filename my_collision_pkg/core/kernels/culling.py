@@ -19,7 +19,6 @@ from numba import njit, types
 from numba.experimental import structref
 
 from my_collision_pkg.core.kernels.codes import KIND_BOX, KIND_CYLINDER, KIND_SPHERE
-from my_collision_pkg.core.kernels.frames import axes_to_world, point_to_world
 from my_collision_pkg.core.kernels.gjk import ConvexArrays, lower_bound
 from my_collision_pkg.core.kernels.kinematics import forward_kinematics, shape_poses
 
@@ -45,17 +44,11 @@ SCREEN_GJK_RELATIVE = 0.05
 SCREEN_INSIDE_M = 1e-4
 
 
-@njit(cache=True)
-def _obb_world(T_world_shape, center_shape, axes_shape, out_center_world, out_axes_world):
-    """A shape's bounding box (centre, axes as columns) from its frame to the planning frame."""
-    point_to_world(T_world_shape, center_shape, out_center_world)
-    axes_to_world(T_world_shape, axes_shape, out_axes_world)
-
-
 @njit(inline="always")
 def _obb_world_at(T_world_shape, c, s, obb_center, obb_axes, out_center, out_axes):
-    """:func:`_obb_world` of shape ``s`` at configuration ``c`` into ``out_center[s]``, ``out_axes[s]``: the same
-    arithmetic on the arrays themselves, no view made (each view costs its array a reference count up and down)."""
+    """Shape ``s``'s bounding box (centre, axes as columns) from its frame to the planning frame at configuration
+    ``c``, into ``out_center[s]``, ``out_axes[s]``: on the arrays themselves, no view made (each view costs its array
+    a reference count up and down)."""
     for r in range(3):
         acc = T_world_shape[c, s, r, 3]
         for u in range(3):
@@ -71,8 +64,9 @@ def _obb_world_at(T_world_shape, c, s, obb_center, obb_axes, out_center, out_axe
 
 @njit(inline="always")
 def _obb_overlap_at(centers, axes, half, a, b, margin, R, absR, t):
-    """:func:`_obb_overlap` of boxes ``a`` and ``b`` (rows of ``centers`` (S, 3), ``axes`` (S, 3, 3), ``half``
-    (S, 3)): the same arithmetic in the same order, on the arrays themselves (no view made)."""
+    """Separating-axis test of oriented boxes ``a`` and ``b`` (rows of ``centers`` (S, 3), ``axes`` (S, 3, 3) as
+    columns, ``half`` (S, 3) half extents), box a grown by ``margin``; on the arrays themselves (no view made).
+    ``R``, ``absR`` (3, 3) and ``t`` (3,) are scratch space."""
     for i in range(3):
         for j in range(3):
             acc = 0.0
@@ -108,53 +102,6 @@ def _obb_overlap_at(centers, axes, half, a, b, margin, R, absR, t):
             j2 = (j + 2) % 3
             ra = e1 * absR[i2, j] + e2 * absR[i1, j]
             rb = half[b, j1] * absR[i, j2] + half[b, j2] * absR[i, j1]
-            proj = t[i2] * R[i1, j] - t[i1] * R[i2, j]
-            if abs(proj) > ra + rb:
-                return False
-    return True
-
-
-@njit(cache=True)
-def _obb_overlap(ca, Aa, ha, cb, Ab, hb, margin, R, absR, t):
-    """Separating-axis test of two oriented boxes, box A grown by ``margin``.
-
-    ``R``, ``absR`` (3, 3) and ``t`` (3,) are scratch space.
-    """
-    for i in range(3):
-        for j in range(3):
-            acc = 0.0
-            for u in range(3):
-                acc += Aa[u, i] * Ab[u, j]
-            R[i, j] = acc
-            absR[i, j] = abs(acc) + SAT_EPSILON
-    for i in range(3):
-        acc = 0.0
-        for u in range(3):
-            acc += Aa[u, i] * (cb[u] - ca[u])
-        t[i] = acc
-    ea0 = ha[0] + margin
-    ea1 = ha[1] + margin
-    ea2 = ha[2] + margin
-    for i in range(3):
-        ea = ea0 if i == 0 else (ea1 if i == 1 else ea2)
-        rb = hb[0] * absR[i, 0] + hb[1] * absR[i, 1] + hb[2] * absR[i, 2]
-        if abs(t[i]) > ea + rb:
-            return False
-    for j in range(3):
-        ra = ea0 * absR[0, j] + ea1 * absR[1, j] + ea2 * absR[2, j]
-        proj = t[0] * R[0, j] + t[1] * R[1, j] + t[2] * R[2, j]
-        if abs(proj) > ra + hb[j]:
-            return False
-    for i in range(3):
-        i1 = (i + 1) % 3
-        i2 = (i + 2) % 3
-        e1 = ea0 if i1 == 0 else (ea1 if i1 == 1 else ea2)
-        e2 = ea0 if i2 == 0 else (ea1 if i2 == 1 else ea2)
-        for j in range(3):
-            j1 = (j + 1) % 3
-            j2 = (j + 2) % 3
-            ra = e1 * absR[i2, j] + e2 * absR[i1, j]
-            rb = hb[j1] * absR[i, j2] + hb[j2] * absR[i, j1]
             proj = t[i2] * R[i1, j] - t[i1] * R[i2, j]
             if abs(proj) > ra + rb:
                 return False
@@ -262,7 +209,7 @@ def _cull_posed_row(T_world_shape, obb_center, obb_axes, obb_half, pairs, margin
     with the same answers, into ``candidates`` (1, P) and the candidate pairs' indices into
     ``survivors``; returns their number.
 
-    The separating-axis test is :func:`_obb_overlap`'s in the same arithmetic, written out in
+    The separating-axis test is :func:`_obb_overlap_at`'s in the same arithmetic, written out in
     the loop (a helper handed these arrays costs numba reference counts per call, which
     here cost as much as the test), reading the boxes by index, and with the rotation
     between the boxes computed a row at a time as box A's face axes need it: most pairs
