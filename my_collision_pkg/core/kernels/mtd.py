@@ -773,7 +773,8 @@ def polish_mtd(kind_a, params_a, vertices_a, T_a, kind_b, params_b, vertices_b, 
     k = POLISH_SUPPORT
     pairs = k * (k - 1) // 2
     max_candidates = 2 * k * (k - 1) * (k - 2) // 6 + pairs * pairs + 2 + 2 * pairs
-    # the working arrays as rows of one allocation each for floats and integers (three instead of ten)
+    # the working arrays in four allocations instead of ten (rows of one float block, one float vector, the flags
+    # and the indices)
     rows = np.empty((max_candidates + 2 * POLISH_SUPPORT + 3, 3))
     cands = rows[:max_candidates]
     sa = rows[max_candidates:max_candidates + POLISH_SUPPORT]
