@@ -464,12 +464,21 @@ def _mesh_signed_distance(hull_planes_t, triangles, bounds, nodes, order, pseudo
     f, v = _first_plane_outside(hull_planes_t, p)
     if f >= 0:
         return -v, -1, False
+    s, t = _tree_signed_distance(triangles, bounds, nodes, order, pseudo_normals, p, surface, seed, face_normals)
+    return s, t, True
+
+
+@njit(inline="always")
+def _tree_signed_distance(triangles, bounds, nodes, order, pseudo_normals, p, surface, seed, face_normals):
+    """Signed distance of p to a closed 2-manifold mesh (> 0 inside) by its nearest triangle (the tree's, written to
+    ``surface``) and that feature's pseudo-normal, and the triangle: :func:`_mesh_signed_distance` where no hull plane
+    puts p outside."""
     d2, t, feature = tree_closest_point(p, triangles, bounds, nodes, order, surface, seed, face_normals)
     side = 0.0
     for i in range(3):
         side += (p[i] - surface[i]) * pseudo_normals[t, feature, i]
     d = np.sqrt(d2)
-    return (d if side < 0.0 else -d), t, True
+    return (d if side < 0.0 else -d), t
 
 
 @njit(cache=True)
@@ -863,13 +872,9 @@ def _leading_sample_inside(samples, T_world_x, T_world_solid, solid, nx, ny, nz,
         f, _ = _first_plane_outside_rows(solid.planes, local[0])
         if f >= 0:
             return False
-        d2, t, feature = tree_closest_point(local[0], solid.triangles, solid.bounds, solid.nodes, solid.order, surface,
-                                            -1, solid.face_normals)
-        side = 0.0
-        for i in range(3):
-            side += (local[0, i] - surface[i]) * solid.pseudo_normals[t, feature, i]
-        d = np.sqrt(d2)
-        return (d if side < 0.0 else -d) > _LEADING_INSIDE_M
+        s, _ = _tree_signed_distance(solid.triangles, solid.bounds, solid.nodes, solid.order, solid.pseudo_normals,
+                                     local[0], surface, -1, solid.face_normals)
+        return s > _LEADING_INSIDE_M
     one[0] = -1
     d = point_depth(solid.kind, solid.params, solid.planes, solid.triangles, solid.bounds, solid.nodes, solid.order,
                     solid.pseudo_normals, solid.manifold, local[0], surface, one, solid.face_normals)
