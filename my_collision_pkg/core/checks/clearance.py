@@ -488,6 +488,11 @@ ONE_CALL = True
 
 # how each candidate row was settled by _measure
 _CULLED, _DONE, _CHECK_MESH = 0, 1, 2
+# single_rows' constants after the thresholds (its first distances' gap, the apart slack, the sane bound, the on-mesh
+# and search distances squared, the states done and check-mesh), as the one-configuration steps pass them
+_SINGLE_ROW_CONSTANTS = (_HULL_GJK_M, _HULL_SLACK_M, _SANE_M, ON_MESH_M ** 2, _ON_MESH_SEARCH_D2, _DONE, _CHECK_MESH)
+# single_settled_rows' disc for the witness features (unit circle: cosines, sines)
+_FEATURE_DISC = witness_features.feature_constants()[1:3]
 
 
 class _Measured:
@@ -1052,10 +1057,9 @@ def _single_clearance(resolver: ConfigurationResolver, world: CollisionWorld, se
         count = single_request_rows(
             values, indices, resolver.scene.current_positions, bool(resolver.check_joint_limits),
             *tables.packed_world, selection.pairs, thresholds, poses, rows, T_link, T_shape, *tables.row_world,
-            *pt.row_pairs, _HULL_GJK_M, _HULL_SLACK_M, _SANE_M, ON_MESH_M ** 2, _ON_MESH_SEARCH_D2, _DONE, _CHECK_MESH,
-            k_max, SMOOTH_DISTANCE_M, bool(compute_jacobians), NO_SUBSHAPE, packs.closed, packs.bvh, packs.slot,
-            packs.bodies, _PENETRATION_CONSTANTS, *witness_features.feature_constants()[1:3], _CULLED, buffers.F,
-            buffers.I, buffers.I32, buffers.I8, buffers.B)
+            *pt.row_pairs, *_SINGLE_ROW_CONSTANTS, k_max, SMOOTH_DISTANCE_M, bool(compute_jacobians), NO_SUBSHAPE,
+            packs.closed, packs.bvh, packs.slot, packs.bodies, _PENETRATION_CONSTANTS, *_FEATURE_DISC, _CULLED,
+            buffers.F, buffers.I, buffers.I32, buffers.I8, buffers.B)
     else:
         count = candidate_rows(values, indices, resolver.scene.current_positions, bool(resolver.check_joint_limits),
                                *tables.packed_world, selection.pairs, thresholds, poses, rows)
@@ -1136,16 +1140,16 @@ def _single_steps(world: CollisionWorld, tables: _Tables, pt: _PairTables, selec
     """The compiled steps of one configuration's candidate rows into ``buffers``: ``single_rows``, then, where it left
     penetrating rows only and their shapes' bodies are made, ``single_settled_rows`` (answered and the answer
     assembled in one more call)."""
-    single_rows(cfg, pair, T_link, T_shape, *tables.row_world, *pt.row_pairs, thresholds, _HULL_GJK_M, _HULL_SLACK_M,
-                _SANE_M, ON_MESH_M ** 2, _ON_MESH_SEARCH_D2, _DONE, _CHECK_MESH, k_max, SMOOTH_DISTANCE_M,
-                bool(compute_jacobians), NO_SUBSHAPE, buffers.F, buffers.I, buffers.I32, buffers.I8, buffers.B)
+    single_rows(cfg, pair, T_link, T_shape, *tables.row_world, *pt.row_pairs, thresholds, *_SINGLE_ROW_CONSTANTS, k_max,
+                SMOOTH_DISTANCE_M, bool(compute_jacobians), NO_SUBSHAPE, buffers.F, buffers.I, buffers.I32, buffers.I8,
+                buffers.B)
     info = buffers.info
     if info[0] == SINGLE_SETTLED and info[3] == 0:
         packs = world.cached(("clearance", "convex packs"), _ConvexPacks, world)
         if packs.bodies is not None:
             single_settled_rows(cfg, pair, T_link, T_shape, *tables.row_world, *pt.row_pairs, thresholds,
                                 selection.pairs, packs.closed, packs.bvh, packs.slot, packs.bodies,
-                                _PENETRATION_CONSTANTS, *witness_features.feature_constants()[1:3], k_max, _DONE,
+                                _PENETRATION_CONSTANTS, *_FEATURE_DISC, k_max, _DONE,
                                 _CULLED, SMOOTH_DISTANCE_M, bool(compute_jacobians), NO_SUBSHAPE, buffers.F, buffers.I,
                                 buffers.I32, buffers.I8, buffers.B)
 
