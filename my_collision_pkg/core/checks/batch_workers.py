@@ -253,6 +253,10 @@ class _Worker:
         self.heard = time.monotonic()   # last answer, or when the queue was last empty
         self.cpu = -1                   # the CPU it is pinned to (-1: any)
 
+    def owes(self) -> bool:
+        """Whether a reply is still to come: a chunk queued, or one taken back whose "skipped" has not come."""
+        return bool(self.queue or self.taken_back)
+
     def backlog_s(self, rate: float) -> float:
         """Seconds of work it holds at ``rate`` configurations per second: what is left of the
         chunk it works on (begun when it last answered, or was sent work while idle) and the
@@ -558,7 +562,7 @@ class BatchPool:
                 if task is None:
                     break
                 _here(local, deliver, state, *task)
-            while any(w.queue or w.taken_back for w in workers):
+            while any(w.owes() for w in workers):
                 if stop is not None:
                     stop.check_stop()
                 self._collect(batch, deliver, feed, 0.0, state["slowest"])
@@ -597,14 +601,14 @@ class BatchPool:
     def _collect(self, batch: int, deliver, feed, timeout_s: float, slowest_s: float) -> None:
         """Take every answer that is ready (waiting up to ``timeout_s`` for one), deliver it
         and ``feed`` that worker more; raise on a failed, dead or silent worker."""
-        busy = {w.conn: w for w in self._workers if w.queue or w.taken_back}
+        busy = {w.conn: w for w in self._workers if w.owes()}
         if not busy:
             return
         # a look without waiting is one poll per pipe (wait() builds a selector each call)
         ready = [c for c in busy if c.poll()] if timeout_s <= 0 else wait(list(busy), timeout_s)
         for conn in ready:
             worker = busy[conn]
-            while (worker.queue or worker.taken_back) and conn.poll():
+            while worker.owes() and conn.poll():
                 answer = self._receive(worker, batch)
                 if answer is not None:
                     deliver(*answer)
@@ -612,7 +616,7 @@ class BatchPool:
         now = time.monotonic()
         limit = self._timeout_s(slowest_s)
         for worker in self._workers:
-            if (worker.queue or worker.taken_back) and now - worker.heard > limit:
+            if worker.owes() and now - worker.heard > limit:
                 raise self._lost(worker, f"sent no answer for {now - worker.heard:.1f} s (timeout {limit:.1f} s)")
 
     def _receive(self, worker: _Worker, batch: int) -> tuple[object, object] | None:
@@ -643,7 +647,7 @@ class BatchPool:
         try:
             deadline = time.monotonic() + self._timeout_s(slowest_s)
             for worker in self._workers:
-                while worker.queue or worker.taken_back:
+                while worker.owes():
                     if not worker.conn.poll(max(0.0, deadline - time.monotonic())):
                         raise self._lost(worker, "sent no answer after the stop")
                     self._receive(worker, batch)
